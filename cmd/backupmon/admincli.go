@@ -1,0 +1,311 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// field kinds of admin CLI flags, and how each becomes JSON.
+const (
+	kString = iota
+	kInt
+	kFloat
+	kBool
+	kList
+)
+
+// cliFlag maps one command-line flag to a body field (a dotted path for
+// nested objects, e.g. "schedule.intervalMinutes").
+type cliFlag struct {
+	name, field, help string
+	kind              int
+}
+
+// cliCommand is one admin API endpoint as a subcommand.
+type cliCommand struct {
+	group, verb, method, path, help string
+	// ids are path parameters, given as flags: {wid} → --workspace etc.
+	flags []cliFlag
+	query []string // flags sent as query parameters
+}
+
+var idFlags = map[string]string{"{wid}": "workspace", "{cid}": "client", "{jid}": "job", "{kid}": "key", "{aid}": "alert"}
+
+var workspaceFlags = []cliFlag{
+	{"name", "name", "workspace name", kString},
+	{"time-zone", "timeZone", "IANA time zone, e.g. Europe/Berlin", kString},
+	{"plan", "plan", "starter, growth, pro or trial", kString},
+	{"status", "status", "active, suspended or cancelled", kString},
+	{"trial-ends-at", "trialEndsAt", "end of the trial (ISO 8601 with zone, or null)", kString},
+}
+
+var jobFlags = []cliFlag{
+	{"name", "name", "job name", kString},
+	{"vendor", "vendor", "backup product: veeam, acronis, datto, cove, synology, nakivo, backupexec, msp360, altaro, macrium, generic", kString},
+	{"device-name", "device.name", "device name", kString},
+	{"device-type", "device.type", "server, workstation, vm, nas, cloud, database or other", kString},
+	{"hostname", "device.hostname", "device hostname", kString},
+	{"interval-minutes", "schedule.intervalMinutes", "minutes between runs (5..44640)", kInt},
+	{"expected-days", "schedule.expectedDays", "comma-separated weekdays, e.g. mon,tue,wed,thu,fri", kList},
+	{"grace-minutes", "schedule.graceMinutes", "minutes of grace before missing (0..10080)", kInt},
+	{"sla-target", "slaTarget", "SLA target percentage (0..100)", kFloat},
+}
+
+var cliCommands = []cliCommand{
+	{group: "workspace", verb: "create", method: "POST", path: "/workspaces", help: "create a workspace", flags: workspaceFlags},
+	{group: "workspace", verb: "list", method: "GET", path: "/workspaces", help: "list workspaces"},
+	{group: "workspace", verb: "get", method: "GET", path: "/workspaces/{wid}", help: "show a workspace"},
+	{group: "workspace", verb: "update", method: "PATCH", path: "/workspaces/{wid}", help: "change a workspace", flags: workspaceFlags},
+	{group: "client", verb: "create", method: "POST", path: "/workspaces/{wid}/clients", help: "create a client", flags: []cliFlag{
+		{"name", "name", "client name", kString}, {"status", "status", "active, paused or archived", kString}}},
+	{group: "client", verb: "list", method: "GET", path: "/workspaces/{wid}/clients", help: "list clients"},
+	{group: "client", verb: "update", method: "PATCH", path: "/workspaces/{wid}/clients/{cid}", help: "rename, pause, archive or reactivate a client", flags: []cliFlag{
+		{"name", "name", "client name", kString}, {"status", "status", "active, paused or archived", kString}}},
+	{group: "job", verb: "create", method: "POST", path: "/workspaces/{wid}/jobs", help: "create a job", flags: append([]cliFlag{{"client-id", "clientId", "client the job belongs to", kString}}, jobFlags...)},
+	{group: "job", verb: "list", method: "GET", path: "/workspaces/{wid}/jobs", help: "list jobs"},
+	{group: "job", verb: "get", method: "GET", path: "/workspaces/{wid}/jobs/{jid}", help: "show a job with its history", flags: []cliFlag{{"limit", "limit", "history entries (1..1000, default 100)", kInt}}, query: []string{"limit"}},
+	{group: "job", verb: "update", method: "PATCH", path: "/workspaces/{wid}/jobs/{jid}", help: "change, pause or resume a job", flags: append(append([]cliFlag{}, jobFlags...),
+		cliFlag{"paused", "paused", "true pauses monitoring, false resumes it", kBool},
+		cliFlag{"paused-until", "pausedUntil", "pause until this time (ISO 8601 with zone)", kString})},
+	{group: "job", verb: "delete", method: "DELETE", path: "/workspaces/{wid}/jobs/{jid}", help: "delete a job with its results and alerts"},
+	{group: "key", verb: "create", method: "POST", path: "/workspaces/{wid}/keys", help: "create an API key (the secret is shown once)", flags: []cliFlag{
+		{"name", "name", "key name", kString},
+		{"type", "type", "rest, report or assistant", kString},
+		{"scopes", "scopes", "rest keys: comma-separated scopes, e.g. jobs:read,alerts:read", kList},
+		{"expires-at", "expiresAt", "expiry (ISO 8601 with zone); default never", kString},
+		{"access", "access", "assistant keys: read-only or read-write", kString}}},
+	{group: "key", verb: "list", method: "GET", path: "/workspaces/{wid}/keys", help: "list keys (no secrets)"},
+	{group: "key", verb: "revoke", method: "DELETE", path: "/workspaces/{wid}/keys/{kid}", help: "revoke a key"},
+	{group: "alert", verb: "list", method: "GET", path: "/workspaces/{wid}/alerts", help: "list alerts, newest first"},
+	{group: "alert", verb: "acknowledge", method: "POST", path: "/workspaces/{wid}/alerts/{aid}/acknowledge", help: "acknowledge an alert", flags: []cliFlag{{"note", "note", "note for the activity log", kString}}},
+	{group: "alert", verb: "snooze", method: "POST", path: "/workspaces/{wid}/alerts/{aid}/snooze", help: "snooze an alert", flags: []cliFlag{
+		{"until", "until", "snooze until (ISO 8601 with zone)", kString}, {"note", "note", "note for the activity log", kString}}},
+	{group: "alert", verb: "resolve", method: "POST", path: "/workspaces/{wid}/alerts/{aid}/resolve", help: "resolve an alert", flags: []cliFlag{{"note", "note", "note for the activity log", kString}}},
+	{group: "activity", verb: "list", method: "GET", path: "/workspaces/{wid}/activity", help: "show the activity log, newest first"},
+	{group: "clock", verb: "set", method: "POST", path: "/clock", help: "development clock: set and/or advance (server needs --dev-clock)", flags: []cliFlag{
+		{"set", "set", "set the clock to this time (ISO 8601 with zone)", kString},
+		{"advance-seconds", "advanceSeconds", "move the clock forward by this many seconds", kInt}}},
+}
+
+func adminUsage(w io.Writer) {
+	fmt.Fprintln(w, "Usage: backupmon admin <group> <verb> [flags]")
+	fmt.Fprintln(w, "Common flags: --admin-url (default http://127.0.0.1:8081, env BACKUPMON_ADMIN_URL),")
+	fmt.Fprintln(w, "  --admin-token (default env BACKUPMON_ADMIN_TOKEN, else ./data/admin.token), --body '<json>' (send this body as is)")
+	fmt.Fprintln(w, "Commands:")
+	for _, c := range cliCommands {
+		var ids []string
+		for _, p := range strings.Split(c.path, "/") {
+			if f, ok := idFlags[p]; ok {
+				ids = append(ids, "--"+f+" ID")
+			}
+		}
+		fmt.Fprintf(w, "  %-9s %-12s %-28s %s\n", c.group, c.verb, strings.Join(ids, " "), c.help)
+	}
+}
+
+// adminCLI runs one admin subcommand and prints the JSON answer. It returns
+// the process exit code: 0 on a 2xx answer, 1 on an error answer or a failed
+// call, 2 on a usage error.
+func adminCLI(args []string, stdout, stderr io.Writer) int {
+	if len(args) < 2 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		adminUsage(stdout)
+		if len(args) < 2 && !(len(args) == 1 && (args[0] == "help" || args[0] == "-h" || args[0] == "--help")) {
+			return 2
+		}
+		return 0
+	}
+	var cmd *cliCommand
+	for i := range cliCommands {
+		if cliCommands[i].group == args[0] && cliCommands[i].verb == args[1] {
+			cmd = &cliCommands[i]
+		}
+	}
+	if cmd == nil {
+		fmt.Fprintf(stderr, "backupmon admin: unknown command %q\n", strings.Join(args[:2], " "))
+		adminUsage(stderr)
+		return 2
+	}
+	fs := flag.NewFlagSet("admin "+cmd.group+" "+cmd.verb, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	adminURL := fs.String("admin-url", envDefault("admin-url", "http://127.0.0.1:8081"), "admin API address")
+	token := fs.String("admin-token", os.Getenv("BACKUPMON_ADMIN_TOKEN"), "admin token (default: ./data/admin.token)")
+	rawBody := fs.String("body", "", "JSON body to send as is (instead of field flags)")
+	ids := map[string]*string{}
+	for _, p := range strings.Split(cmd.path, "/") {
+		if f, ok := idFlags[p]; ok {
+			ids[p] = fs.String(f, "", f+" id (required)")
+		}
+	}
+	values := map[string]*string{}
+	for _, f := range cmd.flags {
+		values[f.name] = fs.String(f.name, "", f.help)
+	}
+	if err := fs.Parse(args[2:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "backupmon admin: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	path := cmd.path
+	for p, v := range ids {
+		if *v == "" {
+			fmt.Fprintf(stderr, "backupmon admin %s %s: --%s is required\n", cmd.group, cmd.verb, idFlags[p])
+			return 2
+		}
+		path = strings.Replace(path, p, url.PathEscape(*v), 1)
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+
+	body := map[string]any{}
+	query := url.Values{}
+	for _, f := range cmd.flags {
+		if !set[f.name] {
+			continue
+		}
+		raw := *values[f.name]
+		if contains(cmd.query, f.name) {
+			query.Set(f.field, raw)
+			continue
+		}
+		v, err := cliValue(f, raw)
+		if err != nil {
+			fmt.Fprintf(stderr, "backupmon admin: --%s: %v\n", f.name, err)
+			return 2
+		}
+		setPath(body, f.field, v)
+	}
+	var reqBody io.Reader
+	if *rawBody != "" {
+		if !json.Valid([]byte(*rawBody)) {
+			fmt.Fprintln(stderr, "backupmon admin: --body is not valid JSON")
+			return 2
+		}
+		reqBody = strings.NewReader(*rawBody)
+	} else if cmd.method == "POST" || cmd.method == "PATCH" {
+		b, _ := json.Marshal(body)
+		reqBody = bytes.NewReader(b)
+	}
+	if *token == "" {
+		b, err := os.ReadFile(filepath.Join("data", "admin.token"))
+		if err != nil {
+			fmt.Fprintln(stderr, "backupmon admin: no admin token: pass --admin-token, set BACKUPMON_ADMIN_TOKEN or run from the directory holding data/admin.token")
+			return 2
+		}
+		*token = strings.TrimSpace(string(b))
+	}
+	target := strings.TrimRight(*adminURL, "/") + "/admin/v1" + path
+	if len(query) > 0 {
+		target += "?" + query.Encode()
+	}
+	req, err := http.NewRequest(cmd.method, target, reqBody)
+	if err != nil {
+		fmt.Fprintln(stderr, "backupmon admin:", err)
+		return 2
+	}
+	req.Header.Set("Authorization", "Bearer "+*token)
+	if reqBody != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	client := &http.Client{Timeout: 60 * time.Second}
+	resp, err := client.Do(req)
+	if err != nil {
+		fmt.Fprintln(stderr, "backupmon admin:", err)
+		return 1
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	if err != nil {
+		fmt.Fprintln(stderr, "backupmon admin: read answer:", err)
+		return 1
+	}
+	if len(out) > 0 {
+		var pretty bytes.Buffer
+		if json.Indent(&pretty, out, "", "  ") == nil {
+			out = pretty.Bytes()
+		}
+		fmt.Fprintln(stdout, string(out))
+	}
+	if resp.StatusCode >= 300 {
+		fmt.Fprintf(stderr, "backupmon admin: %s\n", resp.Status)
+		return 1
+	}
+	return 0
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// cliValue turns a flag's text into the JSON value its field takes; the
+// word null sends null.
+func cliValue(f cliFlag, raw string) (any, error) {
+	if raw == "null" {
+		return nil, nil
+	}
+	switch f.kind {
+	case kInt:
+		n, err := strconv.ParseInt(raw, 10, 64)
+		if err != nil {
+			return nil, errors.New("not an integer")
+		}
+		return n, nil
+	case kFloat:
+		n, err := strconv.ParseFloat(raw, 64)
+		if err != nil {
+			return nil, errors.New("not a number")
+		}
+		return n, nil
+	case kBool:
+		b, err := strconv.ParseBool(raw)
+		if err != nil {
+			return nil, errors.New("not true or false")
+		}
+		return b, nil
+	case kList:
+		list := []string{}
+		for _, s := range strings.Split(raw, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				list = append(list, s)
+			}
+		}
+		return list, nil
+	}
+	return raw, nil
+}
+
+// setPath sets body[a][b]... = v for a dotted path.
+func setPath(body map[string]any, path string, v any) {
+	parts := strings.Split(path, ".")
+	m := body
+	for _, p := range parts[:len(parts)-1] {
+		sub, ok := m[p].(map[string]any)
+		if !ok {
+			sub = map[string]any{}
+			m[p] = sub
+		}
+		m = sub
+	}
+	m[parts[len(parts)-1]] = v
+}
+

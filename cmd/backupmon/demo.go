@@ -1,0 +1,141 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"backupmon/engine"
+	"backupmon/transport"
+	"backupmon/wal"
+)
+
+func walOptions(logger *slog.Logger, m *transport.Metrics) wal.Options {
+	return wal.Options{Logger: logger, Observe: m.ObserveWAL}
+}
+
+// demoJob describes one job of the demo workspace.
+type demoJob struct {
+	client, name, vendor, device, devType, host string
+	// history gives the last 14 days' results, oldest first, one letter a
+	// day: o ok, w warning, f failed, - no report.
+	history string
+}
+
+// The demo (decisions.md 9): three clients, twelve jobs across vendors,
+// 14 days of results, one open failed alert and one missing job.
+var demoJobs = []demoJob{
+	{"Northwind Traders", "Nightly file server", "veeam", "File server", "server", "nw-fs01", "oooooooooooooo"},
+	{"Northwind Traders", "SQL databases", "veeam", "SQL server", "database", "nw-sql01", "ooooowoooooooo"},
+	{"Northwind Traders", "Finance laptops", "acronis", "Finance laptop", "workstation", "nw-fin-lt07", "oooooooofooooo"},
+	{"Northwind Traders", "Office NAS", "synology", "Office NAS", "nas", "nw-nas01", "oooooooooooooo"},
+	{"Contoso Dental", "Practice server image", "datto", "Practice server", "server", "cd-srv01", "ooooooooooooof"},
+	{"Contoso Dental", "Imaging VM", "nakivo", "Imaging VM", "vm", "cd-img-vm", "oooowoooooooo-"},
+	{"Contoso Dental", "Reception PCs", "cove", "Reception PC", "workstation", "cd-rec-pc2", "oooooooooooooo"},
+	{"Contoso Dental", "Cloud mailboxes", "msp360", "Microsoft 365", "cloud", "contoso-dental.onmicrosoft.com", "ooooooooooo---"},
+	{"Fabrikam Legal", "Document archive", "backupexec", "Archive server", "server", "fl-arch01", "oooooofooooooo"},
+	{"Fabrikam Legal", "Hyper-V hosts", "altaro", "Hyper-V host", "server", "fl-hv01", "oooooooooooooo"},
+	{"Fabrikam Legal", "Partner workstations", "macrium", "Partner workstation", "workstation", "fl-ws-partner1", "ooowoooooooooo"},
+	{"Fabrikam Legal", "Case database dump", "generic", "Case database", "database", "fl-db01", "oooooooooooooo"},
+}
+
+// createDemo builds the demo workspace through the engine's commands and
+// writes its keys to <data>/demo-keys.txt.
+func createDemo(eng *engine.Engine, dataDir string, logger *slog.Logger) error {
+	ws, err := eng.CreateWorkspace(engine.WorkspaceInput{Name: engine.Some("Demo MSP"), Plan: engine.Some("pro"), TimeZone: engine.Some("Europe/London")})
+	if err != nil {
+		return err
+	}
+	clients := map[string]string{}
+	jobIDs := make([]string, len(demoJobs))
+	for i, d := range demoJobs {
+		if clients[d.client] == "" {
+			c, err := eng.CreateClient(ws.ID, engine.ClientInput{Name: engine.Some(d.client)})
+			if err != nil {
+				return err
+			}
+			clients[d.client] = c.ID
+		}
+		j, err := eng.CreateJob(ws.ID, engine.JobInput{
+			ClientID: engine.Some(clients[d.client]), Name: engine.Some(d.name), Vendor: engine.Some(d.vendor),
+			Device: engine.Some(engine.DeviceInput{Name: engine.Some(d.device), Type: engine.Some(d.devType), Hostname: engine.Some(d.host)}),
+			Schedule: engine.Some(engine.ScheduleInput{IntervalMinutes: engine.Some(int64(1440)), GraceMinutes: engine.Some(int64(120))}),
+		})
+		if err != nil {
+			return err
+		}
+		jobIDs[i] = j.ID
+	}
+	// Results arrive at 01:30 UTC plus a few minutes per job, one a day, for
+	// the 14 days before now; the last day is today if 01:30 has passed.
+	now := eng.Now().UTC()
+	last := time.Date(now.Year(), now.Month(), now.Day(), 1, 30, 0, 0, time.UTC)
+	if !last.Before(now.Add(-10 * time.Minute)) {
+		last = last.AddDate(0, 0, -1)
+	}
+	for day := 0; day < 14; day++ {
+		at := last.AddDate(0, 0, day-13)
+		for i, d := range demoJobs {
+			var status uint8
+			switch d.history[day] {
+			case 'o':
+				status = engine.ReportOK
+			case 'w':
+				status = engine.ReportWarn
+			case 'f':
+				status = engine.ReportFailed
+			default:
+				continue
+			}
+			received := at.Add(time.Duration(i*7) * time.Minute)
+			duration := int64(600 + 137*i + 31*day)
+			size := int64(1+i) * (40 << 30) / 10
+			if err := eng.ImportReport(ws.ID, jobIDs[i], engine.ImportInput{
+				ReceivedAt: received, Status: status, DurationSeconds: duration, SizeBytes: size,
+				Source: "api:demo",
+			}); err != nil {
+				return err
+			}
+		}
+	}
+	rest, err := eng.CreateKey(ws.ID, engine.KeyInput{Name: engine.Some("Demo REST key"), Type: engine.Some("rest")})
+	if err != nil {
+		return err
+	}
+	report, err := eng.CreateKey(ws.ID, engine.KeyInput{Name: engine.Some("Demo report key"), Type: engine.Some("report")})
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "workspace=%s\nrest_key=%s\nreport_key=%s\njob=%s\nfailed_job=%s\n", ws.ID, rest.Key, report.Key, jobIDs[0], jobIDs[4])
+	if err := writeFileAtomic(filepath.Join(dataDir, "demo-keys.txt"), []byte(b.String()), 0o600); err != nil {
+		return fmt.Errorf("write demo keys: %w", err)
+	}
+	logger.Info("demo workspace created", "workspace", ws.ID, "jobs", len(jobIDs))
+	return nil
+}
+
+// printDemo prints the demo's keys and ready curl lines, read from
+// <data>/demo-keys.txt (so they show again on every start).
+func printDemo(dataDir, publicURL, adminURL, token string) {
+	raw, err := os.ReadFile(filepath.Join(dataDir, "demo-keys.txt"))
+	if err != nil {
+		return
+	}
+	kv := map[string]string{}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if k, v, ok := strings.Cut(line, "="); ok {
+			kv[k] = v
+		}
+	}
+	fmt.Printf("demo workspace: %s (keys in %s)\n", kv["workspace"], filepath.Join(dataDir, "demo-keys.txt"))
+	fmt.Printf("REST key (all scopes): %s\n", kv["rest_key"])
+	fmt.Printf("report key: %s\n", kv["report_key"])
+	fmt.Printf("report a backup run:\n  curl -s -X POST %s/api/v1/jobs/%s/report -H 'Authorization: Bearer %s' -H 'Content-Type: application/json' -d '{\"status\":\"ok\",\"duration_seconds\":1200,\"size_bytes\":5368709120}'\n",
+		publicURL, kv["job"], kv["report_key"])
+	fmt.Printf("see the job through the admin API:\n  curl -s %s/admin/v1/workspaces/%s/jobs/%s -H 'Authorization: Bearer %s'\n",
+		adminURL, kv["workspace"], kv["job"], token)
+}

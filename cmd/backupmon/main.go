@@ -1,0 +1,33 @@
+// Command backupmon is the backup monitoring service: `backupmon serve` runs
+// it, `backupmon admin ...` drives its admin API.
+package main
+
+import (
+	"fmt"
+	"os"
+)
+
+const usage = `backupmon: backup monitoring service
+
+Usage:
+  backupmon serve [flags]        run the service (backupmon serve -h for flags)
+  backupmon admin <cmd> [flags]  call the admin API (backupmon admin help)
+`
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprint(os.Stderr, usage)
+		os.Exit(2)
+	}
+	switch os.Args[1] {
+	case "serve":
+		os.Exit(serve(os.Args[2:]))
+	case "admin":
+		os.Exit(adminCLI(os.Args[2:], os.Stdout, os.Stderr))
+	case "help", "-h", "--help":
+		fmt.Print(usage)
+	default:
+		fmt.Fprintf(os.Stderr, "backupmon: unknown command %q\n\n%s", os.Args[1], usage)
+		os.Exit(2)
+	}
+}

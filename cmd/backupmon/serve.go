@@ -1,0 +1,265 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/tls"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"backupmon/engine"
+	"backupmon/transport"
+)
+
+// serveConfig holds the flags of `backupmon serve` (decisions.md 1).
+type serveConfig struct {
+	listen, adminListen, data string
+	tlsCert, tlsKey           string
+	demo, devClock            bool
+	retentionDays             int
+	adminToken                string
+	logLevel                  string
+}
+
+// envDefault returns BACKUPMON_<FLAG> when set, else def.
+func envDefault(flagName, def string) string {
+	if v, ok := os.LookupEnv("BACKUPMON_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))); ok {
+		return v
+	}
+	return def
+}
+
+func envBool(flagName string) bool {
+	v, err := strconv.ParseBool(envDefault(flagName, "false"))
+	return err == nil && v
+}
+
+func parseServeFlags(args []string) (*serveConfig, error) {
+	c := &serveConfig{}
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.StringVar(&c.listen, "listen", envDefault("listen", "127.0.0.1:8080"), "public listener: REST and Report API under /api/v1")
+	fs.StringVar(&c.adminListen, "admin-listen", envDefault("admin-listen", "127.0.0.1:8081"), "admin listener: /admin/v1, /livez, /readyz, /metrics")
+	fs.StringVar(&c.data, "data", envDefault("data", "./data"), "directory holding the WAL, snapshots and admin.token")
+	fs.StringVar(&c.tlsCert, "tls-cert", envDefault("tls-cert", ""), "certificate file: serve HTTPS on --listen (with --tls-key)")
+	fs.StringVar(&c.tlsKey, "tls-key", envDefault("tls-key", ""), "private key file for --tls-cert")
+	fs.BoolVar(&c.demo, "demo", envBool("demo"), "on an empty data directory, create the demo workspace")
+	fs.BoolVar(&c.devClock, "dev-clock", envBool("dev-clock"), "enable POST /admin/v1/clock (development only)")
+	retention := envDefault("retention-days", "400")
+	fs.Func("retention-days", "results and resolved alerts older than this many days are dropped (default "+retention+")", func(s string) error {
+		retention = s
+		return nil
+	})
+	fs.StringVar(&c.adminToken, "admin-token", envDefault("admin-token", ""), "admin API token (default: read or create <data>/admin.token)")
+	fs.StringVar(&c.logLevel, "log-level", envDefault("log-level", "info"), "log level: debug, info, warn, error")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	n, err := strconv.Atoi(retention)
+	if err != nil || n < 1 {
+		return nil, fmt.Errorf("--retention-days must be a positive integer, not %q", retention)
+	}
+	c.retentionDays = n
+	if (c.tlsCert == "") != (c.tlsKey == "") {
+		return nil, errors.New("--tls-cert and --tls-key go together")
+	}
+	return c, nil
+}
+
+func serve(args []string) int {
+	cfg, err := parseServeFlags(args)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		fmt.Fprintln(os.Stderr, "backupmon serve:", err)
+		return 2
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(cfg.logLevel)); err != nil {
+		fmt.Fprintln(os.Stderr, "backupmon serve: --log-level:", err)
+		return 2
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	slog.SetDefault(logger)
+	if err := run(cfg, logger); err != nil {
+		logger.Error("backupmon stopped", "err", err)
+		return 1
+	}
+	return 0
+}
+
+func run(cfg *serveConfig, logger *slog.Logger) error {
+	if err := os.MkdirAll(cfg.data, 0o750); err != nil {
+		return fmt.Errorf("create data directory: %w", err)
+	}
+	fresh, err := isFresh(cfg.data)
+	if err != nil {
+		return err
+	}
+	token, err := adminToken(cfg)
+	if err != nil {
+		return err
+	}
+	var tlsConf *tls.Config
+	if cfg.tlsCert != "" {
+		cert, err := tls.LoadX509KeyPair(cfg.tlsCert, cfg.tlsKey)
+		if err != nil {
+			return fmt.Errorf("load TLS certificate: %w", err)
+		}
+		tlsConf = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+
+	var clock engine.Clock = engine.SystemClock{}
+	if cfg.devClock {
+		clock = engine.NewDevClock(time.Now())
+	}
+	metrics := transport.NewMetrics()
+	eng, err := engine.Open(engine.Options{
+		Dir:    cfg.data,
+		Clock:  clock,
+		Logger: logger,
+		WAL:    walOptions(logger, metrics),
+	})
+	if err != nil {
+		return err
+	}
+	srv := transport.New(transport.Config{Engine: eng, Logger: logger, Metrics: metrics, AdminToken: token, DevClock: cfg.devClock, TLS: tlsConf})
+
+	pubLn, err := net.Listen("tcp", cfg.listen)
+	if err != nil {
+		eng.Close()
+		return fmt.Errorf("listen %s: %w", cfg.listen, err)
+	}
+	admLn, err := net.Listen("tcp", cfg.adminListen)
+	if err != nil {
+		pubLn.Close()
+		eng.Close()
+		return fmt.Errorf("listen %s: %w", cfg.adminListen, err)
+	}
+	scheme := "http"
+	if tlsConf != nil {
+		scheme = "https"
+	}
+	publicURL := scheme + "://" + pubLn.Addr().String()
+	adminURL := "http://" + admLn.Addr().String()
+
+	if cfg.demo && fresh {
+		if err := createDemo(eng, cfg.data, logger); err != nil {
+			pubLn.Close()
+			admLn.Close()
+			eng.Close()
+			return fmt.Errorf("create demo: %w", err)
+		}
+	}
+
+	errc := make(chan error, 2)
+	go func() { errc <- srv.ServePublic(pubLn) }()
+	go func() { errc <- srv.ServeAdmin(admLn) }()
+	fmt.Printf("public listening on %s\n", publicURL)
+	fmt.Printf("admin listening on %s\n", adminURL)
+	if cfg.demo {
+		printDemo(cfg.data, publicURL, adminURL, token)
+	}
+	fmt.Println("ready")
+
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	var serveErr error
+	select {
+	case s := <-sig:
+		logger.Info("stopping", "signal", s.String())
+	case serveErr = <-errc:
+		logger.Error("listener failed", "err", serveErr)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		logger.Warn("shutdown", "err", err)
+	}
+	if err := eng.Close(); err != nil {
+		return fmt.Errorf("close engine: %w", err)
+	}
+	logger.Info("stopped cleanly")
+	return serveErr
+}
+
+// isFresh reports whether the data directory holds no state yet.
+func isFresh(dir string) (bool, error) {
+	for _, sub := range []string{"wal", "snapshots"} {
+		entries, err := os.ReadDir(filepath.Join(dir, sub))
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return false, fmt.Errorf("read %s: %w", sub, err)
+		}
+		for _, e := range entries {
+			if info, err := e.Info(); err == nil && info.Size() > 0 {
+				return false, nil
+			}
+		}
+	}
+	return true, nil
+}
+
+// adminToken returns the admin token: the flag or environment, else the one
+// in <data>/admin.token, made on first start (mode 0600).
+func adminToken(cfg *serveConfig) (string, error) {
+	if cfg.adminToken != "" {
+		return cfg.adminToken, nil
+	}
+	path := filepath.Join(cfg.data, "admin.token")
+	b, err := os.ReadFile(path)
+	if err == nil {
+		if t := strings.TrimSpace(string(b)); t != "" {
+			return t, nil
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("read admin token: %w", err)
+	}
+	var raw [32]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		return "", fmt.Errorf("make admin token: %w", err)
+	}
+	token := hex.EncodeToString(raw[:])
+	if err := writeFileAtomic(path, []byte(token+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("write admin token: %w", err)
+	}
+	return token, nil
+}
+
+// writeFileAtomic writes data to a temp file, syncs it and renames it over
+// path, so a crash leaves the old file or the new one.
+func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, perm)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return os.Rename(tmp, path)
+}

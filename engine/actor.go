@@ -1,0 +1,91 @@
+package engine
+
+import (
+	"backupmon/wal"
+)
+
+// actor owns one workspace: a goroutine that runs the messages sent to its
+// inbox one at a time, so the workspace's state needs no lock.
+type actor struct {
+	eng   *Engine
+	ws    *workspace
+	inbox chan func(w *workspace)
+}
+
+// inboxSize bounds each actor's queue; senders wait when it is full.
+const inboxSize = 64
+
+func newActor(e *Engine, w *workspace) *actor {
+	return &actor{eng: e, ws: w, inbox: make(chan func(*workspace), inboxSize)}
+}
+
+func (a *actor) run() {
+	for fn := range a.inbox {
+		fn(a.ws)
+	}
+}
+
+// applyNew gives rec the workspace's next sequence number and applies it.
+// The caller then hands it to the log with eng.submit.
+func (a *actor) applyNew(rec wal.Entry) error {
+	rec.Head().Workspace = a.ws.id
+	rec.Head().Seq = a.ws.seq + 1
+	return a.ws.apply(rec, a.eng)
+}
+
+// ask runs fn in the actor and returns its answer.
+func ask[T any](a *actor, fn func(w *workspace) T) T {
+	ch := make(chan T, 1)
+	a.inbox <- func(w *workspace) { ch <- fn(w) }
+	return <-ch
+}
+
+// decision is what a command decided in the actor: a record to log (nil when
+// nothing changes) and the answer to give once it is durable.
+type decision[T any] struct {
+	rec    wal.Entry
+	answer func(w *workspace) T // built after rec is applied; may be nil
+	value  T                    // the answer when answer is nil
+}
+
+type outcome[T any] struct {
+	v   T
+	err error
+}
+
+// change runs decide in the actor at the engine's current time; when it
+// returns a record, the record is applied and logged and change returns only
+// once it is durable. A failed log write answers ErrFailed.
+func change[T any](a *actor, decide func(w *workspace, now int64) (decision[T], error)) (T, error) {
+	ch := make(chan outcome[T], 1)
+	a.inbox <- func(w *workspace) {
+		d, err := decide(w, a.eng.nowMs())
+		if err != nil {
+			ch <- outcome[T]{err: err}
+			return
+		}
+		if d.rec != nil {
+			if err := a.applyNew(d.rec); err != nil {
+				ch <- outcome[T]{err: err}
+				return
+			}
+		}
+		v := d.value
+		if d.answer != nil {
+			v = d.answer(w)
+		}
+		if d.rec == nil {
+			ch <- outcome[T]{v: v}
+			return
+		}
+		a.eng.submit(d.rec, func(_ uint64, err error) {
+			if err != nil {
+				ch <- outcome[T]{err: ErrFailed}
+				return
+			}
+			ch <- outcome[T]{v: v}
+		})
+	}
+	o := <-ch
+	return o.v, o.err
+}

@@ -1,0 +1,914 @@
+package engine
+
+import (
+	"crypto/sha256"
+	"encoding/base32"
+	"encoding/hex"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"backupmon/wal"
+)
+
+// Limits on admin input (decisions.md 2).
+const (
+	maxNameChars       = 200
+	minIntervalMinutes = 5
+	maxIntervalMinutes = 44640
+	maxGraceMinutes    = 10080
+	defaultGrace       = 60
+	defaultSLATarget   = 95.0
+	maxNoteChars       = 1000
+	maxHostnameChars   = 253
+)
+
+// WorkspaceInput is the body of a workspace create or update.
+type WorkspaceInput struct {
+	Name, TimeZone, Plan, Status Opt[string]
+	TrialEndsAt                  Opt[time.Time]
+}
+
+// ClientInput is the body of a client create or update.
+type ClientInput struct {
+	Name, Status Opt[string]
+}
+
+// DeviceInput describes the device a job runs on.
+type DeviceInput struct {
+	Name, Type, Hostname Opt[string]
+}
+
+// ScheduleInput is a job's schedule as sent.
+type ScheduleInput struct {
+	IntervalMinutes Opt[int64]
+	ExpectedDays    Opt[[]string]
+	GraceMinutes    Opt[int64]
+}
+
+// JobInput is the body of a job create or update.
+type JobInput struct {
+	ClientID, Name, Vendor Opt[string]
+	Device                 Opt[DeviceInput]
+	Schedule               Opt[ScheduleInput]
+	SLATarget              Opt[float64]
+	Paused                 Opt[bool]
+	PausedUntil            Opt[time.Time]
+}
+
+// KeyInput is the body of a key create.
+type KeyInput struct {
+	Name, Type, Access Opt[string]
+	Scopes             Opt[[]string]
+	ExpiresAt          Opt[time.Time]
+}
+
+func checkName(field string, v Opt[string], required bool) *Error {
+	if !v.Set || v.Null {
+		if required || v.Null {
+			return invalid(field, "%s is required", field)
+		}
+		return nil
+	}
+	if strings.TrimSpace(v.V) == "" || utf8.RuneCountInString(v.V) > maxNameChars {
+		return invalid(field, "%s must be 1 to %d characters", field, maxNameChars)
+	}
+	return nil
+}
+
+func checkEnum(field string, v Opt[string], allowed map[string]bool, list string, required bool) *Error {
+	if !v.Set || v.Null {
+		if required || v.Null {
+			return invalid(field, "%s must be one of: %s", field, list)
+		}
+		return nil
+	}
+	if !allowed[v.V] {
+		return invalid(field, "%s must be one of: %s", field, list)
+	}
+	return nil
+}
+
+func (e *Engine) workspaceActor(id string) (*actor, error) {
+	wid, ok := ParseID(id)
+	if !ok {
+		return nil, notFound("workspace")
+	}
+	a := e.actor(wid)
+	if a == nil {
+		return nil, notFound("workspace")
+	}
+	return a, nil
+}
+
+// CreateWorkspace makes a workspace and starts its actor. It returns a
+// KindInvalid *Error for a bad field, or ErrFailed.
+func (e *Engine) CreateWorkspace(in WorkspaceInput) (WorkspaceView, error) {
+	if err := checkName("name", in.Name, true); err != nil {
+		return WorkspaceView{}, err
+	}
+	tz := "UTC"
+	if in.TimeZone.Set {
+		if in.TimeZone.Null || !validZone(in.TimeZone.V) {
+			return WorkspaceView{}, invalid("timeZone", "timeZone must be an IANA time zone name")
+		}
+		tz = in.TimeZone.V
+	}
+	if err := checkEnum("plan", in.Plan, plans, "starter, growth, pro, trial", true); err != nil {
+		return WorkspaceView{}, err
+	}
+	status := "active"
+	if in.Status.Set {
+		if err := checkEnum("status", in.Status, workspaceStatuses, "active, suspended, cancelled", false); err != nil {
+			return WorkspaceView{}, err
+		}
+		status = in.Status.V
+	}
+	var trial int64
+	if in.TrialEndsAt.Set && !in.TrialEndsAt.Null {
+		trial = in.TrialEndsAt.V.UnixMilli()
+	}
+	e.globalMu.Lock()
+	now := e.nowMs()
+	rec := &wal.WorkspaceCreated{Name: in.Name.V, TimeZone: tz, Plan: in.Plan.V, Status: status, TrialEndsAt: trial, CreatedAt: now}
+	rec.Workspace = e.globalIDs.next(now)
+	rec.Seq = 1
+	w, err := newWorkspace(rec)
+	if err != nil {
+		e.globalMu.Unlock()
+		return WorkspaceView{}, err
+	}
+	a := e.addActor(w)
+	go a.run()
+	view := w.view()
+	ch := make(chan error, 1)
+	e.submit(rec, func(_ uint64, err error) { ch <- err })
+	e.globalMu.Unlock()
+	if err := <-ch; err != nil {
+		return WorkspaceView{}, ErrFailed
+	}
+	return view, nil
+}
+
+func validZone(name string) bool {
+	if name == "" || name == "Local" {
+		return false
+	}
+	_, err := time.LoadLocation(name)
+	return err == nil
+}
+
+// UpdateWorkspace changes the fields set in in.
+func (e *Engine) UpdateWorkspace(id string, in WorkspaceInput) (WorkspaceView, error) {
+	a, err := e.workspaceActor(id)
+	if err != nil {
+		return WorkspaceView{}, err
+	}
+	rec := &wal.WorkspaceUpdated{}
+	if in.Name.Set {
+		if err := checkName("name", in.Name, false); err != nil {
+			return WorkspaceView{}, err
+		}
+		rec.Fields |= wal.WorkspaceName
+		rec.Name = in.Name.V
+	}
+	if in.TimeZone.Set {
+		if in.TimeZone.Null || !validZone(in.TimeZone.V) {
+			return WorkspaceView{}, invalid("timeZone", "timeZone must be an IANA time zone name")
+		}
+		rec.Fields |= wal.WorkspaceTimeZone
+		rec.TimeZone = in.TimeZone.V
+	}
+	if in.Plan.Set {
+		if err := checkEnum("plan", in.Plan, plans, "starter, growth, pro, trial", false); err != nil {
+			return WorkspaceView{}, err
+		}
+		rec.Fields |= wal.WorkspacePlan
+		rec.Plan = in.Plan.V
+	}
+	if in.Status.Set {
+		if err := checkEnum("status", in.Status, workspaceStatuses, "active, suspended, cancelled", false); err != nil {
+			return WorkspaceView{}, err
+		}
+		rec.Fields |= wal.WorkspaceStatus
+		rec.Status = in.Status.V
+	}
+	if in.TrialEndsAt.Set {
+		rec.Fields |= wal.WorkspaceTrialEndsAt
+		if !in.TrialEndsAt.Null {
+			rec.TrialEndsAt = in.TrialEndsAt.V.UnixMilli()
+		}
+	}
+	return change(a, func(w *workspace, now int64) (decision[WorkspaceView], error) {
+		rec.At = now
+		if rec.Fields == 0 {
+			return decision[WorkspaceView]{value: w.view()}, nil
+		}
+		return decision[WorkspaceView]{rec: rec, answer: (*workspace).view}, nil
+	})
+}
+
+// Workspace returns one workspace record.
+func (e *Engine) Workspace(id string) (WorkspaceView, error) {
+	a, err := e.workspaceActor(id)
+	if err != nil {
+		return WorkspaceView{}, err
+	}
+	return ask(a, (*workspace).view), nil
+}
+
+// Workspaces returns every workspace record, oldest first.
+func (e *Engine) Workspaces() []WorkspaceView {
+	actors := e.sortedActors()
+	list := make([]WorkspaceView, 0, len(actors))
+	for _, a := range actors {
+		list = append(list, ask(a, (*workspace).view))
+	}
+	return list
+}
+
+// CreateClient adds a client to a workspace.
+func (e *Engine) CreateClient(wsID string, in ClientInput) (ClientView, error) {
+	a, err := e.workspaceActor(wsID)
+	if err != nil {
+		return ClientView{}, err
+	}
+	if err := checkName("name", in.Name, true); err != nil {
+		return ClientView{}, err
+	}
+	status := "active"
+	if in.Status.Set {
+		if err := checkEnum("status", in.Status, clientStatuses, "active, paused, archived", false); err != nil {
+			return ClientView{}, err
+		}
+		status = in.Status.V
+	}
+	return change(a, func(w *workspace, now int64) (decision[ClientView], error) {
+		rec := &wal.ClientCreated{ID: w.ids.next(now), Name: in.Name.V, Status: status, CreatedAt: now}
+		return decision[ClientView]{rec: rec, answer: func(w *workspace) ClientView { return w.clientView(w.clients[rec.ID], now) }}, nil
+	})
+}
+
+// UpdateClient changes a client's name or status; pausing or archiving turns
+// monitoring off for its jobs, making it active again turns it back on.
+func (e *Engine) UpdateClient(wsID, clientID string, in ClientInput) (ClientView, error) {
+	a, err := e.workspaceActor(wsID)
+	if err != nil {
+		return ClientView{}, err
+	}
+	rec := &wal.ClientUpdated{}
+	if in.Name.Set {
+		if err := checkName("name", in.Name, false); err != nil {
+			return ClientView{}, err
+		}
+		rec.Fields |= wal.ClientName
+		rec.Name = in.Name.V
+	}
+	if in.Status.Set {
+		if err := checkEnum("status", in.Status, clientStatuses, "active, paused, archived", false); err != nil {
+			return ClientView{}, err
+		}
+		rec.Fields |= wal.ClientStatus
+		rec.Status = in.Status.V
+	}
+	return change(a, func(w *workspace, now int64) (decision[ClientView], error) {
+		c := w.client(clientID)
+		if c == nil {
+			return decision[ClientView]{}, notFound("client")
+		}
+		rec.ID, rec.At = c.id, now
+		answer := func(w *workspace) ClientView { return w.clientView(c, now) }
+		if rec.Fields == 0 {
+			return decision[ClientView]{answer: answer}, nil
+		}
+		return decision[ClientView]{rec: rec, answer: answer}, nil
+	})
+}
+
+func (w *workspace) client(id string) *client {
+	cid, ok := ParseID(id)
+	if !ok {
+		return nil
+	}
+	return w.clients[cid]
+}
+
+func (w *workspace) job(id string) *job {
+	jid, ok := ParseID(id)
+	if !ok {
+		return nil
+	}
+	return w.jobs[jid]
+}
+
+// Clients returns every client of a workspace, by name.
+func (e *Engine) Clients(wsID string) ([]ClientView, error) {
+	a, err := e.workspaceActor(wsID)
+	if err != nil {
+		return nil, err
+	}
+	return ask(a, func(w *workspace) []ClientView {
+		now := e.nowMs()
+		list := make([]*client, 0, len(w.clients))
+		for _, c := range w.clients {
+			list = append(list, c)
+		}
+		sort.Slice(list, func(i, j int) bool { return nameBefore(list[i].name, list[i].id, list[j].name, list[j].id) })
+		views := make([]ClientView, len(list))
+		for i, c := range list {
+			views[i] = w.clientView(c, now)
+		}
+		return views
+	}), nil
+}
+
+// nameBefore orders by name without case, then by id (decisions.md 5).
+func nameBefore(a string, aid ID, b string, bid ID) bool {
+	la, lb := strings.ToLower(a), strings.ToLower(b)
+	if la != lb {
+		return la < lb
+	}
+	return string(aid[:]) < string(bid[:])
+}
+
+var dayByName = map[string]time.Weekday{
+	"sun": time.Sunday, "mon": time.Monday, "tue": time.Tuesday, "wed": time.Wednesday,
+	"thu": time.Thursday, "fri": time.Friday, "sat": time.Saturday,
+}
+
+// schedule checks a schedule input against the current values (for an
+// update) and returns the resulting interval, grace and days.
+func checkSchedule(in ScheduleInput, interval, grace int64, days uint8, creating bool) (int64, int64, uint8, *Error) {
+	if in.IntervalMinutes.Set || creating {
+		v := in.IntervalMinutes
+		if !v.Set || v.Null || v.V < minIntervalMinutes || v.V > maxIntervalMinutes {
+			return 0, 0, 0, invalid("schedule.intervalMinutes", "schedule.intervalMinutes must be an integer from %d to %d", minIntervalMinutes, maxIntervalMinutes)
+		}
+		interval = v.V
+	}
+	if in.GraceMinutes.Set {
+		v := in.GraceMinutes
+		if v.Null || v.V < 0 || v.V > maxGraceMinutes {
+			return 0, 0, 0, invalid("schedule.graceMinutes", "schedule.graceMinutes must be an integer from 0 to %d", maxGraceMinutes)
+		}
+		grace = v.V
+	}
+	if in.ExpectedDays.Set {
+		if in.ExpectedDays.Null || len(in.ExpectedDays.V) == 0 {
+			return 0, 0, 0, invalid("schedule.expectedDays", "schedule.expectedDays must list at least one of: mon, tue, wed, thu, fri, sat, sun")
+		}
+		days = 0
+		for _, name := range in.ExpectedDays.V {
+			d, ok := dayByName[name]
+			if !ok {
+				return 0, 0, 0, invalid("schedule.expectedDays", "schedule.expectedDays must list at least one of: mon, tue, wed, thu, fri, sat, sun")
+			}
+			days |= 1 << uint(d)
+		}
+	}
+	return interval, grace, days, nil
+}
+
+func checkDevice(in DeviceInput, cur DeviceInput) (DeviceInput, *Error) {
+	if in.Name.Set {
+		if err := checkName("device.name", in.Name, false); err != nil {
+			return in, err
+		}
+		cur.Name = in.Name
+	} else if !cur.Name.Set {
+		return in, invalid("device.name", "device.name is required")
+	}
+	if in.Type.Set {
+		if err := checkEnum("device.type", in.Type, deviceTypes, "server, workstation, vm, nas, cloud, database, other", false); err != nil {
+			return in, err
+		}
+		cur.Type = in.Type
+	} else if !cur.Type.Set {
+		return in, invalid("device.type", "device.type must be one of: server, workstation, vm, nas, cloud, database, other")
+	}
+	if in.Hostname.Set {
+		h := in.Hostname.V
+		if in.Hostname.Null || strings.TrimSpace(h) == "" || utf8.RuneCountInString(h) > maxHostnameChars {
+			return in, invalid("device.hostname", "device.hostname must be 1 to %d characters", maxHostnameChars)
+		}
+		cur.Hostname = in.Hostname
+	} else if !cur.Hostname.Set {
+		return in, invalid("device.hostname", "device.hostname is required")
+	}
+	return cur, nil
+}
+
+const vendorList = "veeam, acronis, datto, cove, synology, nakivo, backupexec, msp360, altaro, macrium, generic"
+
+func checkSLA(v Opt[float64]) *Error {
+	if v.Null || v.V < 0 || v.V > 100 {
+		return invalid("slaTarget", "slaTarget must be a number from 0 to 100")
+	}
+	return nil
+}
+
+// CreateJob adds a job (and its device) to a client of the workspace.
+func (e *Engine) CreateJob(wsID string, in JobInput) (JobView, error) {
+	a, err := e.workspaceActor(wsID)
+	if err != nil {
+		return JobView{}, err
+	}
+	if !in.ClientID.Set || in.ClientID.Null {
+		return JobView{}, invalid("clientId", "clientId is required")
+	}
+	if err := checkName("name", in.Name, true); err != nil {
+		return JobView{}, err
+	}
+	if err := checkEnum("vendor", in.Vendor, vendorSet, vendorList, true); err != nil {
+		return JobView{}, err
+	}
+	if !in.Device.Set || in.Device.Null {
+		return JobView{}, invalid("device", "device is required: {name, type, hostname}")
+	}
+	dev, derr := checkDevice(in.Device.V, DeviceInput{})
+	if derr != nil {
+		return JobView{}, derr
+	}
+	if !in.Schedule.Set || in.Schedule.Null {
+		return JobView{}, invalid("schedule", "schedule is required: {intervalMinutes, expectedDays?, graceMinutes?}")
+	}
+	interval, grace, days, serr := checkSchedule(in.Schedule.V, 0, defaultGrace, allDays, true)
+	if serr != nil {
+		return JobView{}, serr
+	}
+	sla := defaultSLATarget
+	if in.SLATarget.Set {
+		if err := checkSLA(in.SLATarget); err != nil {
+			return JobView{}, err
+		}
+		sla = in.SLATarget.V
+	}
+	if in.Paused.Set || in.PausedUntil.Set {
+		return JobView{}, invalid("paused", "a job is created monitored; pause it with an update")
+	}
+	return change(a, func(w *workspace, now int64) (decision[JobView], error) {
+		c := w.client(in.ClientID.V)
+		if c == nil {
+			return decision[JobView]{}, invalid("clientId", "clientId does not name a client of this workspace")
+		}
+		rec := &wal.JobCreated{
+			ID: w.ids.next(now), ClientID: c.id, Name: in.Name.V, Vendor: in.Vendor.V,
+			DeviceName: dev.Name.V, DeviceType: dev.Type.V, Hostname: dev.Hostname.V,
+			IntervalMinutes: interval, GraceMinutes: grace, ExpectedDays: days, SLATarget: sla,
+			CreatedAt: now, IngestToken: newIngestToken(),
+		}
+		rec.DeviceID = w.deviceFor(c.id, dev.Hostname.V)
+		if ID(rec.DeviceID).IsZero() {
+			rec.DeviceID = w.ids.next(now)
+		}
+		return decision[JobView]{rec: rec, answer: func(w *workspace) JobView { return w.jobView(w.jobs[rec.ID], now) }}, nil
+	})
+}
+
+var vendorSet = func() map[string]bool {
+	m := map[string]bool{}
+	for v := range vendorNames {
+		m[v] = true
+	}
+	return m
+}()
+
+var ingestEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
+
+// newIngestToken returns 20 random lowercase base32 characters.
+func newIngestToken() string {
+	var b [13]byte
+	randomBytes(b[:])
+	return ingestEncoding.EncodeToString(b[:])[:20]
+}
+
+// UpdateJob changes the fields set in in. Setting paused false resumes
+// monitoring (the next due time counts from now); pausedUntil pauses until
+// that time.
+func (e *Engine) UpdateJob(wsID, jobID string, in JobInput) (JobView, error) {
+	a, err := e.workspaceActor(wsID)
+	if err != nil {
+		return JobView{}, err
+	}
+	if in.ClientID.Set {
+		return JobView{}, invalid("clientId", "clientId cannot be changed")
+	}
+	if in.Name.Set {
+		if err := checkName("name", in.Name, false); err != nil {
+			return JobView{}, err
+		}
+	}
+	if in.Vendor.Set {
+		if err := checkEnum("vendor", in.Vendor, vendorSet, vendorList, false); err != nil {
+			return JobView{}, err
+		}
+	}
+	if in.SLATarget.Set {
+		if err := checkSLA(in.SLATarget); err != nil {
+			return JobView{}, err
+		}
+	}
+	if in.Device.Set && in.Device.Null {
+		return JobView{}, invalid("device", "device cannot be null")
+	}
+	if in.Schedule.Set && in.Schedule.Null {
+		return JobView{}, invalid("schedule", "schedule cannot be null")
+	}
+	if in.Paused.Set && in.Paused.Null {
+		return JobView{}, invalid("paused", "paused must be true or false")
+	}
+	return change(a, func(w *workspace, now int64) (decision[JobView], error) {
+		j := w.job(jobID)
+		if j == nil {
+			return decision[JobView]{}, notFound("job")
+		}
+		rec := &wal.JobUpdated{ID: j.id, At: now}
+		if in.Name.Set {
+			rec.Fields |= wal.JobName
+			rec.Name = in.Name.V
+		}
+		if in.Vendor.Set {
+			rec.Fields |= wal.JobVendor
+			rec.Vendor = in.Vendor.V
+		}
+		if in.Device.Set {
+			cur := DeviceInput{Name: Some(j.device.name), Type: Some(j.device.typ), Hostname: Some(j.device.hostname)}
+			dev, err := checkDevice(in.Device.V, cur)
+			if err != nil {
+				return decision[JobView]{}, err
+			}
+			rec.Fields |= wal.JobDevice
+			rec.DeviceName, rec.DeviceType, rec.Hostname = dev.Name.V, dev.Type.V, dev.Hostname.V
+			rec.DeviceID = w.deviceFor(j.client.id, dev.Hostname.V)
+			if ID(rec.DeviceID).IsZero() {
+				rec.DeviceID = w.ids.next(now)
+			}
+		}
+		if in.Schedule.Set {
+			interval, grace, days, err := checkSchedule(in.Schedule.V, j.intervalMinutes, j.graceMinutes, j.expectedDays, false)
+			if err != nil {
+				return decision[JobView]{}, err
+			}
+			rec.Fields |= wal.JobSchedule
+			rec.IntervalMinutes, rec.GraceMinutes, rec.ExpectedDays = interval, grace, days
+		}
+		if in.SLATarget.Set {
+			rec.Fields |= wal.JobSLATarget
+			rec.SLATarget = in.SLATarget.V
+		}
+		if in.Paused.Set || in.PausedUntil.Set {
+			paused := j.ownPaused(now)
+			if in.Paused.Set {
+				paused = in.Paused.V
+			}
+			var until int64
+			if in.PausedUntil.Set && !in.PausedUntil.Null {
+				until = in.PausedUntil.V.UnixMilli()
+				if in.Paused.Set && !in.Paused.V {
+					return decision[JobView]{}, invalid("pausedUntil", "pausedUntil cannot be set on a job being resumed")
+				}
+				if until <= now {
+					return decision[JobView]{}, invalid("pausedUntil", "pausedUntil must be in the future")
+				}
+				paused = true
+			} else if !in.PausedUntil.Set && paused && j.ownPaused(now) {
+				until = j.pausedUntil // keep the current end
+			}
+			rec.Fields |= wal.JobPaused
+			rec.Paused, rec.PausedUntil = paused, until
+		}
+		answer := func(w *workspace) JobView { return w.jobView(j, now) }
+		if rec.Fields == 0 {
+			return decision[JobView]{answer: answer}, nil
+		}
+		return decision[JobView]{rec: rec, answer: answer}, nil
+	})
+}
+
+// DeleteJob removes a job with its results and alerts.
+func (e *Engine) DeleteJob(wsID, jobID string) error {
+	a, err := e.workspaceActor(wsID)
+	if err != nil {
+		return err
+	}
+	_, err = change(a, func(w *workspace, now int64) (decision[struct{}], error) {
+		j := w.job(jobID)
+		if j == nil {
+			return decision[struct{}]{}, notFound("job")
+		}
+		return decision[struct{}]{rec: &wal.JobDeleted{ID: j.id, At: now}}, nil
+	})
+	return err
+}
+
+// Jobs returns every job of a workspace, by name.
+func (e *Engine) Jobs(wsID string) ([]JobView, error) {
+	a, err := e.workspaceActor(wsID)
+	if err != nil {
+		return nil, err
+	}
+	return ask(a, func(w *workspace) []JobView {
+		now := e.nowMs()
+		list := make([]*job, 0, len(w.jobs))
+		for _, j := range w.jobs {
+			list = append(list, j)
+		}
+		sort.Slice(list, func(i, k int) bool { return nameBefore(list[i].name, list[i].id, list[k].name, list[k].id) })
+		views := make([]JobView, len(list))
+		for i, j := range list {
+			views[i] = w.jobView(j, now)
+		}
+		return views
+	}), nil
+}
+
+// JobDetailView is the admin API's job: the REST job object with its recent
+// results and unresolved alerts, plus its history with sources.
+type JobDetailView struct {
+	JobView
+	RecentResults    []ResultView  `json:"recentResults"`
+	UnresolvedAlerts []AlertView   `json:"unresolvedAlerts"`
+	History          []HistoryView `json:"history"`
+}
+
+// recentResultsCount is how many results /jobs/{jobId} embeds.
+const recentResultsCount = 20
+
+// JobDetail returns one job with up to limit history entries, newest first.
+func (e *Engine) JobDetail(wsID, jobID string, limit int) (JobDetailView, error) {
+	a, err := e.workspaceActor(wsID)
+	if err != nil {
+		return JobDetailView{}, err
+	}
+	type answer struct {
+		v  JobDetailView
+		ok bool
+	}
+	ans := ask(a, func(w *workspace) answer {
+		j := w.job(jobID)
+		if j == nil {
+			return answer{}
+		}
+		now := e.nowMs()
+		v := JobDetailView{JobView: w.jobView(j, now), RecentResults: []ResultView{}, UnresolvedAlerts: []AlertView{}, History: []HistoryView{}}
+		for i := len(j.results) - 1; i >= 0 && len(v.History) < limit; i-- {
+			r := &j.results[i]
+			rv := w.resultView(j, r)
+			if len(v.RecentResults) < recentResultsCount {
+				v.RecentResults = append(v.RecentResults, rv)
+			}
+			v.History = append(v.History, HistoryView{ResultView: rv, Source: w.source(r.source)})
+		}
+		for i := len(j.results) - 1 - len(v.RecentResults); i >= 0 && len(v.RecentResults) < recentResultsCount; i-- {
+			v.RecentResults = append(v.RecentResults, w.resultView(j, &j.results[i]))
+		}
+		if j.alert != nil {
+			v.UnresolvedAlerts = append(v.UnresolvedAlerts, alertView(j.alert, now))
+		}
+		return answer{v: v, ok: true}
+	})
+	if !ans.ok {
+		return JobDetailView{}, notFound("job")
+	}
+	return ans.v, nil
+}
+
+// keyPrefix is the fixed start of every key secret (api.md 5.1).
+const keyPrefix = "svc_live_"
+
+// HashKey returns the SHA-256 of a key secret, the only form in which keys
+// are stored and looked up.
+func HashKey(secret []byte) [32]byte { return sha256.Sum256(secret) }
+
+// CreateKey makes an API key and returns its record with the secret, which
+// is never shown again.
+func (e *Engine) CreateKey(wsID string, in KeyInput) (NewKeyView, error) {
+	a, err := e.workspaceActor(wsID)
+	if err != nil {
+		return NewKeyView{}, err
+	}
+	if err := checkName("name", in.Name, true); err != nil {
+		return NewKeyView{}, err
+	}
+	if err := checkEnum("type", in.Type, map[string]bool{"rest": true, "report": true, "assistant": true}, "rest, report, assistant", true); err != nil {
+		return NewKeyView{}, err
+	}
+	scopes := uint8(0)
+	if in.Type.V == "rest" {
+		scopes = scopeAll
+		if in.Scopes.Set {
+			if in.Scopes.Null {
+				return NewKeyView{}, invalid("scopes", "scopes must be a list of: %s", scopeListText)
+			}
+			scopes = scopeWorkspace
+			for _, s := range in.Scopes.V {
+				bit := scopeBit(s)
+				if bit == 0 {
+					return NewKeyView{}, invalid("scopes", "scopes must be a list of: %s", scopeListText)
+				}
+				scopes |= bit
+			}
+		}
+	} else if in.Scopes.Set {
+		return NewKeyView{}, invalid("scopes", "scopes are only for rest keys")
+	}
+	readWrite := false
+	if in.Access.Set {
+		if in.Type.V != "assistant" {
+			return NewKeyView{}, invalid("access", "access is only for assistant keys")
+		}
+		if err := checkEnum("access", in.Access, map[string]bool{"read-only": true, "read-write": true}, "read-only, read-write", false); err != nil {
+			return NewKeyView{}, err
+		}
+		readWrite = in.Access.V == "read-write"
+	}
+	var raw [24]byte
+	randomBytes(raw[:])
+	secret := make([]byte, 0, len(keyPrefix)+48)
+	secret = append(secret, keyPrefix...)
+	secret = hex.AppendEncode(secret, raw[:])
+	return change(a, func(w *workspace, now int64) (decision[NewKeyView], error) {
+		var expires int64
+		if in.ExpiresAt.Set && !in.ExpiresAt.Null {
+			expires = in.ExpiresAt.V.UnixMilli()
+			if expires <= now {
+				return decision[NewKeyView]{}, invalid("expiresAt", "expiresAt must be in the future")
+			}
+		}
+		rec := &wal.KeyCreated{
+			ID: w.ids.next(now), ActivityID: w.ids.next(now), Name: in.Name.V, KeyType: in.Type.V,
+			Prefix: string(secret[:16]), Hash: HashKey(secret), Scopes: scopes, ReadWrite: readWrite,
+			CreatedAt: now, ExpiresAt: expires,
+		}
+		return decision[NewKeyView]{rec: rec, answer: func(w *workspace) NewKeyView {
+			return NewKeyView{KeyView: keyView(w.keys[rec.ID]), Key: string(secret)}
+		}}, nil
+	})
+}
+
+const scopeListText = "workspace:read, clients:read, jobs:read, reports:read, alerts:read, health:read"
+
+func scopeBit(name string) uint8 {
+	for _, s := range scopeNames {
+		if s.name == name {
+			return s.bit
+		}
+	}
+	return 0
+}
+
+// Keys returns the workspace's keys without secrets, oldest first.
+func (e *Engine) Keys(wsID string) ([]KeyView, error) {
+	a, err := e.workspaceActor(wsID)
+	if err != nil {
+		return nil, err
+	}
+	return ask(a, func(w *workspace) []KeyView {
+		list := make([]*apiKey, 0, len(w.keys))
+		for _, k := range w.keys {
+			list = append(list, k)
+		}
+		sort.Slice(list, func(i, j int) bool { return string(list[i].id[:]) < string(list[j].id[:]) })
+		views := make([]KeyView, len(list))
+		for i, k := range list {
+			views[i] = keyView(k)
+		}
+		return views
+	}), nil
+}
+
+// RevokeKey deletes a key; requests with it answer 401 from then on.
+func (e *Engine) RevokeKey(wsID, keyID string) error {
+	a, err := e.workspaceActor(wsID)
+	if err != nil {
+		return err
+	}
+	_, err = change(a, func(w *workspace, now int64) (decision[struct{}], error) {
+		kid, ok := ParseID(keyID)
+		if !ok || w.keys[kid] == nil {
+			return decision[struct{}]{}, notFound("key")
+		}
+		return decision[struct{}]{rec: &wal.KeyRevoked{ID: kid, ActivityID: w.ids.next(now), At: now}}, nil
+	})
+	return err
+}
+
+// AlertAction is what a person does to an alert.
+type AlertAction uint8
+
+// Alert actions.
+const (
+	Acknowledge AlertAction = AlertAction(wal.AlertAcknowledge)
+	Snooze      AlertAction = AlertAction(wal.AlertSnooze)
+	Resolve     AlertAction = AlertAction(wal.AlertResolve)
+)
+
+// ChangeAlert acknowledges, snoozes (until a future time) or resolves an
+// alert, recording actor and note in the activity log. Acknowledging an
+// acknowledged alert changes nothing; any action on a resolved alert is a
+// KindConflict error.
+func (e *Engine) ChangeAlert(wsID, alertID string, action AlertAction, until time.Time, actor, note string) (AlertView, error) {
+	a, err := e.workspaceActor(wsID)
+	if err != nil {
+		return AlertView{}, err
+	}
+	if utf8.RuneCountInString(note) > maxNoteChars {
+		return AlertView{}, invalid("note", "note must be at most %d characters", maxNoteChars)
+	}
+	return change(a, func(w *workspace, now int64) (decision[AlertView], error) {
+		aid, ok := ParseID(alertID)
+		al := w.alerts[aid]
+		if !ok || al == nil {
+			return decision[AlertView]{}, notFound("alert")
+		}
+		st := alertStatus(al, now)
+		if st == alertResolved {
+			return decision[AlertView]{}, conflict("alert is already resolved")
+		}
+		answer := func(w *workspace) AlertView { return alertView(al, now) }
+		rec := &wal.AlertChanged{AlertID: aid, Action: uint8(action), At: now, Actor: actor, Note: note}
+		switch action {
+		case Acknowledge:
+			if st == alertAcknowledged {
+				return decision[AlertView]{answer: answer}, nil
+			}
+		case Snooze:
+			if until.IsZero() {
+				return decision[AlertView]{}, invalid("until", "until is required")
+			}
+			rec.Until = until.UnixMilli()
+			if rec.Until <= now {
+				return decision[AlertView]{}, invalid("until", "until must be in the future")
+			}
+		case Resolve:
+		default:
+			return decision[AlertView]{}, invalid("action", "unknown action")
+		}
+		rec.ActivityID = w.ids.next(now)
+		return decision[AlertView]{rec: rec, answer: answer}, nil
+	})
+}
+
+// Alerts returns every alert of the workspace, newest first.
+func (e *Engine) Alerts(wsID string) ([]AlertView, error) {
+	a, err := e.workspaceActor(wsID)
+	if err != nil {
+		return nil, err
+	}
+	return ask(a, func(w *workspace) []AlertView {
+		now := e.nowMs()
+		views := make([]AlertView, 0, len(w.alertLog))
+		for i := len(w.alertLog) - 1; i >= 0; i-- {
+			views = append(views, alertView(w.alertLog[i], now))
+		}
+		return views
+	}), nil
+}
+
+// Activity returns the workspace's activity log, newest first.
+func (e *Engine) Activity(wsID string) ([]ActivityView, error) {
+	a, err := e.workspaceActor(wsID)
+	if err != nil {
+		return nil, err
+	}
+	return ask(a, func(w *workspace) []ActivityView {
+		views := make([]ActivityView, 0, len(w.activity))
+		for i := len(w.activity) - 1; i >= 0; i-- {
+			views = append(views, activityView(&w.activity[i]))
+		}
+		return views
+	}), nil
+}
+
+// SetClock sets the development clock to set (when not zero), then moves
+// it forward by advance, logs the new time and returns it. It returns
+// ErrNoDevClock without a development clock, and a KindInvalid error for a
+// negative advance.
+func (e *Engine) SetClock(set time.Time, advance time.Duration) (time.Time, error) {
+	if e.dev == nil {
+		return time.Time{}, ErrNoDevClock
+	}
+	if advance < 0 {
+		return time.Time{}, invalid("advanceSeconds", "advanceSeconds must not be negative")
+	}
+	e.globalMu.Lock()
+	now := e.dev.Now()
+	if !set.IsZero() {
+		now = set
+	}
+	now = now.Add(advance)
+	e.dev.Set(now)
+	now = e.dev.Now()
+	ch := make(chan error, 1)
+	e.submit(&wal.ClockSet{Now: now.UnixMilli()}, func(_ uint64, err error) { ch <- err })
+	e.globalMu.Unlock()
+	if err := <-ch; err != nil {
+		return time.Time{}, ErrFailed
+	}
+	// Every actor sees the new time before the call answers.
+	for _, a := range e.sortedActors() {
+		ask(a, func(*workspace) struct{} { return struct{}{} })
+	}
+	return now, nil
+}

@@ -1,0 +1,262 @@
+// Package engine holds the domain state, the workspace actors and every rule
+// of the contract; it knows nothing of HTTP and nothing of the log's bytes.
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"backupmon/snapshot"
+	"backupmon/wal"
+)
+
+// Options configures an Engine.
+type Options struct {
+	// Dir holds the log (Dir/wal) and the snapshots (Dir/snapshots).
+	Dir string
+	// Clock is the engine's clock; default SystemClock. A *DevClock makes
+	// SetClock work and is restored from the log on restart.
+	Clock Clock
+	// Logger receives start-up, snapshot and failure logs; default slog.Default().
+	Logger *slog.Logger
+	// WAL passes options (hooks, fatal handler, metrics) to the log.
+	WAL wal.Options
+	// SnapshotEvery takes a snapshot after this many log records; default 100000.
+	SnapshotEvery uint64
+	// SnapshotInterval takes a snapshot this often when anything was logged;
+	// default 10 minutes.
+	SnapshotInterval time.Duration
+	// SnapshotsKept is how many snapshots stay on disk; default 2.
+	SnapshotsKept int
+}
+
+// Engine is the whole in-memory state: a registry of workspace actors, the
+// key index, the clock and the write-ahead log they all share.
+type Engine struct {
+	opts   Options
+	clock  Clock
+	dev    *DevClock
+	log    *wal.Log
+	logger *slog.Logger
+
+	actors sync.Map // ID → *actor
+	keys   sync.Map // [32]byte (SHA-256 of the secret) → *keyRef
+	count  atomic.Int64
+
+	globalMu  sync.Mutex // serialises engine-level records and workspace creation
+	globalIDs *idGen
+
+	snapMu      sync.Mutex
+	lastSnapLSN atomic.Uint64
+	stop        chan struct{}
+	stopped     sync.WaitGroup
+	closeOnce   sync.Once
+	ready       atomic.Bool
+}
+
+type keyRef struct {
+	act   *actor
+	keyID ID
+}
+
+// Errors returned by engine commands.
+var (
+	// ErrFailed means the log could not make a change durable; nothing was
+	// acknowledged and the process is stopping (fail-stop).
+	ErrFailed = errors.New("engine: change not recorded: the log failed")
+	// ErrNoDevClock means SetClock was called without a development clock.
+	ErrNoDevClock = errors.New("engine: the development clock is off")
+)
+
+// Open recovers the engine from dir: the newest valid snapshot, then the log
+// after it. It returns an error naming the damaged file when the state cannot
+// be recovered.
+func Open(opts Options) (*Engine, error) {
+	if opts.Clock == nil {
+		opts.Clock = SystemClock{}
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.SnapshotEvery == 0 {
+		opts.SnapshotEvery = 100000
+	}
+	if opts.SnapshotInterval == 0 {
+		opts.SnapshotInterval = 10 * time.Minute
+	}
+	if opts.SnapshotsKept < 2 {
+		opts.SnapshotsKept = 2
+	}
+	if opts.WAL.Logger == nil {
+		opts.WAL.Logger = opts.Logger
+	}
+	e := &Engine{opts: opts, clock: opts.Clock, logger: opts.Logger, globalIDs: newIDGen(), stop: make(chan struct{})}
+	e.dev, _ = opts.Clock.(*DevClock)
+
+	start := time.Now()
+	from := uint64(1)
+	snapLSN, err := snapshot.Load(e.snapDir(), func(lsn uint64, r io.Reader) error {
+		e.reset()
+		return e.loadSnapshot(r)
+	})
+	switch {
+	case err == nil:
+		from = snapLSN
+		e.lastSnapLSN.Store(snapLSN)
+	case errors.Is(err, snapshot.ErrNoSnapshot):
+		e.reset()
+	default:
+		return nil, fmt.Errorf("open engine %s: %w", opts.Dir, err)
+	}
+	l, err := wal.Open(filepath.Join(opts.Dir, "wal"), opts.WAL)
+	if err != nil {
+		return nil, fmt.Errorf("open engine %s: %w", opts.Dir, err)
+	}
+	if first := l.FirstLSN(); first > from {
+		l.Close()
+		return nil, fmt.Errorf("open engine %s: the log starts at %d but the snapshot needs it from %d", opts.Dir, first, from)
+	}
+	replayed := 0
+	if err := l.Replay(from, func(lsn uint64, typ byte, payload []byte) error {
+		rec, err := wal.Decode(typ, payload)
+		if err != nil {
+			return fmt.Errorf("record %d: %w", lsn, err)
+		}
+		replayed++
+		return e.replay(rec)
+	}); err != nil {
+		l.Close()
+		return nil, fmt.Errorf("open engine %s: replay: %w", opts.Dir, err)
+	}
+	e.log = l
+	l.Start()
+	e.actors.Range(func(_, v any) bool {
+		go v.(*actor).run()
+		return true
+	})
+	e.logger.Info("engine recovered", "workspaces", e.count.Load(), "snapshot", snapLSN, "replayed", replayed, "elapsed", time.Since(start).Round(time.Millisecond))
+	e.stopped.Add(1)
+	go e.snapshotLoop()
+	e.ready.Store(true)
+	return e, nil
+}
+
+// reset empties the state before a snapshot is loaded (a failed load of a
+// newer snapshot may have left part of one behind).
+func (e *Engine) reset() {
+	e.actors.Range(func(k, _ any) bool { e.actors.Delete(k); return true })
+	e.keys.Range(func(k, _ any) bool { e.keys.Delete(k); return true })
+	e.count.Store(0)
+}
+
+func (e *Engine) snapDir() string { return filepath.Join(e.opts.Dir, "snapshots") }
+
+// Ready reports whether recovery is done and the engine takes requests.
+func (e *Engine) Ready() bool { return e.ready.Load() }
+
+// Now returns the engine's current time.
+func (e *Engine) Now() time.Time { return e.clock.Now() }
+
+func (e *Engine) nowMs() int64 { return e.clock.Now().UnixMilli() }
+
+// submit hands a record to the log.
+func (e *Engine) submit(rec wal.Entry, done func(uint64, error)) { e.log.Submit(rec, done) }
+
+// replay applies one record read from the log at start-up.
+func (e *Engine) replay(rec wal.Entry) error {
+	h := rec.Head()
+	if ID(h.Workspace).IsZero() {
+		if r, ok := rec.(*wal.ClockSet); ok {
+			if e.dev != nil {
+				e.dev.Set(msTime(r.Now))
+			}
+			return nil
+		}
+		return fmt.Errorf("engine record of type %d", rec.Type())
+	}
+	if r, ok := rec.(*wal.WorkspaceCreated); ok {
+		if _, exists := e.actors.Load(ID(h.Workspace)); exists {
+			return nil // the snapshot holds it
+		}
+		w, err := newWorkspace(r)
+		if err != nil {
+			return err
+		}
+		e.addActor(w)
+		return nil
+	}
+	v, ok := e.actors.Load(ID(h.Workspace))
+	if !ok {
+		return fmt.Errorf("record %d of type %d for unknown workspace %s", h.Seq, rec.Type(), ID(h.Workspace))
+	}
+	w := v.(*actor).ws
+	if h.Seq <= w.seq {
+		return nil // the snapshot holds it
+	}
+	if h.Seq != w.seq+1 {
+		return fmt.Errorf("workspace %s: record %d follows %d: records are missing", w.id, h.Seq, w.seq)
+	}
+	return w.apply(rec, e)
+}
+
+func (e *Engine) addActor(w *workspace) *actor {
+	a := newActor(e, w)
+	e.actors.Store(w.id, a)
+	e.count.Add(1)
+	for _, k := range w.keys {
+		e.keyAdded(w, k)
+	}
+	return a
+}
+
+func (e *Engine) keyAdded(w *workspace, k *apiKey) {
+	v, _ := e.actors.Load(w.id)
+	a, _ := v.(*actor)
+	e.keys.Store(k.hash, &keyRef{act: a, keyID: k.id})
+}
+
+func (e *Engine) keyRemoved(_ *workspace, k *apiKey) { e.keys.Delete(k.hash) }
+
+func (e *Engine) actor(id ID) *actor {
+	v, ok := e.actors.Load(id)
+	if !ok {
+		return nil
+	}
+	return v.(*actor)
+}
+
+// sortedActors returns every actor, oldest workspace first.
+func (e *Engine) sortedActors() []*actor {
+	var list []*actor
+	e.actors.Range(func(_, v any) bool {
+		list = append(list, v.(*actor))
+		return true
+	})
+	sort.Slice(list, func(i, j int) bool { return string(list[i].ws.id[:]) < string(list[j].ws.id[:]) })
+	return list
+}
+
+// Close stops the snapshot loop, takes a last snapshot and closes the log.
+// Callers stop sending requests first.
+func (e *Engine) Close() error {
+	var err error
+	e.closeOnce.Do(func() {
+		close(e.stop)
+		e.stopped.Wait()
+		if serr := e.Snapshot(); serr != nil {
+			e.logger.Error("snapshot at shutdown failed", "err", serr)
+			err = serr
+		}
+		if cerr := e.log.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	})
+	return err
+}

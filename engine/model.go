@@ -1,0 +1,272 @@
+package engine
+
+import (
+	"sync/atomic"
+	"time"
+)
+
+// Result statuses as stored (and as wal.Report.Status).
+const (
+	resultNone    uint8 = 0
+	resultOK      uint8 = 1
+	resultWarning uint8 = 2
+	resultFailed  uint8 = 3
+)
+
+// Alert types and severities as stored.
+const (
+	alertFailed    uint8 = 1
+	alertMissing   uint8 = 2
+	alertWarning   uint8 = 3
+	alertIntegrity uint8 = 4
+
+	severityWarning  uint8 = 1
+	severityCritical uint8 = 2
+)
+
+// Alert statuses as stored. Snoozed alerts whose snooze has ended read as
+// open (see alertStatus).
+const (
+	alertOpen         uint8 = 1
+	alertAcknowledged uint8 = 2
+	alertSnoozed      uint8 = 3
+	alertResolved     uint8 = 4
+)
+
+// workspace is the whole state of one workspace. Only its actor touches it.
+type workspace struct {
+	id          ID
+	name        string
+	timeZone    string
+	loc         *time.Location
+	plan        string
+	status      string
+	trialEndsAt int64 // 0: none
+	createdAt   int64
+
+	seq uint64 // sequence number of the last record applied
+	ids *idGen
+
+	clients  map[ID]*client
+	jobs     map[ID]*job
+	devices  map[ID]*device
+	keys     map[ID]*apiKey
+	alerts   map[ID]*alert
+	alertLog []*alert // every alert, oldest first
+	activity []activity
+	sources  []string       // interned result sources; results hold an index
+	sourceIx map[string]int // source → index in sources
+}
+
+type client struct {
+	id        ID
+	name      string
+	status    string // active, paused, archived
+	createdAt int64
+	offAt     int64 // when the client was last paused or archived
+	jobs      map[ID]*job
+}
+
+type device struct {
+	id       ID
+	clientID ID
+	name     string
+	typ      string
+	hostname string
+	jobs     int // jobs running on it
+}
+
+type job struct {
+	id        ID
+	client    *client
+	device    *device
+	name      string
+	vendor    string
+	createdAt int64
+
+	intervalMinutes int64
+	graceMinutes    int64
+	expectedDays    uint8 // bit d set: weekday d (time.Weekday) expected
+	slaTarget       float64
+
+	paused      bool  // the job's own pause
+	pausedUntil int64 // 0: no end
+	pausedAt    int64 // when the job's own pause began
+
+	lastResult     uint8 // resultNone until the first report
+	lastReportAt   int64 // completedAt of the latest non-superseded report; 0: none
+	lastReceivedAt int64 // receipt time of that report
+	lastSuccessAt  int64
+	lastFailureAt  int64
+	failureStreak  int
+	dueBase        int64 // the time the next due time counts from
+
+	results []result // ordered by (receivedAt, id)
+	idem    map[string]*idemEntry
+	alert   *alert // the unresolved alert, or nil
+
+	ingestToken string
+}
+
+// result is one stored backup result, kept small: millions live in memory.
+type result struct {
+	id          ID
+	receivedAt  int64
+	completedAt int64
+	sizeBytes   int64 // -1: none
+	duration    int32 // seconds; -1: none
+	status      uint8
+	source      uint16 // index into workspace.sources
+}
+
+// idemEntry is a recorded idempotency key of one job.
+type idemEntry struct {
+	at      int64 // receipt time of the report that recorded it
+	pending atomic.Bool
+}
+
+type alert struct {
+	id             ID
+	job            *job
+	typ            uint8
+	severity       uint8
+	status         uint8
+	summary        string
+	createdAt      int64
+	acknowledgedAt int64
+	snoozedUntil   int64
+	resolvedAt     int64
+}
+
+type apiKey struct {
+	id        ID
+	name      string
+	typ       string // rest, report, assistant
+	prefix    string
+	hash      [32]byte
+	scopes    uint8
+	readWrite bool
+	createdAt int64
+	expiresAt int64 // 0: never
+	firstUsed bool
+	lastUsed  atomic.Int64 // kept in memory, saved in snapshots only
+
+	// report API minute window, in memory only
+	minute      int64
+	minuteCount int
+}
+
+type activity struct {
+	id      ID
+	at      int64
+	typ     string
+	actor   string
+	keyID   ID
+	keyName string
+	alertID ID
+	jobID   ID
+	note    string
+}
+
+// Scopes of REST keys, as bits.
+const (
+	scopeWorkspace uint8 = 1 << iota
+	scopeClients
+	scopeJobs
+	scopeReports
+	scopeAlerts
+	scopeHealth
+	scopeAll = scopeWorkspace | scopeClients | scopeJobs | scopeReports | scopeAlerts | scopeHealth
+)
+
+var scopeNames = []struct {
+	bit  uint8
+	name string
+}{
+	{scopeWorkspace, "workspace:read"},
+	{scopeClients, "clients:read"},
+	{scopeJobs, "jobs:read"},
+	{scopeReports, "reports:read"},
+	{scopeAlerts, "alerts:read"},
+	{scopeHealth, "health:read"},
+}
+
+// Vendors and their display names (decisions.md 6).
+var vendorNames = map[string]string{
+	"veeam":      "Veeam Backup & Replication",
+	"acronis":    "Acronis Cyber Protect",
+	"datto":      "Datto BCDR",
+	"cove":       "N-able Cove Data Protection",
+	"synology":   "Synology Active Backup for Business",
+	"nakivo":     "NAKIVO Backup & Replication",
+	"backupexec": "Veritas Backup Exec",
+	"msp360":     "MSP360 Backup",
+	"altaro":     "Hornetsecurity VM Backup (Altaro)",
+	"macrium":    "Macrium Reflect",
+	"generic":    "Generic",
+}
+
+// VendorName returns the display name of a vendor identifier, or "" for an
+// unknown one.
+func VendorName(vendor string) string { return vendorNames[vendor] }
+
+var deviceTypes = map[string]bool{
+	"server": true, "workstation": true, "vm": true, "nas": true,
+	"cloud": true, "database": true, "other": true,
+}
+
+var plans = map[string]bool{"starter": true, "growth": true, "pro": true, "trial": true}
+
+var workspaceStatuses = map[string]bool{"active": true, "suspended": true, "cancelled": true}
+
+var clientStatuses = map[string]bool{"active": true, "paused": true, "archived": true}
+
+var weekdayNames = [7]string{"sun", "mon", "tue", "wed", "thu", "fri", "sat"}
+
+// allDays has every weekday bit set.
+const allDays uint8 = 0x7f
+
+func resultName(s uint8) string {
+	switch s {
+	case resultOK:
+		return "ok"
+	case resultWarning:
+		return "warning"
+	case resultFailed:
+		return "failed"
+	}
+	return "none"
+}
+
+func alertTypeName(t uint8) string {
+	switch t {
+	case alertFailed:
+		return "failed"
+	case alertMissing:
+		return "missing"
+	case alertWarning:
+		return "warning"
+	case alertIntegrity:
+		return "integrity"
+	}
+	return "unknown"
+}
+
+func severityName(s uint8) string {
+	if s == severityCritical {
+		return "critical"
+	}
+	return "warning"
+}
+
+func alertStatusName(s uint8) string {
+	switch s {
+	case alertOpen:
+		return "open"
+	case alertAcknowledged:
+		return "acknowledged"
+	case alertSnoozed:
+		return "snoozed"
+	}
+	return "resolved"
+}

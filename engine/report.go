@@ -1,0 +1,247 @@
+package engine
+
+import (
+	"sync"
+	"time"
+
+	"backupmon/wal"
+)
+
+// Report API limits (api.md 8.3, decisions.md 3).
+const (
+	reportsPerKeyPerMinute = 60
+	reportsPerJobPerDay    = 100
+	idemRetryAfterMs       = 60 * msPerSecond
+	timestampFutureMs      = 5 * msPerMinute
+	timestampPastMs        = 30 * msPerDay
+	inFlightRetrySeconds   = 30
+)
+
+// ReportStatus values a report can carry.
+const (
+	ReportOK     = resultOK
+	ReportWarn   = resultWarning
+	ReportFailed = resultFailed
+)
+
+// ReportInput is one Report API request as the transport read it. The
+// transport parses the body before asking, but the engine decides when a bad
+// body is reported, since the contract checks the job first.
+type ReportInput struct {
+	JobID           string
+	BadBody         bool  // the body failed to parse; the transport knows why
+	Status          uint8 // ReportOK, ReportWarn or ReportFailed
+	SizeBytes       int64 // -1: none (0 is not recorded)
+	DurationSeconds int64 // -1: none
+	TimestampMs     int64 // 0: none or unreadable
+	TimestampLocal  bool  // TimestampMs is a wall-clock time (as if UTC) in the workspace's zone
+	IdempotencyKey  string
+}
+
+// ReportOutcome is what became of a report, in the contract's check order.
+type ReportOutcome uint8
+
+// Report outcomes.
+const (
+	ReportRecorded          ReportOutcome = iota // 200
+	ReportDuplicate                              // 200, duplicate: true
+	ReportInvalidKey                             // 401 Invalid API key
+	ReportKeyExpired                             // 401 API key has expired
+	ReportWrongKeyType                           // 403 API key cannot use the Report API
+	ReportWorkspaceInactive                      // 403 Workspace suspended
+	ReportRateLimited                            // 429 per-key minute limit
+	ReportJobNotFound                            // 404
+	ReportBadBody                                // 400/413, as the transport found
+	ReportInFlight                               // 503, Retry-After 30
+	ReportCapReached                             // 429 daily cap
+	ReportNotRecorded                            // 500: the log failed
+)
+
+// ReportReply is the engine's answer to a report.
+type ReportReply struct {
+	Outcome    ReportOutcome
+	AlertID    ID // alert opened or raised; zero when none
+	Superseded bool
+	RetryAfter int64 // seconds, for ReportRateLimited, ReportCapReached, ReportInFlight
+}
+
+var replyPool = sync.Pool{New: func() any { return make(chan ReportReply, 1) }}
+
+// Report records one Report API request sent with the key whose SHA-256 is
+// keyHash, and answers once the result is durable (or refused).
+func (e *Engine) Report(keyHash [32]byte, in *ReportInput) ReportReply {
+	v, ok := e.keys.Load(keyHash)
+	if !ok {
+		return ReportReply{Outcome: ReportInvalidKey}
+	}
+	ref := v.(*keyRef)
+	ch := replyPool.Get().(chan ReportReply)
+	ref.act.inbox <- func(w *workspace) { ref.act.report(w, ref.keyID, in, ch) }
+	r := <-ch
+	replyPool.Put(ch)
+	return r
+}
+
+// report runs in the actor: every check of the contract in its order, then
+// the record.
+func (a *actor) report(w *workspace, keyID ID, in *ReportInput, reply chan<- ReportReply) {
+	now := a.eng.nowMs()
+	k := w.keys[keyID]
+	switch {
+	case k == nil:
+		reply <- ReportReply{Outcome: ReportInvalidKey}
+		return
+	case k.expiresAt != 0 && now >= k.expiresAt:
+		reply <- ReportReply{Outcome: ReportKeyExpired}
+		return
+	case k.typ != "report":
+		reply <- ReportReply{Outcome: ReportWrongKeyType}
+		return
+	}
+	k.lastUsed.Store(now)
+	if !w.active(now) {
+		reply <- ReportReply{Outcome: ReportWorkspaceInactive}
+		return
+	}
+	minute := now / msPerMinute
+	if k.minute != minute {
+		k.minute, k.minuteCount = minute, 0
+	}
+	if k.minuteCount >= reportsPerKeyPerMinute {
+		reply <- ReportReply{Outcome: ReportRateLimited, RetryAfter: ceilSeconds((minute+1)*msPerMinute - now)}
+		return
+	}
+	k.minuteCount++
+	j := w.job(in.JobID)
+	if j == nil {
+		reply <- ReportReply{Outcome: ReportJobNotFound}
+		return
+	}
+	if in.BadBody {
+		reply <- ReportReply{Outcome: ReportBadBody}
+		return
+	}
+	if in.IdempotencyKey != "" {
+		if ent := j.idem[in.IdempotencyKey]; ent != nil && now-ent.at < idemKeepMs {
+			if !ent.pending.Load() {
+				reply <- ReportReply{Outcome: ReportDuplicate}
+				return
+			}
+			if now-ent.at <= idemRetryAfterMs {
+				reply <- ReportReply{Outcome: ReportInFlight, RetryAfter: inFlightRetrySeconds}
+				return
+			}
+			// Started more than 60 seconds ago and never finished:
+			// process it again (api.md 4.3 rule 4).
+		}
+	}
+	if n := len(j.results); n >= reportsPerJobPerDay {
+		oldest := j.results[n-reportsPerJobPerDay].receivedAt
+		if oldest > now-msPerDay {
+			reply <- ReportReply{Outcome: ReportCapReached, RetryAfter: ceilSeconds(oldest + msPerDay - now)}
+			return
+		}
+	}
+	rec := w.decideReport(j, in, now, "api:"+k.prefix)
+	if err := a.applyNew(rec); err != nil {
+		a.eng.logger.Error("apply report", "workspace", w.id, "job", j.id, "err", err)
+		reply <- ReportReply{Outcome: ReportNotRecorded}
+		return
+	}
+	var ent *idemEntry
+	if in.IdempotencyKey != "" {
+		ent = j.idem[in.IdempotencyKey]
+		ent.pending.Store(true)
+	}
+	ans := ReportReply{Outcome: ReportRecorded, AlertID: rec.AlertID, Superseded: rec.Superseded}
+	a.eng.submit(rec, func(_ uint64, err error) {
+		if err != nil {
+			reply <- ReportReply{Outcome: ReportNotRecorded}
+			return
+		}
+		if ent != nil {
+			ent.pending.Store(false)
+		}
+		reply <- ans
+	})
+}
+
+// decideReport builds the record of an accepted report: its times, whether
+// it is superseded, and the alert it opens or raises.
+func (w *workspace) decideReport(j *job, in *ReportInput, now int64, source string) *wal.Report {
+	completed := now
+	ts := in.TimestampMs
+	if ts != 0 && in.TimestampLocal {
+		t := msTime(ts)
+		ts = time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), w.loc).UnixMilli()
+	}
+	if ts != 0 && ts <= now+timestampFutureMs && ts >= now-timestampPastMs {
+		completed = ts
+	}
+	rec := &wal.Report{
+		JobID: j.id, ResultID: w.ids.next(now), Status: in.Status,
+		ReceivedAt: now, CompletedAt: completed,
+		DurationSeconds: in.DurationSeconds, SizeBytes: in.SizeBytes,
+		IdempotencyKey: in.IdempotencyKey, Source: source,
+	}
+	if rec.SizeBytes == 0 {
+		rec.SizeBytes = -1
+	}
+	rec.Superseded = j.lastReportAt != 0 && completed <= j.lastReportAt
+	if !rec.Superseded && in.Status != resultOK && j.monitored(now) {
+		if j.alert != nil {
+			rec.AlertID = j.alert.id
+		} else {
+			rec.AlertID = w.ids.next(now)
+		}
+		if in.Status == resultFailed {
+			rec.AlertType = alertFailed
+			rec.Summary = "Backup failed (reported through the Report API)"
+		} else {
+			rec.AlertType = alertWarning
+			rec.Summary = "Backup completed with warnings (reported through the Report API)"
+		}
+	}
+	return rec
+}
+
+func ceilSeconds(ms int64) int64 {
+	if ms <= 0 {
+		return 1
+	}
+	return (ms + msPerSecond - 1) / msPerSecond
+}
+
+// ImportInput is a past backup result brought in by the demo or a bulk
+// import: it is decided like a Report API report received at ReceivedAt.
+type ImportInput struct {
+	ReceivedAt      time.Time
+	Status          uint8
+	DurationSeconds int64 // -1 or 0..604800
+	SizeBytes       int64 // -1 or 0 for none
+	Source          string
+}
+
+// ImportReport records a result as if it had been received at
+// in.ReceivedAt, with the same rules (superseded, alerts, recovery) as a
+// live report, but none of the request limits. It returns ErrFailed when the
+// log fails and a KindNotFound error for an unknown workspace or job.
+func (e *Engine) ImportReport(wsID, jobID string, in ImportInput) error {
+	a, err := e.workspaceActor(wsID)
+	if err != nil {
+		return err
+	}
+	if in.Status < ReportOK || in.Status > ReportFailed {
+		return invalid("status", "status must be ok, warn or failed")
+	}
+	_, err = change(a, func(w *workspace, _ int64) (decision[struct{}], error) {
+		j := w.job(jobID)
+		if j == nil {
+			return decision[struct{}]{}, notFound("job")
+		}
+		at := in.ReceivedAt.UnixMilli()
+		rec := w.decideReport(j, &ReportInput{Status: in.Status, DurationSeconds: in.DurationSeconds, SizeBytes: in.SizeBytes}, at, in.Source)
+		return decision[struct{}]{rec: rec}, nil
+	})
+	return err
+}

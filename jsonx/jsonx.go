@@ -1,0 +1,33 @@
+// Package jsonx is the one door to the JSON library (goccy/go-json): every
+// other package marshals and unmarshals through it, so the library can be
+// swapped or guarded in one place.
+package jsonx
+
+import (
+	"fmt"
+
+	gojson "github.com/goccy/go-json"
+)
+
+// RawMessage is raw encoded JSON, kept undecoded.
+type RawMessage = gojson.RawMessage
+
+// Marshal returns the JSON encoding of v, or an error if v cannot be encoded.
+// Characters such as & < > are written as they are: responses are JSON, not
+// HTML.
+func Marshal(v any) ([]byte, error) { return gojson.MarshalNoEscape(v) }
+
+// Unmarshal decodes data into v. It returns an error for invalid JSON or a
+// value that does not fit v; a panic inside the library is turned into an
+// error so that odd input can never take the process down.
+func Unmarshal(data []byte, v any) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("jsonx: decoder panic: %v", p)
+		}
+	}()
+	return gojson.Unmarshal(data, v)
+}
+
+// Valid reports whether data is one valid JSON value.
+func Valid(data []byte) bool { return gojson.Valid(data) }

@@ -1,0 +1,481 @@
+package transport
+
+import (
+	"crypto/subtle"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"backupmon/engine"
+	"backupmon/jsonx"
+)
+
+// adminRouter routes the admin listener (decisions.md 2).
+func (s *Server) adminRouter() fasthttp.RequestHandler {
+	r := newRouter()
+	a := func(name string, h fasthttp.RequestHandler) fasthttp.RequestHandler {
+		return s.route("admin_"+name, s.adminAuth(h))
+	}
+	const ws = "/admin/v1/workspaces/{wid}"
+	r.POST("/admin/v1/workspaces", a("workspace_create", s.adminCreateWorkspace))
+	r.GET("/admin/v1/workspaces", a("workspace_list", s.adminListWorkspaces))
+	r.GET(ws, a("workspace_get", s.adminGetWorkspace))
+	r.PATCH(ws, a("workspace_update", s.adminUpdateWorkspace))
+	r.POST(ws+"/clients", a("client_create", s.adminCreateClient))
+	r.GET(ws+"/clients", a("client_list", s.adminListClients))
+	r.PATCH(ws+"/clients/{cid}", a("client_update", s.adminUpdateClient))
+	r.POST(ws+"/jobs", a("job_create", s.adminCreateJob))
+	r.GET(ws+"/jobs", a("job_list", s.adminListJobs))
+	r.GET(ws+"/jobs/{jid}", a("job_get", s.adminGetJob))
+	r.PATCH(ws+"/jobs/{jid}", a("job_update", s.adminUpdateJob))
+	r.DELETE(ws+"/jobs/{jid}", a("job_delete", s.adminDeleteJob))
+	r.POST(ws+"/keys", a("key_create", s.adminCreateKey))
+	r.GET(ws+"/keys", a("key_list", s.adminListKeys))
+	r.DELETE(ws+"/keys/{kid}", a("key_revoke", s.adminRevokeKey))
+	r.POST(ws+"/alerts/{aid}/acknowledge", a("alert_acknowledge", s.adminAlertAction(engine.Acknowledge)))
+	r.POST(ws+"/alerts/{aid}/snooze", a("alert_snooze", s.adminAlertAction(engine.Snooze)))
+	r.POST(ws+"/alerts/{aid}/resolve", a("alert_resolve", s.adminAlertAction(engine.Resolve)))
+	r.GET(ws+"/alerts", a("alert_list", s.adminListAlerts))
+	r.GET(ws+"/activity", a("activity_list", s.adminListActivity))
+	r.POST("/admin/v1/clock", a("clock", s.adminClock))
+
+	r.GET("/livez", s.route("livez", func(ctx *fasthttp.RequestCtx) {
+		writeJSON(ctx, fasthttp.StatusOK, []byte(`{"status":"ok"}`))
+	}))
+	r.GET("/readyz", s.route("readyz", func(ctx *fasthttp.RequestCtx) {
+		if s.eng == nil || !s.eng.Ready() {
+			writeJSON(ctx, fasthttp.StatusServiceUnavailable, []byte(`{"status":"starting"}`))
+			return
+		}
+		writeJSON(ctx, fasthttp.StatusOK, []byte(`{"status":"ready"}`))
+	}))
+	r.GET("/metrics", s.metrics.handler())
+
+	r.NotFound = s.route("admin_not_found", func(ctx *fasthttp.RequestCtx) {
+		adminError(ctx, fasthttp.StatusNotFound, "NOT_FOUND", "No such endpoint")
+	})
+	r.MethodNotAllowed = s.route("admin_method_not_allowed", func(ctx *fasthttp.RequestCtx) {
+		dropOptionsFromAllow(ctx)
+		adminError(ctx, fasthttp.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", "Method not allowed")
+	})
+	r.PanicHandler = func(ctx *fasthttp.RequestCtx, p any) {
+		s.log.Error("panic in admin handler", "path", string(ctx.Path()), "panic", p)
+		ctx.Response.Reset()
+		adminError(ctx, fasthttp.StatusInternalServerError, "INTERNAL_ERROR", "Internal server error")
+	}
+	return r.Handler
+}
+
+// adminAuth checks the admin bearer token in constant time.
+func (s *Server) adminAuth(h fasthttp.RequestHandler) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		token, ok := bearer(ctx.Request.Header.Peek("Authorization"))
+		if !ok || len(s.token) == 0 || subtle.ConstantTimeCompare(token, s.token) != 1 {
+			adminError(ctx, fasthttp.StatusUnauthorized, "UNAUTHORIZED", "Missing or invalid admin token")
+			return
+		}
+		h(ctx)
+	}
+}
+
+// adminData answers {"data": v}.
+func adminData(ctx *fasthttp.RequestCtx, status int, v any) {
+	body, err := jsonx.Marshal(struct {
+		Data any `json:"data"`
+	}{v})
+	if err != nil {
+		adminError(ctx, fasthttp.StatusInternalServerError, "INTERNAL_ERROR", "Could not encode the answer")
+		return
+	}
+	writeJSON(ctx, status, body)
+}
+
+// adminFail answers an engine error in the admin shape.
+func (s *Server) adminFail(ctx *fasthttp.RequestCtx, err error) {
+	var e *engine.Error
+	switch {
+	case errors.As(err, &e):
+		switch e.Kind {
+		case engine.KindNotFound:
+			adminError(ctx, fasthttp.StatusNotFound, "NOT_FOUND", upperFirst(e.Message))
+		case engine.KindConflict:
+			adminError(ctx, fasthttp.StatusConflict, "CONFLICT", upperFirst(e.Message))
+		default:
+			adminError(ctx, fasthttp.StatusBadRequest, "INVALID_REQUEST", e.Message)
+		}
+	case errors.Is(err, engine.ErrNoDevClock):
+		adminError(ctx, fasthttp.StatusNotFound, "NOT_FOUND", "No such endpoint")
+	default:
+		s.log.Error("admin request failed", "path", string(ctx.Path()), "err", err)
+		adminError(ctx, fasthttp.StatusInternalServerError, "INTERNAL_ERROR", "The change was not recorded")
+	}
+}
+
+func upperFirst(s string) string {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return s
+	}
+	return string(s[0]-'a'+'A') + s[1:]
+}
+
+// body parses the request body; on a problem it answers and returns nil.
+func (s *Server) body(ctx *fasthttp.RequestCtx, emptyOK bool) *fields {
+	f, err := parseFields(ctx.PostBody(), emptyOK)
+	if err != nil {
+		s.adminFail(ctx, err)
+		return nil
+	}
+	return f
+}
+
+// finish answers the first problem of f and its nested objects; it returns
+// false when it answered.
+func (s *Server) finish(ctx *fasthttp.RequestCtx, fs ...*fields) bool {
+	for _, f := range fs {
+		if f == nil {
+			continue
+		}
+		if err := f.finish(); err != nil {
+			s.adminFail(ctx, err)
+			return false
+		}
+	}
+	return true
+}
+
+func workspaceInput(f *fields) engine.WorkspaceInput {
+	return engine.WorkspaceInput{
+		Name: f.str("name"), TimeZone: f.str("timeZone"), Plan: f.str("plan"), Status: f.str("status"),
+		TrialEndsAt: f.timestamp("trialEndsAt"),
+	}
+}
+
+func (s *Server) adminCreateWorkspace(ctx *fasthttp.RequestCtx) {
+	f := s.body(ctx, false)
+	if f == nil {
+		return
+	}
+	in := workspaceInput(f)
+	if !s.finish(ctx, f) {
+		return
+	}
+	v, err := s.eng.CreateWorkspace(in)
+	if err != nil {
+		s.adminFail(ctx, err)
+		return
+	}
+	adminData(ctx, fasthttp.StatusCreated, v)
+}
+
+func (s *Server) adminListWorkspaces(ctx *fasthttp.RequestCtx) {
+	adminData(ctx, fasthttp.StatusOK, s.eng.Workspaces())
+}
+
+func (s *Server) adminGetWorkspace(ctx *fasthttp.RequestCtx) {
+	v, err := s.eng.Workspace(pathParam(ctx, "wid"))
+	if err != nil {
+		s.adminFail(ctx, err)
+		return
+	}
+	adminData(ctx, fasthttp.StatusOK, v)
+}
+
+func (s *Server) adminUpdateWorkspace(ctx *fasthttp.RequestCtx) {
+	f := s.body(ctx, false)
+	if f == nil {
+		return
+	}
+	in := workspaceInput(f)
+	if !s.finish(ctx, f) {
+		return
+	}
+	v, err := s.eng.UpdateWorkspace(pathParam(ctx, "wid"), in)
+	if err != nil {
+		s.adminFail(ctx, err)
+		return
+	}
+	adminData(ctx, fasthttp.StatusOK, v)
+}
+
+func (s *Server) adminCreateClient(ctx *fasthttp.RequestCtx) {
+	f := s.body(ctx, false)
+	if f == nil {
+		return
+	}
+	in := engine.ClientInput{Name: f.str("name"), Status: f.str("status")}
+	if !s.finish(ctx, f) {
+		return
+	}
+	v, err := s.eng.CreateClient(pathParam(ctx, "wid"), in)
+	if err != nil {
+		s.adminFail(ctx, err)
+		return
+	}
+	adminData(ctx, fasthttp.StatusCreated, v)
+}
+
+func (s *Server) adminUpdateClient(ctx *fasthttp.RequestCtx) {
+	f := s.body(ctx, false)
+	if f == nil {
+		return
+	}
+	in := engine.ClientInput{Name: f.str("name"), Status: f.str("status")}
+	if !s.finish(ctx, f) {
+		return
+	}
+	v, err := s.eng.UpdateClient(pathParam(ctx, "wid"), pathParam(ctx, "cid"), in)
+	if err != nil {
+		s.adminFail(ctx, err)
+		return
+	}
+	adminData(ctx, fasthttp.StatusOK, v)
+}
+
+func (s *Server) adminListClients(ctx *fasthttp.RequestCtx) {
+	v, err := s.eng.Clients(pathParam(ctx, "wid"))
+	if err != nil {
+		s.adminFail(ctx, err)
+		return
+	}
+	adminData(ctx, fasthttp.StatusOK, v)
+}
+
+// jobInput reads a job body; it returns the nested readers so their
+// problems are reported too.
+func jobInput(f *fields) (engine.JobInput, []*fields) {
+	in := engine.JobInput{
+		ClientID: f.str("clientId"), Name: f.str("name"), Vendor: f.str("vendor"),
+		SLATarget: f.number("slaTarget"), Paused: f.boolean("paused"), PausedUntil: f.timestamp("pausedUntil"),
+	}
+	subs := []*fields{f}
+	if d, set, null := f.object("device"); set {
+		in.Device = engine.Opt[engine.DeviceInput]{Set: true, Null: null}
+		if d != nil {
+			in.Device.V = engine.DeviceInput{Name: d.str("name"), Type: d.str("type"), Hostname: d.str("hostname")}
+			subs = append(subs, d)
+		}
+	}
+	if sc, set, null := f.object("schedule"); set {
+		in.Schedule = engine.Opt[engine.ScheduleInput]{Set: true, Null: null}
+		if sc != nil {
+			in.Schedule.V = engine.ScheduleInput{IntervalMinutes: sc.integer("intervalMinutes"), ExpectedDays: sc.strings("expectedDays"), GraceMinutes: sc.integer("graceMinutes")}
+			subs = append(subs, sc)
+		}
+	}
+	return in, subs
+}
+
+func (s *Server) adminCreateJob(ctx *fasthttp.RequestCtx) {
+	f := s.body(ctx, false)
+	if f == nil {
+		return
+	}
+	in, subs := jobInput(f)
+	if !s.finish(ctx, subs...) {
+		return
+	}
+	v, err := s.eng.CreateJob(pathParam(ctx, "wid"), in)
+	if err != nil {
+		s.adminFail(ctx, err)
+		return
+	}
+	adminData(ctx, fasthttp.StatusCreated, v)
+}
+
+func (s *Server) adminUpdateJob(ctx *fasthttp.RequestCtx) {
+	f := s.body(ctx, false)
+	if f == nil {
+		return
+	}
+	in, subs := jobInput(f)
+	if !s.finish(ctx, subs...) {
+		return
+	}
+	v, err := s.eng.UpdateJob(pathParam(ctx, "wid"), pathParam(ctx, "jid"), in)
+	if err != nil {
+		s.adminFail(ctx, err)
+		return
+	}
+	adminData(ctx, fasthttp.StatusOK, v)
+}
+
+func (s *Server) adminListJobs(ctx *fasthttp.RequestCtx) {
+	v, err := s.eng.Jobs(pathParam(ctx, "wid"))
+	if err != nil {
+		s.adminFail(ctx, err)
+		return
+	}
+	adminData(ctx, fasthttp.StatusOK, v)
+}
+
+// Admin job history limits (decisions.md 2).
+const (
+	historyDefault = 100
+	historyMax     = 1000
+)
+
+func (s *Server) adminGetJob(ctx *fasthttp.RequestCtx) {
+	limit := historyDefault
+	args := ctx.QueryArgs()
+	if args.Len() > 0 {
+		var bad string
+		args.VisitAll(func(k, v []byte) {
+			if string(k) != "limit" && bad == "" {
+				bad = string(k)
+			}
+		})
+		if bad != "" {
+			adminError(ctx, fasthttp.StatusBadRequest, "INVALID_REQUEST", "unknown parameter "+strconv.Quote(bad))
+			return
+		}
+		vals := args.PeekMulti("limit")
+		n, err := 0, errors.New("limit given more than once")
+		if len(vals) == 1 && plainDigits(vals[0]) {
+			n, err = strconv.Atoi(string(vals[0]))
+		}
+		if err != nil || n < 1 || n > historyMax {
+			adminError(ctx, fasthttp.StatusBadRequest, "INVALID_REQUEST", "limit must be an integer from 1 to 1000")
+			return
+		}
+		limit = n
+	}
+	v, err := s.eng.JobDetail(pathParam(ctx, "wid"), pathParam(ctx, "jid"), limit)
+	if err != nil {
+		s.adminFail(ctx, err)
+		return
+	}
+	adminData(ctx, fasthttp.StatusOK, v)
+}
+
+func plainDigits(b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *Server) adminDeleteJob(ctx *fasthttp.RequestCtx) {
+	if err := s.eng.DeleteJob(pathParam(ctx, "wid"), pathParam(ctx, "jid")); err != nil {
+		s.adminFail(ctx, err)
+		return
+	}
+	ctx.SetStatusCode(fasthttp.StatusNoContent)
+}
+
+func (s *Server) adminCreateKey(ctx *fasthttp.RequestCtx) {
+	f := s.body(ctx, false)
+	if f == nil {
+		return
+	}
+	in := engine.KeyInput{Name: f.str("name"), Type: f.str("type"), Access: f.str("access"), Scopes: f.strings("scopes"), ExpiresAt: f.timestamp("expiresAt")}
+	if !s.finish(ctx, f) {
+		return
+	}
+	v, err := s.eng.CreateKey(pathParam(ctx, "wid"), in)
+	if err != nil {
+		s.adminFail(ctx, err)
+		return
+	}
+	adminData(ctx, fasthttp.StatusCreated, v)
+}
+
+func (s *Server) adminListKeys(ctx *fasthttp.RequestCtx) {
+	v, err := s.eng.Keys(pathParam(ctx, "wid"))
+	if err != nil {
+		s.adminFail(ctx, err)
+		return
+	}
+	adminData(ctx, fasthttp.StatusOK, v)
+}
+
+func (s *Server) adminRevokeKey(ctx *fasthttp.RequestCtx) {
+	if err := s.eng.RevokeKey(pathParam(ctx, "wid"), pathParam(ctx, "kid")); err != nil {
+		s.adminFail(ctx, err)
+		return
+	}
+	ctx.SetStatusCode(fasthttp.StatusNoContent)
+}
+
+func (s *Server) adminAlertAction(action engine.AlertAction) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		f := s.body(ctx, true)
+		if f == nil {
+			return
+		}
+		note := f.str("note")
+		var until engine.Opt[time.Time]
+		if action == engine.Snooze {
+			until = f.timestamp("until")
+		}
+		if !s.finish(ctx, f) {
+			return
+		}
+		if action == engine.Snooze && (!until.Set || until.Null) {
+			adminError(ctx, fasthttp.StatusBadRequest, "INVALID_REQUEST", "until is required")
+			return
+		}
+		v, err := s.eng.ChangeAlert(pathParam(ctx, "wid"), pathParam(ctx, "aid"), action, until.V, "admin", note.V)
+		if err != nil {
+			s.adminFail(ctx, err)
+			return
+		}
+		adminData(ctx, fasthttp.StatusOK, v)
+	}
+}
+
+func (s *Server) adminListAlerts(ctx *fasthttp.RequestCtx) {
+	v, err := s.eng.Alerts(pathParam(ctx, "wid"))
+	if err != nil {
+		s.adminFail(ctx, err)
+		return
+	}
+	adminData(ctx, fasthttp.StatusOK, v)
+}
+
+func (s *Server) adminListActivity(ctx *fasthttp.RequestCtx) {
+	v, err := s.eng.Activity(pathParam(ctx, "wid"))
+	if err != nil {
+		s.adminFail(ctx, err)
+		return
+	}
+	adminData(ctx, fasthttp.StatusOK, v)
+}
+
+func (s *Server) adminClock(ctx *fasthttp.RequestCtx) {
+	if !s.dev {
+		adminError(ctx, fasthttp.StatusNotFound, "NOT_FOUND", "No such endpoint")
+		return
+	}
+	f := s.body(ctx, true)
+	if f == nil {
+		return
+	}
+	set := f.timestamp("set")
+	adv := f.integer("advanceSeconds")
+	if !s.finish(ctx, f) {
+		return
+	}
+	if set.Null {
+		adminError(ctx, fasthttp.StatusBadRequest, "INVALID_REQUEST", "set must be an ISO 8601 date-time with a time zone, e.g. 2026-01-31T23:00:00Z")
+		return
+	}
+	if adv.Null || adv.V < 0 {
+		adminError(ctx, fasthttp.StatusBadRequest, "INVALID_REQUEST", "advanceSeconds must be a non-negative integer")
+		return
+	}
+	now, err := s.eng.SetClock(set.V, time.Duration(adv.V)*time.Second)
+	if err != nil {
+		s.adminFail(ctx, err)
+		return
+	}
+	adminData(ctx, fasthttp.StatusOK, struct {
+		Now engine.Time `json:"now"`
+	}{engine.Time(now.UnixMilli())})
+}

@@ -1,0 +1,78 @@
+package transport
+
+import (
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/valyala/fasthttp"
+	"github.com/valyala/fasthttp/fasthttpadaptor"
+)
+
+// Metrics are the figures /metrics serves in the Prometheus text format.
+type Metrics struct {
+	reg             *prometheus.Registry
+	requests        *prometheus.CounterVec
+	reportsIngested prometheus.Counter
+	walSync         prometheus.Histogram
+	walBatch        prometheus.Histogram
+	counters        sync.Map // requestKey → prometheus.Counter
+}
+
+type requestKey struct {
+	route  string
+	status int
+}
+
+// NewMetrics registers the service's metrics (and the Go runtime's) on a
+// registry of their own.
+func NewMetrics() *Metrics {
+	m := &Metrics{reg: prometheus.NewRegistry()}
+	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "backupmon_http_requests_total",
+		Help: "HTTP requests answered, by route and status.",
+	}, []string{"route", "status"})
+	m.reportsIngested = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "backupmon_reports_ingested_total",
+		Help: "Reports recorded (not duplicates).",
+	})
+	m.walSync = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "backupmon_wal_fsync_seconds",
+		Help:    "Time to write and fsync one batch of log records.",
+		Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16),
+	})
+	m.walBatch = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "backupmon_wal_batch_records",
+		Help:    "Log records made durable by one fsync.",
+		Buckets: prometheus.ExponentialBuckets(1, 2, 12),
+	})
+	m.reg.MustRegister(m.requests, m.reportsIngested, m.walSync, m.walBatch,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// ObserveWAL records one durable batch; it is the log's Observe hook.
+func (m *Metrics) ObserveWAL(records int, sync time.Duration) {
+	m.walBatch.Observe(float64(records))
+	m.walSync.Observe(sync.Seconds())
+}
+
+// Register adds a collector (e.g. an engine gauge) to the registry.
+func (m *Metrics) Register(c prometheus.Collector) { m.reg.MustRegister(c) }
+
+// countRequest counts one answered request of route.
+func (m *Metrics) countRequest(route string, status int) {
+	k := requestKey{route, status}
+	c, ok := m.counters.Load(k)
+	if !ok {
+		c, _ = m.counters.LoadOrStore(k, m.requests.WithLabelValues(route, strconv.Itoa(status)))
+	}
+	c.(prometheus.Counter).Inc()
+}
+
+func (m *Metrics) handler() fasthttp.RequestHandler {
+	return fasthttpadaptor.NewFastHTTPHandler(promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}))
+}

@@ -1,0 +1,151 @@
+package transport
+
+import (
+	crand "crypto/rand"
+	"encoding/hex"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"unicode/utf8"
+
+	"github.com/valyala/fasthttp"
+)
+
+// contentTypeJSON is the Content-Type of every JSON response (decisions.md 3).
+const contentTypeJSON = "application/json; charset=utf-8"
+
+const headerRequestID = "X-Request-Id"
+
+// Request ids: a random prefix per process and a counter, 24 hex characters
+// in all, unique across restarts in practice.
+var (
+	requestIDPrefix = func() (p [12]byte) {
+		var b [6]byte
+		if _, err := crand.Read(b[:]); err != nil {
+			panic("transport: no randomness for request ids: " + err.Error())
+		}
+		hex.Encode(p[:], b[:])
+		return p
+	}()
+	requestIDCount atomic.Uint64
+)
+
+// setRequestID gives the request its id, in the X-Request-Id header.
+func setRequestID(ctx *fasthttp.RequestCtx) {
+	var buf [24]byte
+	copy(buf[:12], requestIDPrefix[:])
+	n := requestIDCount.Add(1)
+	const digits = "0123456789abcdef"
+	for i := 23; i >= 12; i-- {
+		buf[i] = digits[n&0xf]
+		n >>= 4
+	}
+	ctx.Response.Header.SetBytesKV([]byte(headerRequestID), buf[:])
+}
+
+// requestID returns the id setRequestID gave the request.
+func requestID(ctx *fasthttp.RequestCtx) []byte {
+	return ctx.Response.Header.Peek(headerRequestID)
+}
+
+// writeJSON answers with status and an already encoded JSON body.
+func writeJSON(ctx *fasthttp.RequestCtx, status int, body []byte) {
+	ctx.SetStatusCode(status)
+	ctx.SetContentType(contentTypeJSON)
+	ctx.SetBody(body)
+}
+
+// appendJSONString appends s as a JSON string, escaping what JSON requires
+// and what must not reach an HTML page unescaped.
+func appendJSONString(b []byte, s string) []byte {
+	const hexDigits = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				b = append(b, '\\', c)
+			case c == '\n':
+				b = append(b, '\\', 'n')
+			case c == '\r':
+				b = append(b, '\\', 'r')
+			case c == '\t':
+				b = append(b, '\\', 't')
+			case c < 0x20 || c == '<' || c == '>' || c == '&':
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			default:
+				b = append(b, c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = append(b, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+		default:
+			b = append(b, s[i:i+size]...)
+		}
+		i += size
+	}
+	return append(b, '"')
+}
+
+// restError answers in the REST API's error shape (api.md 7.1):
+// {"error":{"code","message","parameter"?,"requestId"}}.
+func restError(ctx *fasthttp.RequestCtx, status int, code, message, parameter string) {
+	b := make([]byte, 0, 160)
+	b = append(b, `{"error":{"code":`...)
+	b = appendJSONString(b, code)
+	b = append(b, `,"message":`...)
+	b = appendJSONString(b, message)
+	if parameter != "" {
+		b = append(b, `,"parameter":`...)
+		b = appendJSONString(b, parameter)
+	}
+	b = append(b, `,"requestId":"`...)
+	b = append(b, requestID(ctx)...)
+	b = append(b, `"}}`...)
+	writeJSON(ctx, status, b)
+}
+
+// reportError answers in the Report API's error shape (api.md 7.2):
+// {"error":"<message>"}.
+func reportError(ctx *fasthttp.RequestCtx, status int, message string) {
+	b := make([]byte, 0, 96)
+	b = append(b, `{"error":`...)
+	b = appendJSONString(b, message)
+	b = append(b, '}')
+	writeJSON(ctx, status, b)
+}
+
+// adminError answers in the admin API's error shape (decisions.md 2):
+// {"error":{"code","message"}}.
+func adminError(ctx *fasthttp.RequestCtx, status int, code, message string) {
+	b := make([]byte, 0, 128)
+	b = append(b, `{"error":{"code":`...)
+	b = appendJSONString(b, code)
+	b = append(b, `,"message":`...)
+	b = appendJSONString(b, message)
+	b = append(b, `}}`...)
+	writeJSON(ctx, status, b)
+}
+
+func setRetryAfter(ctx *fasthttp.RequestCtx, seconds int64) {
+	ctx.Response.Header.Set("Retry-After", strconv.FormatInt(seconds, 10))
+}
+
+// dropOptionsFromAllow removes OPTIONS from the Allow header the router set:
+// OPTIONS is answered with 405 like any method a path does not take.
+func dropOptionsFromAllow(ctx *fasthttp.RequestCtx) {
+	var kept []string
+	for _, m := range strings.Split(string(ctx.Response.Header.Peek("Allow")), ",") {
+		if m = strings.TrimSpace(m); m != "" && m != fasthttp.MethodOptions {
+			kept = append(kept, m)
+		}
+	}
+	ctx.Response.Header.Set("Allow", strings.Join(kept, ", "))
+}

@@ -1,0 +1,205 @@
+// Package transport is HTTP in and out: routing, authentication, parameters,
+// JSON, headers and errors for the public APIs and the admin API. It hands
+// every change to the engine's commands and knows nothing of the log's bytes.
+package transport
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/fasthttp/router"
+	"github.com/valyala/fasthttp"
+
+	"backupmon/engine"
+)
+
+// Config wires a Server.
+type Config struct {
+	Engine     *engine.Engine
+	Logger     *slog.Logger // default slog.Default()
+	Metrics    *Metrics     // default NewMetrics()
+	AdminToken string       // required: the bearer token of the admin API
+	DevClock   bool         // serve POST /admin/v1/clock
+	TLS        *tls.Config  // serve HTTPS on the public listener when set
+}
+
+// Listener limits.
+const (
+	publicMaxBody    = 1 << 20 // larger bodies are refused before routing
+	adminMaxBody     = 1 << 20
+	readBufferSize   = 16 << 10 // also the largest request header accepted
+	readTimeout      = 15 * time.Second
+	writeTimeout     = 15 * time.Second
+	idleTimeout      = 60 * time.Second
+)
+
+// Server serves the public listener (REST and Report API under /api/v1) and
+// the admin listener (/admin/v1, /livez, /readyz, /metrics).
+type Server struct {
+	eng     *engine.Engine
+	log     *slog.Logger
+	metrics *Metrics
+	token   []byte
+	dev     bool
+	tls     *tls.Config
+
+	public *fasthttp.Server
+	admin  *fasthttp.Server
+}
+
+// New builds a Server from cfg.
+func New(cfg Config) *Server {
+	s := &Server{eng: cfg.Engine, log: cfg.Logger, metrics: cfg.Metrics, token: []byte(cfg.AdminToken), dev: cfg.DevClock, tls: cfg.TLS}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if s.metrics == nil {
+		s.metrics = NewMetrics()
+	}
+	s.public = s.newHTTPServer("public", s.publicRouter(), publicMaxBody, s.publicParseError)
+	s.admin = s.newHTTPServer("admin", s.adminRouter(), adminMaxBody, s.adminParseError)
+	return s
+}
+
+func (s *Server) newHTTPServer(name string, h fasthttp.RequestHandler, maxBody int, onParseError func(*fasthttp.RequestCtx, error)) *fasthttp.Server {
+	return &fasthttp.Server{
+		Handler:               h,
+		ErrorHandler:          onParseError,
+		ReadTimeout:           readTimeout,
+		WriteTimeout:          writeTimeout,
+		IdleTimeout:           idleTimeout,
+		MaxRequestBodySize:    maxBody,
+		ReadBufferSize:        readBufferSize,
+		NoDefaultServerHeader: true,
+		NoDefaultContentType:  true,
+		CloseOnShutdown:       true,
+		Logger:                fasthttpLogger{s.log.With("listener", name)},
+		SecureErrorLogMessage: true,
+	}
+}
+
+// ServePublic serves the public APIs on ln until Shutdown.
+func (s *Server) ServePublic(ln net.Listener) error {
+	if s.tls != nil {
+		ln = tls.NewListener(ln, s.tls)
+	}
+	return s.public.Serve(ln)
+}
+
+// ServeAdmin serves the admin API on ln until Shutdown.
+func (s *Server) ServeAdmin(ln net.Listener) error { return s.admin.Serve(ln) }
+
+// Shutdown stops accepting connections and waits for requests in progress.
+func (s *Server) Shutdown(ctx context.Context) error {
+	return errors.Join(s.public.ShutdownWithContext(ctx), s.admin.ShutdownWithContext(ctx))
+}
+
+// newRouter returns a router with path fixing and automatic OPTIONS off: the
+// contract answers those itself.
+func newRouter() *router.Router {
+	r := router.New()
+	r.RedirectTrailingSlash = false
+	r.RedirectFixedPath = false
+	r.HandleOPTIONS = false
+	r.HandleMethodNotAllowed = true
+	return r
+}
+
+// route wraps a handler: request id first, then the handler, then the
+// request counted under the route's name.
+func (s *Server) route(name string, h fasthttp.RequestHandler) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		h(ctx)
+		s.metrics.countRequest(name, ctx.Response.StatusCode())
+	}
+}
+
+func (s *Server) publicRouter() fasthttp.RequestHandler {
+	r := newRouter()
+	r.POST("/api/v1/jobs/{jobId}/report", s.route("report", s.report))
+	r.NotFound = s.route("not_found", func(ctx *fasthttp.RequestCtx) {
+		restError(ctx, fasthttp.StatusNotFound, "NOT_FOUND", "No such endpoint", "")
+	})
+	r.MethodNotAllowed = s.route("method_not_allowed", func(ctx *fasthttp.RequestCtx) {
+		// The router lists OPTIONS too; the contract answers it with 405.
+		if isReportPath(ctx.Request.URI().PathOriginal()) {
+			ctx.Response.Header.Set("Allow", "POST")
+		} else {
+			ctx.Response.Header.Set("Allow", "GET")
+		}
+		restError(ctx, fasthttp.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", "Method not allowed", "")
+	})
+	r.PanicHandler = func(ctx *fasthttp.RequestCtx, p any) {
+		s.log.Error("panic in public handler", "path", string(ctx.Path()), "panic", fmt.Sprint(p))
+		ctx.Response.Reset()
+		setRequestID(ctx)
+		if isReportPath(ctx.Request.URI().PathOriginal()) {
+			reportError(ctx, fasthttp.StatusInternalServerError, msgNotRecorded)
+		} else {
+			restError(ctx, fasthttp.StatusInternalServerError, "INTERNAL_ERROR", "Internal server error; retry", "")
+		}
+		s.metrics.countRequest("panic", fasthttp.StatusInternalServerError)
+	}
+	h := r.Handler
+	return func(ctx *fasthttp.RequestCtx) {
+		setRequestID(ctx)
+		h(ctx)
+	}
+}
+
+// isReportPath reports whether a raw path is /api/v1/jobs/<id>/report.
+func isReportPath(p []byte) bool {
+	const pre, suf = "/api/v1/jobs/", "/report"
+	return len(p) > len(pre)+len(suf) && bytes.HasPrefix(p, []byte(pre)) && bytes.HasSuffix(p, []byte(suf)) &&
+		bytes.IndexByte(p[len(pre):len(p)-len(suf)], '/') < 0
+}
+
+// publicParseError answers requests fasthttp could not read (too large,
+// malformed, too slow) in the contract's shapes.
+func (s *Server) publicParseError(ctx *fasthttp.RequestCtx, err error) {
+	setRequestID(ctx)
+	status, msg := parseErrorStatus(err)
+	if isReportPath(ctx.Request.URI().PathOriginal()) {
+		if status == fasthttp.StatusRequestEntityTooLarge {
+			msg = msgBodyTooLarge
+		}
+		reportError(ctx, status, msg)
+	} else {
+		restError(ctx, status, "INVALID_REQUEST", msg, "")
+	}
+	s.metrics.countRequest("unreadable", status)
+}
+
+func (s *Server) adminParseError(ctx *fasthttp.RequestCtx, err error) {
+	status, msg := parseErrorStatus(err)
+	adminError(ctx, status, "INVALID_REQUEST", msg)
+	s.metrics.countRequest("admin_unreadable", status)
+}
+
+func parseErrorStatus(err error) (int, string) {
+	var small *fasthttp.ErrSmallBuffer
+	var netErr net.Error
+	switch {
+	case errors.Is(err, fasthttp.ErrBodyTooLarge):
+		return fasthttp.StatusRequestEntityTooLarge, "Request body too large"
+	case errors.As(err, &small):
+		return fasthttp.StatusRequestHeaderFieldsTooLarge, "Request header too large"
+	case errors.As(err, &netErr) && netErr.Timeout():
+		return fasthttp.StatusRequestTimeout, "Request timeout"
+	}
+	return fasthttp.StatusBadRequest, "Malformed HTTP request"
+}
+
+// fasthttpLogger sends fasthttp's own messages to slog.
+type fasthttpLogger struct{ l *slog.Logger }
+
+func (f fasthttpLogger) Printf(format string, args ...any) {
+	f.l.Warn(strings.TrimSpace(fmt.Sprintf(format, args...)))
+}

@@ -1,0 +1,165 @@
+package wal
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	tidwall "github.com/tidwall/wal"
+)
+
+// truncationFiles returns the names of the START and END files tidwall
+// leaves behind when a TruncateFront or TruncateBack is interrupted.
+func truncationFiles(dir string) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range ents {
+		name := e.Name()
+		if e.IsDir() || len(name) < 20 {
+			continue
+		}
+		if index, err := strconv.ParseUint(name[:20], 10, 64); err != nil || index == 0 {
+			continue
+		}
+		if (len(name) == 26 && strings.HasSuffix(name, ".START")) ||
+			(len(name) == 24 && strings.HasSuffix(name, ".END")) {
+			names = append(names, name)
+		}
+	}
+	return names, nil
+}
+
+// finishTruncation lets tidwall's own Open finish a truncation a crash
+// interrupted, before the tail is scanned. tidwall renames and removes the
+// files before it reads the last segment, so a torn tail (ErrCorrupt) does
+// not stop the clean-up; the tail is repaired afterwards. It returns an error
+// when START or END files are still there after tidwall's Open.
+func finishTruncation(dir string, opts Options) error {
+	pending, err := truncationFiles(dir)
+	if err != nil || len(pending) == 0 {
+		return err
+	}
+	tl, err := tidwall.Open(dir, tidwallOptions(opts))
+	if err == nil {
+		err = tl.Close()
+	}
+	if err != nil && !errors.Is(err, tidwall.ErrCorrupt) {
+		return fmt.Errorf("finish interrupted truncation: %w", err)
+	}
+	left, lerr := truncationFiles(dir)
+	if lerr != nil {
+		return lerr
+	}
+	if len(left) > 0 {
+		return fmt.Errorf("finish interrupted truncation: %s still present (tidwall: %v)", strings.Join(left, ", "), err)
+	}
+	opts.Logger.Info("wal: finished interrupted truncation", "dir", dir, "files", pending)
+	return nil
+}
+
+// repairTail scans the last segment in dir. A clean segment is left alone.
+// A segment that ends in damage with no valid entry after it is a torn tail:
+// the damaged bytes are saved to <segment>.broken and the segment is cut at
+// the end of its last valid entry. Damage followed by a valid entry returns a
+// *corruptError and changes nothing.
+func repairTail(dir string, logger *slog.Logger) error {
+	segs, err := listSegments(dir)
+	if err != nil || len(segs) == 0 {
+		return err
+	}
+	last := segs[len(segs)-1]
+	path := filepath.Join(dir, last.name)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	r := scanSegment(data)
+	if r.damage == nil {
+		return nil
+	}
+	if r.resync >= 0 {
+		return &corruptError{file: last.name, offset: r.valid, reason: r.damage, follow: true}
+	}
+	broken, err := saveBroken(path, data[r.valid:])
+	if err != nil {
+		return fmt.Errorf("save torn tail of %s: %w", last.name, err)
+	}
+	if err := syncDir(dir); err != nil {
+		return err
+	}
+	if err := cutFile(path, int64(r.valid)); err != nil {
+		return fmt.Errorf("cut torn tail of %s: %w", last.name, err)
+	}
+	if err := syncDir(dir); err != nil {
+		return err
+	}
+	logger.Warn("wal: cut torn tail",
+		"file", path, "offset", r.valid, "bytes", len(data)-r.valid,
+		"reason", r.damage.Error(), "records_kept", r.records, "saved_to", broken)
+	return nil
+}
+
+// saveBroken writes b to a new file next to path, named <path>.broken (or
+// <path>.broken.N when that exists already), fsyncs it and returns its name.
+func saveBroken(path string, b []byte) (string, error) {
+	name := path + ".broken"
+	for i := 1; ; i++ {
+		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o640)
+		if errors.Is(err, fs.ErrExist) {
+			name = fmt.Sprintf("%s.broken.%d", path, i)
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		_, err = f.Write(b)
+		if err == nil {
+			err = f.Sync()
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		return name, err
+	}
+}
+
+// cutFile truncates the file at path to size bytes and fsyncs it.
+func cutFile(path string, size int64) error {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	err = f.Truncate(size)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// syncDir fsyncs the directory dir, making file creations, renames and
+// removals in it durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("sync dir %s: %w", dir, err)
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("sync dir %s: %w", dir, err)
+	}
+	return nil
+}
