@@ -189,8 +189,8 @@ func daysList(days uint8) []string {
 func (w *workspace) jobView(j *job, now int64) JobView {
 	v := JobView{
 		ID: j.id.String(), Name: j.name, ClientID: j.client.id.String(), ClientName: j.client.name,
-		Device:     DeviceView{ID: j.device.id.String(), Name: j.device.name, Type: j.device.typ, Hostname: j.device.hostname},
-		Vendor:     j.vendor, VendorName: VendorName(j.vendor),
+		Device: DeviceView{ID: j.device.id.String(), Name: j.device.name, Type: j.device.typ, Hostname: j.device.hostname},
+		Vendor: j.vendor, VendorName: VendorName(j.vendor),
 		Status:     w.jobStatus(j, now),
 		LastResult: resultName(j.lastResult), LastReportAt: NullTime(j.lastReportAt),
 		LastSuccessAt: NullTime(j.lastSuccessAt), LastFailureAt: NullTime(j.lastFailureAt),

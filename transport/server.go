@@ -32,12 +32,12 @@ type Config struct {
 
 // Listener limits.
 const (
-	publicMaxBody    = 1 << 20 // larger bodies are refused before routing
-	adminMaxBody     = 1 << 20
-	readBufferSize   = 16 << 10 // also the largest request header accepted
-	readTimeout      = 15 * time.Second
-	writeTimeout     = 15 * time.Second
-	idleTimeout      = 60 * time.Second
+	publicMaxBody  = 1 << 20 // larger bodies are refused before routing
+	adminMaxBody   = 1 << 20
+	readBufferSize = 16 << 10 // also the largest request header accepted
+	readTimeout    = 15 * time.Second
+	writeTimeout   = 15 * time.Second
+	idleTimeout    = 60 * time.Second
 )
 
 // Server serves the public listener (REST and Report API under /api/v1) and

@@ -308,4 +308,3 @@ func setPath(body map[string]any, path string, v any) {
 	}
 	m[parts[len(parts)-1]] = v
 }
-

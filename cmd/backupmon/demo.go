@@ -61,7 +61,7 @@ func createDemo(eng *engine.Engine, dataDir string, logger *slog.Logger) error {
 		}
 		j, err := eng.CreateJob(ws.ID, engine.JobInput{
 			ClientID: engine.Some(clients[d.client]), Name: engine.Some(d.name), Vendor: engine.Some(d.vendor),
-			Device: engine.Some(engine.DeviceInput{Name: engine.Some(d.device), Type: engine.Some(d.devType), Hostname: engine.Some(d.host)}),
+			Device:   engine.Some(engine.DeviceInput{Name: engine.Some(d.device), Type: engine.Some(d.devType), Hostname: engine.Some(d.host)}),
 			Schedule: engine.Some(engine.ScheduleInput{IntervalMinutes: engine.Some(int64(1440)), GraceMinutes: engine.Some(int64(120))}),
 		})
 		if err != nil {
