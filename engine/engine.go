@@ -102,7 +102,7 @@ func Open(opts Options) (*Engine, error) {
 
 	start := time.Now()
 	from := uint64(1)
-	snapLSN, err := snapshot.Load(e.snapDir(), func(lsn uint64, r io.Reader) error {
+	snapLSN, err := e.snaps().Load(e.snapDir(), func(lsn uint64, r io.Reader) error {
 		e.reset()
 		return e.loadSnapshot(r)
 	})

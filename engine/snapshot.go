@@ -35,7 +35,7 @@ func (e *Engine) Snapshot() error {
 	start := time.Now()
 	from := e.log.NextLSN()
 	var size int64
-	path, err := snapshot.Write(e.snapDir(), from, func(w io.Writer) error {
+	path, err := e.snaps().Write(e.snapDir(), from, func(w io.Writer) error {
 		cw := &countingWriter{w: w}
 		bw := bufio.NewWriterSize(cw, 1<<20)
 		if err := e.writeSnapshot(bw); err != nil {
@@ -51,7 +51,7 @@ func (e *Engine) Snapshot() error {
 		return fmt.Errorf("snapshot at %d: %w", from, err)
 	}
 	e.lastSnapLSN.Store(from)
-	oldest, err := snapshot.Prune(e.snapDir(), e.opts.SnapshotsKept)
+	oldest, err := e.snaps().Prune(e.snapDir(), e.opts.SnapshotsKept)
 	if err != nil {
 		return fmt.Errorf("prune snapshots: %w", err)
 	}
@@ -500,3 +500,5 @@ func count(r *codec.Reader) int {
 	}
 	return int(n)
 }
+
+func (e *Engine) snaps() snapshot.Options { return snapshot.Options{Logger: e.logger} }
