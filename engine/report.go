@@ -222,26 +222,57 @@ type ImportInput struct {
 	Source          string
 }
 
-// ImportReport records a result as if it had been received at
-// in.ReceivedAt, with the same rules (superseded, alerts, recovery) as a
-// live report, but none of the request limits. It returns ErrFailed when the
-// log fails and a KindNotFound error for an unknown workspace or job.
+// ImportReport records one past result; see ImportReports.
 func (e *Engine) ImportReport(wsID, jobID string, in ImportInput) error {
+	return e.ImportReports(wsID, jobID, []ImportInput{in})
+}
+
+// ImportReports records past results of one job, oldest first, as if each
+// had been received at its ReceivedAt, with the same rules (superseded,
+// alerts, recovery) as live reports but none of the request limits. All are
+// decided in one actor turn and the call returns once the last is durable.
+// It returns ErrFailed when the log fails and a KindNotFound error for an
+// unknown workspace or job.
+func (e *Engine) ImportReports(wsID, jobID string, list []ImportInput) error {
 	a, err := e.workspaceActor(wsID)
 	if err != nil {
 		return err
 	}
-	if in.Status < ReportOK || in.Status > ReportFailed {
-		return invalid("status", "status must be ok, warn or failed")
+	for _, in := range list {
+		if in.Status < ReportOK || in.Status > ReportFailed {
+			return invalid("status", "status must be ok, warn or failed")
+		}
 	}
-	_, err = change(a, func(w *workspace, _ int64) (decision[struct{}], error) {
+	ch := make(chan error, 1)
+	a.inbox <- func(w *workspace) {
 		j := w.job(jobID)
 		if j == nil {
-			return decision[struct{}]{}, notFound("job")
+			ch <- notFound("job")
+			return
 		}
-		at := in.ReceivedAt.UnixMilli()
-		rec := w.decideReport(j, &ReportInput{Status: in.Status, DurationSeconds: in.DurationSeconds, SizeBytes: in.SizeBytes}, at, in.Source)
-		return decision[struct{}]{rec: rec}, nil
-	})
-	return err
+		var last wal.Entry
+		for _, in := range list {
+			at := in.ReceivedAt.UnixMilli()
+			rec := w.decideReport(j, &ReportInput{Status: in.Status, DurationSeconds: in.DurationSeconds, SizeBytes: in.SizeBytes}, at, in.Source)
+			if err := a.applyNew(rec); err != nil {
+				ch <- err
+				return
+			}
+			if last != nil {
+				e.submit(last, func(uint64, error) {})
+			}
+			last = rec
+		}
+		if last == nil {
+			ch <- nil
+			return
+		}
+		e.submit(last, func(_ uint64, err error) {
+			if err != nil {
+				err = ErrFailed
+			}
+			ch <- err
+		})
+	}
+	return <-ch
 }
