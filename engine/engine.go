@@ -35,6 +35,9 @@ type Options struct {
 	SnapshotInterval time.Duration
 	// SnapshotsKept is how many snapshots stay on disk; default 2.
 	SnapshotsKept int
+	// RetentionDays drops results and resolved alerts older than this many
+	// days (at each snapshot); 0 keeps everything.
+	RetentionDays int
 }
 
 // Engine is the whole in-memory state: a registry of workspace actors, the

@@ -124,7 +124,11 @@ func (e *Engine) writeSnapshot(bw *bufio.Writer) error {
 	}
 	var lenBuf [binary.MaxVarintLen64]byte
 	for _, a := range actors {
-		blob := ask(a, func(w *workspace) []byte { return w.encode(e.nowMs()) })
+		blob := ask(a, func(w *workspace) []byte {
+			now := e.nowMs()
+			w.prune(now, int64(e.opts.RetentionDays)*msPerDay)
+			return w.encode(now)
+		})
 		n := binary.PutUvarint(lenBuf[:], uint64(len(blob)))
 		if _, err := bw.Write(lenBuf[:n]); err != nil {
 			return err

@@ -129,10 +129,11 @@ func run(cfg *serveConfig, logger *slog.Logger) error {
 	}
 	metrics := transport.NewMetrics()
 	eng, err := engine.Open(engine.Options{
-		Dir:    cfg.data,
-		Clock:  clock,
-		Logger: logger,
-		WAL:    walOptions(logger, metrics),
+		Dir:           cfg.data,
+		Clock:         clock,
+		Logger:        logger,
+		WAL:           walOptions(logger, metrics),
+		RetentionDays: cfg.retentionDays,
 	})
 	if err != nil {
 		return err

@@ -1,0 +1,39 @@
+package engine
+
+// prune drops what the retention rules no longer keep: results received
+// before now − retention, resolved alerts resolved before it, and
+// idempotency keys older than 30 days. It runs in the actor just before the
+// workspace is written to a snapshot, so the snapshot and the live state
+// agree; it needs no log record because it depends only on time.
+func (w *workspace) prune(now, retentionMs int64) {
+	if retentionMs > 0 {
+		cut := now - retentionMs
+		for _, j := range w.jobs {
+			n := 0
+			for n < len(j.results) && j.results[n].receivedAt < cut {
+				n++
+			}
+			if n > 0 {
+				// Copy what is kept so the dropped results' memory is freed.
+				j.results = append([]result(nil), j.results[n:]...)
+			}
+		}
+		kept := w.alertLog[:0]
+		for _, a := range w.alertLog {
+			if a.status == alertResolved && a.resolvedAt < cut {
+				delete(w.alerts, a.id)
+				continue
+			}
+			kept = append(kept, a)
+		}
+		clear(w.alertLog[len(kept):])
+		w.alertLog = kept
+	}
+	for _, j := range w.jobs {
+		for k, ent := range j.idem {
+			if now-ent.at >= idemKeepMs && !ent.pending.Load() {
+				delete(j.idem, k)
+			}
+		}
+	}
+}
