@@ -1,14 +1,12 @@
 package transport
 
 import (
-	"bytes"
 	"math"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"backupmon/engine"
-	"backupmon/jsonx"
 )
 
 // Report API messages (api.md 7.2, decisions.md 3). Their bytes are part of
@@ -46,15 +44,11 @@ const (
 // for the first problem found, in the order JSON, status, size_bytes,
 // duration_seconds, idempotency key; or "" when the body is good.
 func parseReportBody(body []byte, idemHeader string, in *engine.ReportInput) (status string, problem string) {
-	trimmed := bytes.TrimLeft(body, " \t\r\n")
-	if len(trimmed) == 0 || trimmed[0] != '{' {
+	var vals [len(reportFields)][]byte
+	if !scanObject(body, reportFields[:], vals[:]) {
 		return "", msgInvalidJSON
 	}
-	var fields map[string]jsonx.RawMessage
-	if err := jsonx.Unmarshal(body, &fields); err != nil || fields == nil {
-		return "", msgInvalidJSON
-	}
-	raw, ok := present(fields, "status")
+	raw, ok := present(vals[fStatus])
 	if !ok {
 		return "", msgBadStatus
 	}
@@ -67,11 +61,7 @@ func parseReportBody(body []byte, idemHeader string, in *engine.ReportInput) (st
 		status, in.Status = "failed", engine.ReportFailed
 	default:
 		// A string with escapes ("\u006fk") still names a status.
-		var s string
-		if jsonx.Unmarshal(raw, &s) != nil {
-			return "", msgBadStatus
-		}
-		switch s {
+		switch s, _ := jsonString(raw); s {
 		case "ok":
 			status, in.Status = "ok", engine.ReportOK
 		case "warn":
@@ -83,7 +73,7 @@ func parseReportBody(body []byte, idemHeader string, in *engine.ReportInput) (st
 		}
 	}
 	in.SizeBytes = -1
-	if raw, ok := present(fields, "size_bytes"); ok {
+	if raw, ok := present(vals[fSize]); ok {
 		v, ok := jsonNumber(raw)
 		if !ok || v < 0 || v >= math.MaxInt64 {
 			return "", msgBadSize
@@ -91,16 +81,15 @@ func parseReportBody(body []byte, idemHeader string, in *engine.ReportInput) (st
 		in.SizeBytes = int64(math.Floor(v + 0.5))
 	}
 	in.DurationSeconds = -1
-	if raw, ok := present(fields, "duration_seconds"); ok {
+	if raw, ok := present(vals[fDuration]); ok {
 		v, ok := jsonNumber(raw)
 		if !ok || v < 0 || v > maxDurationSeconds {
 			return "", msgBadDuration
 		}
 		in.DurationSeconds = int64(math.Floor(v + 0.5))
 	}
-	if raw, ok := present(fields, "timestamp"); ok {
-		var s string
-		if raw[0] == '"' && jsonx.Unmarshal(raw, &s) == nil {
+	if raw, ok := present(vals[fTimestamp]); ok {
+		if s, ok := jsonString(raw); ok {
 			if ts, ok := parseTimestamp(s); ok {
 				in.TimestampMs = ts.T.UnixMilli()
 				in.TimestampLocal = !ts.Zoned
@@ -109,8 +98,8 @@ func parseReportBody(body []byte, idemHeader string, in *engine.ReportInput) (st
 	}
 	key := idemHeader
 	if key == "" {
-		if raw, ok := present(fields, "idempotency_key"); ok {
-			if raw[0] != '"' || jsonx.Unmarshal(raw, &key) != nil {
+		if raw, ok := present(vals[fIdem]); ok {
+			if key, ok = jsonString(raw); !ok {
 				return "", msgIdemNotString
 			}
 		}
@@ -123,14 +112,20 @@ func parseReportBody(body []byte, idemHeader string, in *engine.ReportInput) (st
 	return status, ""
 }
 
+// The body fields a report reads, by index.
+const (
+	fStatus = iota
+	fSize
+	fDuration
+	fTimestamp
+	fIdem
+)
+
+var reportFields = [...]string{"status", "size_bytes", "duration_seconds", "timestamp", "idempotency_key"}
+
 // present returns a field's raw value unless it is absent or null (null in
 // an optional field means absent).
-func present(fields map[string]jsonx.RawMessage, name string) (jsonx.RawMessage, bool) {
-	raw, ok := fields[name]
-	if !ok {
-		return nil, false
-	}
-	raw = bytes.TrimSpace(raw)
+func present(raw []byte) ([]byte, bool) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, false
 	}

@@ -1,0 +1,282 @@
+package transport
+
+import (
+	"bytes"
+
+	"backupmon/jsonx"
+)
+
+// maxJSONDepth is the deepest nesting accepted, as in encoding/json.
+const maxJSONDepth = 10000
+
+// scanObject checks that b is exactly one JSON object (with optional
+// surrounding whitespace) and, for each top-level member whose key is in
+// names, stores the raw value in vals at the key's index; a key given twice
+// keeps its last value, as encoding/json does. It allocates nothing unless a
+// key holds an escape. It returns false for anything that is not valid JSON
+// or not an object.
+//
+// It is the report path's parser: a full syntax check without building
+// values, so a report body costs no allocation to read.
+func scanObject(b []byte, names []string, vals [][]byte) bool {
+	s := scanner{b: b, names: names, vals: vals}
+	s.space()
+	if s.i >= len(b) || b[s.i] != '{' || !s.object(1) {
+		return false
+	}
+	s.space()
+	return s.i == len(b)
+}
+
+// keyIndex returns the index in names of a raw (still escaped) key, or -1.
+func keyIndex(raw []byte, names []string) int {
+	if bytes.IndexByte(raw, '\\') >= 0 {
+		var k string
+		quoted := make([]byte, 0, len(raw)+2)
+		quoted = append(append(append(quoted, '"'), raw...), '"')
+		if jsonx.Unmarshal(quoted, &k) != nil {
+			return -1
+		}
+		raw = []byte(k)
+	}
+	for i, n := range names {
+		if string(raw) == n {
+			return i
+		}
+	}
+	return -1
+}
+
+type scanner struct {
+	b     []byte
+	i     int
+	names []string // keys whose top-level values are wanted
+	vals  [][]byte // their raw values, by index in names
+}
+
+func (s *scanner) space() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// value checks one JSON value starting at s.i.
+func (s *scanner) value(depth int) bool {
+	if s.i >= len(s.b) {
+		return false
+	}
+	switch c := s.b[s.i]; {
+	case c == '{':
+		return s.object(depth + 1)
+	case c == '[':
+		return s.array(depth + 1)
+	case c == '"':
+		return s.string()
+	case c == '-' || (c >= '0' && c <= '9'):
+		return s.number()
+	case c == 't':
+		return s.literal("true")
+	case c == 'f':
+		return s.literal("false")
+	case c == 'n':
+		return s.literal("null")
+	}
+	return false
+}
+
+func (s *scanner) literal(word string) bool {
+	if len(s.b)-s.i < len(word) || string(s.b[s.i:s.i+len(word)]) != word {
+		return false
+	}
+	s.i += len(word)
+	return true
+}
+
+func (s *scanner) object(depth int) bool {
+	if depth > maxJSONDepth {
+		return false
+	}
+	s.i++ // {
+	s.space()
+	if s.i < len(s.b) && s.b[s.i] == '}' {
+		s.i++
+		return true
+	}
+	for {
+		s.space()
+		kStart := s.i
+		if !s.string() {
+			return false
+		}
+		key := s.b[kStart+1 : s.i-1]
+		s.space()
+		if s.i >= len(s.b) || s.b[s.i] != ':' {
+			return false
+		}
+		s.i++
+		s.space()
+		vStart := s.i
+		if !s.value(depth) {
+			return false
+		}
+		if depth == 1 {
+			if k := keyIndex(key, s.names); k >= 0 {
+				s.vals[k] = s.b[vStart:s.i]
+			}
+		}
+		s.space()
+		if s.i >= len(s.b) {
+			return false
+		}
+		switch s.b[s.i] {
+		case ',':
+			s.i++
+		case '}':
+			s.i++
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+func (s *scanner) array(depth int) bool {
+	if depth > maxJSONDepth {
+		return false
+	}
+	s.i++ // [
+	s.space()
+	if s.i < len(s.b) && s.b[s.i] == ']' {
+		s.i++
+		return true
+	}
+	for {
+		s.space()
+		if !s.value(depth) {
+			return false
+		}
+		s.space()
+		if s.i >= len(s.b) {
+			return false
+		}
+		switch s.b[s.i] {
+		case ',':
+			s.i++
+		case ']':
+			s.i++
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// string checks a JSON string starting at its opening quote. Bytes of 0x80
+// and above pass as they are (encoding/json accepts invalid UTF-8 too).
+func (s *scanner) string() bool {
+	if s.i >= len(s.b) || s.b[s.i] != '"' {
+		return false
+	}
+	s.i++
+	for s.i < len(s.b) {
+		c := s.b[s.i]
+		switch {
+		case c == '"':
+			s.i++
+			return true
+		case c < 0x20:
+			return false
+		case c == '\\':
+			s.i++
+			if s.i >= len(s.b) {
+				return false
+			}
+			switch s.b[s.i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				s.i++
+			case 'u':
+				if len(s.b)-s.i < 5 {
+					return false
+				}
+				for _, h := range s.b[s.i+1 : s.i+5] {
+					if !isHex(h) {
+						return false
+					}
+				}
+				s.i += 5
+			default:
+				return false
+			}
+		default:
+			s.i++
+		}
+	}
+	return false
+}
+
+func isHex(c byte) bool {
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
+}
+
+// number checks -?(0|[1-9]d*)(.d+)?([eE][+-]?d+)?
+func (s *scanner) number() bool {
+	b := s.b
+	if s.i < len(b) && b[s.i] == '-' {
+		s.i++
+	}
+	switch {
+	case s.i < len(b) && b[s.i] == '0':
+		s.i++
+	case s.i < len(b) && b[s.i] >= '1' && b[s.i] <= '9':
+		for s.i < len(b) && b[s.i] >= '0' && b[s.i] <= '9' {
+			s.i++
+		}
+	default:
+		return false
+	}
+	if s.i < len(b) && b[s.i] == '.' {
+		s.i++
+		start := s.i
+		for s.i < len(b) && b[s.i] >= '0' && b[s.i] <= '9' {
+			s.i++
+		}
+		if s.i == start {
+			return false
+		}
+	}
+	if s.i < len(b) && (b[s.i] == 'e' || b[s.i] == 'E') {
+		s.i++
+		if s.i < len(b) && (b[s.i] == '+' || b[s.i] == '-') {
+			s.i++
+		}
+		start := s.i
+		for s.i < len(b) && b[s.i] >= '0' && b[s.i] <= '9' {
+			s.i++
+		}
+		if s.i == start {
+			return false
+		}
+	}
+	return true
+}
+
+// jsonString returns the text of a raw JSON string value (quotes included in
+// raw); false when raw is not a string.
+func jsonString(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' {
+		return "", false
+	}
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw[1 : len(raw)-1]), true
+	}
+	var v string
+	if jsonx.Unmarshal(raw, &v) != nil {
+		return "", false
+	}
+	return v, true
+}
