@@ -58,7 +58,7 @@ func (w *workspace) apply(rec wal.Entry, hooks applyHooks) error {
 	case *wal.JobDeleted:
 		err = w.applyJobDeleted(r)
 	case *wal.KeyCreated:
-		k := &apiKey{id: r.ID, name: r.Name, typ: r.KeyType, prefix: r.Prefix, hash: r.Hash, scopes: r.Scopes, readWrite: r.ReadWrite, createdAt: r.CreatedAt, expiresAt: r.ExpiresAt}
+		k := &apiKey{id: r.ID, name: r.Name, typ: r.KeyType, prefix: r.Prefix, source: "api:" + r.Prefix, hash: r.Hash, scopes: r.Scopes, readWrite: r.ReadWrite, createdAt: r.CreatedAt, expiresAt: r.ExpiresAt}
 		w.keys[r.ID] = k
 		w.ids.observe(r.ID)
 		w.addActivity(activity{id: r.ActivityID, at: r.CreatedAt, typ: "key.created", actor: "admin", keyID: r.ID, keyName: r.Name})

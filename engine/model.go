@@ -143,6 +143,7 @@ type apiKey struct {
 	name      string
 	typ       string // rest, report, assistant
 	prefix    string
+	source    string // "api:" + prefix, the source of the results it reports
 	hash      [32]byte
 	scopes    uint8
 	readWrite bool

@@ -142,7 +142,7 @@ func (a *actor) report(w *workspace, keyID ID, in *ReportInput, reply chan<- Rep
 			return
 		}
 	}
-	rec := w.decideReport(j, in, now, "api:"+k.prefix)
+	rec := w.decideReport(j, in, now, k.source)
 	if err := a.applyNew(rec); err != nil {
 		a.eng.logger.Error("apply report", "workspace", w.id, "job", j.id, "err", err)
 		reply <- ReportReply{Outcome: ReportNotRecorded}

@@ -385,6 +385,7 @@ func decodeWorkspace(blob []byte) (*workspace, error) {
 		k := &apiKey{}
 		r.Fixed(k.id[:])
 		k.name, k.typ, k.prefix = r.String(), r.String(), r.String()
+		k.source = "api:" + k.prefix
 		r.Fixed(k.hash[:])
 		k.scopes = r.Byte()
 		k.readWrite = r.Bool()
