@@ -444,8 +444,13 @@ func (e *Engine) CreateJob(wsID string, in JobInput) (JobView, error) {
 		}
 		sla = in.SLATarget.V
 	}
-	if in.Paused.Set || in.PausedUntil.Set {
-		return JobView{}, invalid("paused", "a job is created monitored; pause it with an update")
+	// A job is created monitored; it is paused with an update. The message
+	// names the field sent (decisions.md 2).
+	if in.Paused.Set {
+		return JobView{}, invalid("paused", "paused cannot be set when a job is created; pause it with an update")
+	}
+	if in.PausedUntil.Set {
+		return JobView{}, invalid("pausedUntil", "pausedUntil cannot be set when a job is created; pause it with an update")
 	}
 	return change(a, func(w *workspace, now int64) (decision[JobView], error) {
 		c := w.client(in.ClientID.V)

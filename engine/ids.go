@@ -47,11 +47,15 @@ func ParseID(s string) (ID, bool) {
 	if len(s) != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-' {
 		return id, false
 	}
+	// Hex pairs sit at fixed places between the four dashes; a dash
+	// anywhere else is not a hex digit. (Skipping any dash, as this did
+	// before, let a fifth dash shift the pairs so that the last one read
+	// past the end: "00000000-0000-0000-0000--00000000000" panicked.)
 	j := 0
-	for i := 0; i < 36; {
-		if s[i] == '-' {
+	for i := 0; i < 36; i += 2 {
+		switch i {
+		case 8, 13, 18, 23:
 			i++
-			continue
 		}
 		hi, ok1 := unhex(s[i])
 		lo, ok2 := unhex(s[i+1])
@@ -60,7 +64,6 @@ func ParseID(s string) (ID, bool) {
 		}
 		id[j] = hi<<4 | lo
 		j++
-		i += 2
 	}
 	return id, true
 }

@@ -173,7 +173,7 @@ func (w *workspace) decideReport(j *job, in *ReportInput, now int64, source stri
 	ts := in.TimestampMs
 	if ts != 0 && in.TimestampLocal {
 		t := msTime(ts)
-		ts = time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), w.loc).UnixMilli()
+		ts = localTime(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), w.loc).UnixMilli()
 	}
 	if ts != 0 && ts <= now+timestampFutureMs && ts >= now-timestampPastMs {
 		completed = ts

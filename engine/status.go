@@ -66,12 +66,30 @@ func nextDue(base, intervalMinutes int64, days uint8, loc *time.Location) int64 
 	y, m, d := t.Date()
 	hh, mm, ss := t.Clock()
 	for i := 1; i <= 7; i++ {
-		n := time.Date(y, m, d+i, hh, mm, ss, t.Nanosecond(), loc)
-		if days&(1<<uint(n.Weekday())) != 0 {
-			return n.UnixMilli()
+		// The weekday is the calendar's: the day is chosen first, then the
+		// time on it.
+		if days&(1<<uint(time.Date(y, m, d+i, 12, 0, 0, 0, time.UTC).Weekday())) != 0 {
+			return localTime(y, m, d+i, hh, mm, ss, t.Nanosecond(), loc).UnixMilli()
 		}
 	}
 	return due
+}
+
+// localTime is time.Date in loc, except for a wall time that does not exist
+// (a spring-forward gap): time.Date may then answer a time before the gap,
+// an hour early or even on the day before (zones that change at midnight).
+// localTime answers the time as far after the gap as the wall time was into
+// it (02:30 in a 02:00→03:00 gap is 03:30), the wall time read with the
+// offset in force before the change, as java.time and most calendars do.
+func localTime(y int, m time.Month, d, hh, mm, ss, ns int, loc *time.Location) time.Time {
+	t := time.Date(y, m, d, hh, mm, ss, ns, loc)
+	if h, mi, s := t.Clock(); h == hh && mi == mm && s == ss {
+		return t
+	}
+	wall := time.Date(y, m, d, hh, mm, ss, ns, time.UTC)
+	_, before := wall.Add(-36 * time.Hour).In(loc).Zone()
+	_, after := wall.Add(36 * time.Hour).In(loc).Zone()
+	return wall.Add(-time.Duration(min(before, after)) * time.Second)
 }
 
 // statusOf maps a result to the job status it gives.

@@ -14,8 +14,11 @@ type RawMessage = gojson.RawMessage
 
 // Marshal returns the JSON encoding of v, or an error if v cannot be encoded.
 // Characters such as & < > are written as they are: responses are JSON, not
-// HTML.
-func Marshal(v any) ([]byte, error) { return gojson.MarshalNoEscape(v) }
+// HTML. (gojson.MarshalNoEscape, used here before, is about heap escape, not
+// HTML escaping: it wrote \u003c for <.)
+func Marshal(v any) ([]byte, error) { return gojson.MarshalWithOption(v, noHTMLEscape) }
+
+var noHTMLEscape = gojson.DisableHTMLEscape()
 
 // Unmarshal decodes data into v. It returns an error for invalid JSON or a
 // value that does not fit v; a panic inside the library is turned into an

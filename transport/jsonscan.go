@@ -2,6 +2,7 @@ package transport
 
 import (
 	"bytes"
+	"unicode/utf8"
 
 	"backupmon/jsonx"
 )
@@ -271,7 +272,11 @@ func jsonString(raw []byte) (string, bool) {
 	if len(raw) < 2 || raw[0] != '"' {
 		return "", false
 	}
-	if bytes.IndexByte(raw, '\\') < 0 {
+	// Without escapes the text is the bytes between the quotes, unless
+	// they are not valid UTF-8: encoding/json (and jsonx) then write
+	// U+FFFD for each bad byte, and so must we, or one key could be read two
+	// ways.
+	if bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
 		return string(raw[1 : len(raw)-1]), true
 	}
 	var v string

@@ -78,7 +78,7 @@ func parseReportBody(body []byte, idemHeader string, in *engine.ReportInput) (st
 		if !ok || v < 0 || v >= math.MaxInt64 {
 			return "", msgBadSize
 		}
-		in.SizeBytes = int64(math.Floor(v + 0.5))
+		in.SizeBytes = int64(math.Round(v)) // half up (v ≥ 0); Floor(v+0.5) rounded 0.49999999999999994 up and odd sizes above 2^52 up by one
 	}
 	in.DurationSeconds = -1
 	if raw, ok := present(vals[fDuration]); ok {
@@ -86,7 +86,7 @@ func parseReportBody(body []byte, idemHeader string, in *engine.ReportInput) (st
 		if !ok || v < 0 || v > maxDurationSeconds {
 			return "", msgBadDuration
 		}
-		in.DurationSeconds = int64(math.Floor(v + 0.5))
+		in.DurationSeconds = int64(math.Round(v)) // half up (v ≥ 0)
 	}
 	if raw, ok := present(vals[fTimestamp]); ok {
 		if s, ok := jsonString(raw); ok {
