@@ -43,6 +43,9 @@ func truncationFiles(dir string) ([]string, error) {
 // not stop the clean-up; the tail is repaired afterwards. It returns an error
 // when START or END files are still there after tidwall's Open.
 func finishTruncation(dir string, opts Options) error {
+	if err := removeTempFiles(dir, opts.Logger); err != nil {
+		return err
+	}
 	pending, err := truncationFiles(dir)
 	if err != nil || len(pending) == 0 {
 		return err
@@ -62,6 +65,25 @@ func finishTruncation(dir string, opts Options) error {
 		return fmt.Errorf("finish interrupted truncation: %s still present (tidwall: %v)", strings.Join(left, ", "), err)
 	}
 	opts.Logger.Info("wal: finished interrupted truncation", "dir", dir, "files", pending)
+	return nil
+}
+
+// removeTempFiles deletes the ".TEMP" files tidwall writes before renaming
+// them to START or END files: one left behind was never renamed, so the
+// truncation it belonged to had not begun and the file holds nothing needed.
+func removeTempFiles(dir string, logger *slog.Logger) error {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if name := e.Name(); !e.IsDir() && strings.HasSuffix(name, ".TEMP") {
+			if err := os.Remove(filepath.Join(dir, name)); err != nil {
+				return fmt.Errorf("remove leftover %s: %w", name, err)
+			}
+			logger.Info("wal: removed leftover temp file of an interrupted truncation", "file", name)
+		}
+	}
 	return nil
 }
 

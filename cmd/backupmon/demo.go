@@ -33,7 +33,7 @@ var demoJobs = []demoJob{
 	{"Northwind Traders", "Finance laptops", "acronis", "Finance laptop", "workstation", "nw-fin-lt07", "oooooooofooooo"},
 	{"Northwind Traders", "Office NAS", "synology", "Office NAS", "nas", "nw-nas01", "oooooooooooooo"},
 	{"Contoso Dental", "Practice server image", "datto", "Practice server", "server", "cd-srv01", "ooooooooooooof"},
-	{"Contoso Dental", "Imaging VM", "nakivo", "Imaging VM", "vm", "cd-img-vm", "oooowoooooooo-"},
+	{"Contoso Dental", "Imaging VM", "nakivo", "Imaging VM", "vm", "cd-img-vm", "oooowooooooooo"},
 	{"Contoso Dental", "Reception PCs", "cove", "Reception PC", "workstation", "cd-rec-pc2", "oooooooooooooo"},
 	{"Contoso Dental", "Cloud mailboxes", "msp360", "Microsoft 365", "cloud", "contoso-dental.onmicrosoft.com", "ooooooooooo---"},
 	{"Fabrikam Legal", "Document archive", "backupexec", "Archive server", "server", "fl-arch01", "oooooofooooooo"},
@@ -73,7 +73,9 @@ func createDemo(eng *engine.Engine, dataDir string, logger *slog.Logger) error {
 	// the 14 days before now; the last day is today if 01:30 has passed.
 	now := eng.Now().UTC()
 	last := time.Date(now.Year(), now.Month(), now.Day(), 1, 30, 0, 0, time.UTC)
-	if !last.Before(now.Add(-10 * time.Minute)) {
+	// The last job of the day reports 7 minutes per job after 01:30; all of
+	// them must lie in the past.
+	if !last.Add(time.Duration(7*len(demoJobs)) * time.Minute).Before(now) {
 		last = last.AddDate(0, 0, -1)
 	}
 	for day := 0; day < 14; day++ {

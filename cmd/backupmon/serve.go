@@ -30,6 +30,7 @@ type serveConfig struct {
 	retentionDays             int
 	adminToken                string
 	logLevel                  string
+	snapshotEvery             uint64 // 0: the engine's default
 }
 
 // envDefault returns BACKUPMON_<FLAG> when set, else def.
@@ -62,6 +63,11 @@ func parseServeFlags(args []string) (*serveConfig, error) {
 	})
 	fs.StringVar(&c.adminToken, "admin-token", envDefault("admin-token", ""), "admin API token (default: read or create <data>/admin.token)")
 	fs.StringVar(&c.logLevel, "log-level", envDefault("log-level", "info"), "log level: debug, info, warn, error")
+	snapEvery := envDefault("snapshot-every", "")
+	fs.Func("snapshot-every", "take a snapshot after this many log records (default 100000; for tests)", func(s string) error {
+		snapEvery = s
+		return nil
+	})
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -73,6 +79,13 @@ func parseServeFlags(args []string) (*serveConfig, error) {
 		return nil, fmt.Errorf("--retention-days must be a positive integer, not %q", retention)
 	}
 	c.retentionDays = n
+	if snapEvery != "" {
+		n, err := strconv.ParseUint(snapEvery, 10, 64)
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("--snapshot-every must be a positive integer, not %q", snapEvery)
+		}
+		c.snapshotEvery = n
+	}
 	if (c.tlsCert == "") != (c.tlsKey == "") {
 		return nil, errors.New("--tls-cert and --tls-key go together")
 	}
@@ -134,6 +147,7 @@ func run(cfg *serveConfig, logger *slog.Logger) error {
 		Logger:        logger,
 		WAL:           walOptions(logger, metrics),
 		RetentionDays: cfg.retentionDays,
+		SnapshotEvery: cfg.snapshotEvery,
 	})
 	if err != nil {
 		return err

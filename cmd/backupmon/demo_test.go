@@ -1,0 +1,359 @@
+package main
+
+// `backupmon serve --demo` (decisions.md 9): what createDemo builds, and
+// the curl lines printDemo prints, run against a server.
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+)
+
+// cliAdminGet calls the admin API of s and decodes the answer.
+func cliAdminGet(t *testing.T, s *cliServer, path string) map[string]any {
+	t.Helper()
+	req, _ := http.NewRequest("GET", s.adminURL+"/admin/v1"+path, nil)
+	req.Header.Set("Authorization", "Bearer "+cliToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET %s: %d %s", path, resp.StatusCode, b)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	return m
+}
+
+func cliDataList(m map[string]any) []map[string]any {
+	raw, _ := m["data"].([]any)
+	out := make([]map[string]any, len(raw))
+	for i, v := range raw {
+		out[i], _ = v.(map[string]any)
+	}
+	return out
+}
+
+// cliDemoKeys reads <dir>/demo-keys.txt.
+func cliDemoKeys(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	path := filepath.Join(dir, "demo-keys.txt")
+	info, err := os.Stat(path)
+	if err != nil {
+		t.Fatalf("demo-keys.txt: %v", err)
+	}
+	if info.Mode().Perm() != 0o600 {
+		t.Errorf("demo-keys.txt mode %v, want 0600", info.Mode().Perm())
+	}
+	raw, _ := os.ReadFile(path)
+	kv := map[string]string{}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if k, v, ok := strings.Cut(line, "="); ok {
+			kv[k] = v
+		}
+	}
+	return kv
+}
+
+var cliSecretRe = regexp.MustCompile(`^svc_live_[0-9a-f]{48}$`)
+
+func TestDemoContent(t *testing.T) {
+	// The demo is built from the clock's time: check it at several times of
+	// day (before and after the demo's 01:30 UTC report time, in winter and
+	// in summer time).
+	for _, start := range []time.Time{
+		time.Date(2026, 3, 4, 12, 0, 0, 0, time.UTC),
+		time.Date(2026, 3, 4, 1, 45, 0, 0, time.UTC),
+		time.Date(2026, 3, 4, 3, 0, 0, 0, time.UTC),
+		time.Date(2026, 7, 1, 0, 30, 0, 0, time.UTC),
+		time.Date(2026, 10, 25, 23, 59, 0, 0, time.UTC),
+	} {
+		t.Run(start.Format("2006-01-02T15:04Z"), func(t *testing.T) {
+			dir := t.TempDir()
+			s := startCLIServer(t, dir, start)
+			if err := createDemo(s.eng, dir, slog.New(slog.NewTextHandler(io.Discard, nil))); err != nil {
+				t.Fatalf("createDemo: %v", err)
+			}
+			cliCheckDemo(t, s, start)
+		})
+	}
+}
+
+func cliCheckDemo(t *testing.T, s *cliServer, now time.Time) {
+	t.Helper()
+	wss := cliDataList(cliAdminGet(t, s, "/workspaces"))
+	if len(wss) != 1 {
+		t.Fatalf("%d workspaces, want 1", len(wss))
+	}
+	ws := wss[0]
+	if ws["name"] != "Demo MSP" || ws["plan"] != "pro" || ws["timeZone"] != "Europe/London" || ws["status"] != "active" {
+		t.Errorf("demo workspace: %v", ws)
+	}
+	wid := ws["id"].(string)
+	base := "/workspaces/" + wid
+	if n := len(cliDataList(cliAdminGet(t, s, base+"/clients"))); n != 3 {
+		t.Errorf("%d clients, want 3", n)
+	}
+	jobs := cliDataList(cliAdminGet(t, s, base+"/jobs"))
+	if len(jobs) != 12 {
+		t.Errorf("%d jobs, want 12", len(jobs))
+	}
+	vendors := map[string]bool{}
+	var missing []string
+	days := map[string]bool{}
+	oldest, newest := now, time.Time{}
+	for _, j := range jobs {
+		vendors[j["vendor"].(string)] = true
+		if j["status"] == "missing" {
+			missing = append(missing, j["name"].(string))
+		}
+		d := cliAdminGet(t, s, base+"/jobs/"+j["id"].(string)+"?limit=1000")["data"].(map[string]any)
+		for _, h := range d["history"].([]any) {
+			at, err := time.Parse(time.RFC3339, h.(map[string]any)["receivedAt"].(string))
+			if err != nil {
+				t.Fatal(err)
+			}
+			days[at.Format("2006-01-02")] = true
+			if at.Before(oldest) {
+				oldest = at
+			}
+			if at.After(newest) {
+				newest = at
+			}
+		}
+	}
+	if len(vendors) < 5 {
+		t.Errorf("jobs use %d vendors, want several: %v", len(vendors), vendors)
+	}
+	// 14 days of results: one a day on 14 days, the latest within the last
+	// day, none received after now.
+	if len(days) != 14 || oldest.Before(now.Add(-15*24*time.Hour)) || newest.Before(now.Add(-25*time.Hour)) {
+		t.Errorf("results on %d days, from %v to %v (now %v)", len(days), oldest, newest, now)
+	}
+	if newest.After(now) {
+		t.Errorf("results received in the future: the latest at %v, now %v", newest, now)
+	}
+	// Exactly one missing job.
+	sort.Strings(missing)
+	if len(missing) != 1 {
+		t.Errorf("%d missing jobs %v, want exactly one (decisions.md 9)", len(missing), missing)
+	}
+	// Exactly one open failed alert; no other unresolved failed alert.
+	var openFailed, unresolvedFailed int
+	for _, a := range cliDataList(cliAdminGet(t, s, base+"/alerts")) {
+		if a["type"] == "failed" && a["status"] == "open" {
+			openFailed++
+		}
+		if a["type"] == "failed" && a["status"] != "resolved" {
+			unresolvedFailed++
+		}
+	}
+	if openFailed != 1 || unresolvedFailed != 1 {
+		t.Errorf("%d open failed alerts (%d unresolved), want exactly one", openFailed, unresolvedFailed)
+	}
+
+	// Keys: a REST key with every scope and a report key, both in
+	// demo-keys.txt, whose prefixes are the listed keys'.
+	kv := cliDemoKeys(t, s.dir)
+	if kv["workspace"] != wid {
+		t.Errorf("demo-keys.txt workspace %q, want %s", kv["workspace"], wid)
+	}
+	for _, k := range []string{"rest_key", "report_key"} {
+		if !cliSecretRe.MatchString(kv[k]) {
+			t.Errorf("demo-keys.txt %s = %q", k, kv[k])
+		}
+	}
+	prefixes := map[string]map[string]any{}
+	for _, k := range cliDataList(cliAdminGet(t, s, base+"/keys")) {
+		prefixes[k["prefix"].(string)] = k
+	}
+	all := []string{"alerts:read", "clients:read", "health:read", "jobs:read", "reports:read", "workspace:read"}
+	if rk := prefixes[cliPrefix(kv["rest_key"])]; rk == nil || rk["type"] != "rest" || !slices.Equal(cliSorted(cliStrings(rk["scopes"])), all) {
+		t.Errorf("REST key of the demo: %v", rk)
+	}
+	if pk := prefixes[cliPrefix(kv["report_key"])]; pk == nil || pk["type"] != "report" {
+		t.Errorf("report key of the demo: %v", pk)
+	}
+}
+
+func cliPrefix(secret string) string {
+	if len(secret) < 16 {
+		return secret
+	}
+	return secret[:16]
+}
+
+func cliSorted(l []string) []string {
+	l = slices.Clone(l)
+	sort.Strings(l)
+	return l
+}
+
+// cliCaptureStdout runs fn with os.Stdout sent to a pipe and returns what
+// it printed.
+func cliCaptureStdout(t *testing.T, fn func()) string {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := os.Stdout
+	os.Stdout = w
+	done := make(chan string)
+	go func() {
+		b, _ := io.ReadAll(r)
+		done <- string(b)
+	}()
+	defer func() { os.Stdout = old }()
+	fn()
+	w.Close()
+	os.Stdout = old
+	return <-done
+}
+
+func TestDemoCurlLines(t *testing.T) {
+	dir := t.TempDir()
+	s := startCLIServer(t, dir, time.Date(2026, 3, 4, 12, 0, 0, 0, time.UTC))
+	if err := createDemo(s.eng, dir, slog.New(slog.NewTextHandler(io.Discard, nil))); err != nil {
+		t.Fatalf("createDemo: %v", err)
+	}
+	kv := cliDemoKeys(t, dir)
+	out := cliCaptureStdout(t, func() { printDemo(dir, s.publicURL, s.adminURL, cliToken) })
+	if !strings.Contains(out, kv["rest_key"]) || !strings.Contains(out, kv["report_key"]) || !strings.Contains(out, kv["workspace"]) {
+		t.Errorf("printDemo does not show the workspace and both keys:\n%s", out)
+	}
+	var lines []string
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		if l := strings.TrimSpace(sc.Text()); strings.HasPrefix(l, "curl ") {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) != 2 {
+		t.Fatalf("printDemo printed %d curl lines, want 2:\n%s", len(lines), out)
+	}
+	_, curlErr := exec.LookPath("curl")
+	run := func(line string) []byte {
+		t.Helper()
+		if curlErr == nil {
+			b, err := exec.Command("sh", "-c", line).Output()
+			if err != nil {
+				t.Fatalf("%s: %v", line, err)
+			}
+			return b
+		}
+		return cliCurlByHand(t, line)
+	}
+	// The report line records a run on the demo's job.
+	got := run(lines[0])
+	if string(got) != `{"ok":true,"status":"ok","alert_id":null,"duplicate":false,"superseded":false}` {
+		t.Errorf("report curl line answered %s", got)
+	}
+	// The admin line shows that job, the new run first.
+	var job struct {
+		Data struct {
+			ID      string `json:"id"`
+			History []struct {
+				Status          string `json:"status"`
+				DurationSeconds int64  `json:"durationSeconds"`
+				SizeBytes       int64  `json:"sizeBytes"`
+				Source          string `json:"source"`
+			} `json:"history"`
+		} `json:"data"`
+	}
+	got = run(lines[1])
+	if err := json.Unmarshal(got, &job); err != nil {
+		t.Fatalf("admin curl line answered %s: %v", got, err)
+	}
+	if job.Data.ID != kv["job"] || len(job.Data.History) == 0 {
+		t.Fatalf("admin curl line: %s", got)
+	}
+	h := job.Data.History[0]
+	if h.Status != "ok" || h.DurationSeconds != 1200 || h.SizeBytes != 5368709120 || h.Source != "api:"+cliPrefix(kv["report_key"]) {
+		t.Errorf("the curl report in the history: %+v", h)
+	}
+}
+
+// cliCurlByHand does what the two demo curl lines do, with net/http, for a
+// machine without curl: -X POST, -H headers, -d body, and the URL.
+func cliCurlByHand(t *testing.T, line string) []byte {
+	t.Helper()
+	method, url, body := "GET", "", ""
+	headers := map[string]string{}
+	fields := cliShellWords(line)
+	for i := 1; i < len(fields); i++ {
+		switch fields[i] {
+		case "-s":
+		case "-X":
+			i++
+			method = fields[i]
+		case "-H":
+			i++
+			k, v, _ := strings.Cut(fields[i], ":")
+			headers[k] = strings.TrimSpace(v)
+		case "-d":
+			i++
+			body = fields[i]
+		default:
+			url = fields[i]
+		}
+	}
+	req, err := http.NewRequest(method, url, bytes.NewReader([]byte(body)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return b
+}
+
+// cliShellWords splits a line on spaces, keeping single-quoted words whole.
+func cliShellWords(line string) []string {
+	var words []string
+	var cur strings.Builder
+	quoted, in := false, false
+	for _, r := range line {
+		switch {
+		case r == '\'':
+			quoted = !quoted
+			in = true
+		case r == ' ' && !quoted:
+			if in {
+				words = append(words, cur.String())
+				cur.Reset()
+				in = false
+			}
+		default:
+			cur.WriteRune(r)
+			in = true
+		}
+	}
+	if in {
+		words = append(words, cur.String())
+	}
+	return words
+}

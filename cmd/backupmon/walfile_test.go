@@ -1,0 +1,189 @@
+package main
+
+// The log's files as the crash tests see them from outside: segment files
+// named by the 20-digit LSN of their first entry under <data>/wal, each entry
+// a uvarint length and a frame [crc32c(type+payload) LE][type][payload]
+// (wal/doc.go).
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"backupmon/wal"
+)
+
+// walEntry is one entry of a segment file.
+type walEntry struct {
+	start, end int // byte range of the whole entry (length prefix included)
+	prefix     int // bytes of the length prefix
+	typ        byte
+	payload    []byte
+}
+
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+// parseSegment returns the valid entries at the start of data and the offset
+// where they end (len(data) when the whole file is valid).
+func parseSegment(data []byte) ([]walEntry, int) {
+	var list []walEntry
+	off := 0
+	for off < len(data) {
+		size, k := binary.Uvarint(data[off:])
+		if k <= 0 || size < 5 || size > uint64(len(data)-off-k) {
+			break
+		}
+		frame := data[off+k : off+k+int(size)]
+		if frame[4] == 0 || binary.LittleEndian.Uint32(frame) != crc32.Checksum(frame[4:], crcTable) {
+			break
+		}
+		list = append(list, walEntry{start: off, end: off + k + int(size), prefix: k, typ: frame[4], payload: frame[5:]})
+		off += k + int(size)
+	}
+	return list, off
+}
+
+// segmentNames returns the segment files of the log in dir/wal, in LSN
+// order, with their first LSNs.
+func segmentNames(t testing.TB, dataDir string) ([]string, []uint64) {
+	t.Helper()
+	ents, err := os.ReadDir(filepath.Join(dataDir, "wal"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		if len(e.Name()) == 20 && !e.IsDir() {
+			if _, err := strconv.ParseUint(e.Name(), 10, 64); err == nil {
+				names = append(names, e.Name())
+			}
+		}
+	}
+	sort.Strings(names)
+	lsns := make([]uint64, len(names))
+	for i, n := range names {
+		lsns[i], _ = strconv.ParseUint(n, 10, 64)
+	}
+	return names, lsns
+}
+
+// effectiveSegments returns the segments of the log in dataDir/wal as
+// tidwall's Open will see them after finishing a front truncation that a
+// kill interrupted: a <index>.START file replaces every segment before it.
+// It returns the file names and first LSNs.
+func effectiveSegments(t testing.TB, dataDir string) ([]string, []uint64) {
+	t.Helper()
+	ents, err := os.ReadDir(filepath.Join(dataDir, "wal"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents { // sorted by name: <index> before <index>.START
+		n := e.Name()
+		if len(n) < 20 || e.IsDir() {
+			continue
+		}
+		if _, err := strconv.ParseUint(n[:20], 10, 64); err != nil {
+			continue
+		}
+		switch {
+		case len(n) == 26 && strings.HasSuffix(n, ".START"):
+			names = append(names[:0], n)
+		case len(n) == 20:
+			names = append(names, n)
+		}
+	}
+	lsns := make([]uint64, len(names))
+	for i, n := range names {
+		lsns[i], _ = strconv.ParseUint(n[:20], 10, 64)
+	}
+	return names, lsns
+}
+
+// reportIDs returns, for every Report record in entries, the size_bytes of
+// the report (the test's id) and the entry's end offset.
+func reportIDs(t testing.TB, entries []walEntry) map[int64]int {
+	t.Helper()
+	out := map[int64]int{}
+	for _, e := range entries {
+		rec, err := wal.Decode(e.typ, e.payload)
+		if err != nil {
+			t.Fatalf("decode record at offset %d: %v", e.start, err)
+		}
+		if r, ok := rec.(*wal.Report); ok {
+			if _, dup := out[r.SizeBytes]; dup {
+				t.Fatalf("report %d is in the log twice", r.SizeBytes)
+			}
+			out[r.SizeBytes] = e.end
+		}
+	}
+	return out
+}
+
+// copyDir copies the regular files of src into dst, recursively.
+func copyDir(t testing.TB, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, path)
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o750)
+		}
+		in, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer in.Close()
+		info, err := in.Stat()
+		if err != nil {
+			return err
+		}
+		out, err := os.OpenFile(target, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, info.Mode().Perm())
+		if err != nil {
+			return err
+		}
+		if _, err := io.Copy(out, in); err != nil {
+			out.Close()
+			return err
+		}
+		return out.Close()
+	})
+	if err != nil {
+		t.Fatalf("copy %s to %s: %v", src, dst, err)
+	}
+}
+
+// dirDigest describes every file under dir (path, size, SHA-256), to tell
+// whether anything changed.
+func dirDigest(t testing.TB, dir string) string {
+	t.Helper()
+	var b bytes.Buffer
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		fmt.Fprintf(&b, "%s %d %x\n", rel, len(data), sha256.Sum256(data))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}

@@ -1,0 +1,182 @@
+package transport_test
+
+// The development clock, the probes and /metrics on the admin listener
+// (decisions.md 1, 2, 8).
+
+import (
+	"bufio"
+	"bytes"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestAdminDevClock(t *testing.T) {
+	s := startServer(t, serverOptions{})
+	clock := func(body any) string {
+		t.Helper()
+		r := s.Admin("POST", "/clock", body)
+		admWantData(t, "clock", r, 200)
+		admWantKeys(t, "clock answer", r.Data(), "now")
+		now, _ := r.Data()["now"].(string)
+		if !admTimeRe.MatchString(now) {
+			t.Errorf("clock now %q is not a contract timestamp", now)
+		}
+		return now
+	}
+	if now := clock(nil); now != admTS(t0) {
+		t.Errorf("clock without a body: %s, want t0", now)
+	}
+	if now := clock(map[string]any{}); now != admTS(t0) {
+		t.Errorf("clock with {}: %s, want t0", now)
+	}
+	set := time.Date(2026, 5, 1, 6, 30, 0, 250e6, time.UTC)
+	if now := clock(map[string]any{"set": "2026-05-01T08:30:00.250+02:00"}); now != admTS(set) {
+		t.Errorf("set: %s, want %s", now, admTS(set))
+	}
+	if now := clock(map[string]any{"advanceSeconds": 90}); now != admTS(set.Add(90*time.Second)) {
+		t.Errorf("advance: %s", now)
+	}
+	if now := clock(map[string]any{"advanceSeconds": 0}); now != admTS(set.Add(90*time.Second)) {
+		t.Errorf("advance 0: %s", now)
+	}
+	// set and advanceSeconds together: set, then move forward.
+	if now := clock(map[string]any{"set": "2026-06-01T00:00:00Z", "advanceSeconds": 3600}); now != "2026-06-01T01:00:00.000Z" {
+		t.Errorf("set and advance: %s", now)
+	}
+	// The whole server uses it.
+	w := s.MustAdmin(201, "POST", "/workspaces", map[string]any{"name": "Later", "plan": "pro"}).Data()
+	if w["createdAt"] != "2026-06-01T01:00:00.000Z" {
+		t.Errorf("workspace created at %v under the dev clock", w["createdAt"])
+	}
+	// It survives a restart.
+	s.Restart()
+	if now := clock(nil); now != "2026-06-01T01:00:00.000Z" {
+		t.Errorf("clock after restart: %s", now)
+	}
+}
+
+func TestAdminClockWithoutDevClock(t *testing.T) {
+	s := startServer(t, serverOptions{noDevClock: true})
+	for _, body := range []any{nil, map[string]any{"advanceSeconds": 60}, map[string]any{"set": "2030-01-01T00:00:00Z"}, `[]`} {
+		var b any = body
+		if str, ok := body.(string); ok {
+			b = []byte(str)
+		}
+		admWantError(t, "clock without --dev-clock", s.Admin("POST", "/clock", b), 404, "NOT_FOUND", "")
+	}
+	// Still behind the token.
+	admWantError(t, "clock without token", s.do("POST", s.AdminURL+"/admin/v1/clock", nil, nil), 401, "UNAUTHORIZED", "")
+	// The rest of the admin API runs on the system clock.
+	before := time.Now().Add(-time.Second)
+	w := s.MustAdmin(201, "POST", "/workspaces", map[string]any{"name": "Real time", "plan": "pro"}).Data()
+	at, err := time.Parse(time.RFC3339Nano, w["createdAt"].(string))
+	if err != nil || at.Before(before) || at.After(time.Now().Add(time.Second)) {
+		t.Errorf("createdAt %v on the system clock (err %v)", w["createdAt"], err)
+	}
+}
+
+func TestAdminProbes(t *testing.T) {
+	s := startServer(t, serverOptions{})
+	for _, tc := range []struct{ path, body string }{{"/livez", `{"status":"ok"}`}, {"/readyz", `{"status":"ready"}`}} {
+		// Probes answer without the admin token.
+		r := s.do("GET", s.AdminURL+tc.path, nil, nil)
+		if r.Status != 200 || string(r.Body) != tc.body || r.Header.Get("Content-Type") != "application/json; charset=utf-8" {
+			t.Errorf("%s: %d %q %q", tc.path, r.Status, r.Header.Get("Content-Type"), r.Body)
+		}
+	}
+	// They live on the admin listener only.
+	if r := s.do("GET", s.PublicURL+"/livez", nil, nil); r.Status != 404 {
+		t.Errorf("/livez on the public listener: %d", r.Status)
+	}
+	if r := s.do("GET", s.PublicURL+"/metrics", nil, nil); r.Status != 404 {
+		t.Errorf("/metrics on the public listener: %d", r.Status)
+	}
+}
+
+// admMetrics reads /metrics into sample → value (sample as written, e.g.
+// `name{label="v"}`).
+func admMetrics(s *testServer) (map[string]float64, string) {
+	s.t.Helper()
+	r := s.do("GET", s.AdminURL+"/metrics", nil, nil)
+	if r.Status != 200 {
+		s.t.Fatalf("/metrics: %d %s", r.Status, r.Body)
+	}
+	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/plain") {
+		s.t.Errorf("/metrics Content-Type %q", ct)
+	}
+	m := map[string]float64{}
+	sc := bufio.NewScanner(bytes.NewReader(r.Body))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		v, err := strconv.ParseFloat(line[i+1:], 64)
+		if err != nil {
+			s.t.Errorf("/metrics line %q: %v", line, err)
+			continue
+		}
+		m[line[:i]] = v
+	}
+	return m, string(r.Body)
+}
+
+func TestAdminMetrics(t *testing.T) {
+	s := startServer(t, serverOptions{})
+	f := s.Fixture(fixtureOptions{})
+	s.Admin("POST", "/workspaces", map[string]any{"name": ""}) // a 400
+	before, text := admMetrics(s)
+	for _, name := range []string{"backupmon_http_requests_total", "backupmon_wal_fsync_seconds", "backupmon_wal_batch_records", "backupmon_reports_ingested_total"} {
+		if !strings.Contains(text, "# TYPE "+name+" ") {
+			t.Errorf("/metrics has no %s", name)
+		}
+	}
+	// Requests by route and status.
+	for sample, want := range map[string]float64{
+		`backupmon_http_requests_total{route="admin_workspace_create",status="201"}`: 1,
+		`backupmon_http_requests_total{route="admin_workspace_create",status="400"}`: 1,
+		`backupmon_http_requests_total{route="admin_client_create",status="201"}`:    1,
+		`backupmon_http_requests_total{route="admin_job_create",status="201"}`:       1,
+		`backupmon_http_requests_total{route="admin_key_create",status="201"}`:       3,
+	} {
+		if before[sample] != want {
+			t.Errorf("%s = %v, want %v", sample, before[sample], want)
+		}
+	}
+	if before["backupmon_wal_fsync_seconds_count"] < 1 || before["backupmon_wal_batch_records_count"] < 1 ||
+		before["backupmon_wal_batch_records_sum"] < 6 {
+		t.Errorf("log metrics after six changes: fsync count %v, batch count %v, records %v", before["backupmon_wal_fsync_seconds_count"],
+			before["backupmon_wal_batch_records_count"], before["backupmon_wal_batch_records_sum"])
+	}
+	if _, ok := before[`backupmon_wal_fsync_seconds_bucket{le="+Inf"}`]; !ok {
+		t.Errorf("backupmon_wal_fsync_seconds is not a histogram")
+	}
+
+	// A report moves the counters; a duplicate is not ingested again.
+	r := s.Report(f.Job, f.ReportKey, "run-1", `{"status":"ok"}`)
+	if r.Status != 200 {
+		t.Fatalf("report: %d %s", r.Status, r.Body)
+	}
+	if r := s.Report(f.Job, f.ReportKey, "run-1", `{"status":"ok"}`); r.Status != 200 || r.JSON["duplicate"] != true {
+		t.Fatalf("duplicate: %d %s", r.Status, r.Body)
+	}
+	s.Report(f.Job, "svc_live_"+strings.Repeat("0", 48), "", `{"status":"ok"}`) // 401
+	after, _ := admMetrics(s)
+	if d := after["backupmon_reports_ingested_total"] - before["backupmon_reports_ingested_total"]; d != 1 {
+		t.Errorf("reports_ingested_total moved by %v, want 1", d)
+	}
+	if d := after[`backupmon_http_requests_total{route="report",status="200"}`] - before[`backupmon_http_requests_total{route="report",status="200"}`]; d != 2 {
+		t.Errorf(`requests{route="report",status="200"} moved by %v, want 2`, d)
+	}
+	if after[`backupmon_http_requests_total{route="report",status="401"}`] != 1 {
+		t.Errorf(`requests{route="report",status="401"} = %v`, after[`backupmon_http_requests_total{route="report",status="401"}`])
+	}
+	if after["backupmon_wal_fsync_seconds_count"] <= before["backupmon_wal_fsync_seconds_count"] ||
+		after["backupmon_wal_batch_records_sum"] < before["backupmon_wal_batch_records_sum"]+1 {
+		t.Errorf("log metrics did not move with a report")
+	}
+}
