@@ -123,6 +123,10 @@ func (s *testServer) Close() {
 	s.closed = true
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	// Idle client connections first: one the client dialled but never
+	// used is not idle to the server, which would wait for it until ctx
+	// expires.
+	s.client.CloseIdleConnections()
 	s.srv.Shutdown(ctx)
 	s.client.CloseIdleConnections()
 	if err := s.Eng.Close(); err != nil {

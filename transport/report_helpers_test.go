@@ -1,0 +1,293 @@
+package transport_test
+
+// Helpers shared by the Report API tests (report_*_test.go). Every name
+// starts with "rp" so that other test files of this package cannot collide
+// with them.
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// rpJSONType is the Content-Type of every JSON answer (decisions.md 3).
+const rpJSONType = "application/json; charset=utf-8"
+
+// rpRequestIDRe is the shape of X-Request-Id values (24 hex characters).
+var rpRequestIDRe = regexp.MustCompile(`^[0-9a-f]{24}$`)
+
+// rpUUIDRe is the UUID shape of ids (api.md 2.5, 2.7).
+var rpUUIDRe = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+
+// rpTS formats t as the contract shows times (api.md 2.1).
+func rpTS(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+
+// rpOK is the exact 200 body of an accepted report (api.md 2.9); alertID ""
+// means null.
+func rpOK(status, alertID string, duplicate, superseded bool) string {
+	a := "null"
+	if alertID != "" {
+		a = strconv.Quote(alertID)
+	}
+	return fmt.Sprintf(`{"ok":true,"status":%q,"alert_id":%s,"duplicate":%t,"superseded":%t}`, status, a, duplicate, superseded)
+}
+
+// rpDup is the exact duplicate answer (decisions.md 3).
+func rpDup(status string) string { return rpOK(status, "", true, false) }
+
+// rpErr is the exact Report API error body (api.md 7.2).
+func rpErr(msg string) string {
+	var b bytes.Buffer
+	b.WriteString(`{"error":"`)
+	b.WriteString(msg)
+	b.WriteString(`"}`)
+	return b.String()
+}
+
+// Report API messages, copied from api.md 7.2 and decisions.md 3.
+const (
+	rpMsgInvalidJSON = "Invalid JSON body"
+	rpMsgStatus      = "status must be one of: ok, warn, failed"
+	rpMsgSize        = "size_bytes must be a non-negative number"
+	rpMsgDuration    = "duration_seconds must be a number of seconds between 0 and 604800"
+	rpMsgIdemLong    = "idempotency_key must be at most 255 characters"
+	rpMsgMalformed   = "Missing or malformed Authorization header"
+	rpMsgInvalidKey  = "Invalid API key"
+	rpMsgExpired     = "API key has expired"
+	rpMsgSuspended   = "Workspace suspended"
+	rpMsgKeyType     = "API key cannot use the Report API"
+	rpMsgJobNotFound = "Job not found"
+	rpMsgRateLimit   = "Rate limit exceeded — max 60 requests/minute"
+	rpMsgDailyCap    = "Daily ingest cap (100 reports/job) reached — try again after the trailing 24h window rolls over"
+	rpMsgInFlight    = "A report with this Idempotency-Key is still being processed — retry shortly"
+	rpMsgTooLarge    = "Request body too large"
+)
+
+// rpCheckHeaders checks what every public answer carries: a request id, no
+// Server header, no CORS header, and the JSON content type.
+func rpCheckHeaders(t *testing.T, what string, r response) {
+	t.Helper()
+	if id := r.Header.Get("X-Request-Id"); !rpRequestIDRe.MatchString(id) {
+		t.Errorf("%s: X-Request-Id %q", what, id)
+	}
+	if v := r.Header.Values("Server"); len(v) != 0 {
+		t.Errorf("%s: Server header %q", what, v)
+	}
+	for h := range r.Header {
+		if strings.HasPrefix(strings.ToLower(h), "access-control-") {
+			t.Errorf("%s: CORS header %s: %q", what, h, r.Header.Get(h))
+		}
+	}
+	if ct := r.Header.Get("Content-Type"); ct != rpJSONType {
+		t.Errorf("%s: Content-Type %q, want %q", what, ct, rpJSONType)
+	}
+}
+
+// rpWant checks a Report API answer: status, exact body and the common
+// headers.
+func rpWant(t *testing.T, what string, r response, status int, body string) {
+	t.Helper()
+	if r.Status != status || string(r.Body) != body {
+		t.Errorf("%s:\n got %d %s\nwant %d %s", what, r.Status, r.Body, status, body)
+	}
+	rpCheckHeaders(t, what, r)
+}
+
+// rpWantErr checks a Report API error answer with its exact message.
+func rpWantErr(t *testing.T, what string, r response, status int, msg string) {
+	t.Helper()
+	rpWant(t, what, r, status, rpErr(msg))
+}
+
+// rpAccepted checks a 200 answer that is neither duplicate nor superseded
+// and returns its alert_id ("" for null).
+func rpAccepted(t *testing.T, what string, r response, status string) string {
+	t.Helper()
+	if r.Status != 200 {
+		t.Fatalf("%s: %d %s", what, r.Status, r.Body)
+	}
+	id, _ := r.JSON["alert_id"].(string)
+	rpWant(t, what, r, 200, rpOK(status, id, false, false))
+	if (status == "ok") != (id == "") {
+		t.Errorf("%s: alert_id %q for status %s", what, id, status)
+	}
+	if id != "" && !rpUUIDRe.MatchString(id) {
+		t.Errorf("%s: alert_id %q is not UUID-shaped", what, id)
+	}
+	return id
+}
+
+// rpSend posts a report and requires an accepted answer (not duplicate, not
+// superseded); it returns the alert_id.
+func rpSend(s *testServer, job, key, status string) string {
+	s.t.Helper()
+	return rpAccepted(s.t, "report "+status, s.Report(job, key, "", `{"status":"`+status+`"}`), status)
+}
+
+// rpJob reads the admin job view with up to 1000 history entries.
+func rpJob(s *testServer, ws, job string) map[string]any {
+	s.t.Helper()
+	return s.MustAdmin(200, "GET", "/workspaces/"+ws+"/jobs/"+job+"?limit=1000", nil).Data()
+}
+
+// rpList returns m[k] as a list of objects.
+func rpList(t *testing.T, m map[string]any, k string) []map[string]any {
+	t.Helper()
+	raw, ok := m[k].([]any)
+	if !ok {
+		t.Fatalf("%s is not a list: %v", k, m[k])
+	}
+	out := make([]map[string]any, len(raw))
+	for i, v := range raw {
+		out[i], _ = v.(map[string]any)
+	}
+	return out
+}
+
+// rpHistory returns the job's history, newest first.
+func rpHistory(s *testServer, ws, job string) []map[string]any {
+	s.t.Helper()
+	return rpList(s.t, rpJob(s, ws, job), "history")
+}
+
+// rpAlerts returns every alert of the workspace, newest first.
+func rpAlerts(s *testServer, ws string) []map[string]any {
+	s.t.Helper()
+	return s.MustAdmin(200, "GET", "/workspaces/"+ws+"/alerts", nil).List()
+}
+
+// rpAlert returns the workspace's alert with id, failing when there is none.
+func rpAlert(s *testServer, ws, id string) map[string]any {
+	s.t.Helper()
+	for _, a := range rpAlerts(s, ws) {
+		if a["id"] == id {
+			return a
+		}
+	}
+	s.t.Fatalf("no alert %s in the workspace", id)
+	return nil
+}
+
+// rpFields checks that m has each field with the wanted value; want values
+// are compared as JSON-decoded values (nil for null, float64 for numbers).
+func rpFields(t *testing.T, what string, m map[string]any, want map[string]any) {
+	t.Helper()
+	for k, w := range want {
+		got, ok := m[k]
+		if !ok {
+			t.Errorf("%s: field %s missing", what, k)
+			continue
+		}
+		if n, isInt := w.(int); isInt {
+			w = float64(n)
+		}
+		if n, isInt := w.(int64); isInt {
+			w = float64(n)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(w) || (got == nil) != (w == nil) {
+			t.Errorf("%s: %s = %v, want %v", what, k, got, w)
+		}
+	}
+}
+
+// rpNewKey creates a key of the workspace and returns its secret and id.
+func rpNewKey(s *testServer, ws, typ string, extra map[string]any) (secret, id string) {
+	s.t.Helper()
+	body := map[string]any{"name": "k-" + typ, "type": typ}
+	for k, v := range extra {
+		body[k] = v
+	}
+	d := s.MustAdmin(201, "POST", "/workspaces/"+ws+"/keys", body).Data()
+	return d["key"].(string), d["id"].(string)
+}
+
+// rpNewClient creates a client and returns its id.
+func rpNewClient(s *testServer, ws, name string) string {
+	s.t.Helper()
+	return s.MustAdmin(201, "POST", "/workspaces/"+ws+"/clients", map[string]any{"name": name}).Data()["id"].(string)
+}
+
+// rpDaily is the default daily schedule.
+func rpDaily() map[string]any { return map[string]any{"intervalMinutes": 1440} }
+
+// rpPost sends a request without touching t, for use on other goroutines.
+func rpPost(s *testServer, path string, header map[string]string, body string) (response, error) {
+	req, err := http.NewRequest("POST", s.PublicURL+path, strings.NewReader(body))
+	if err != nil {
+		return response{}, err
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return response{}, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return response{}, err
+	}
+	r := response{Status: resp.StatusCode, Header: resp.Header, Body: b}
+	if len(b) > 0 && strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		if err := json.Unmarshal(b, &r.JSON); err != nil {
+			return r, fmt.Errorf("answer is not a JSON object: %v: %s", err, b)
+		}
+	}
+	return r, nil
+}
+
+// rpReportAsync sends a report on another goroutine; the answer (or the
+// transport error) arrives on the returned channel.
+func rpReportAsync(s *testServer, job, key, idem, body string) <-chan rpResult {
+	ch := make(chan rpResult, 1)
+	go func() {
+		h := map[string]string{"Content-Type": "application/json", "Authorization": "Bearer " + key}
+		if idem != "" {
+			h["Idempotency-Key"] = idem
+		}
+		r, err := rpPost(s, "/api/v1/jobs/"+job+"/report", h, body)
+		ch <- rpResult{r, err}
+	}()
+	return ch
+}
+
+type rpResult struct {
+	r   response
+	err error
+}
+
+// rpAwait waits for an asynchronous answer, at most 20 seconds.
+func rpAwait(t *testing.T, what string, ch <-chan rpResult) response {
+	t.Helper()
+	select {
+	case res := <-ch:
+		if res.err != nil {
+			t.Fatalf("%s: %v", what, res.err)
+		}
+		return res.r
+	case <-time.After(20 * time.Second):
+		t.Fatalf("%s: no answer after 20s", what)
+	}
+	return response{}
+}
+
+// rpRun runs a subtest with the server's harness reporting to it (the
+// harness fails the test it holds), and gives the parent back afterwards.
+// Subtests run one after another, never in parallel.
+func rpRun(t *testing.T, s *testServer, name string, fn func(t *testing.T)) {
+	t.Helper()
+	parent := s.t
+	t.Run(name, func(t *testing.T) {
+		s.t = t
+		defer func() { s.t = parent }()
+		fn(t)
+	})
+}
