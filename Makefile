@@ -14,11 +14,16 @@ test:
 	$(GO) vet ./...
 	$(GO) test -race -timeout 9m ./...
 
-# The load generator against the real server and a bare fasthttp handler,
-# then the Go benchmarks of the log, the snapshots and recovery.
+# The disk's fsync latency; the load generator against the real server and a
+# bare fasthttp handler; the Go benchmarks of the log, the snapshots, the
+# engine's report path, snapshot write and recovery (1,000,000 results);
+# restart time and resident memory of that state in a fresh process.
+# bench/RESULTS.md has the figures.
 bench:
+	$(GO) run ./bench fsync
 	$(GO) run ./bench report
-	$(GO) test -run '^$$' -bench . -benchmem ./wal ./snapshot ./engine
+	$(GO) test -run '^$$' -bench . -benchmem -timeout 30m ./wal ./snapshot ./engine
+	$(GO) run ./bench recovery
 
 # Run each fuzz target for FUZZTIME (default 1m); found inputs land in testdata/fuzz.
 FUZZTIME ?= 1m

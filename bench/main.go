@@ -1,0 +1,53 @@
+// Command bench measures backupmon on this machine (issue 2, bench/RESULTS.md):
+//
+//	go run ./bench report [flags]    Report API load over loopback: the real server, then a bare fasthttp handler
+//	go run ./bench recovery [flags]  restart time and resident memory of a large state
+//	go run ./bench fsync [flags]     the disk's write+fsync latency
+//
+// Each command starts and stops what it measures and removes its temporary
+// data directory; `go run ./bench <command> -h` lists its flags.
+package main
+
+import (
+	"fmt"
+	"os"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		usage()
+		os.Exit(2)
+	}
+	cmd, args := os.Args[1], os.Args[2:]
+	var code int
+	switch cmd {
+	case "report":
+		code = reportMain(args)
+	case "recovery":
+		code = recoveryMain(args)
+	case recoveryChildCmd:
+		code = recoveryChild(args)
+	case "fsync":
+		code = fsyncMain(args)
+	case "-h", "-help", "--help", "help":
+		usage()
+	default:
+		fmt.Fprintf(os.Stderr, "bench: unknown command %q\n", cmd)
+		usage()
+		code = 2
+	}
+	os.Exit(code)
+}
+
+func usage() {
+	fmt.Fprint(os.Stderr, `usage: go run ./bench <command> [flags]
+
+commands:
+  report     Report API load over loopback against the real server (engine +
+             transport in-process, fresh data directory), then the same load
+             against a bare fasthttp handler; last line: ratio <x> p99x <y>
+  recovery   build 1,000,000 results across 100,000 jobs, restart, print the
+             restart time, heap, RSS and bytes per job and per result
+  fsync      write+fsync latency of the disk holding the data directory
+`)
+}

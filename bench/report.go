@@ -1,0 +1,471 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"runtime/trace"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"backupmon/transport"
+)
+
+// Report API limits the load must stay clear of (api.md 8.3).
+const (
+	perKeyPerMinute = 60
+	perJobPerDay    = 100
+	planMargin      = 1.10 // fixtures hold 10% more than the plan needs
+)
+
+// okBody is the server's answer to a recorded ok report; the bare handler
+// answers the same bytes.
+const okBody = `{"ok":true,"status":"ok","alert_id":null,"duplicate":false,"superseded":false}`
+
+type reportConfig struct {
+	duration, warmup time.Duration
+	conns            int
+	workspaces       int
+	jobs, keys       int
+	planRate         float64
+	data             string
+	cpuProfile       string
+	traceFile        string
+	snapshotEvery    uint64
+	serverOnly       bool
+	noSync           bool
+}
+
+func reportMain(args []string) int {
+	c := reportConfig{}
+	fs := flag.NewFlagSet("report", flag.ContinueOnError)
+	fs.DurationVar(&c.duration, "duration", 10*time.Second, "measured time per target (after the warm-up)")
+	fs.DurationVar(&c.warmup, "warmup", 3*time.Second, "warm-up per target, not measured")
+	fs.IntVar(&c.conns, "conns", 64, "connections, each driven by one goroutine (closed loop)")
+	fs.IntVar(&c.workspaces, "workspaces", 1000, "workspaces the reports are spread over")
+	fs.IntVar(&c.jobs, "jobs", 0, "jobs in all (0: enough for -plan-rate; rounded up to a multiple of -workspaces)")
+	fs.IntVar(&c.keys, "keys", 0, "report keys in all (0: enough for -plan-rate; rounded up to a multiple of -workspaces)")
+	fs.Float64Var(&c.planRate, "plan-rate", 150000, "requests/s the jobs and keys are sized for when -jobs/-keys are 0")
+	fs.StringVar(&c.data, "data", "", "data directory for the server (must be empty; kept afterwards); default: a temp dir, removed")
+	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the server's measured phase to this file, and of the bare handler's to <file>.bare (whole process: target and load generator)")
+	fs.StringVar(&c.traceFile, "trace", "", "write a runtime execution trace of the first 2s of the server's measured phase (go tool trace)")
+	fs.Uint64Var(&c.snapshotEvery, "snapshot-every", 0, "engine SnapshotEvery (0: the server's default)")
+	fs.BoolVar(&c.serverOnly, "server-only", false, "skip the bare handler (no ratio line)")
+	fs.BoolVar(&c.noSync, "nosync", false, "diagnosis only: the server's log skips fsync (not durable; shows what the fsync wait costs)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if c.conns < 1 || c.workspaces < 1 || c.duration <= 0 || c.warmup < 0 {
+		fmt.Fprintln(os.Stderr, "bench report: -conns, -workspaces and -duration must be positive")
+		return 2
+	}
+	res, err := runReport(c, os.Stdout)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench report:", err)
+		return 1
+	}
+	if res.errors > 0 {
+		return 1
+	}
+	return 0
+}
+
+// reportResult is what runReport measured.
+type reportResult struct {
+	server, bare targetResult
+	errors       int64
+}
+
+// targetResult is one target's measured phase.
+type targetResult struct {
+	requests int64
+	elapsed  time.Duration
+	lat      hist
+	errors   int64
+	cpu      time.Duration // user+system CPU of the whole process during the measured phase
+}
+
+func (t targetResult) rate() float64 { return float64(t.requests) / t.elapsed.Seconds() }
+
+// sizeLayout works out how many jobs and keys per workspace the planned
+// request count needs: at most 100 reports per job, 60 per key (counting a
+// key's requests over the whole run, which is stricter than per minute).
+func sizeLayout(c reportConfig) (l layout, planned int64) {
+	planned = int64(c.planRate * (c.warmup + c.duration).Seconds())
+	perWS := func(total int, limit int64) int {
+		if total > 0 {
+			return (total + c.workspaces - 1) / c.workspaces
+		}
+		need := float64(planned) * planMargin / float64(limit)
+		return max(1, int((need+float64(c.workspaces)-1)/float64(c.workspaces)))
+	}
+	return layout{
+		workspaces: c.workspaces, clientsPerWS: 1,
+		jobsPerWS: perWS(c.jobs, perJobPerDay), keysPerWS: perWS(c.keys, perKeyPerMinute),
+		parallel: 128, workspaceName: "Bench MSP",
+	}, planned
+}
+
+func runReport(c reportConfig, out io.Writer) (reportResult, error) {
+	var res reportResult
+	l, planned := sizeLayout(c)
+	dir, cleanup, err := dataDir(c.data, "backupmon-bench-report-")
+	if err != nil {
+		return res, err
+	}
+	defer cleanup()
+	fmt.Fprintf(out, "bench report: %d connections, %s warm-up + %s measured per target, GOMAXPROCS %d, data %s\n",
+		c.conns, c.warmup, c.duration, runtime.GOMAXPROCS(0), dir)
+	if c.noSync {
+		fmt.Fprintln(out, "WARNING: -nosync: the server's log does not fsync; these figures are not of the durable path")
+	}
+
+	// The server: engine and transport in this process, as `backupmon serve`
+	// wires them, on loopback.
+	stats := &engineStats{}
+	start := time.Now()
+	eng, err := openEngine(dir, stats, c.snapshotEvery, c.noSync)
+	if err != nil {
+		return res, err
+	}
+	engClosed := false
+	defer func() {
+		if !engClosed {
+			eng.Close()
+		}
+	}()
+	f, err := setUp(eng, l)
+	if err != nil {
+		return res, fmt.Errorf("set up: %w", err)
+	}
+	budget := min(int64(len(f.jobIDs))*perJobPerDay, int64(len(f.secrets))*perKeyPerMinute)
+	fmt.Fprintf(out, "set up %s workspaces, %s jobs, %s report keys in %s: room for %s requests (plan: %.0f/s for %s = %s)\n",
+		thousands(int64(l.workspaces)), thousands(int64(len(f.jobIDs))), thousands(int64(len(f.secrets))),
+		time.Since(start).Round(time.Millisecond), thousands(budget), c.planRate, c.warmup+c.duration, thousands(planned))
+	stats.take()
+
+	srv := transport.New(transport.Config{Engine: eng, Logger: benchLogger(nil), AdminToken: "bench-admin-token"})
+	pubLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return res, err
+	}
+	admLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		pubLn.Close()
+		return res, err
+	}
+	go srv.ServePublic(pubLn)
+	go srv.ServeAdmin(admLn)
+
+	bareLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return res, err
+	}
+	bare := bareServer()
+	go bare.Serve(bareLn)
+
+	reqs := newRequestSet(f)
+	if !c.serverOnly {
+		res.bare = runTarget(out, c, "bare", bareLn.Addr().String(), reqs, 0, bareProfile(c.cpuProfile), "")
+		printTarget(out, "bare", res.bare)
+		res.errors += res.bare.errors
+	}
+	bare.Shutdown()
+
+	res.server = runTarget(out, c, "server", pubLn.Addr().String(), reqs, budget, c.cpuProfile, c.traceFile)
+	batches, records, syncP50, syncP99, snaps, snapTime := stats.take()
+	printTarget(out, "server", res.server)
+	res.errors += res.server.errors
+	if batches > 0 {
+		fmt.Fprintf(out, "server log: %s batches, %.1f records/batch, write+fsync p50 %s p99 %s; %d snapshots taken (%s in all)\n",
+			thousands(batches), float64(records)/float64(batches), fmtDur(syncP50), fmtDur(syncP99), snaps, snapTime.Round(time.Millisecond))
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "bench report: shutdown:", err)
+	}
+	closeStart := time.Now()
+	engClosed = true
+	if err := eng.Close(); err != nil {
+		return res, fmt.Errorf("close engine: %w", err)
+	}
+	fmt.Fprintf(out, "engine closed (final snapshot) in %s\n", time.Since(closeStart).Round(time.Millisecond))
+
+	if res.errors > 0 {
+		fmt.Fprintf(out, "ERRORS: %d requests failed (see above)\n", res.errors)
+	}
+	if !c.serverOnly {
+		fmt.Fprintf(out, "ratio %.2f p99x %.2f\n", res.server.rate()/res.bare.rate(),
+			float64(res.server.lat.quantile(0.99))/float64(res.bare.lat.quantile(0.99)))
+	}
+	return res, nil
+}
+
+func printTarget(out io.Writer, name string, t targetResult) {
+	fmt.Fprintf(out, "%-6s %9s requests in %s: %8.0f requests/s  p50 %s  p99 %s  mean %s  max %s  errors %d  (CPU %.2f cores, %.0fµs/request)\n",
+		name, thousands(t.requests), t.elapsed.Round(time.Millisecond), t.rate(),
+		fmtDur(t.lat.quantile(0.50)), fmtDur(t.lat.quantile(0.99)), fmtDur(t.lat.mean()), fmtDur(time.Duration(t.lat.max)), t.errors,
+		t.cpu.Seconds()/t.elapsed.Seconds(), float64(t.cpu.Microseconds())/float64(max(t.requests, 1)))
+}
+
+// processCPU returns the user and system CPU time this process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func fmtDur(d time.Duration) string {
+	switch {
+	case d >= time.Second:
+		return fmt.Sprintf("%.2fs", d.Seconds())
+	case d >= time.Millisecond:
+		return fmt.Sprintf("%.2fms", float64(d)/1e6)
+	default:
+		return fmt.Sprintf("%.0fµs", float64(d)/1e3)
+	}
+}
+
+func bareProfile(path string) string {
+	if path == "" {
+		return ""
+	}
+	return path + ".bare"
+}
+
+// bareServer is a fasthttp server with the public listener's settings whose
+// handler answers every request with a fixed 200 and the server's ok body.
+func bareServer() *fasthttp.Server {
+	body := []byte(okBody)
+	return &fasthttp.Server{
+		Handler: func(ctx *fasthttp.RequestCtx) {
+			ctx.SetStatusCode(fasthttp.StatusOK)
+			ctx.SetContentType("application/json; charset=utf-8")
+			ctx.SetBody(body)
+		},
+		ReadTimeout:           15 * time.Second,
+		WriteTimeout:          15 * time.Second,
+		IdleTimeout:           60 * time.Second,
+		MaxRequestBodySize:    1 << 20,
+		ReadBufferSize:        16 << 10,
+		NoDefaultServerHeader: true,
+		NoDefaultContentType:  true,
+		CloseOnShutdown:       true,
+	}
+}
+
+// requestSet holds what varies between requests, prepared once.
+type requestSet struct {
+	f     *fixture
+	paths [][]byte // per job: /api/v1/jobs/<id>/report
+	auths [][]byte // per key: Bearer <secret>
+	nonce string   // makes the run's idempotency keys unique
+}
+
+func newRequestSet(f *fixture) *requestSet {
+	s := &requestSet{f: f, nonce: strconv.FormatInt(time.Now().UnixNano(), 36)}
+	for _, id := range f.jobIDs {
+		s.paths = append(s.paths, []byte("/api/v1/jobs/"+id+"/report"))
+	}
+	for _, k := range f.secrets {
+		s.auths = append(s.auths, []byte("Bearer "+k))
+	}
+	return s
+}
+
+// errorLog counts failed requests by kind and keeps one example of each.
+type errorLog struct {
+	mu    sync.Mutex
+	kinds map[string]int64
+	first map[string]string
+}
+
+func (e *errorLog) add(kind, example string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.kinds == nil {
+		e.kinds, e.first = map[string]int64{}, map[string]string{}
+	}
+	e.kinds[kind]++
+	if _, ok := e.first[kind]; !ok {
+		e.first[kind] = example
+	}
+}
+
+func (e *errorLog) print(out io.Writer, name string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	kinds := make([]string, 0, len(e.kinds))
+	for k := range e.kinds {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	for _, k := range kinds {
+		fmt.Fprintf(out, "%s error: %s × %d, e.g. %s\n", name, k, e.kinds[k], e.first[k])
+	}
+}
+
+// Phases of a run.
+const (
+	phaseWarmup int32 = iota
+	phaseMeasure
+	phaseStop
+)
+
+// runTarget drives addr with c.conns connections in a closed loop: each
+// goroutine sends a report and waits for the answer. Requests started during
+// the measured phase count; every answer must be a 200 with
+// "duplicate":false. budget (0: none) is how many requests the fixture has
+// room for.
+func runTarget(out io.Writer, c reportConfig, name, addr string, reqs *requestSet, budget int64, cpuProfile, traceFile string) targetResult {
+	hc := &fasthttp.HostClient{
+		Addr:                     addr,
+		MaxConns:                 c.conns,
+		MaxConnWaitTimeout:       30 * time.Second,
+		ReadTimeout:              30 * time.Second,
+		WriteTimeout:             30 * time.Second,
+		MaxIdleConnDuration:      time.Minute,
+		NoDefaultUserAgentHeader: true,
+	}
+	defer hc.CloseIdleConnections()
+	var (
+		phase  atomic.Int32
+		next   atomic.Uint64
+		errs   errorLog
+		nerr   atomic.Int64
+		counts = make([]int64, c.conns)
+		hists  = make([]hist, c.conns)
+		wg     sync.WaitGroup
+		host   = []byte("http://" + addr)
+	)
+	for w := range c.conns {
+		wg.Go(func() {
+			req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+			defer fasthttp.ReleaseRequest(req)
+			defer fasthttp.ReleaseResponse(resp)
+			req.Header.SetMethod(fasthttp.MethodPost)
+			req.Header.SetContentType("application/json")
+			idem := append([]byte(nil), "bench-"+reqs.nonce+"-"...)
+			prefix := len(idem)
+			var uri, body []byte
+			h := &hists[w]
+			for {
+				p := phase.Load()
+				if p == phaseStop {
+					return
+				}
+				i := next.Add(1) - 1
+				if budget > 0 && int64(i) >= budget {
+					nerr.Add(1)
+					errs.add("fixture exhausted", "raise -jobs/-keys or -plan-rate")
+					return
+				}
+				job, key := reqs.f.pick(i)
+				uri = append(append(uri[:0], host...), reqs.paths[job]...)
+				req.SetRequestURIBytes(uri)
+				req.Header.SetBytesV("Authorization", reqs.auths[key])
+				idem = strconv.AppendUint(idem[:prefix], i, 10)
+				req.Header.SetBytesV("Idempotency-Key", idem)
+				body = appendReportBody(body[:0], i)
+				req.SetBodyRaw(body)
+				t0 := time.Now()
+				err := hc.Do(req, resp)
+				lat := time.Since(t0)
+				switch {
+				case err != nil:
+					nerr.Add(1)
+					errs.add("transport: "+err.Error(), err.Error())
+					continue
+				case resp.StatusCode() != fasthttp.StatusOK || !bytes.Contains(resp.Body(), []byte(`"duplicate":false`)):
+					nerr.Add(1)
+					errs.add(fmt.Sprintf("status %d", resp.StatusCode()), string(resp.Body()))
+					continue
+				}
+				if p == phaseMeasure {
+					h.record(lat)
+					counts[w]++
+				}
+			}
+		})
+	}
+	time.Sleep(c.warmup)
+	var prof *os.File
+	if cpuProfile != "" {
+		var err error
+		if prof, err = os.Create(cpuProfile); err == nil {
+			err = pprof.StartCPUProfile(prof)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench report: cpu profile:", err)
+			prof = nil
+		}
+	}
+	cpu0 := processCPU()
+	t1 := time.Now()
+	phase.Store(phaseMeasure)
+	if traceFile != "" {
+		writeTrace(traceFile, min(2*time.Second, c.duration))
+	}
+	time.Sleep(c.duration - time.Since(t1))
+	phase.Store(phaseStop)
+	elapsed := time.Since(t1)
+	cpu := processCPU() - cpu0
+	if prof != nil {
+		pprof.StopCPUProfile()
+		prof.Close()
+	}
+	wg.Wait()
+	var r targetResult
+	r.elapsed, r.cpu = elapsed, cpu
+	for w := range c.conns {
+		r.requests += counts[w]
+		r.lat.merge(&hists[w])
+	}
+	r.errors = nerr.Load()
+	errs.print(out, name)
+	return r
+}
+
+// writeTrace writes a runtime execution trace of the next d to path.
+func writeTrace(path string, d time.Duration) {
+	f, err := os.Create(path)
+	if err == nil {
+		err = trace.Start(f)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench report: trace:", err)
+		return
+	}
+	time.Sleep(d)
+	trace.Stop()
+	f.Close()
+}
+
+// appendReportBody appends a small valid report body that varies with i.
+func appendReportBody(b []byte, i uint64) []byte {
+	b = append(b, `{"status":"ok","duration_seconds":`...)
+	b = strconv.AppendUint(b, 600+i%3600, 10)
+	b = append(b, `,"size_bytes":`...)
+	b = strconv.AppendUint(b, 1<<30+(i%4096)<<20, 10)
+	return append(b, '}')
+}

@@ -1,0 +1,265 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"backupmon/engine"
+	"backupmon/wal"
+)
+
+// layout says how many of each thing the fixture holds. Job g and key k
+// belong to workspace g%workspaces and k%workspaces, so that request i can
+// use job i%jobs and a key of the same workspace (see pick).
+type layout struct {
+	workspaces    int
+	clientsPerWS  int
+	jobsPerWS     int
+	keysPerWS     int // report keys
+	parallel      int // workspaces set up at once
+	devicePerJob  bool
+	workspaceName string
+}
+
+func (l layout) jobs() int { return l.workspaces * l.jobsPerWS }
+func (l layout) keys() int { return l.workspaces * l.keysPerWS }
+
+// fixture is what setUp made: ids and secrets, indexed as layout says.
+type fixture struct {
+	layout
+	wsIDs   []string
+	jobIDs  []string // global job index g: workspace g%workspaces
+	secrets []string // global key index k: workspace k%workspaces
+}
+
+// pick returns the job and the key request i uses: every job gets one
+// request in each run of len(jobIDs), every key one in each run of
+// len(secrets), and the key always belongs to the job's workspace.
+func (f *fixture) pick(i uint64) (job, key int) {
+	w := uint64(f.workspaces)
+	job = int(i % uint64(len(f.jobIDs)))
+	key = int(i%w + w*((i/w)%uint64(f.keysPerWS)))
+	return job, key
+}
+
+// setUp creates the fixture's workspaces, clients, jobs and keys through the
+// engine's commands, many workspaces at once so that the log's group commit
+// shares the fsyncs.
+func setUp(eng *engine.Engine, l layout) (*fixture, error) {
+	f := &fixture{layout: l, wsIDs: make([]string, l.workspaces), jobIDs: make([]string, l.jobs()), secrets: make([]string, l.keys())}
+	var next atomic.Int64
+	var mu sync.Mutex
+	var firstErr error
+	var wg sync.WaitGroup
+	for range max(l.parallel, 1) {
+		wg.Go(func() {
+			for {
+				w := int(next.Add(1) - 1)
+				if w >= l.workspaces {
+					return
+				}
+				if err := f.setUpWorkspace(eng, w); err != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = fmt.Errorf("workspace %d: %w", w, err)
+					}
+					mu.Unlock()
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return f, firstErr
+}
+
+func (f *fixture) setUpWorkspace(eng *engine.Engine, w int) error {
+	ws, err := eng.CreateWorkspace(engine.WorkspaceInput{
+		Name: engine.Some(fmt.Sprintf("%s %d", f.workspaceName, w)),
+		Plan: engine.Some("pro"),
+	})
+	if err != nil {
+		return err
+	}
+	f.wsIDs[w] = ws.ID
+	clients := make([]string, max(f.clientsPerWS, 1))
+	for c := range clients {
+		cv, err := eng.CreateClient(ws.ID, engine.ClientInput{Name: engine.Some(fmt.Sprintf("Client %d-%d", w, c))})
+		if err != nil {
+			return err
+		}
+		clients[c] = cv.ID
+	}
+	for m := range f.jobsPerWS {
+		g := w + f.workspaces*m
+		host := fmt.Sprintf("host-%d-%d", w, m%len(clients))
+		if f.devicePerJob {
+			host = fmt.Sprintf("host-%d-%d", w, m)
+		}
+		jv, err := eng.CreateJob(ws.ID, engine.JobInput{
+			ClientID: engine.Some(clients[m%len(clients)]),
+			Name:     engine.Some(fmt.Sprintf("Nightly backup %d", m)),
+			Vendor:   engine.Some("generic"),
+			Device:   engine.Some(engine.DeviceInput{Name: engine.Some("Server " + host), Type: engine.Some("server"), Hostname: engine.Some(host)}),
+			Schedule: engine.Some(engine.ScheduleInput{IntervalMinutes: engine.Some(int64(1440)), GraceMinutes: engine.Some(int64(120))}),
+		})
+		if err != nil {
+			return err
+		}
+		f.jobIDs[g] = jv.ID
+	}
+	for m := range f.keysPerWS {
+		kv, err := eng.CreateKey(ws.ID, engine.KeyInput{Name: engine.Some(fmt.Sprintf("Report key %d", m)), Type: engine.Some("report")})
+		if err != nil {
+			return err
+		}
+		f.secrets[w+f.workspaces*m] = kv.Key
+	}
+	return nil
+}
+
+// engineStats counts what the engine's log and snapshots did, from the
+// log's Observe hook and the engine's "snapshot written" log lines.
+type engineStats struct {
+	mu        sync.Mutex
+	batches   int64
+	records   int64
+	syncTotal time.Duration
+	sync      hist
+
+	snapshots    atomic.Int64
+	snapshotTime atomic.Int64 // nanoseconds
+	replayed     atomic.Int64 // records replayed by the last Open
+}
+
+func (s *engineStats) observe(records int, sync time.Duration) {
+	s.mu.Lock()
+	s.batches++
+	s.records += int64(records)
+	s.syncTotal += sync
+	s.sync.record(sync)
+	s.mu.Unlock()
+}
+
+// take returns the counts so far and starts again from zero.
+func (s *engineStats) take() (batches, records int64, p50, p99 time.Duration, snaps int64, snapTime time.Duration) {
+	s.mu.Lock()
+	batches, records, p50, p99 = s.batches, s.records, s.sync.quantile(0.50), s.sync.quantile(0.99)
+	s.batches, s.records, s.syncTotal, s.sync = 0, 0, 0, hist{}
+	s.mu.Unlock()
+	return batches, records, p50, p99, s.snapshots.Swap(0), time.Duration(s.snapshotTime.Swap(0))
+}
+
+// statsHandler passes warnings and errors to stderr and counts snapshots.
+type statsHandler struct {
+	out   slog.Handler
+	stats *engineStats
+}
+
+func (h statsHandler) Enabled(_ context.Context, l slog.Level) bool { return true }
+
+func (h statsHandler) Handle(ctx context.Context, r slog.Record) error {
+	if r.Message == "snapshot written" {
+		h.stats.snapshots.Add(1)
+		r.Attrs(func(a slog.Attr) bool {
+			if a.Key == "elapsed" {
+				h.stats.snapshotTime.Add(int64(a.Value.Duration()))
+			}
+			return true
+		})
+	}
+	if r.Message == "engine recovered" {
+		r.Attrs(func(a slog.Attr) bool {
+			if a.Key == "replayed" {
+				h.stats.replayed.Store(a.Value.Int64())
+			}
+			return true
+		})
+	}
+	if r.Level >= slog.LevelWarn {
+		return h.out.Handle(ctx, r)
+	}
+	return nil
+}
+
+func (h statsHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return statsHandler{out: h.out.WithAttrs(as), stats: h.stats}
+}
+
+func (h statsHandler) WithGroup(name string) slog.Handler {
+	return statsHandler{out: h.out.WithGroup(name), stats: h.stats}
+}
+
+// benchLogger returns a logger that shows warnings and errors only and
+// feeds stats (which may be nil).
+func benchLogger(stats *engineStats) *slog.Logger {
+	out := slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})
+	if stats == nil {
+		return slog.New(out)
+	}
+	return slog.New(statsHandler{out: out, stats: stats})
+}
+
+// quietLogger discards everything.
+var quietLogger = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// openEngine opens an engine on dir with the real clock. A log failure
+// stops the process, as in the server.
+func openEngine(dir string, stats *engineStats, snapshotEvery uint64, noSync bool) (*engine.Engine, error) {
+	opts := engine.Options{Dir: dir, Logger: benchLogger(stats), SnapshotEvery: snapshotEvery, WAL: wal.Options{NoSync: noSync}}
+	if stats != nil {
+		opts.WAL.Observe = stats.observe
+	}
+	return engine.Open(opts)
+}
+
+// dataDir returns dir (created, and required to be empty) or, when dir is
+// "", a new temporary directory; cleanup removes a temporary one.
+func dataDir(dir, pattern string) (path string, cleanup func(), err error) {
+	if dir == "" {
+		path, err = os.MkdirTemp("", pattern)
+		if err != nil {
+			return "", nil, err
+		}
+		return path, func() { os.RemoveAll(path) }, nil
+	}
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return "", nil, err
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return "", nil, err
+	}
+	if len(entries) > 0 {
+		return "", nil, errors.New(dir + " is not empty: the bench needs a fresh data directory")
+	}
+	return dir, func() {}, nil
+}
+
+// thousands formats n with thin separators: 1234567 → 1,234,567.
+func thousands(n int64) string {
+	s := fmt.Sprint(n)
+	neg := strings.HasPrefix(s, "-")
+	if neg {
+		s = s[1:]
+	}
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
