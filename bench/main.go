@@ -25,6 +25,8 @@ func main() {
 		code = reportMain(args)
 	case "recovery":
 		code = recoveryMain(args)
+	case targetChildCmd:
+		code = targetChild(args)
 	case recoveryChildCmd:
 		code = recoveryChild(args)
 	case "fsync":

@@ -2,16 +2,14 @@ package main
 
 import (
 	"bytes"
-	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"os"
+	"path/filepath"
 	"runtime"
-	"runtime/pprof"
-	"runtime/trace"
 	"sort"
 	"strconv"
 	"sync"
@@ -20,8 +18,6 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
-
-	"backupmon/transport"
 )
 
 // Report API limits the load must stay clear of (api.md 8.3).
@@ -43,6 +39,7 @@ type reportConfig struct {
 	planRate         float64
 	data             string
 	cpuProfile       string
+	procs            int
 	traceFile        string
 	snapshotEvery    uint64
 	serverOnly       bool
@@ -60,8 +57,9 @@ func reportMain(args []string) int {
 	fs.IntVar(&c.keys, "keys", 0, "report keys in all (0: enough for -plan-rate; rounded up to a multiple of -workspaces)")
 	fs.Float64Var(&c.planRate, "plan-rate", 150000, "requests/s the jobs and keys are sized for when -jobs/-keys are 0")
 	fs.StringVar(&c.data, "data", "", "data directory for the server (must be empty; kept afterwards); default: a temp dir, removed")
-	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the server's measured phase to this file, and of the bare handler's to <file>.bare (whole process: target and load generator)")
-	fs.StringVar(&c.traceFile, "trace", "", "write a runtime execution trace of the first 2s of the server's measured phase (go tool trace)")
+	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the server process (from listening to the end) to this file")
+	fs.StringVar(&c.traceFile, "trace", "", "write a 2 s execution trace of the server process's measured phase to this file (go tool trace)")
+	fs.IntVar(&c.procs, "procs", 0, "the server process's GOMAXPROCS (0: its own choice, as backupmon serve makes it)")
 	fs.Uint64Var(&c.snapshotEvery, "snapshot-every", 0, "engine SnapshotEvery (0: the server's default)")
 	fs.BoolVar(&c.serverOnly, "server-only", false, "skip the bare handler (no ratio line)")
 	fs.BoolVar(&c.noSync, "nosync", false, "diagnosis only: the server's log skips fsync (not durable; shows what the fsync wait costs)")
@@ -98,7 +96,8 @@ type targetResult struct {
 	elapsed  time.Duration
 	lat      hist
 	errors   int64
-	cpu      time.Duration // user+system CPU of the whole process during the measured phase
+	cpu      time.Duration // user+system CPU of the target process during the measured phase
+	genCPU   time.Duration // the same for the load generator (this process)
 }
 
 func (t targetResult) rate() float64 { return float64(t.requests) / t.elapsed.Seconds() }
@@ -130,84 +129,73 @@ func runReport(c reportConfig, out io.Writer) (reportResult, error) {
 		return res, err
 	}
 	defer cleanup()
-	fmt.Fprintf(out, "bench report: %d connections, %s warm-up + %s measured per target, GOMAXPROCS %d, data %s\n",
+	fmt.Fprintf(out, "bench report: %d connections, %s warm-up + %s measured per target; load generator GOMAXPROCS %d; data %s\n",
 		c.conns, c.warmup, c.duration, runtime.GOMAXPROCS(0), dir)
 	if c.noSync {
 		fmt.Fprintln(out, "WARNING: -nosync: the server's log does not fsync; these figures are not of the durable path")
 	}
 
-	// The server: engine and transport in this process, as `backupmon serve`
-	// wires them, on loopback.
-	stats := &engineStats{}
+	// The server: engine and transport in a child process, as `backupmon
+	// serve` wires them, on loopback; it sets up the fixture through the
+	// engine's commands and writes it to the data directory.
 	start := time.Now()
-	eng, err := openEngine(dir, stats, c.snapshotEvery, c.noSync)
+	args := []string{"-kind", "server", "-data", dir, "-workspaces", strconv.Itoa(l.workspaces),
+		"-jobs-per-ws", strconv.Itoa(l.jobsPerWS), "-keys-per-ws", strconv.Itoa(l.keysPerWS),
+		"-snapshot-every", strconv.FormatUint(c.snapshotEvery, 10), "-procs", strconv.Itoa(c.procs)}
+	if c.noSync {
+		args = append(args, "-nosync")
+	}
+	if c.cpuProfile != "" {
+		args = append(args, "-cpuprofile", c.cpuProfile)
+	}
+	server, err := startTarget(args...)
 	if err != nil {
 		return res, err
 	}
-	engClosed := false
 	defer func() {
-		if !engClosed {
-			eng.Close()
+		if server != nil {
+			server.kill()
 		}
 	}()
-	f, err := setUp(eng, l)
+	f, err := readFixture(filepath.Join(dir, fixtureFile))
 	if err != nil {
-		return res, fmt.Errorf("set up: %w", err)
+		return res, err
 	}
 	budget := min(int64(len(f.jobIDs))*perJobPerDay, int64(len(f.secrets))*perKeyPerMinute)
 	fmt.Fprintf(out, "set up %s workspaces, %s jobs, %s report keys in %s: room for %s requests (plan: %.0f/s for %s = %s)\n",
 		thousands(int64(l.workspaces)), thousands(int64(len(f.jobIDs))), thousands(int64(len(f.secrets))),
 		time.Since(start).Round(time.Millisecond), thousands(budget), c.planRate, c.warmup+c.duration, thousands(planned))
-	stats.take()
-
-	srv := transport.New(transport.Config{Engine: eng, Logger: benchLogger(nil), AdminToken: "bench-admin-token"})
-	pubLn, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return res, err
-	}
-	admLn, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		pubLn.Close()
-		return res, err
-	}
-	go srv.ServePublic(pubLn)
-	go srv.ServeAdmin(admLn)
-
-	bareLn, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return res, err
-	}
-	bare := bareServer()
-	go bare.Serve(bareLn)
 
 	reqs := newRequestSet(f)
 	if !c.serverOnly {
-		res.bare = runTarget(out, c, "bare", bareLn.Addr().String(), reqs, 0, bareProfile(c.cpuProfile), "")
+		bare, err := startTarget("-kind", "bare")
+		if err != nil {
+			return res, err
+		}
+		res.bare = runTarget(out, c, "bare", bare.addr, reqs, 0, bare.cpu, nil)
+		bare.stop()
 		printTarget(out, "bare", res.bare)
 		res.errors += res.bare.errors
 	}
-	bare.Shutdown()
 
-	res.server = runTarget(out, c, "server", pubLn.Addr().String(), reqs, budget, c.cpuProfile, c.traceFile)
-	batches, records, syncP50, syncP99, snaps, snapTime := stats.take()
+	var onMeasure func()
+	if c.traceFile != "" {
+		path, _ := filepath.Abs(c.traceFile)
+		onMeasure = func() { server.startTrace(path) }
+	}
+	res.server = runTarget(out, c, "server", server.addr, reqs, budget, server.cpu, onMeasure)
 	printTarget(out, "server", res.server)
 	res.errors += res.server.errors
-	if batches > 0 {
+	if batches, records, syncP50, syncP99, snaps, snapTime, err := server.stats(); err == nil && batches > 0 {
 		fmt.Fprintf(out, "server log: %s batches, %.1f records/batch, write+fsync p50 %s p99 %s; %d snapshots taken (%s in all)\n",
 			thousands(batches), float64(records)/float64(batches), fmtDur(syncP50), fmtDur(syncP99), snaps, snapTime.Round(time.Millisecond))
 	}
-
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "bench report: shutdown:", err)
+	closed, err := server.stop()
+	server = nil
+	if err != nil {
+		return res, fmt.Errorf("server target: %w", err)
 	}
-	closeStart := time.Now()
-	engClosed = true
-	if err := eng.Close(); err != nil {
-		return res, fmt.Errorf("close engine: %w", err)
-	}
-	fmt.Fprintf(out, "engine closed (final snapshot) in %s\n", time.Since(closeStart).Round(time.Millisecond))
+	fmt.Fprintf(out, "engine closed (final snapshot) in %s\n", closed.Round(time.Millisecond))
 
 	if res.errors > 0 {
 		fmt.Fprintf(out, "ERRORS: %d requests failed (see above)\n", res.errors)
@@ -219,11 +207,26 @@ func runReport(c reportConfig, out io.Writer) (reportResult, error) {
 	return res, nil
 }
 
+// readFixture reads the ids and secrets the server target wrote.
+func readFixture(path string) (*fixture, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read fixture: %w", err)
+	}
+	var fj fixtureJSON
+	if err := json.Unmarshal(b, &fj); err != nil {
+		return nil, fmt.Errorf("read fixture: %w", err)
+	}
+	l := layout{workspaces: fj.Layout.Workspaces, clientsPerWS: fj.Layout.ClientsPerWS, jobsPerWS: fj.Layout.JobsPerWS, keysPerWS: fj.Layout.KeysPerWS}
+	return &fixture{layout: l, wsIDs: fj.WorkspaceIDs, jobIDs: fj.JobIDs, secrets: fj.Secrets}, nil
+}
+
 func printTarget(out io.Writer, name string, t targetResult) {
-	fmt.Fprintf(out, "%-6s %9s requests in %s: %8.0f requests/s  p50 %s  p99 %s  mean %s  max %s  errors %d  (CPU %.2f cores, %.0fµs/request)\n",
+	perReq := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(max(t.requests, 1)) }
+	fmt.Fprintf(out, "%-6s %9s requests in %s: %8.0f requests/s  p50 %s  p99 %s  mean %s  max %s  errors %d  (CPU: target %.2f cores %.0fµs/request, load generator %.2f cores %.0fµs/request)\n",
 		name, thousands(t.requests), t.elapsed.Round(time.Millisecond), t.rate(),
 		fmtDur(t.lat.quantile(0.50)), fmtDur(t.lat.quantile(0.99)), fmtDur(t.lat.mean()), fmtDur(time.Duration(t.lat.max)), t.errors,
-		t.cpu.Seconds()/t.elapsed.Seconds(), float64(t.cpu.Microseconds())/float64(max(t.requests, 1)))
+		t.cpu.Seconds()/t.elapsed.Seconds(), perReq(t.cpu), t.genCPU.Seconds()/t.elapsed.Seconds(), perReq(t.genCPU))
 }
 
 // processCPU returns the user and system CPU time this process has used.
@@ -244,13 +247,6 @@ func fmtDur(d time.Duration) string {
 	default:
 		return fmt.Sprintf("%.0fµs", float64(d)/1e3)
 	}
-}
-
-func bareProfile(path string) string {
-	if path == "" {
-		return ""
-	}
-	return path + ".bare"
 }
 
 // bareServer is a fasthttp server with the public listener's settings whose
@@ -337,7 +333,7 @@ const (
 // the measured phase count; every answer must be a 200 with
 // "duplicate":false. budget (0: none) is how many requests the fixture has
 // room for.
-func runTarget(out io.Writer, c reportConfig, name, addr string, reqs *requestSet, budget int64, cpuProfile, traceFile string) targetResult {
+func runTarget(out io.Writer, c reportConfig, name, addr string, reqs *requestSet, budget int64, targetCPU func() time.Duration, onMeasure func()) targetResult {
 	hc := &fasthttp.HostClient{
 		Addr:                     addr,
 		MaxConns:                 c.conns,
@@ -409,34 +405,19 @@ func runTarget(out io.Writer, c reportConfig, name, addr string, reqs *requestSe
 		})
 	}
 	time.Sleep(c.warmup)
-	var prof *os.File
-	if cpuProfile != "" {
-		var err error
-		if prof, err = os.Create(cpuProfile); err == nil {
-			err = pprof.StartCPUProfile(prof)
-		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "bench report: cpu profile:", err)
-			prof = nil
-		}
-	}
-	cpu0 := processCPU()
+	cpu0, tcpu0 := processCPU(), targetCPU()
 	t1 := time.Now()
 	phase.Store(phaseMeasure)
-	if traceFile != "" {
-		writeTrace(traceFile, min(2*time.Second, c.duration))
+	if onMeasure != nil {
+		onMeasure()
 	}
-	time.Sleep(c.duration - time.Since(t1))
+	time.Sleep(c.duration)
 	phase.Store(phaseStop)
 	elapsed := time.Since(t1)
-	cpu := processCPU() - cpu0
-	if prof != nil {
-		pprof.StopCPUProfile()
-		prof.Close()
-	}
+	cpu, tcpu := processCPU()-cpu0, targetCPU()-tcpu0
 	wg.Wait()
 	var r targetResult
-	r.elapsed, r.cpu = elapsed, cpu
+	r.elapsed, r.cpu, r.genCPU = elapsed, tcpu, cpu
 	for w := range c.conns {
 		r.requests += counts[w]
 		r.lat.merge(&hists[w])
@@ -444,21 +425,6 @@ func runTarget(out io.Writer, c reportConfig, name, addr string, reqs *requestSe
 	r.errors = nerr.Load()
 	errs.print(out, name)
 	return r
-}
-
-// writeTrace writes a runtime execution trace of the next d to path.
-func writeTrace(path string, d time.Duration) {
-	f, err := os.Create(path)
-	if err == nil {
-		err = trace.Start(f)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "bench report: trace:", err)
-		return
-	}
-	time.Sleep(d)
-	trace.Stop()
-	f.Close()
 }
 
 // appendReportBody appends a small valid report body that varies with i.

@@ -50,7 +50,7 @@ type Engine struct {
 	logger *slog.Logger
 
 	actors sync.Map // ID → *actor
-	keys   sync.Map // [32]byte (SHA-256 of the secret) → *keyRef
+	keys   keyIndex // SHA-256 of a key secret → its actor and key id
 	count  atomic.Int64
 
 	globalMu  sync.Mutex // serialises engine-level records and workspace creation
@@ -62,11 +62,6 @@ type Engine struct {
 	stopped     sync.WaitGroup
 	closeOnce   sync.Once
 	ready       atomic.Bool
-}
-
-type keyRef struct {
-	act   *actor
-	keyID ID
 }
 
 // Errors returned by engine commands.
@@ -155,7 +150,7 @@ func Open(opts Options) (*Engine, error) {
 // newer snapshot may have left part of one behind).
 func (e *Engine) reset() {
 	e.actors.Range(func(k, _ any) bool { e.actors.Delete(k); return true })
-	e.keys.Range(func(k, _ any) bool { e.keys.Delete(k); return true })
+	e.keys.clear()
 	e.count.Store(0)
 }
 
@@ -222,10 +217,10 @@ func (e *Engine) addActor(w *workspace) *actor {
 func (e *Engine) keyAdded(w *workspace, k *apiKey) {
 	v, _ := e.actors.Load(w.id)
 	a, _ := v.(*actor)
-	e.keys.Store(k.hash, &keyRef{act: a, keyID: k.id})
+	e.keys.put(&keyRef{hash: k.hash, act: a, keyID: k.id})
 }
 
-func (e *Engine) keyRemoved(_ *workspace, k *apiKey) { e.keys.Delete(k.hash) }
+func (e *Engine) keyRemoved(_ *workspace, k *apiKey) { e.keys.remove(&k.hash) }
 
 func (e *Engine) actor(id ID) *actor {
 	v, ok := e.actors.Load(id)

@@ -70,11 +70,10 @@ var replyPool = sync.Pool{New: func() any { return make(chan ReportReply, 1) }}
 // Report records one Report API request sent with the key whose SHA-256 is
 // keyHash, and answers once the result is durable (or refused).
 func (e *Engine) Report(keyHash [32]byte, in *ReportInput) ReportReply {
-	v, ok := e.keys.Load(keyHash)
-	if !ok {
+	ref := e.keys.get(&keyHash)
+	if ref == nil {
 		return ReportReply{Outcome: ReportInvalidKey}
 	}
-	ref := v.(*keyRef)
 	ch := replyPool.Get().(chan ReportReply)
 	ref.act.inbox <- func(w *workspace) { ref.act.report(w, ref.keyID, in, ch) }
 	r := <-ch

@@ -138,6 +138,22 @@ func jsonNumber(raw []byte) (float64, bool) {
 	if len(raw) == 0 || (raw[0] != '-' && (raw[0] < '0' || raw[0] > '9')) {
 		return 0, false
 	}
+	// Plain integers below 2^53 (what backup tools send) are read exactly
+	// without ParseFloat. A leading zero is left to ParseFloat's rules.
+	if len(raw) <= 15 && raw[0] != '0' {
+		var n int64
+		digits := true
+		for _, c := range raw {
+			if c < '0' || c > '9' {
+				digits = false
+				break
+			}
+			n = n*10 + int64(c-'0')
+		}
+		if digits {
+			return float64(n), true
+		}
+	}
 	v, err := strconv.ParseFloat(string(raw), 64)
 	if err != nil || math.IsInf(v, 0) || math.IsNaN(v) {
 		return 0, false

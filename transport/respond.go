@@ -19,6 +19,7 @@ const headerRequestID = "X-Request-Id"
 // Request ids: a random prefix per process and a counter, 24 hex characters
 // in all, unique across restarts in practice.
 var (
+	requestIDHeader = []byte(headerRequestID)
 	requestIDPrefix = func() (p [12]byte) {
 		var b [6]byte
 		if _, err := crand.Read(b[:]); err != nil {
@@ -40,7 +41,7 @@ func setRequestID(ctx *fasthttp.RequestCtx) {
 		buf[i] = digits[n&0xf]
 		n >>= 4
 	}
-	ctx.Response.Header.SetBytesKV([]byte(headerRequestID), buf[:])
+	ctx.Response.Header.SetBytesKV(requestIDHeader, buf[:])
 }
 
 // requestID returns the id setRequestID gave the request.

@@ -2,6 +2,7 @@ package wal
 
 import (
 	"fmt"
+	"runtime"
 	"time"
 )
 
@@ -152,6 +153,10 @@ func (l *Log) commit() {
 		p := &l.pending[i]
 		call(p.done, p.lsn, nil)
 	}
+	// The callbacks woke the batch's waiters onto this goroutine's P. Let
+	// them run before the next fsync blocks this P in a system call, where
+	// they would wait until the runtime hands the P to another thread.
+	runtime.Gosched()
 }
 
 // reject calls every pending done with err.

@@ -1,0 +1,286 @@
+package main
+
+// The targets of `bench report` run in child processes of their own (this
+// same binary, started with the hidden command report-target), so that the
+// load generator, the server and the bare handler each have their own Go
+// runtime, as a real client and a real server would: the server's runtime
+// settings and its garbage are its own, and a blocking fsync in the server
+// leaves the CPU to the other processes.
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"runtime/trace"
+	"strconv"
+	"strings"
+	"time"
+
+	"backupmon/transport"
+)
+
+const targetChildCmd = "report-target"
+
+// fixtureFile is where the server child writes the ids and secrets the load
+// generator needs.
+const fixtureFile = "bench-fixture.json"
+
+type fixtureJSON struct {
+	Layout struct {
+		Workspaces, ClientsPerWS, JobsPerWS, KeysPerWS int
+	}
+	WorkspaceIDs, JobIDs, Secrets []string
+	SetUpMillis                   int64
+}
+
+// targetChild serves one target until its standard input closes: "server"
+// (engine and transport as `backupmon serve` wires them, with the fixture
+// set up through the engine's commands) or "bare" (a fixed 200). It prints
+// "listening <addr>" when ready; a line "stats" on standard input makes the
+// server print its log statistics since the last such line.
+func targetChild(args []string) int {
+	fs := flag.NewFlagSet(targetChildCmd, flag.ContinueOnError)
+	kind := fs.String("kind", "server", "server or bare")
+	dir := fs.String("data", "", "data directory (server)")
+	workspaces := fs.Int("workspaces", 1000, "")
+	jobsPerWS := fs.Int("jobs-per-ws", 1, "")
+	keysPerWS := fs.Int("keys-per-ws", 1, "")
+	snapshotEvery := fs.Uint64("snapshot-every", 0, "")
+	noSync := fs.Bool("nosync", false, "")
+	procs := fs.Int("procs", 0, "GOMAXPROCS (0: the server's own choice)")
+	cpuProfile := fs.String("cpuprofile", "", "")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *procs > 0 {
+		runtime.GOMAXPROCS(*procs)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench target:", err)
+		return 1
+	}
+	in := bufio.NewScanner(os.Stdin)
+	if *kind == "bare" {
+		srv := bareServer()
+		go srv.Serve(ln)
+		fmt.Printf("listening %s\n", ln.Addr())
+		for in.Scan() {
+		}
+		srv.Shutdown()
+		return 0
+	}
+
+	stats := &engineStats{}
+	eng, err := openEngine(*dir, stats, *snapshotEvery, *noSync)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench target:", err)
+		return 1
+	}
+	l := layout{workspaces: *workspaces, clientsPerWS: 1, jobsPerWS: *jobsPerWS, keysPerWS: *keysPerWS, parallel: 128, workspaceName: "Bench MSP"}
+	start := time.Now()
+	f, err := setUp(eng, l)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench target: set up:", err)
+		return 1
+	}
+	var fj fixtureJSON
+	fj.Layout.Workspaces, fj.Layout.ClientsPerWS, fj.Layout.JobsPerWS, fj.Layout.KeysPerWS = l.workspaces, l.clientsPerWS, l.jobsPerWS, l.keysPerWS
+	fj.WorkspaceIDs, fj.JobIDs, fj.Secrets = f.wsIDs, f.jobIDs, f.secrets
+	fj.SetUpMillis = time.Since(start).Milliseconds()
+	b, _ := json.Marshal(fj)
+	if err := os.WriteFile(filepath.Join(*dir, fixtureFile), b, 0o600); err != nil {
+		fmt.Fprintln(os.Stderr, "bench target:", err)
+		return 1
+	}
+	stats.take()
+	srv := transport.New(transport.Config{Engine: eng, Logger: benchLogger(nil), AdminToken: "bench-admin-token"})
+	go srv.ServePublic(ln)
+	stopProfile := startProfile(*cpuProfile)
+	fmt.Printf("listening %s\n", ln.Addr())
+	for in.Scan() {
+		if path, ok := strings.CutPrefix(in.Text(), "trace "); ok {
+			go writeTrace(path, 2*time.Second)
+		}
+		if in.Text() == "stats" {
+			batches, records, p50, p99, snaps, snapTime := stats.take()
+			fmt.Printf("stats %d %d %d %d %d %d\n", batches, records, p50, p99, snaps, snapTime)
+		}
+	}
+	stopProfile()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	srv.Shutdown(ctx)
+	closeStart := time.Now()
+	if err := eng.Close(); err != nil {
+		fmt.Fprintln(os.Stderr, "bench target: close:", err)
+		return 1
+	}
+	fmt.Printf("closed %d\n", time.Since(closeStart))
+	return 0
+}
+
+// target is a running child process serving one target.
+type target struct {
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	out   *bufio.Scanner
+	addr  string
+}
+
+// startTarget starts a target child and waits until it listens.
+func startTarget(args ...string) (*target, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(self, append([]string{targetChildCmd}, args...)...)
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	t := &target{cmd: cmd, stdin: stdin, out: bufio.NewScanner(stdout)}
+	line, err := t.line()
+	if err != nil {
+		t.kill()
+		return nil, fmt.Errorf("target %v: %w", args, err)
+	}
+	addr, ok := strings.CutPrefix(line, "listening ")
+	if !ok {
+		t.kill()
+		return nil, fmt.Errorf("target %v said %q", args, line)
+	}
+	t.addr = addr
+	return t, nil
+}
+
+func (t *target) line() (string, error) {
+	if !t.out.Scan() {
+		if err := t.out.Err(); err != nil {
+			return "", err
+		}
+		return "", errors.New("target exited")
+	}
+	return t.out.Text(), nil
+}
+
+// stats asks the server target for its log statistics since the last call.
+func (t *target) stats() (batches, records int64, p50, p99 time.Duration, snaps int64, snapTime time.Duration, err error) {
+	if _, err = io.WriteString(t.stdin, "stats\n"); err != nil {
+		return
+	}
+	line, err := t.line()
+	if err != nil {
+		return
+	}
+	var n [6]int64
+	f := strings.Fields(line)
+	if len(f) != 7 || f[0] != "stats" {
+		err = fmt.Errorf("target said %q", line)
+		return
+	}
+	for i := range n {
+		n[i], _ = strconv.ParseInt(f[i+1], 10, 64)
+	}
+	return n[0], n[1], time.Duration(n[2]), time.Duration(n[3]), n[4], time.Duration(n[5]), nil
+}
+
+// stop closes the target's input, which makes it shut down, and waits. For
+// the server it returns how long the engine's close (final snapshot) took.
+func (t *target) stop() (time.Duration, error) {
+	t.stdin.Close()
+	var closed time.Duration
+	for t.out.Scan() {
+		if v, ok := strings.CutPrefix(t.out.Text(), "closed "); ok {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			closed = time.Duration(n)
+		}
+	}
+	return closed, t.cmd.Wait()
+}
+
+func (t *target) kill() {
+	t.cmd.Process.Kill()
+	t.cmd.Wait()
+}
+
+// cpu returns the user and system CPU time the target process has used so
+// far (from /proc/<pid>/stat, in clock ticks of 10 ms).
+func (t *target) cpu() time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", t.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	// Fields after the command name (which is in parentheses and may hold
+	// spaces): state is field 3; utime and stime are fields 14 and 15.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * 10 * time.Millisecond
+}
+
+// startProfile writes a CPU profile to path (when not empty) until the
+// returned function is called.
+func startProfile(path string) func() {
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err == nil {
+		err = pprof.StartCPUProfile(f)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench target: cpu profile:", err)
+		return func() {}
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}
+}
+
+// writeTrace writes a runtime execution trace of the next d to path.
+func writeTrace(path string, d time.Duration) {
+	f, err := os.Create(path)
+	if err == nil {
+		err = trace.Start(f)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench target: trace:", err)
+		return
+	}
+	time.Sleep(d)
+	trace.Stop()
+	f.Close()
+}
+
+// startTrace asks the target for a 2-second execution trace into path.
+func (t *target) startTrace(path string) {
+	io.WriteString(t.stdin, "trace "+path+"\n")
+}
