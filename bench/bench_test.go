@@ -11,10 +11,14 @@ import (
 	"time"
 )
 
-// TestMain lets the test binary play the recovery bench's child process.
+// TestMain lets the test binary play the bench's child processes (the
+// report targets and the recovery child).
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == recoveryChildCmd {
 		os.Exit(recoveryChild(os.Args[2:]))
+	}
+	if len(os.Args) > 1 && os.Args[1] == targetChildCmd {
+		os.Exit(targetChild(os.Args[2:]))
 	}
 	os.Exit(m.Run())
 }

@@ -19,8 +19,12 @@ func newActor(e *Engine, w *workspace) *actor {
 	return &actor{eng: e, ws: w, inbox: make(chan func(*workspace), inboxSize)}
 }
 
+// run serves the inbox until a nil message (sent by Engine.Close).
 func (a *actor) run() {
 	for fn := range a.inbox {
+		if fn == nil {
+			return
+		}
 		fn(a.ws)
 	}
 }
@@ -35,6 +39,10 @@ func (a *actor) applyNew(rec wal.Entry) error {
 
 // ask runs fn in the actor and returns its answer.
 func ask[T any](a *actor, fn func(w *workspace) T) T {
+	if a.eng.closed.Load() {
+		var zero T
+		return zero
+	}
 	ch := make(chan T, 1)
 	a.inbox <- func(w *workspace) { ch <- fn(w) }
 	return <-ch
@@ -57,6 +65,10 @@ type outcome[T any] struct {
 // returns a record, the record is applied and logged and change returns only
 // once it is durable. A failed log write answers ErrFailed.
 func change[T any](a *actor, decide func(w *workspace, now int64) (decision[T], error)) (T, error) {
+	if a.eng.closed.Load() {
+		var zero T
+		return zero, ErrClosed
+	}
 	ch := make(chan outcome[T], 1)
 	a.inbox <- func(w *workspace) {
 		d, err := decide(w, a.eng.nowMs())

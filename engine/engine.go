@@ -61,6 +61,7 @@ type Engine struct {
 	stop        chan struct{}
 	stopped     sync.WaitGroup
 	closeOnce   sync.Once
+	closed      atomic.Bool
 	ready       atomic.Bool
 }
 
@@ -69,6 +70,8 @@ var (
 	// ErrFailed means the log could not make a change durable; nothing was
 	// acknowledged and the process is stopping (fail-stop).
 	ErrFailed = errors.New("engine: change not recorded: the log failed")
+	// ErrClosed means the engine was closed; nothing was changed.
+	ErrClosed = errors.New("engine: closed")
 	// ErrNoDevClock means SetClock was called without a development clock.
 	ErrNoDevClock = errors.New("engine: the development clock is off")
 )
@@ -255,6 +258,13 @@ func (e *Engine) Close() error {
 		if cerr := e.log.Close(); cerr != nil && err == nil {
 			err = cerr
 		}
+		// Commands from now on are refused, and the actors stop, so the
+		// state can be collected.
+		e.closed.Store(true)
+		e.actors.Range(func(_, v any) bool {
+			v.(*actor).inbox <- nil
+			return true
+		})
 	})
 	return err
 }

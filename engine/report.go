@@ -74,6 +74,9 @@ func (e *Engine) Report(keyHash [32]byte, in *ReportInput) ReportReply {
 	if ref == nil {
 		return ReportReply{Outcome: ReportInvalidKey}
 	}
+	if e.closed.Load() {
+		return ReportReply{Outcome: ReportNotRecorded}
+	}
 	ch := replyPool.Get().(chan ReportReply)
 	ref.act.inbox <- func(w *workspace) { ref.act.report(w, ref.keyID, in, ch) }
 	r := <-ch
