@@ -92,6 +92,19 @@ func adminData(ctx *fasthttp.RequestCtx, status int, v any) {
 	writeJSON(ctx, status, body)
 }
 
+// answer writes {"data": v} with status (no body for 204), or the admin
+// error that err maps to.
+func (s *Server) answer(ctx *fasthttp.RequestCtx, status int, v any, err error) {
+	switch {
+	case err != nil:
+		s.adminFail(ctx, err)
+	case status == fasthttp.StatusNoContent:
+		ctx.SetStatusCode(status)
+	default:
+		adminData(ctx, status, v)
+	}
+}
+
 // adminFail answers an engine error in the admin shape.
 func (s *Server) adminFail(ctx *fasthttp.RequestCtx, err error) {
 	var e *engine.Error
@@ -162,11 +175,7 @@ func (s *Server) adminCreateWorkspace(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	v, err := s.eng.CreateWorkspace(in)
-	if err != nil {
-		s.adminFail(ctx, err)
-		return
-	}
-	adminData(ctx, fasthttp.StatusCreated, v)
+	s.answer(ctx, fasthttp.StatusCreated, v, err)
 }
 
 func (s *Server) adminListWorkspaces(ctx *fasthttp.RequestCtx) {
@@ -175,11 +184,7 @@ func (s *Server) adminListWorkspaces(ctx *fasthttp.RequestCtx) {
 
 func (s *Server) adminGetWorkspace(ctx *fasthttp.RequestCtx) {
 	v, err := s.eng.Workspace(pathParam(ctx, "wid"))
-	if err != nil {
-		s.adminFail(ctx, err)
-		return
-	}
-	adminData(ctx, fasthttp.StatusOK, v)
+	s.answer(ctx, fasthttp.StatusOK, v, err)
 }
 
 func (s *Server) adminUpdateWorkspace(ctx *fasthttp.RequestCtx) {
@@ -192,11 +197,7 @@ func (s *Server) adminUpdateWorkspace(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	v, err := s.eng.UpdateWorkspace(pathParam(ctx, "wid"), in)
-	if err != nil {
-		s.adminFail(ctx, err)
-		return
-	}
-	adminData(ctx, fasthttp.StatusOK, v)
+	s.answer(ctx, fasthttp.StatusOK, v, err)
 }
 
 func (s *Server) adminCreateClient(ctx *fasthttp.RequestCtx) {
@@ -209,11 +210,7 @@ func (s *Server) adminCreateClient(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	v, err := s.eng.CreateClient(pathParam(ctx, "wid"), in)
-	if err != nil {
-		s.adminFail(ctx, err)
-		return
-	}
-	adminData(ctx, fasthttp.StatusCreated, v)
+	s.answer(ctx, fasthttp.StatusCreated, v, err)
 }
 
 func (s *Server) adminUpdateClient(ctx *fasthttp.RequestCtx) {
@@ -226,20 +223,12 @@ func (s *Server) adminUpdateClient(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	v, err := s.eng.UpdateClient(pathParam(ctx, "wid"), pathParam(ctx, "cid"), in)
-	if err != nil {
-		s.adminFail(ctx, err)
-		return
-	}
-	adminData(ctx, fasthttp.StatusOK, v)
+	s.answer(ctx, fasthttp.StatusOK, v, err)
 }
 
 func (s *Server) adminListClients(ctx *fasthttp.RequestCtx) {
 	v, err := s.eng.Clients(pathParam(ctx, "wid"))
-	if err != nil {
-		s.adminFail(ctx, err)
-		return
-	}
-	adminData(ctx, fasthttp.StatusOK, v)
+	s.answer(ctx, fasthttp.StatusOK, v, err)
 }
 
 // jobInput reads a job body; it returns the nested readers so their
@@ -277,11 +266,7 @@ func (s *Server) adminCreateJob(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	v, err := s.eng.CreateJob(pathParam(ctx, "wid"), in)
-	if err != nil {
-		s.adminFail(ctx, err)
-		return
-	}
-	adminData(ctx, fasthttp.StatusCreated, v)
+	s.answer(ctx, fasthttp.StatusCreated, v, err)
 }
 
 func (s *Server) adminUpdateJob(ctx *fasthttp.RequestCtx) {
@@ -294,20 +279,12 @@ func (s *Server) adminUpdateJob(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	v, err := s.eng.UpdateJob(pathParam(ctx, "wid"), pathParam(ctx, "jid"), in)
-	if err != nil {
-		s.adminFail(ctx, err)
-		return
-	}
-	adminData(ctx, fasthttp.StatusOK, v)
+	s.answer(ctx, fasthttp.StatusOK, v, err)
 }
 
 func (s *Server) adminListJobs(ctx *fasthttp.RequestCtx) {
 	v, err := s.eng.Jobs(pathParam(ctx, "wid"))
-	if err != nil {
-		s.adminFail(ctx, err)
-		return
-	}
-	adminData(ctx, fasthttp.StatusOK, v)
+	s.answer(ctx, fasthttp.StatusOK, v, err)
 }
 
 // Admin job history limits (decisions.md 2).
@@ -342,11 +319,7 @@ func (s *Server) adminGetJob(ctx *fasthttp.RequestCtx) {
 		limit = n
 	}
 	v, err := s.eng.JobDetail(pathParam(ctx, "wid"), pathParam(ctx, "jid"), limit)
-	if err != nil {
-		s.adminFail(ctx, err)
-		return
-	}
-	adminData(ctx, fasthttp.StatusOK, v)
+	s.answer(ctx, fasthttp.StatusOK, v, err)
 }
 
 func plainDigits(b []byte) bool {
@@ -362,11 +335,7 @@ func plainDigits(b []byte) bool {
 }
 
 func (s *Server) adminDeleteJob(ctx *fasthttp.RequestCtx) {
-	if err := s.eng.DeleteJob(pathParam(ctx, "wid"), pathParam(ctx, "jid")); err != nil {
-		s.adminFail(ctx, err)
-		return
-	}
-	ctx.SetStatusCode(fasthttp.StatusNoContent)
+	s.answer(ctx, fasthttp.StatusNoContent, nil, s.eng.DeleteJob(pathParam(ctx, "wid"), pathParam(ctx, "jid")))
 }
 
 func (s *Server) adminCreateKey(ctx *fasthttp.RequestCtx) {
@@ -379,28 +348,16 @@ func (s *Server) adminCreateKey(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	v, err := s.eng.CreateKey(pathParam(ctx, "wid"), in)
-	if err != nil {
-		s.adminFail(ctx, err)
-		return
-	}
-	adminData(ctx, fasthttp.StatusCreated, v)
+	s.answer(ctx, fasthttp.StatusCreated, v, err)
 }
 
 func (s *Server) adminListKeys(ctx *fasthttp.RequestCtx) {
 	v, err := s.eng.Keys(pathParam(ctx, "wid"))
-	if err != nil {
-		s.adminFail(ctx, err)
-		return
-	}
-	adminData(ctx, fasthttp.StatusOK, v)
+	s.answer(ctx, fasthttp.StatusOK, v, err)
 }
 
 func (s *Server) adminRevokeKey(ctx *fasthttp.RequestCtx) {
-	if err := s.eng.RevokeKey(pathParam(ctx, "wid"), pathParam(ctx, "kid")); err != nil {
-		s.adminFail(ctx, err)
-		return
-	}
-	ctx.SetStatusCode(fasthttp.StatusNoContent)
+	s.answer(ctx, fasthttp.StatusNoContent, nil, s.eng.RevokeKey(pathParam(ctx, "wid"), pathParam(ctx, "kid")))
 }
 
 func (s *Server) adminAlertAction(action engine.AlertAction) fasthttp.RequestHandler {
@@ -422,30 +379,18 @@ func (s *Server) adminAlertAction(action engine.AlertAction) fasthttp.RequestHan
 			return
 		}
 		v, err := s.eng.ChangeAlert(pathParam(ctx, "wid"), pathParam(ctx, "aid"), action, until.V, "admin", note.V)
-		if err != nil {
-			s.adminFail(ctx, err)
-			return
-		}
-		adminData(ctx, fasthttp.StatusOK, v)
+		s.answer(ctx, fasthttp.StatusOK, v, err)
 	}
 }
 
 func (s *Server) adminListAlerts(ctx *fasthttp.RequestCtx) {
 	v, err := s.eng.Alerts(pathParam(ctx, "wid"))
-	if err != nil {
-		s.adminFail(ctx, err)
-		return
-	}
-	adminData(ctx, fasthttp.StatusOK, v)
+	s.answer(ctx, fasthttp.StatusOK, v, err)
 }
 
 func (s *Server) adminListActivity(ctx *fasthttp.RequestCtx) {
 	v, err := s.eng.Activity(pathParam(ctx, "wid"))
-	if err != nil {
-		s.adminFail(ctx, err)
-		return
-	}
-	adminData(ctx, fasthttp.StatusOK, v)
+	s.answer(ctx, fasthttp.StatusOK, v, err)
 }
 
 func (s *Server) adminClock(ctx *fasthttp.RequestCtx) {
