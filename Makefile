@@ -4,8 +4,8 @@ GO ?= go
 
 .PHONY: run test bench build fuzz clean
 
-run:
-	$(GO) run ./cmd/backupmon serve --demo --data ./data
+run: build
+	./bin/backupmon serve --demo --data ./data
 
 build:
 	$(GO) build -o bin/backupmon ./cmd/backupmon
