@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"backupmon/jsonx"
 	"backupmon/wal"
 )
 
@@ -628,55 +629,41 @@ func (e *Engine) Jobs(wsID string) ([]JobView, error) {
 	}), nil
 }
 
-// JobDetailView is the admin API's job: the REST job object with its recent
-// results and unresolved alerts, plus its history with sources.
-type JobDetailView struct {
-	JobView
-	RecentResults    []ResultView  `json:"recentResults"`
-	UnresolvedAlerts []AlertView   `json:"unresolvedAlerts"`
-	History          []HistoryView `json:"history"`
-}
-
 // recentResultsCount is how many results /jobs/{jobId} embeds.
 const recentResultsCount = 20
 
-// JobDetail returns one job with up to limit history entries, newest first.
-func (e *Engine) JobDetail(wsID, jobID string, limit int) (JobDetailView, error) {
+// JobDetail returns the admin API's job: the REST /jobs/{jobId} object (the
+// job with its recent results and unresolved alerts) plus "history", its
+// results newest first (up to limit), each with its source.
+func (e *Engine) JobDetail(wsID, jobID string, limit int) (JobView, error) {
 	a, err := e.workspaceActor(wsID)
 	if err != nil {
-		return JobDetailView{}, err
+		return JobView{}, err
 	}
-	type answer struct {
-		v  JobDetailView
-		ok bool
-	}
-	ans := ask(a, func(w *workspace) answer {
+	v := ask(a, func(w *workspace) JobView {
 		j := w.job(jobID)
 		if j == nil {
-			return answer{}
+			return JobView{}
 		}
-		now := e.nowMs()
-		v := JobDetailView{JobView: w.jobView(j, now), RecentResults: []ResultView{}, UnresolvedAlerts: []AlertView{}, History: []HistoryView{}}
-		for i := len(j.results) - 1; i >= 0 && len(v.History) < limit; i-- {
-			r := &j.results[i]
-			rv := w.resultView(j, r)
-			if len(v.RecentResults) < recentResultsCount {
-				v.RecentResults = append(v.RecentResults, rv)
+		b := w.appendJobDetail(nil, j, e.nowMs())
+		b = append(b[:len(b)-1], `,"history":[`...)
+		for i, n := len(j.results)-1, 0; i >= 0 && n < limit; i, n = i-1, n+1 {
+			if n > 0 {
+				b = append(b, ',')
 			}
-			v.History = append(v.History, HistoryView{ResultView: rv, Source: w.source(r.source)})
+			r := &j.results[i]
+			b = appendResult(b, j, r)
+			b = append(b[:len(b)-1], `,"source":`...)
+			b = jsonx.AppendString(b, w.source(r.source))
+			b = append(b, '}')
 		}
-		for i := len(j.results) - 1 - len(v.RecentResults); i >= 0 && len(v.RecentResults) < recentResultsCount; i-- {
-			v.RecentResults = append(v.RecentResults, w.resultView(j, &j.results[i]))
-		}
-		if j.alert != nil {
-			v.UnresolvedAlerts = append(v.UnresolvedAlerts, alertView(j.alert, now))
-		}
-		return answer{v: v, ok: true}
+		b = append(b, "]}"...)
+		return JobView{ID: j.id.String(), JSON: b}
 	})
-	if !ans.ok {
-		return JobDetailView{}, notFound("job")
+	if v.ID == "" {
+		return JobView{}, notFound("job")
 	}
-	return ans.v, nil
+	return v, nil
 }
 
 // keyPrefix is the fixed start of every key secret (api.md 5.1).
@@ -688,43 +675,43 @@ func HashKey(secret []byte) [32]byte { return sha256.Sum256(secret) }
 
 // CreateKey makes an API key and returns its record with the secret, which
 // is never shown again.
-func (e *Engine) CreateKey(wsID string, in KeyInput) (NewKeyView, error) {
+func (e *Engine) CreateKey(wsID string, in KeyInput) (KeyView, error) {
 	a, err := e.workspaceActor(wsID)
 	if err != nil {
-		return NewKeyView{}, err
+		return KeyView{}, err
 	}
 	if err := checkName("name", in.Name, true); err != nil {
-		return NewKeyView{}, err
+		return KeyView{}, err
 	}
 	if err := checkEnum("type", in.Type, map[string]bool{"rest": true, "report": true, "assistant": true}, "rest, report, assistant", true); err != nil {
-		return NewKeyView{}, err
+		return KeyView{}, err
 	}
 	scopes := uint8(0)
 	if in.Type.V == "rest" {
 		scopes = scopeAll
 		if in.Scopes.Set {
 			if in.Scopes.Null {
-				return NewKeyView{}, invalid("scopes", "scopes must be a list of: %s", scopeListText)
+				return KeyView{}, invalid("scopes", "scopes must be a list of: %s", scopeListText)
 			}
 			scopes = scopeWorkspace
 			for _, s := range in.Scopes.V {
 				bit := scopeBit(s)
 				if bit == 0 {
-					return NewKeyView{}, invalid("scopes", "scopes must be a list of: %s", scopeListText)
+					return KeyView{}, invalid("scopes", "scopes must be a list of: %s", scopeListText)
 				}
 				scopes |= bit
 			}
 		}
 	} else if in.Scopes.Set {
-		return NewKeyView{}, invalid("scopes", "scopes are only for rest keys")
+		return KeyView{}, invalid("scopes", "scopes are only for rest keys")
 	}
 	readWrite := false
 	if in.Access.Set {
 		if in.Type.V != "assistant" {
-			return NewKeyView{}, invalid("access", "access is only for assistant keys")
+			return KeyView{}, invalid("access", "access is only for assistant keys")
 		}
 		if err := checkEnum("access", in.Access, map[string]bool{"read-only": true, "read-write": true}, "read-only, read-write", false); err != nil {
-			return NewKeyView{}, err
+			return KeyView{}, err
 		}
 		readWrite = in.Access.V == "read-write"
 	}
@@ -733,12 +720,12 @@ func (e *Engine) CreateKey(wsID string, in KeyInput) (NewKeyView, error) {
 	secret := make([]byte, 0, len(keyPrefix)+48)
 	secret = append(secret, keyPrefix...)
 	secret = hex.AppendEncode(secret, raw[:])
-	return change(a, func(w *workspace, now int64) (decision[NewKeyView], error) {
+	return change(a, func(w *workspace, now int64) (decision[KeyView], error) {
 		var expires int64
 		if in.ExpiresAt.Set && !in.ExpiresAt.Null {
 			expires = in.ExpiresAt.V.UnixMilli()
 			if expires <= now {
-				return decision[NewKeyView]{}, invalid("expiresAt", "expiresAt must be in the future")
+				return decision[KeyView]{}, invalid("expiresAt", "expiresAt must be in the future")
 			}
 		}
 		rec := &wal.KeyCreated{
@@ -746,8 +733,10 @@ func (e *Engine) CreateKey(wsID string, in KeyInput) (NewKeyView, error) {
 			Prefix: string(secret[:16]), Hash: HashKey(secret), Scopes: scopes, ReadWrite: readWrite,
 			CreatedAt: now, ExpiresAt: expires,
 		}
-		return decision[NewKeyView]{rec: rec, answer: func(w *workspace) NewKeyView {
-			return NewKeyView{KeyView: keyView(w.keys[rec.ID]), Key: string(secret)}
+		return decision[KeyView]{rec: rec, answer: func(w *workspace) KeyView {
+			v := keyView(w.keys[rec.ID])
+			v.Key = string(secret)
+			return v
 		}}, nil
 	})
 }

@@ -47,7 +47,9 @@ func (w *workspace) apply(rec wal.Entry, hooks applyHooks) error {
 	case *wal.WorkspaceUpdated:
 		err = w.applyWorkspaceUpdated(r)
 	case *wal.ClientCreated:
-		w.clients[r.ID] = &client{id: r.ID, name: r.Name, status: r.Status, createdAt: r.CreatedAt, offAt: offAtFor(r.Status, r.CreatedAt), jobs: map[ID]*job{}}
+		c := &client{id: r.ID, name: r.Name, status: r.Status, createdAt: r.CreatedAt, offAt: offAtFor(r.Status, r.CreatedAt), jobs: map[ID]*job{}}
+		w.clients[r.ID] = c
+		w.indexClient(c)
 		w.ids.observe(r.ID)
 	case *wal.ClientUpdated:
 		err = w.applyClientUpdated(r)
@@ -82,14 +84,49 @@ func (w *workspace) apply(rec wal.Entry, hooks applyHooks) error {
 		err = w.applyReport(r)
 	case *wal.AlertChanged:
 		err = w.applyAlertChanged(r)
+	case *wal.RESTUsage:
+		w.restMonth, w.restMonthCount = r.Month, r.Count
 	default:
 		return fmt.Errorf("workspace %s: unexpected record type %d", w.id, rec.Type())
 	}
 	if err != nil {
 		return fmt.Errorf("apply record %d of workspace %s: %w", rec.Head().Seq, w.id, err)
 	}
+	w.forgetEncodings(rec)
 	w.seq = rec.Head().Seq
 	return nil
+}
+
+// forgetEncodings drops the kept JSON of the jobs a record may have changed:
+// the job itself, or every job of a client (names, pauses and shared devices
+// show in its jobs), or every job (the time zone moves due times).
+func (w *workspace) forgetEncodings(rec wal.Entry) {
+	var c *client
+	switch r := rec.(type) {
+	case *wal.Report:
+		if j := w.jobs[r.JobID]; j != nil {
+			j.jsonUntil = 0
+		}
+		return
+	case *wal.WorkspaceUpdated:
+		for _, j := range w.jobs {
+			j.jsonUntil = 0
+		}
+		return
+	case *wal.ClientUpdated:
+		c = w.clients[r.ID]
+	case *wal.JobCreated:
+		c = w.clients[r.ClientID]
+	case *wal.JobUpdated:
+		if j := w.jobs[r.ID]; j != nil {
+			c = j.client
+		}
+	}
+	if c != nil {
+		for _, j := range c.jobs {
+			j.jsonUntil = 0
+		}
+	}
 }
 
 // applyHooks lets apply tell the engine about keys, which the engine indexes
@@ -135,7 +172,9 @@ func (w *workspace) applyClientUpdated(r *wal.ClientUpdated) error {
 		return fmt.Errorf("update unknown client %s", ID(r.ID))
 	}
 	if r.Fields&wal.ClientName != 0 {
+		w.clientList = removeItem(w.clientList, c)
 		c.name = r.Name
+		w.indexClient(c)
 	}
 	if r.Fields&wal.ClientStatus != 0 && r.Status != c.status {
 		switch {
@@ -202,6 +241,7 @@ func (w *workspace) applyJobCreated(r *wal.JobCreated) error {
 	j.device = w.useDevice(r.DeviceID, r.ClientID, r.DeviceName, r.DeviceType, r.Hostname)
 	w.jobs[r.ID] = j
 	c.jobs[r.ID] = j
+	w.indexJob(j)
 	w.ids.observe(r.ID)
 	return nil
 }
@@ -212,7 +252,9 @@ func (w *workspace) applyJobUpdated(r *wal.JobUpdated) error {
 		return fmt.Errorf("update unknown job %s", ID(r.ID))
 	}
 	if r.Fields&wal.JobName != 0 {
+		w.unindexJob(j)
 		j.name = r.Name
+		w.indexJob(j)
 	}
 	if r.Fields&wal.JobVendor != 0 {
 		j.vendor = r.Vendor
@@ -250,6 +292,11 @@ func (w *workspace) applyJobDeleted(r *wal.JobDeleted) error {
 	}
 	delete(w.jobs, r.ID)
 	delete(j.client.jobs, r.ID)
+	w.unindexJob(j)
+	w.unindexResults(j)
+	if j.alert != nil {
+		w.unresolved = removeItem(w.unresolved, j.alert)
+	}
 	w.releaseDevice(j.device)
 	kept := w.alertLog[:0]
 	for _, a := range w.alertLog {
@@ -302,6 +349,7 @@ func (w *workspace) applyReport(r *wal.Report) error {
 		source: w.intern(r.Source),
 	}
 	j.insertResult(res)
+	w.indexResult(j, &res)
 	w.ids.observe(r.ResultID)
 	if r.IdempotencyKey != "" {
 		j.idem[r.IdempotencyKey] = &idemEntry{at: r.ReceivedAt}
@@ -372,7 +420,8 @@ func (w *workspace) raiseAlert(j *job, id ID, typ uint8, summary string, at int6
 	}
 	a := &alert{id: id, job: j, typ: typ, severity: sev, status: alertOpen, summary: summary, createdAt: at}
 	w.alerts[id] = a
-	w.alertLog = append(w.alertLog, a)
+	w.alertLog = insertOrdered(w.alertLog, a, alertBefore)
+	w.unresolved = insertOrdered(w.unresolved, a, alertBefore)
 	j.alert = a
 	w.ids.observe(id)
 }
@@ -384,6 +433,7 @@ func (w *workspace) resolveAlert(a *alert, at int64) {
 	if a.job.alert == a {
 		a.job.alert = nil
 	}
+	w.unresolved = removeItem(w.unresolved, a)
 }
 
 func (w *workspace) applyAlertChanged(r *wal.AlertChanged) error {

@@ -40,7 +40,16 @@ func (t *tally) add(o tally) { t.ok += o.ok; t.warning += o.warning; t.failed +=
 // five minutes after its receipt, so the scan stops at the first result
 // received before from − 5 minutes.
 func (j *job) resultsSince(from int64) tally {
+	t, _ := j.resultsSinceOldest(from)
+	return t
+}
+
+// resultsSinceOldest is resultsSince that also returns the earliest
+// completedAt it counted (0 when none), which is the first to leave the
+// period as the clock moves.
+func (j *job) resultsSinceOldest(from int64) (tally, int64) {
 	var t tally
+	var oldest int64
 	stop := from - 5*msPerMinute
 	for i := len(j.results) - 1; i >= 0; i-- {
 		r := &j.results[i]
@@ -49,6 +58,9 @@ func (j *job) resultsSince(from int64) tally {
 		}
 		if r.completedAt <= from {
 			continue
+		}
+		if oldest == 0 || r.completedAt < oldest {
+			oldest = r.completedAt
 		}
 		switch r.status {
 		case resultOK:
@@ -59,7 +71,7 @@ func (j *job) resultsSince(from int64) tally {
 			t.failed++
 		}
 	}
-	return t
+	return t, oldest
 }
 
 // JobSLA holds a job's SLA figures.
@@ -73,9 +85,20 @@ type JobSLA struct {
 
 // jobSLA is the one function for a job's SLA figures at now.
 func jobSLA(j *job, now int64) JobSLA {
-	t := j.resultsSince(now - slaPeriodDays*msPerDay)
+	s, _ := jobSLAUntil(j, now)
+	return s
+}
+
+// jobSLAUntil returns the job's SLA figures at now and the time its oldest
+// counted result leaves the 30-day window (0 when none is counted).
+func jobSLAUntil(j *job, now int64) (JobSLA, int64) {
+	t, oldest := j.resultsSinceOldest(now - slaPeriodDays*msPerDay)
 	r := rate(t.ok, t.total())
-	return JobSLA{Target: j.slaTarget, SuccessRate: r, Met: r.meets(j.slaTarget), Reports: t.total(), PeriodDays: slaPeriodDays}
+	var leaves int64
+	if oldest != 0 {
+		leaves = oldest + slaPeriodDays*msPerDay
+	}
+	return JobSLA{Target: j.slaTarget, SuccessRate: r, Met: r.meets(j.slaTarget), Reports: t.total(), PeriodDays: slaPeriodDays}, leaves
 }
 
 // StatusCounts counts jobs by status.
@@ -101,6 +124,12 @@ func (c *StatusCounts) add(status string) {
 	}
 }
 
+// needsAttention is the one rule for "needs attention" (decisions.md 4.2):
+// a job failed or missing, or an open alert.
+func needsAttention(status string, openAlert bool) bool {
+	return status == StatusFailed || status == StatusMissing || openAlert
+}
+
 // ClientFigures holds the derived figures of one client.
 type ClientFigures struct {
 	Jobs              StatusCounts
@@ -121,11 +150,11 @@ func (w *workspace) clientFigures(c *client, now int64) ClientFigures {
 	for _, j := range c.jobs {
 		st := w.jobStatus(j, now)
 		f.Jobs.add(st)
-		if st == StatusFailed || st == StatusMissing {
-			f.NeedsAttention = true
-		}
-		if j.alert != nil && alertStatus(j.alert, now) == alertOpen {
+		open := j.alert != nil && alertStatus(j.alert, now) == alertOpen
+		if open {
 			f.OpenAlerts++
+		}
+		if needsAttention(st, open) {
 			f.NeedsAttention = true
 		}
 		t := j.resultsSince(from)

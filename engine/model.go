@@ -56,6 +56,25 @@ type workspace struct {
 	activity []activity
 	sources  []string       // interned result sources; results hold an index
 	sourceIx map[string]int // source → index in sources
+
+	// Ordered indexes for the REST API's keyset pages (index.go).
+	clientList []*client   // by (name without case, id)
+	jobList    []*job      // by (name without case, id)
+	resultList []resultRef // every result, by (receivedAt, id)
+	unresolved []*alert    // unresolved alerts, by (createdAt, id)
+
+	// REST API limits: the current UTC minute and month and their counts.
+	restMinute      int64
+	restMinuteCount int64
+	restMonth       int64 // year*100 + month
+	restMonthCount  int64
+}
+
+// resultRef places one result in the workspace-wide order.
+type resultRef struct {
+	at  int64 // receivedAt
+	id  ID
+	job *job
 }
 
 type client struct {
@@ -65,6 +84,8 @@ type client struct {
 	createdAt int64
 	offAt     int64 // when the client was last paused or archived
 	jobs      map[ID]*job
+	key       string // name without case, the sort key
+	jobList   []*job // its jobs by (name without case, id)
 }
 
 type device struct {
@@ -106,6 +127,11 @@ type job struct {
 	alert   *alert // the unresolved alert, or nil
 
 	ingestToken string
+
+	key       string // name without case, the sort key
+	json      []byte // the REST job object as last encoded
+	jsonFrom  int64  // json is valid from this time (when it was encoded)
+	jsonUntil int64  // to this time (0: not valid)
 }
 
 // result is one stored backup result, kept small: millions live in memory.

@@ -16,7 +16,15 @@ func (w *workspace) prune(now, retentionMs int64) {
 			if n > 0 {
 				// Copy what is kept so the dropped results' memory is freed.
 				j.results = append([]result(nil), j.results[n:]...)
+				j.jsonUntil = 0
 			}
+		}
+		n := 0
+		for n < len(w.resultList) && w.resultList[n].at < cut {
+			n++
+		}
+		if n > 0 {
+			w.resultList = append([]resultRef(nil), w.resultList[n:]...)
 		}
 		kept := w.alertLog[:0]
 		for _, a := range w.alertLog {

@@ -16,7 +16,7 @@ import (
 // changes whenever the layout below changes.
 const (
 	snapshotMagic   = "BMENGINE"
-	snapshotVersion = 1
+	snapshotVersion = 2
 )
 
 // Snapshot writes every workspace's state to a new snapshot and truncates the
@@ -212,6 +212,8 @@ func (w *workspace) encode(now int64) []byte {
 	b = codec.AppendString(b, w.status)
 	b = codec.AppendVarint(b, w.trialEndsAt)
 	b = codec.AppendVarint(b, w.createdAt)
+	b = codec.AppendVarint(b, w.restMonth)
+	b = codec.AppendVarint(b, w.restMonthCount)
 
 	b = codec.AppendUvarint(b, uint64(len(w.sources)))
 	for _, s := range w.sources {
@@ -340,6 +342,7 @@ func decodeWorkspace(blob []byte) (*workspace, error) {
 	w.seq = r.Uvarint()
 	w.name, w.timeZone, w.plan, w.status = r.String(), r.String(), r.String(), r.String()
 	w.trialEndsAt, w.createdAt = r.Varint(), r.Varint()
+	w.restMonth, w.restMonthCount = r.Varint(), r.Varint()
 	if r.Err() != nil {
 		return nil, r.Err()
 	}
@@ -437,6 +440,7 @@ func decodeWorkspace(blob []byte) (*workspace, error) {
 	if err := r.Done(); err != nil {
 		return nil, fmt.Errorf("workspace %s: %w", w.id, err)
 	}
+	w.rebuildIndexes()
 	return w, nil
 }
 

@@ -94,7 +94,7 @@ func (x *world) wantStatus(j *job, at int64, want string) {
 	if got := x.w.jobStatus(j, at); got != want {
 		x.t.Errorf("status at %s: %s, want %s", msTime(at).Format(time.RFC3339Nano), got, want)
 	}
-	if got := x.w.jobView(j, at).Status; got != want {
+	if got := x.jobOf(j, at).Status; got != want {
 		x.t.Errorf("jobView status at %s: %s, want %s", msTime(at).Format(time.RFC3339Nano), got, want)
 	}
 }
@@ -102,7 +102,7 @@ func (x *world) wantStatus(j *job, at int64, want string) {
 func (x *world) wantLate(j *job, at, dueAt, minutes int64) {
 	x.t.Helper()
 	due, m, ok := x.w.lateness(j, at)
-	v := x.w.jobView(j, at).Late
+	v := x.jobOf(j, at).Late
 	if dueAt == 0 {
 		if ok || v != nil {
 			x.t.Errorf("late at %s: due %s, %d minutes; want not late", msTime(at), msTime(due), m)
@@ -125,7 +125,7 @@ func TestWaitingJobNeverMissing(t *testing.T) {
 	j := x.job(x.client(t0, "active"), t0, 60, 30, allDays)
 	x.wantStatus(j, t0, StatusWaiting)
 	x.wantStatus(j, t0+365*day, StatusWaiting)
-	if got := x.w.jobView(j, t0).LastResult; got != "none" {
+	if got := x.jobOf(j, t0).LastResult; got != "none" {
 		t.Errorf("lastResult %s, want none", got)
 	}
 	// A new job counts from its creation; it is late, though waiting.
@@ -165,7 +165,7 @@ func TestMissingExactlyAfterDuePlusGrace(t *testing.T) {
 			x.wantLate(j, due+30*minute+1, due, 30)
 			x.wantStatus(j, due+400*day, StatusMissing)
 			// lastResult keeps the last known result while missing.
-			if v := x.w.jobView(j, due+day); v.LastResult != st.last || v.Status != StatusMissing {
+			if v := x.jobOf(j, due+day); v.LastResult != st.last || v.Status != StatusMissing {
 				t.Errorf("missing job shows lastResult %s status %s", v.LastResult, v.Status)
 			}
 			// A new report ends it.
@@ -201,7 +201,7 @@ func TestOwnPause(t *testing.T) {
 	x.wantStatus(j, p, StatusPaused)
 	x.wantStatus(j, p+100*day, StatusPaused) // never missing
 	x.wantLate(j, p+100*day, 0, 0)
-	if v := x.w.jobView(j, p+day); !v.Paused || v.PausedUntil != 0 || v.LastResult != "ok" {
+	if v := x.jobOf(j, p+day); !v.Paused || v.PausedUntil != 0 || v.LastResult != "ok" {
 		t.Errorf("paused view: paused %v until %d lastResult %s", v.Paused, v.PausedUntil, v.LastResult)
 	}
 
@@ -230,7 +230,7 @@ func TestOwnPause(t *testing.T) {
 	x.wantLate(j, q+60*minute+1, q+60*minute, 0)
 	x.wantStatus(j, q+90*minute, StatusFailed)
 	x.wantStatus(j, q+90*minute+1, StatusMissing)
-	if v := x.w.jobView(j, q); v.Paused {
+	if v := x.jobOf(j, q); v.Paused {
 		t.Errorf("resumed job shows paused")
 	}
 }
@@ -253,11 +253,11 @@ func TestPausedUntilEndsByItself(t *testing.T) {
 	p, u := t0+20*minute, t0+5*day
 	x.pause(j, p, true, u)
 	x.wantStatus(j, u-1, StatusPaused)
-	if v := x.w.jobView(j, u-1); !v.Paused || int64(v.PausedUntil) != u {
+	if v := x.jobOf(j, u-1); !v.Paused || int64(v.PausedUntil) != u {
 		t.Errorf("before the end: paused %v until %s", v.Paused, msTime(int64(v.PausedUntil)))
 	}
 	x.wantStatus(j, u, StatusHealthy)
-	if v := x.w.jobView(j, u); v.Paused || v.PausedUntil != 0 {
+	if v := x.jobOf(j, u); v.Paused || v.PausedUntil != 0 {
 		t.Errorf("after the end: paused %v until %d", v.Paused, v.PausedUntil)
 	}
 	if got := j.nextExpectedAt(u, x.w.loc); got != u+60*minute {
@@ -300,7 +300,7 @@ func TestClientPausedOrArchived(t *testing.T) {
 			x.wantStatus(j, off, StatusPaused)
 			x.wantStatus(j, off+100*day, StatusPaused)
 			x.wantLate(j, off+100*day, 0, 0)
-			if v := x.w.jobView(j, off); !v.Paused || v.PausedUntil != 0 {
+			if v := x.jobOf(j, off); !v.Paused || v.PausedUntil != 0 {
 				t.Errorf("job of a %s client: paused %v until %d", status, v.Paused, v.PausedUntil)
 			}
 			// A report while off: status updated, no alert, never missing.
@@ -372,10 +372,10 @@ func TestAlertRules(t *testing.T) {
 	if alertStatus(a, t0+8*hour-1) != alertSnoozed || alertStatus(a, t0+8*hour) != alertOpen {
 		t.Fatalf("snooze end: %d, %d", alertStatus(a, t0+8*hour-1), alertStatus(a, t0+8*hour))
 	}
-	if v := alertView(a, t0+8*hour); v.Status != "open" || v.SnoozedUntil != 0 {
+	if v := alertOf(t, a, t0+8*hour); v.Status != "open" || v.SnoozedUntil != 0 {
 		t.Fatalf("alert after its snooze: %+v", v)
 	}
-	if v := alertView(a, t0+7*hour); v.Status != "snoozed" || int64(v.SnoozedUntil) != t0+8*hour {
+	if v := alertOf(t, a, t0+7*hour); v.Status != "snoozed" || int64(v.SnoozedUntil) != t0+8*hour {
 		t.Fatalf("snoozed alert: %+v", v)
 	}
 	// A raise after the snooze ended starts from open.
@@ -386,7 +386,7 @@ func TestAlertRules(t *testing.T) {
 	// An ok report resolves it whatever its status.
 	x.alertAction(a, t0+10*hour, wal.AlertSnooze, t0+20*hour)
 	x.report(j, t0+11*hour, ReportOK)
-	v := alertView(a, t0+11*hour)
+	v := alertOf(t, a, t0+11*hour)
 	if v.Status != "resolved" || int64(v.ResolvedAt) != t0+11*hour || v.RecoverySeconds == nil || *v.RecoverySeconds != 10*3600 || j.alert != nil {
 		t.Fatalf("ok report: %+v", v)
 	}

@@ -1,6 +1,6 @@
-// Package jsonx is the one door to the JSON library (goccy/go-json): every
-// other package marshals and unmarshals through it, so the library can be
-// swapped or guarded in one place.
+// Package jsonx is JSON in and out: the one door to the JSON library
+// (goccy/go-json), through which every other package marshals and
+// unmarshals, and the hand-written appenders of the hot paths.
 package jsonx
 
 import (

@@ -6,9 +6,10 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"unicode/utf8"
 
 	"github.com/valyala/fasthttp"
+
+	"backupmon/jsonx"
 )
 
 // contentTypeJSON is the Content-Type of every JSON response (decisions.md 3).
@@ -56,56 +57,17 @@ func writeJSON(ctx *fasthttp.RequestCtx, status int, body []byte) {
 	ctx.SetBody(body)
 }
 
-// appendJSONString appends s as a JSON string, escaping what JSON requires
-// and what must not reach an HTML page unescaped.
-func appendJSONString(b []byte, s string) []byte {
-	const hexDigits = "0123456789abcdef"
-	b = append(b, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\':
-				b = append(b, '\\', c)
-			case c == '\n':
-				b = append(b, '\\', 'n')
-			case c == '\r':
-				b = append(b, '\\', 'r')
-			case c == '\t':
-				b = append(b, '\\', 't')
-			case c < 0x20 || c == '<' || c == '>' || c == '&':
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			default:
-				b = append(b, c)
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b = append(b, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-		default:
-			b = append(b, s[i:i+size]...)
-		}
-		i += size
-	}
-	return append(b, '"')
-}
-
 // restError answers in the REST API's error shape (api.md 7.1):
 // {"error":{"code","message","parameter"?,"requestId"}}.
 func restError(ctx *fasthttp.RequestCtx, status int, code, message, parameter string) {
 	b := make([]byte, 0, 160)
 	b = append(b, `{"error":{"code":`...)
-	b = appendJSONString(b, code)
+	b = jsonx.AppendString(b, code)
 	b = append(b, `,"message":`...)
-	b = appendJSONString(b, message)
+	b = jsonx.AppendString(b, message)
 	if parameter != "" {
 		b = append(b, `,"parameter":`...)
-		b = appendJSONString(b, parameter)
+		b = jsonx.AppendString(b, parameter)
 	}
 	b = append(b, `,"requestId":"`...)
 	b = append(b, requestID(ctx)...)
@@ -118,7 +80,7 @@ func restError(ctx *fasthttp.RequestCtx, status int, code, message, parameter st
 func reportError(ctx *fasthttp.RequestCtx, status int, message string) {
 	b := make([]byte, 0, 96)
 	b = append(b, `{"error":`...)
-	b = appendJSONString(b, message)
+	b = jsonx.AppendString(b, message)
 	b = append(b, '}')
 	writeJSON(ctx, status, b)
 }
@@ -128,9 +90,9 @@ func reportError(ctx *fasthttp.RequestCtx, status int, message string) {
 func adminError(ctx *fasthttp.RequestCtx, status int, code, message string) {
 	b := make([]byte, 0, 128)
 	b = append(b, `{"error":{"code":`...)
-	b = appendJSONString(b, code)
+	b = jsonx.AppendString(b, code)
 	b = append(b, `,"message":`...)
-	b = appendJSONString(b, message)
+	b = jsonx.AppendString(b, message)
 	b = append(b, `}}`...)
 	writeJSON(ctx, status, b)
 }

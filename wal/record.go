@@ -23,6 +23,7 @@ const (
 	TypeReport           byte = 11
 	TypeAlertChanged     byte = 12
 	TypeClockSet         byte = 13
+	TypeRESTUsage        byte = 14
 )
 
 // ID is a 16-byte identifier as the engine makes them.
@@ -216,6 +217,23 @@ type AlertChanged struct {
 type ClockSet struct {
 	Header
 	Now int64
+}
+
+// RESTUsage records a workspace's REST API request count for a calendar
+// month (year*100 + month), so that the monthly quota survives a restart.
+type RESTUsage struct {
+	Header
+	Month, Count int64
+}
+
+// Type returns TypeRESTUsage.
+func (*RESTUsage) Type() byte { return TypeRESTUsage }
+
+// AppendPayload appends the record's encoding.
+func (r *RESTUsage) AppendPayload(b []byte) []byte {
+	b = r.Header.append(b)
+	b = codec.AppendVarint(b, r.Month)
+	return codec.AppendVarint(b, r.Count)
 }
 
 // Type returns TypeWorkspaceCreated.
@@ -536,6 +554,11 @@ func Decode(typ byte, payload []byte) (Entry, error) {
 		x := &ClockSet{}
 		x.Header.read(r)
 		x.Now = r.Varint()
+		e = x
+	case TypeRESTUsage:
+		x := &RESTUsage{}
+		x.Header.read(r)
+		x.Month, x.Count = r.Varint(), r.Varint()
 		e = x
 	default:
 		return nil, fmt.Errorf("decode record: unknown type %d", typ)

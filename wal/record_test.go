@@ -22,6 +22,7 @@ var recordTypes = map[byte]func() Entry{
 	TypeReport:           func() Entry { return &Report{} },
 	TypeAlertChanged:     func() Entry { return &AlertChanged{} },
 	TypeClockSet:         func() Entry { return &ClockSet{} },
+	TypeRESTUsage:        func() Entry { return &RESTUsage{} },
 }
 
 // filler hands out bytes from a fuzz input, over and over, to fill a record.
@@ -209,10 +210,10 @@ func FuzzDecodeRecord(f *testing.F) {
 // TestRecordRoundTrip: every record type, with every field set, comes back
 // as it went in; a field left out of AppendPayload or Decode fails here.
 func TestRecordRoundTrip(t *testing.T) {
-	if len(recordTypes) != int(TypeClockSet) {
-		t.Fatalf("recordTypes lists %d types; TypeClockSet is %d", len(recordTypes), TypeClockSet)
+	if len(recordTypes) != int(TypeRESTUsage) {
+		t.Fatalf("recordTypes lists %d types; TypeRESTUsage is %d", len(recordTypes), TypeRESTUsage)
 	}
-	for typ := byte(1); typ <= TypeClockSet; typ++ {
+	for typ := byte(1); typ <= TypeRESTUsage; typ++ {
 		for seed := range 20 {
 			rec := recordTypes[typ]()
 			if rec.Type() != typ {
@@ -228,7 +229,7 @@ func TestRecordRoundTrip(t *testing.T) {
 	if _, err := Decode(0, nil); err == nil {
 		t.Error("type 0 decoded")
 	}
-	if _, err := Decode(TypeClockSet+1, nil); err == nil {
+	if _, err := Decode(TypeRESTUsage+1, nil); err == nil {
 		t.Error("an unknown type decoded")
 	}
 	// JobUpdated fields beyond 16 bits are refused.

@@ -1,0 +1,311 @@
+package engine
+
+import (
+	"time"
+
+	"backupmon/jsonx"
+	"backupmon/wal"
+)
+
+// Endpoint names a REST API endpoint (api.md 4.1).
+type Endpoint uint8
+
+// REST API endpoints.
+const (
+	EndpointWorkspace Endpoint = iota + 1
+	EndpointClients
+	EndpointClient
+	EndpointClientHealth
+	EndpointJobs
+	EndpointJob
+	EndpointReports
+	EndpointAlerts
+	EndpointHealth
+)
+
+// scope returns the scope an endpoint needs (api.md 5.8).
+func (ep Endpoint) scope() uint8 {
+	switch ep {
+	case EndpointClients, EndpointClient:
+		return scopeClients
+	case EndpointJobs, EndpointJob:
+		return scopeJobs
+	case EndpointReports:
+		return scopeReports
+	case EndpointAlerts:
+		return scopeAlerts
+	case EndpointClientHealth, EndpointHealth:
+		return scopeHealth
+	}
+	return scopeWorkspace
+}
+
+// REST API limits (api.md 8.1, 8.2).
+const (
+	restPerMinuteGrowth = 60
+	restPerMinutePro    = 300
+	restMonthlyQuota    = 10000
+	pageSizeDefault     = 50
+	pageSizeMax         = 100
+	maxWindowDays       = 93
+)
+
+// Position is a place in an endpoint's order: the last item of a page. Name
+// (without case) orders clients and jobs, Time results and alerts; ID breaks
+// ties.
+type Position struct {
+	Name string
+	Time int64
+	ID   ID
+}
+
+// RESTQuery is one REST API request as the transport read it. The transport
+// checks the parameters' form; a problem it found (BadParam) is answered at
+// the parameter step of the contract's order, after the key, plan, scope and
+// limits.
+type RESTQuery struct {
+	Endpoint   Endpoint
+	PathID     string // clientId or jobId in the path
+	BadParam   string // the parameter at fault, or ""
+	BadMessage string
+
+	Limit int       // page size
+	After *Position // the cursor's position; nil on a first page
+
+	ClientID, JobID       string // filters, when set
+	ClientIDSet, JobIDSet bool
+	Status                string // "" when not given
+	Vendor                string
+	LastResult            string
+	Severity              string
+	Search                string // already lowercase
+	NeedsAttention        int8   // 0 not given, 1 true, -1 false
+	HasWindow             bool   // From and To bound the list
+	From, To              int64  // inclusive, Unix milliseconds
+	Days                  int    // health period
+}
+
+// RESTOutcome is the answer's kind, in the contract's check order.
+type RESTOutcome uint8
+
+// REST outcomes.
+const (
+	RESTOK RESTOutcome = iota
+	RESTUnauthorized
+	RESTWorkspaceInactive
+	RESTPlanRequired
+	RESTInsufficientScope
+	RESTRateLimited
+	RESTQuotaExceeded
+	RESTBadParam
+	RESTNotFound
+	RESTFailed
+)
+
+// RESTLimits are the figures of the rate-limit headers (api.md 8.1).
+type RESTLimits struct {
+	PerMinute, Remaining, Reset            int64
+	Quota                                  bool // the workspace has a monthly quota
+	QuotaLimit, QuotaRemaining, QuotaReset int64
+	RetryAfter                             int64 // seconds, on a 429
+}
+
+// RESTAnswer is the engine's answer to a REST request.
+type RESTAnswer struct {
+	Outcome   RESTOutcome
+	HasLimits bool // the request passed key, plan and scope: Limits apply
+	Limits    RESTLimits
+	Body      []byte // the value of "data", appended to the caller's buffer
+	List      bool   // Body is a list: the answer carries pagination
+	HasMore   bool
+	Next      Position // the last item, when HasMore
+}
+
+// REST answers one REST API request made with the key whose SHA-256 is
+// keyHash. The JSON of "data" is appended to buf and returned in Body.
+func (e *Engine) REST(keyHash [32]byte, q *RESTQuery, buf []byte) RESTAnswer {
+	ref := e.keys.get(&keyHash)
+	if ref == nil {
+		return RESTAnswer{Outcome: RESTUnauthorized}
+	}
+	if e.closed.Load() {
+		return RESTAnswer{Outcome: RESTFailed}
+	}
+	ch := make(chan RESTAnswer, 1)
+	ref.act.inbox <- func(w *workspace) { ch <- ref.act.rest(w, ref.keyID, q, buf) }
+	return <-ch
+}
+
+// rest runs in the actor: the checks in the contract's order, then the
+// endpoint.
+func (a *actor) rest(w *workspace, keyID ID, q *RESTQuery, buf []byte) RESTAnswer {
+	now := a.eng.nowMs()
+	k := w.keys[keyID]
+	switch {
+	case k == nil, k.expiresAt != 0 && now >= k.expiresAt:
+		return RESTAnswer{Outcome: RESTUnauthorized}
+	case !w.active(now):
+		return RESTAnswer{Outcome: RESTWorkspaceInactive}
+	case w.plan == "starter":
+		return RESTAnswer{Outcome: RESTPlanRequired}
+	case k.typ != "rest" || k.scopes&q.Endpoint.scope() == 0:
+		return RESTAnswer{Outcome: RESTInsufficientScope}
+	}
+	k.lastUsed.Store(now)
+	if !k.firstUsed {
+		a.logAsync(&wal.KeyFirstUsed{ID: k.id, ActivityID: w.ids.next(now), At: now})
+	}
+	ans := RESTAnswer{HasLimits: true}
+	if !a.countRequest(w, now, &ans.Limits) {
+		if ans.Limits.Quota && ans.Limits.QuotaRemaining <= 0 {
+			ans.Outcome = RESTQuotaExceeded
+		} else {
+			ans.Outcome = RESTRateLimited
+		}
+		return ans
+	}
+	if q.BadParam != "" {
+		ans.Outcome = RESTBadParam
+		return ans
+	}
+	ans.Body = buf
+	ok := true
+	switch q.Endpoint {
+	case EndpointWorkspace:
+		ans.Body = w.appendWorkspaceAnswer(ans.Body, k, &ans.Limits)
+	case EndpointClients:
+		ans.List = true
+		ans.Body, ans.HasMore, ans.Next = w.listClients(ans.Body, q, now)
+	case EndpointClient:
+		var c *client
+		if c = w.client(q.PathID); c != nil {
+			ans.Body = w.appendClient(ans.Body, c, now)
+		}
+		ok = c != nil
+	case EndpointClientHealth:
+		var c *client
+		if c = w.client(q.PathID); c != nil {
+			ans.Body = appendHealth(ans.Body, w.health(now, q.Days, c), c, now)
+		}
+		ok = c != nil
+	case EndpointHealth:
+		ans.Body = appendHealth(ans.Body, w.health(now, q.Days, nil), nil, now)
+	case EndpointJobs:
+		ans.List = true
+		ans.Body, ans.HasMore, ans.Next = w.listJobs(ans.Body, q, now)
+	case EndpointJob:
+		var j *job
+		if j = w.job(q.PathID); j != nil {
+			ans.Body = w.appendJobDetail(ans.Body, j, now)
+		}
+		ok = j != nil
+	case EndpointReports:
+		ans.List = true
+		ans.Body, ans.HasMore, ans.Next = w.listResults(ans.Body, q)
+	case EndpointAlerts:
+		ans.List = true
+		ans.Body, ans.HasMore, ans.Next = w.listAlerts(ans.Body, q, now)
+	}
+	if !ok {
+		ans.Outcome = RESTNotFound
+		ans.Body = buf
+	}
+	return ans
+}
+
+// logAsync applies rec and hands it to the log without waiting: for
+// records whose loss in a crash costs nothing a client was promised (a
+// key's first use, the month's request count).
+func (a *actor) logAsync(rec wal.Entry) {
+	if err := a.applyNew(rec); err != nil {
+		a.eng.logger.Error("apply record", "workspace", a.ws.id, "type", rec.Type(), "err", err)
+		return
+	}
+	a.eng.submit(rec, nil)
+}
+
+// countRequest counts a REST request against the workspace's minute and
+// month (decisions.md 3: fixed UTC minutes, calendar months in UTC) and
+// fills the limit headers. It returns false, counting nothing, when the
+// monthly quota or the minute's limit is used up; the quota is checked
+// first, since waiting a minute would not help.
+func (a *actor) countRequest(w *workspace, now int64, l *RESTLimits) bool {
+	perMinute := int64(restPerMinuteGrowth)
+	if w.plan == "pro" {
+		perMinute = restPerMinutePro
+	}
+	minute := now / msPerMinute
+	if w.restMinute != minute {
+		w.restMinute, w.restMinuteCount = minute, 0
+	}
+	t := msTime(now)
+	month := int64(t.Year())*100 + int64(t.Month())
+	if w.restMonth != month {
+		w.restMonth, w.restMonthCount = month, 0
+	}
+	nextMonth := time.Date(t.Year(), t.Month()+1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
+	l.PerMinute = perMinute
+	l.Reset = (minute + 1) * msPerMinute / msPerSecond
+	l.Quota = w.plan == "growth" || w.plan == "trial"
+	if l.Quota {
+		l.QuotaLimit = restMonthlyQuota
+		l.QuotaReset = nextMonth / msPerSecond
+	}
+	switch {
+	case l.Quota && w.restMonthCount >= restMonthlyQuota:
+		l.RetryAfter = ceilSeconds(nextMonth - now)
+	case w.restMinuteCount >= perMinute:
+		l.RetryAfter = ceilSeconds((minute+1)*msPerMinute - now)
+	default:
+		w.restMinuteCount++
+		w.restMonthCount++
+		if l.Quota {
+			// The month's count must survive a restart; the minute's need not.
+			a.logAsync(&wal.RESTUsage{Month: month, Count: w.restMonthCount})
+		}
+	}
+	l.Remaining = max(0, perMinute-w.restMinuteCount)
+	if l.Quota {
+		l.QuotaRemaining = max(0, restMonthlyQuota-w.restMonthCount)
+	}
+	return l.RetryAfter == 0
+}
+
+// appendWorkspaceAnswer appends the /workspace object (decisions.md 4.1).
+func (w *workspace) appendWorkspaceAnswer(b []byte, k *apiKey, l *RESTLimits) []byte {
+	b = append(b, `{"workspace":`...)
+	b = w.appendWorkspaceRecord(b)
+	b = append(b, `,"key":`...)
+	b = appendKeyRecord(b, k)
+	b = append(b, `,"limits":{"requestsPerMinute":`...)
+	b = jsonx.AppendInt(b, l.PerMinute)
+	if l.Quota {
+		b = append(b, `,"monthlyQuota":`...)
+		b = jsonx.AppendInt(b, l.QuotaLimit)
+		b = append(b, `,"monthlyUsed":`...)
+		b = jsonx.AppendInt(b, w.restMonthCount)
+	} else {
+		b = append(b, `,"monthlyQuota":null,"monthlyUsed":null`...)
+	}
+	b = append(b, `,"pageSizeDefault":50,"pageSizeMax":100,"maxWindowDays":93,"healthDaysMax":90,"reportRequestsPerMinute":60,"reportsPerJobPerDay":100}}`...)
+	return b
+}
+
+// appendJobDetail appends /jobs/{jobId}: the job with its 20 latest results
+// and its unresolved alerts (decisions.md 4.4).
+func (w *workspace) appendJobDetail(b []byte, j *job, now int64) []byte {
+	b = w.appendJob(b, j, now)
+	b = b[:len(b)-1] // reopen the job object
+	b = append(b, `,"recentResults":[`...)
+	for i, n := len(j.results)-1, 0; i >= 0 && n < recentResultsCount; i, n = i-1, n+1 {
+		if n > 0 {
+			b = append(b, ',')
+		}
+		b = appendResult(b, j, &j.results[i])
+	}
+	b = append(b, `],"unresolvedAlerts":[`...)
+	if j.alert != nil {
+		b = appendAlert(b, j.alert, now)
+	}
+	return append(b, "]}"...)
+}
