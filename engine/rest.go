@@ -23,7 +23,17 @@ const (
 	EndpointHealth
 )
 
-// scope returns the scope an endpoint needs (api.md 5.8).
+// Scope returns the name of the scope an endpoint needs (api.md 5.8).
+func (ep Endpoint) Scope() string {
+	for _, s := range scopeNames {
+		if s.bit == ep.scope() {
+			return s.name
+		}
+	}
+	return ""
+}
+
+// scope returns the scope bit an endpoint needs (api.md 5.8).
 func (ep Endpoint) scope() uint8 {
 	switch ep {
 	case EndpointClients, EndpointClient:
@@ -95,6 +105,8 @@ const (
 	RESTWorkspaceInactive
 	RESTPlanRequired
 	RESTInsufficientScope
+	RESTWrongKeyType // also INSUFFICIENT_SCOPE: a report or assistant key
+	RESTKeyExpired   // also UNAUTHORIZED
 	RESTRateLimited
 	RESTQuotaExceeded
 	RESTBadParam
@@ -142,13 +154,17 @@ func (a *actor) rest(w *workspace, keyID ID, q *RESTQuery, buf []byte) RESTAnswe
 	now := a.eng.nowMs()
 	k := w.keys[keyID]
 	switch {
-	case k == nil, k.expiresAt != 0 && now >= k.expiresAt:
+	case k == nil:
 		return RESTAnswer{Outcome: RESTUnauthorized}
+	case k.expiresAt != 0 && now >= k.expiresAt:
+		return RESTAnswer{Outcome: RESTKeyExpired}
 	case !w.active(now):
 		return RESTAnswer{Outcome: RESTWorkspaceInactive}
 	case w.plan == "starter":
 		return RESTAnswer{Outcome: RESTPlanRequired}
-	case k.typ != "rest" || k.scopes&q.Endpoint.scope() == 0:
+	case k.typ != "rest":
+		return RESTAnswer{Outcome: RESTWrongKeyType}
+	case k.scopes&q.Endpoint.scope() == 0:
 		return RESTAnswer{Outcome: RESTInsufficientScope}
 	}
 	k.lastUsed.Store(now)

@@ -6,6 +6,7 @@ package transport
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -28,6 +29,7 @@ type Config struct {
 	AdminToken string       // required: the bearer token of the admin API
 	DevClock   bool         // serve POST /admin/v1/clock
 	TLS        *tls.Config  // serve HTTPS on the public listener when set
+	CursorKey  []byte       // signs pagination cursors; default: random (cursors then end with the process)
 }
 
 // Listener limits.
@@ -49,6 +51,7 @@ type Server struct {
 	token   []byte
 	dev     bool
 	tls     *tls.Config
+	cursors cursorCodec
 
 	public *fasthttp.Server
 	admin  *fasthttp.Server
@@ -62,6 +65,13 @@ func New(cfg Config) *Server {
 	}
 	if s.metrics == nil {
 		s.metrics = NewMetrics()
+	}
+	s.cursors.key = cfg.CursorKey
+	if len(s.cursors.key) == 0 {
+		s.cursors.key = make([]byte, 32)
+		if _, err := rand.Read(s.cursors.key); err != nil {
+			panic("transport: no randomness for the cursor key: " + err.Error())
+		}
 	}
 	s.public = s.newHTTPServer("public", s.publicRouter(), publicMaxBody, s.publicParseError)
 	s.admin = s.newHTTPServer("admin", s.adminRouter(), adminMaxBody, s.adminParseError)
@@ -124,6 +134,7 @@ func (s *Server) route(name string, h fasthttp.RequestHandler) fasthttp.RequestH
 func (s *Server) publicRouter() fasthttp.RequestHandler {
 	r := newRouter()
 	r.POST("/api/v1/jobs/{jobId}/report", s.route("report", s.report))
+	s.addRESTRoutes(r)
 	r.NotFound = s.route("not_found", func(ctx *fasthttp.RequestCtx) {
 		restError(ctx, fasthttp.StatusNotFound, "NOT_FOUND", "No such endpoint", "")
 	})

@@ -152,7 +152,12 @@ func run(cfg *serveConfig, logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	srv := transport.New(transport.Config{Engine: eng, Logger: logger, Metrics: metrics, AdminToken: token, DevClock: cfg.devClock, TLS: tlsConf})
+	curKey, err := secretFile(filepath.Join(cfg.data, "cursor.key"))
+	if err != nil {
+		eng.Close()
+		return err
+	}
+	srv := transport.New(transport.Config{Engine: eng, Logger: logger, Metrics: metrics, AdminToken: token, DevClock: cfg.devClock, TLS: tlsConf, CursorKey: curKey})
 
 	pubLn, err := net.Listen("tcp", cfg.listen)
 	if err != nil {
@@ -234,24 +239,31 @@ func adminToken(cfg *serveConfig) (string, error) {
 	if cfg.adminToken != "" {
 		return cfg.adminToken, nil
 	}
-	path := filepath.Join(cfg.data, "admin.token")
+	b, err := secretFile(filepath.Join(cfg.data, "admin.token"))
+	return string(b), err
+}
+
+// secretFile returns the secret kept in path, making one (32 random bytes,
+// hex, mode 0600) on first use: the admin token, and the key that signs
+// pagination cursors (so cursors stay valid across restarts).
+func secretFile(path string) ([]byte, error) {
 	b, err := os.ReadFile(path)
 	if err == nil {
 		if t := strings.TrimSpace(string(b)); t != "" {
-			return t, nil
+			return []byte(t), nil
 		}
 	} else if !errors.Is(err, os.ErrNotExist) {
-		return "", fmt.Errorf("read admin token: %w", err)
+		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	var raw [32]byte
 	if _, err := rand.Read(raw[:]); err != nil {
-		return "", fmt.Errorf("make admin token: %w", err)
+		return nil, fmt.Errorf("make %s: %w", path, err)
 	}
-	token := hex.EncodeToString(raw[:])
-	if err := writeFileAtomic(path, []byte(token+"\n"), 0o600); err != nil {
-		return "", fmt.Errorf("write admin token: %w", err)
+	secret := hex.EncodeToString(raw[:])
+	if err := writeFileAtomic(path, []byte(secret+"\n"), 0o600); err != nil {
+		return nil, fmt.Errorf("write %s: %w", path, err)
 	}
-	return token, nil
+	return []byte(secret), nil
 }
 
 // writeFileAtomic writes data to a temp file, syncs it and renames it over

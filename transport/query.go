@@ -1,0 +1,286 @@
+package transport
+
+import (
+	"crypto/sha256"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"backupmon/engine"
+)
+
+// REST API parameter rules (api.md 4.2, decisions.md 5).
+const (
+	defaultWindow = 30 * 24 * time.Hour
+	maxWindow     = 93 * 24 * time.Hour
+	maxSearch     = 100
+)
+
+// endpointParams lists the parameters each endpoint accepts.
+var endpointParams = map[engine.Endpoint][]string{
+	engine.EndpointClients:      {"status", "search", "needsAttention", "limit", "cursor"},
+	engine.EndpointJobs:         {"clientId", "status", "vendor", "lastResult", "search", "limit", "cursor"},
+	engine.EndpointReports:      {"clientId", "jobId", "status", "vendor", "from", "to", "limit", "cursor"},
+	engine.EndpointAlerts:       {"clientId", "jobId", "status", "severity", "from", "to", "limit", "cursor"},
+	engine.EndpointHealth:       {"days"},
+	engine.EndpointClientHealth: {"days"},
+}
+
+// Allowed values of the enumerated parameters, by endpoint.
+var (
+	clientStatuses = []string{"active", "paused", "archived"}
+	jobStatuses    = []string{"healthy", "warning", "failed", "missing", "waiting", "paused"}
+	resultStatuses = []string{"ok", "warning", "failed"}
+	alertStatuses  = []string{"open", "acknowledged", "snoozed", "resolved", "unresolved"}
+	lastResults    = []string{"ok", "warning", "failed", "none"}
+	severities     = []string{"critical", "warning"}
+	vendors        = []string{"veeam", "acronis", "datto", "cove", "synology", "nakivo", "backupexec", "msp360", "altaro", "macrium", "generic"}
+)
+
+// queryProblem is the first parameter problem found.
+type queryProblem struct {
+	param, message string
+}
+
+// params holds a request's query parameters once each was checked to be
+// known, given once and not empty.
+type params struct {
+	vals map[string]string
+}
+
+// readParams checks the query string's names against the endpoint's list:
+// an unknown, repeated or empty parameter is a problem naming it.
+func readParams(args queryArgs, allowed []string) (params, *queryProblem) {
+	p := params{vals: map[string]string{}}
+	var prob *queryProblem
+	args.VisitAll(func(k, v []byte) {
+		if prob != nil {
+			return
+		}
+		name := string(k)
+		if !contains(allowed, name) {
+			prob = &queryProblem{name, "Unknown parameter: " + strconv.Quote(name)}
+			return
+		}
+		if _, dup := p.vals[name]; dup {
+			prob = &queryProblem{name, "Parameter " + name + " is given more than once"}
+			return
+		}
+		if len(v) == 0 {
+			prob = &queryProblem{name, "Parameter " + name + " is empty"}
+			return
+		}
+		p.vals[name] = string(v)
+	})
+	return p, prob
+}
+
+// queryArgs is what readParams needs of fasthttp's query arguments.
+type queryArgs interface {
+	VisitAll(func(k, v []byte))
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+func oneOf(name, v string, allowed []string) *queryProblem {
+	if contains(allowed, v) {
+		return nil
+	}
+	return &queryProblem{name, name + " must be one of: " + strings.Join(allowed, ", ")}
+}
+
+// intParam reads plain decimal digits within lo..hi.
+func intParam(name, v string, lo, hi int) (int, *queryProblem) {
+	bad := &queryProblem{name, name + " must be an integer from " + strconv.Itoa(lo) + " to " + strconv.Itoa(hi)}
+	if len(v) == 0 || len(v) > 9 {
+		return 0, bad
+	}
+	n := 0
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if c < '0' || c > '9' {
+			return 0, bad
+		}
+		n = n*10 + int(c-'0')
+	}
+	if n < lo || n > hi {
+		return 0, bad
+	}
+	return n, nil
+}
+
+// parseQuery reads and checks the parameters of a REST request into q (the
+// filters, the page size, the resolved time window and the cursor's
+// position) and returns the hash of its filters, which the next page's
+// cursor carries. The first problem is left in q.BadParam for the engine to
+// answer in its turn. now is the engine's current time.
+func (s *Server) parseQuery(args queryArgs, q *engine.RESTQuery, now time.Time) [8]byte {
+	q.Limit = 50
+	q.Days = 30
+	p, prob := readParams(args, endpointParams[q.Endpoint])
+	var hash [8]byte
+	if prob == nil {
+		hash = filterHash(p)
+		prob = s.checkParams(p, q, hash, now)
+	}
+	if prob != nil {
+		q.BadParam, q.BadMessage = prob.param, prob.message
+	}
+	return hash
+}
+
+func (s *Server) checkParams(p params, q *engine.RESTQuery, hash [8]byte, now time.Time) *queryProblem {
+	ep := q.Endpoint
+	for _, name := range endpointParams[ep] {
+		v, ok := p.vals[name]
+		if !ok {
+			continue
+		}
+		var prob *queryProblem
+		switch name {
+		case "limit":
+			q.Limit, prob = intParam(name, v, 1, 100)
+		case "days":
+			q.Days, prob = intParam(name, v, 1, 90)
+		case "search":
+			if utf8.RuneCountInString(v) > maxSearch || !utf8.ValidString(v) {
+				prob = &queryProblem{name, "search must be 1 to 100 characters"}
+			}
+			q.Search = strings.ToLower(v)
+		case "status":
+			switch ep {
+			case engine.EndpointClients:
+				prob = oneOf(name, v, clientStatuses)
+			case engine.EndpointJobs:
+				prob = oneOf(name, v, jobStatuses)
+			case engine.EndpointReports:
+				prob = oneOf(name, v, resultStatuses)
+			case engine.EndpointAlerts:
+				prob = oneOf(name, v, alertStatuses)
+			}
+			q.Status = v
+		case "vendor":
+			prob = oneOf(name, v, vendors)
+			q.Vendor = v
+		case "lastResult":
+			prob = oneOf(name, v, lastResults)
+			q.LastResult = v
+		case "severity":
+			prob = oneOf(name, v, severities)
+			q.Severity = v
+		case "needsAttention":
+			switch v {
+			case "true":
+				q.NeedsAttention = 1
+			case "false":
+				q.NeedsAttention = -1
+			default:
+				prob = &queryProblem{name, "needsAttention must be true or false"}
+			}
+		case "clientId":
+			q.ClientID, q.ClientIDSet = v, true
+		case "jobId":
+			q.JobID, q.JobIDSet = v, true
+		}
+		if prob != nil {
+			return prob
+		}
+	}
+	if ep == engine.EndpointReports || ep == engine.EndpointAlerts {
+		if prob := resolveWindow(p, q, now); prob != nil {
+			return prob
+		}
+	}
+	if c, ok := p.vals["cursor"]; ok {
+		cur, err := s.cursors.decode(c)
+		if err != nil || cur.endpoint != ep || cur.filters != hash {
+			return &queryProblem{"cursor", "cursor is not valid for this endpoint and these filters; start again without it"}
+		}
+		q.After = &cur.pos
+		q.HasWindow, q.From, q.To = cur.hasWindow, cur.from, cur.to
+	}
+	return nil
+}
+
+// resolveWindow sets the time window of /reports and /alerts (api.md 4.2,
+// decisions.md 5): 30 days back from now by default; none for unresolved
+// alerts without from or to; only from: to is now; only to: from is 30
+// days before it; a date in to is the end of that day; at most 93 days.
+func resolveWindow(p params, q *engine.RESTQuery, now time.Time) *queryProblem {
+	fromS, hasFrom := p.vals["from"]
+	toS, hasTo := p.vals["to"]
+	if !hasFrom && !hasTo && q.Endpoint == engine.EndpointAlerts && q.Status != "" && q.Status != "resolved" {
+		return nil
+	}
+	to := now
+	if hasTo {
+		t, ok := parseWindowTime(toS, true)
+		if !ok {
+			return &queryProblem{"to", "to must be an ISO 8601 date-time with a time zone or a date (YYYY-MM-DD)"}
+		}
+		to = t
+	}
+	from := to.Add(-defaultWindow)
+	if hasFrom {
+		t, ok := parseWindowTime(fromS, false)
+		if !ok {
+			return &queryProblem{"from", "from must be an ISO 8601 date-time with a time zone or a date (YYYY-MM-DD)"}
+		}
+		from = t
+	}
+	if from.After(to) {
+		return &queryProblem{"from", "from must not be after to"}
+	}
+	if to.Sub(from) > maxWindow {
+		return &queryProblem{"from", "the window from from to to must not be longer than 93 days"}
+	}
+	q.HasWindow, q.From, q.To = true, from.UnixMilli(), to.UnixMilli()
+	return nil
+}
+
+// parseWindowTime reads a date-time with a zone, or a date in UTC: its
+// start, or its end (the last millisecond) when end is true.
+func parseWindowTime(v string, end bool) (time.Time, bool) {
+	if d, ok := parseDate(v); ok {
+		if end {
+			return d.Add(24*time.Hour - time.Millisecond), true
+		}
+		return d, true
+	}
+	ts, ok := parseTimestamp(v)
+	if !ok || !ts.Zoned {
+		return time.Time{}, false
+	}
+	return ts.T.Truncate(time.Millisecond), true
+}
+
+// filterHash sums the filters a cursor is bound to: every parameter but
+// cursor and limit (which may change between pages), sorted by name.
+func filterHash(p params) [8]byte {
+	names := make([]string, 0, len(p.vals))
+	for k := range p.vals {
+		if k != "cursor" && k != "limit" {
+			names = append(names, k)
+		}
+	}
+	sort.Strings(names)
+	h := sha256.New()
+	for _, k := range names {
+		h.Write([]byte(k))
+		h.Write([]byte{0})
+		h.Write([]byte(p.vals[k]))
+		h.Write([]byte{0})
+	}
+	var out [8]byte
+	copy(out[:], h.Sum(nil))
+	return out
+}

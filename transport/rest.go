@@ -1,0 +1,132 @@
+package transport
+
+import (
+	"strconv"
+	"sync"
+
+	"github.com/fasthttp/router"
+	"github.com/valyala/fasthttp"
+
+	"backupmon/engine"
+)
+
+// restRoutes lists the REST API's endpoints (api.md 4.1) and the path
+// parameter each names.
+var restRoutes = []struct {
+	path  string
+	ep    engine.Endpoint
+	param string
+	name  string
+}{
+	{"/api/v1/workspace", engine.EndpointWorkspace, "", "rest_workspace"},
+	{"/api/v1/clients", engine.EndpointClients, "", "rest_clients"},
+	{"/api/v1/clients/{clientId}", engine.EndpointClient, "clientId", "rest_client"},
+	{"/api/v1/clients/{clientId}/health", engine.EndpointClientHealth, "clientId", "rest_client_health"},
+	{"/api/v1/jobs", engine.EndpointJobs, "", "rest_jobs"},
+	{"/api/v1/jobs/{jobId}", engine.EndpointJob, "jobId", "rest_job"},
+	{"/api/v1/reports", engine.EndpointReports, "", "rest_reports"},
+	{"/api/v1/alerts", engine.EndpointAlerts, "", "rest_alerts"},
+	{"/api/v1/health", engine.EndpointHealth, "", "rest_health"},
+}
+
+func (s *Server) addRESTRoutes(r *router.Router) {
+	for _, rt := range restRoutes {
+		r.GET(rt.path, s.route(rt.name, s.rest(rt.ep, rt.param)))
+	}
+}
+
+// bodyPool holds answer buffers: a page is assembled in one and copied to
+// the response.
+var bodyPool = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
+
+// rest serves one REST endpoint: the key is read here, the parameters
+// parsed, and the workspace's actor does every check in the contract's
+// order and writes the data.
+func (s *Server) rest(ep engine.Endpoint, param string) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		token, ok := bearer(ctx.Request.Header.Peek("Authorization"))
+		if !ok {
+			restError(ctx, fasthttp.StatusUnauthorized, "UNAUTHORIZED", "Missing or malformed Authorization header", "")
+			return
+		}
+		q := engine.RESTQuery{Endpoint: ep}
+		if param != "" {
+			q.PathID = pathParam(ctx, param)
+		}
+		hash := s.parseQuery(ctx.QueryArgs(), &q, s.eng.Now())
+
+		bp := bodyPool.Get().(*[]byte)
+		buf := append((*bp)[:0], `{"data":`...)
+		ans := s.eng.REST(engine.HashKey(token), &q, buf)
+		if ans.HasLimits {
+			setLimitHeaders(ctx, &ans.Limits)
+		}
+		switch ans.Outcome {
+		case engine.RESTOK:
+			b := ans.Body
+			if ans.List {
+				b = append(b, `,"pagination":{"nextCursor":`...)
+				if ans.HasMore {
+					b = append(b, '"')
+					b = append(b, s.cursors.encode(cursor{endpoint: ep, filters: hash, hasWindow: q.HasWindow, from: q.From, to: q.To, pos: ans.Next})...)
+					b = append(b, `","hasMore":true}`...)
+				} else {
+					b = append(b, `null,"hasMore":false}`...)
+				}
+			}
+			b = append(b, '}')
+			writeJSON(ctx, fasthttp.StatusOK, b)
+			ans.Body = b
+		case engine.RESTUnauthorized:
+			restError(ctx, fasthttp.StatusUnauthorized, "UNAUTHORIZED", "Invalid API key", "")
+		case engine.RESTKeyExpired:
+			restError(ctx, fasthttp.StatusUnauthorized, "UNAUTHORIZED", "API key has expired", "")
+		case engine.RESTWorkspaceInactive:
+			restError(ctx, fasthttp.StatusForbidden, "WORKSPACE_INACTIVE", "The workspace is suspended or cancelled, or its trial has ended", "")
+		case engine.RESTPlanRequired:
+			restError(ctx, fasthttp.StatusForbidden, "PLAN_REQUIRED", "The workspace's plan has no REST API; it needs Growth or Pro", "")
+		case engine.RESTWrongKeyType:
+			restError(ctx, fasthttp.StatusForbidden, "INSUFFICIENT_SCOPE", "Report and assistant keys cannot read the REST API; use a REST key", "")
+		case engine.RESTInsufficientScope:
+			restError(ctx, fasthttp.StatusForbidden, "INSUFFICIENT_SCOPE", "The API key lacks the "+ep.Scope()+" scope", "")
+		case engine.RESTRateLimited:
+			setRetryAfter(ctx, ans.Limits.RetryAfter)
+			restError(ctx, fasthttp.StatusTooManyRequests, "RATE_LIMITED",
+				"Rate limit exceeded: "+strconv.FormatInt(ans.Limits.PerMinute, 10)+" requests per minute; retry after "+strconv.FormatInt(ans.Limits.RetryAfter, 10)+" seconds", "")
+		case engine.RESTQuotaExceeded:
+			setRetryAfter(ctx, ans.Limits.RetryAfter)
+			restError(ctx, fasthttp.StatusTooManyRequests, "QUOTA_EXCEEDED",
+				"Monthly quota of "+strconv.FormatInt(ans.Limits.QuotaLimit, 10)+" requests used up; it resets on the 1st (UTC)", "")
+		case engine.RESTBadParam:
+			restError(ctx, fasthttp.StatusBadRequest, "INVALID_PARAMETER", q.BadMessage, q.BadParam)
+		case engine.RESTNotFound:
+			if ep == engine.EndpointJob {
+				restError(ctx, fasthttp.StatusNotFound, "NOT_FOUND", "Job not found", "")
+			} else {
+				restError(ctx, fasthttp.StatusNotFound, "NOT_FOUND", "Client not found", "")
+			}
+		default:
+			restError(ctx, fasthttp.StatusInternalServerError, "INTERNAL_ERROR", "Internal server error; retry", "")
+		}
+		if ans.Body == nil {
+			ans.Body = buf
+		}
+		if cap(ans.Body) <= 1<<20 { // keep small buffers only
+			*bp = ans.Body[:0]
+			bodyPool.Put(bp)
+		}
+	}
+}
+
+// setLimitHeaders writes the rate-limit headers (api.md 8.1).
+func setLimitHeaders(ctx *fasthttp.RequestCtx, l *engine.RESTLimits) {
+	h := &ctx.Response.Header
+	h.Set("X-RateLimit-Limit", strconv.FormatInt(l.PerMinute, 10))
+	h.Set("X-RateLimit-Remaining", strconv.FormatInt(l.Remaining, 10))
+	h.Set("X-RateLimit-Reset", strconv.FormatInt(l.Reset, 10))
+	if l.Quota {
+		h.Set("X-Quota-Limit", strconv.FormatInt(l.QuotaLimit, 10))
+		h.Set("X-Quota-Remaining", strconv.FormatInt(l.QuotaRemaining, 10))
+		h.Set("X-Quota-Reset", strconv.FormatInt(l.QuotaReset, 10))
+	}
+}
