@@ -140,4 +140,6 @@ func printDemo(dataDir, publicURL, adminURL, token string) {
 		publicURL, kv["job"], kv["report_key"])
 	fmt.Printf("see the job through the admin API:\n  curl -s %s/admin/v1/workspaces/%s/jobs/%s -H 'Authorization: Bearer %s'\n",
 		adminURL, kv["workspace"], kv["job"], token)
+	fmt.Printf("read the jobs that failed through the REST API:\n  curl -s '%s/api/v1/jobs?status=failed&limit=5' -H 'Authorization: Bearer %s'\n",
+		publicURL, kv["rest_key"])
 }

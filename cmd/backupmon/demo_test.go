@@ -246,8 +246,8 @@ func TestDemoCurlLines(t *testing.T) {
 			lines = append(lines, l)
 		}
 	}
-	if len(lines) != 2 {
-		t.Fatalf("printDemo printed %d curl lines, want 2:\n%s", len(lines), out)
+	if len(lines) != 3 {
+		t.Fatalf("printDemo printed %d curl lines, want 3:\n%s", len(lines), out)
 	}
 	_, curlErr := exec.LookPath("curl")
 	run := func(line string) []byte {
@@ -288,6 +288,23 @@ func TestDemoCurlLines(t *testing.T) {
 	h := job.Data.History[0]
 	if h.Status != "ok" || h.DurationSeconds != 1200 || h.SizeBytes != 5368709120 || h.Source != "api:"+cliPrefix(kv["report_key"]) {
 		t.Errorf("the curl report in the history: %+v", h)
+	}
+	// The REST line lists the demo's failed job (its open failed alert).
+	var jobs struct {
+		Data []struct {
+			ID     string `json:"id"`
+			Status string `json:"status"`
+		} `json:"data"`
+		Pagination struct {
+			HasMore bool `json:"hasMore"`
+		} `json:"pagination"`
+	}
+	got = run(lines[2])
+	if err := json.Unmarshal(got, &jobs); err != nil {
+		t.Fatalf("REST curl line answered %s: %v", got, err)
+	}
+	if len(jobs.Data) != 1 || jobs.Data[0].ID != kv["failed_job"] || jobs.Data[0].Status != "failed" {
+		t.Errorf("REST curl line: %s", got)
 	}
 }
 
