@@ -3,6 +3,8 @@ package engine
 import (
 	"sort"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // The REST API's lists, one page at a time (decisions.md 5): a binary search
@@ -46,7 +48,7 @@ func (w *workspace) listClients(b []byte, q *RESTQuery, now int64) ([]byte, bool
 		if q.Status != "" && c.status != q.Status {
 			continue
 		}
-		if q.Search != "" && !strings.Contains(c.key, q.Search) {
+		if q.Search != "" && !containsFold(c.key, q.Search) {
 			continue
 		}
 		if q.NeedsAttention != 0 && w.clientFigures(c, now).NeedsAttention != (q.NeedsAttention > 0) {
@@ -95,7 +97,7 @@ func (w *workspace) listJobs(b []byte, q *RESTQuery, now int64) ([]byte, bool, P
 		if q.LastResult != "" && resultName(j.lastResult) != q.LastResult {
 			continue
 		}
-		if q.Search != "" && !strings.Contains(j.key, q.Search) {
+		if q.Search != "" && !containsFold(j.key, q.Search) {
 			continue
 		}
 		if q.Status != "" && w.jobStatus(j, now) != q.Status {
@@ -288,4 +290,71 @@ func (w *workspace) listAlerts(b []byte, q *RESTQuery, now int64) ([]byte, bool,
 		return p.b, false, Position{}
 	}
 	return p.b, p.more, Position{Time: last.createdAt, ID: last.id}
+}
+
+// FoldSearch returns the form in which search text is matched against names
+// (decisions.md 5: case-insensitive): lower case, as names are kept for
+// their order, then each letter as one representative of the letters that
+// are the same without case, so that σ, ς and Σ match each other, and k
+// the Kelvin sign.
+func FoldSearch(s string) string {
+	s = strings.ToLower(s)
+	b := make([]byte, 0, len(s))
+	for _, r := range s {
+		b = utf8.AppendRune(b, foldRune(r))
+	}
+	return string(b)
+}
+
+// foldRune returns the representative of r's case-folding orbit: the lower
+// case of its smallest member (for ASCII, its lower case).
+func foldRune(r rune) rune {
+	if r < utf8.RuneSelf {
+		if 'A' <= r && r <= 'Z' {
+			r += 'a' - 'A'
+		}
+		return r
+	}
+	m := r
+	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+		if f < m {
+			m = f
+		}
+	}
+	return unicode.ToLower(m)
+}
+
+// containsFold reports whether key (a name in lower case) contains sub (a
+// FoldSearch result) when both are folded.
+func containsFold(key, sub string) bool {
+	if strings.Contains(key, sub) {
+		return true
+	}
+	ascii := true
+	for i := 0; i < len(key); i++ {
+		if key[i] >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return false // an ASCII name in lower case is folded already
+	}
+	for start := 0; start < len(key); {
+		i, j := start, 0
+		for j < len(sub) && i < len(key) {
+			kr, kn := utf8.DecodeRuneInString(key[i:])
+			sr, sn := utf8.DecodeRuneInString(sub[j:])
+			if foldRune(kr) != sr {
+				break
+			}
+			i, j = i+kn, j+sn
+		}
+		if j == len(sub) {
+			return true
+		}
+		_, n := utf8.DecodeRuneInString(key[start:])
+		start += n
+	}
+	return false
 }

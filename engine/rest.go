@@ -70,13 +70,14 @@ type Position struct {
 }
 
 // RESTQuery is one REST API request as the transport read it. The transport
-// checks the parameters' form; a problem it found (BadParam) is answered at
-// the parameter step of the contract's order, after the key, plan, scope and
+// checks the parameters' form; a problem it found (Bad) is answered at the
+// parameter step of the contract's order, after the key, plan, scope and
 // limits.
 type RESTQuery struct {
 	Endpoint   Endpoint
 	PathID     string // clientId or jobId in the path
-	BadParam   string // the parameter at fault, or ""
+	Bad        bool   // the transport found a parameter problem
+	BadParam   string // the parameter at fault (a name may be empty: "?=1")
 	BadMessage string
 
 	Limit int       // page size
@@ -88,7 +89,7 @@ type RESTQuery struct {
 	Vendor                string
 	LastResult            string
 	Severity              string
-	Search                string // already lowercase
+	Search                string // already folded (FoldSearch)
 	NeedsAttention        int8   // 0 not given, 1 true, -1 false
 	HasWindow             bool   // From and To bound the list
 	From, To              int64  // inclusive, Unix milliseconds
@@ -180,7 +181,7 @@ func (a *actor) rest(w *workspace, keyID ID, q *RESTQuery, buf []byte) RESTAnswe
 		}
 		return ans
 	}
-	if q.BadParam != "" {
+	if q.Bad {
 		ans.Outcome = RESTBadParam
 		return ans
 	}

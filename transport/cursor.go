@@ -25,8 +25,17 @@ type cursor struct {
 const (
 	cursorVersion = 1
 	cursorMACLen  = 16
-	maxCursorName = 1024
+	// maxCursorLen bounds the text decode looks at: the largest request
+	// header the public listener reads, so that no cursor encode made and
+	// a request can carry is refused for its length (a name of 200
+	// characters takes at most 800 bytes).
+	maxCursorLen = readBufferSize
 )
+
+// cursorEncoding is URL-safe base64 without padding, strict: the spare low
+// bits of the last character must be zero, so that each cursor has exactly
+// one text and no changed character reads as the same bytes.
+var cursorEncoding = base64.RawURLEncoding.Strict()
 
 var errBadCursor = errors.New("invalid cursor")
 
@@ -52,7 +61,7 @@ func (c cursorCodec) encode(cur cursor) string {
 	b = binary.AppendUvarint(b, uint64(len(cur.pos.Name)))
 	b = append(b, cur.pos.Name...)
 	b = append(b, c.mac(b)...)
-	return base64.RawURLEncoding.EncodeToString(b)
+	return cursorEncoding.EncodeToString(b)
 }
 
 func (c cursorCodec) mac(b []byte) []byte {
@@ -65,10 +74,10 @@ func (c cursorCodec) mac(b []byte) []byte {
 // encode with the same key is errBadCursor.
 func (c cursorCodec) decode(s string) (cursor, error) {
 	var cur cursor
-	if len(s) > 4096 {
+	if len(s) > maxCursorLen {
 		return cur, errBadCursor
 	}
-	b, err := base64.RawURLEncoding.DecodeString(s)
+	b, err := cursorEncoding.DecodeString(s)
 	if err != nil || len(b) < cursorMACLen+2 {
 		return cur, errBadCursor
 	}
@@ -88,7 +97,7 @@ func (c cursorCodec) decode(s string) (cursor, error) {
 	cur.pos.Time = int64(binary.BigEndian.Uint64(body[27:]))
 	copy(cur.pos.ID[:], body[35:51])
 	n, k := binary.Uvarint(body[fixed:])
-	if k <= 0 || n > maxCursorName || uint64(len(body)-fixed-k) != n {
+	if k <= 0 || uint64(len(body)-fixed-k) != n {
 		return cur, errBadCursor
 	}
 	cur.pos.Name = string(body[fixed+k:])

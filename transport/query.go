@@ -98,10 +98,12 @@ func oneOf(name, v string, allowed []string) *queryProblem {
 	return &queryProblem{name, name + " must be one of: " + strings.Join(allowed, ", ")}
 }
 
-// intParam reads plain decimal digits within lo..hi.
+// intParam reads plain decimal digits within lo..hi. Leading zeros are
+// digits like any other ("0000000005" is 5); the value stops growing once it
+// is past hi, so that no length of digits overflows.
 func intParam(name, v string, lo, hi int) (int, *queryProblem) {
 	bad := &queryProblem{name, name + " must be an integer from " + strconv.Itoa(lo) + " to " + strconv.Itoa(hi)}
-	if len(v) == 0 || len(v) > 9 {
+	if len(v) == 0 {
 		return 0, bad
 	}
 	n := 0
@@ -110,7 +112,9 @@ func intParam(name, v string, lo, hi int) (int, *queryProblem) {
 		if c < '0' || c > '9' {
 			return 0, bad
 		}
-		n = n*10 + int(c-'0')
+		if n <= hi {
+			n = n*10 + int(c-'0')
+		}
 	}
 	if n < lo || n > hi {
 		return 0, bad
@@ -121,8 +125,8 @@ func intParam(name, v string, lo, hi int) (int, *queryProblem) {
 // parseQuery reads and checks the parameters of a REST request into q (the
 // filters, the page size, the resolved time window and the cursor's
 // position) and returns the hash of its filters, which the next page's
-// cursor carries. The first problem is left in q.BadParam for the engine to
-// answer in its turn. now is the engine's current time.
+// cursor carries. The first problem is left in q (Bad, BadParam) for the
+// engine to answer in its turn. now is the engine's current time.
 func (s *Server) parseQuery(args queryArgs, q *engine.RESTQuery, now time.Time) [8]byte {
 	q.Limit = 50
 	q.Days = 30
@@ -133,7 +137,7 @@ func (s *Server) parseQuery(args queryArgs, q *engine.RESTQuery, now time.Time) 
 		prob = s.checkParams(p, q, hash, now)
 	}
 	if prob != nil {
-		q.BadParam, q.BadMessage = prob.param, prob.message
+		q.Bad, q.BadParam, q.BadMessage = true, prob.param, prob.message
 	}
 	return hash
 }
@@ -155,7 +159,7 @@ func (s *Server) checkParams(p params, q *engine.RESTQuery, hash [8]byte, now ti
 			if utf8.RuneCountInString(v) > maxSearch || !utf8.ValidString(v) {
 				prob = &queryProblem{name, "search must be 1 to 100 characters"}
 			}
-			q.Search = strings.ToLower(v)
+			q.Search = engine.FoldSearch(v)
 		case "status":
 			switch ep {
 			case engine.EndpointClients:
@@ -195,11 +199,9 @@ func (s *Server) checkParams(p params, q *engine.RESTQuery, hash [8]byte, now ti
 			return prob
 		}
 	}
-	if ep == engine.EndpointReports || ep == engine.EndpointAlerts {
-		if prob := resolveWindow(p, q, now); prob != nil {
-			return prob
-		}
-	}
+	// A later page keeps the window its first page resolved, which the
+	// cursor carries: resolving it again at a later now could move it, or
+	// take a window that was 93 days long past the limit.
 	if c, ok := p.vals["cursor"]; ok {
 		cur, err := s.cursors.decode(c)
 		if err != nil || cur.endpoint != ep || cur.filters != hash {
@@ -207,6 +209,12 @@ func (s *Server) checkParams(p params, q *engine.RESTQuery, hash [8]byte, now ti
 		}
 		q.After = &cur.pos
 		q.HasWindow, q.From, q.To = cur.hasWindow, cur.from, cur.to
+		return nil
+	}
+	if ep == engine.EndpointReports || ep == engine.EndpointAlerts {
+		if prob := resolveWindow(p, q, now); prob != nil {
+			return prob
+		}
 	}
 	return nil
 }
@@ -248,7 +256,9 @@ func resolveWindow(p params, q *engine.RESTQuery, now time.Time) *queryProblem {
 }
 
 // parseWindowTime reads a date-time with a zone, or a date in UTC: its
-// start, or its end (the last millisecond) when end is true.
+// start, or its end (the last millisecond) when end is true. Times are whole
+// milliseconds, so a finer from rounds up and a finer to down: both bounds
+// stay inclusive of exactly the milliseconds they cover.
 func parseWindowTime(v string, end bool) (time.Time, bool) {
 	if d, ok := parseDate(v); ok {
 		if end {
@@ -260,7 +270,11 @@ func parseWindowTime(v string, end bool) (time.Time, bool) {
 	if !ok || !ts.Zoned {
 		return time.Time{}, false
 	}
-	return ts.T.Truncate(time.Millisecond), true
+	t := ts.T.Truncate(time.Millisecond)
+	if !end && t.Before(ts.T) {
+		t = t.Add(time.Millisecond)
+	}
+	return t, true
 }
 
 // filterHash sums the filters a cursor is bound to: every parameter but

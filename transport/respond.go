@@ -65,7 +65,7 @@ func restError(ctx *fasthttp.RequestCtx, status int, code, message, parameter st
 	b = jsonx.AppendString(b, code)
 	b = append(b, `,"message":`...)
 	b = jsonx.AppendString(b, message)
-	if parameter != "" {
+	if parameter != "" || code == "INVALID_PARAMETER" { // a parameter's name may be empty ("?=1")
 		b = append(b, `,"parameter":`...)
 		b = jsonx.AppendString(b, parameter)
 	}
