@@ -37,9 +37,22 @@ func (w *workspace) appendJob(b []byte, j *job, now int64) []byte {
 	return b
 }
 
+// keptFigures returns the job's status and its results of the last 30 days
+// (the SLA period) at now, as its kept encoding shows them, encoding it
+// first when that is out of date: health takes them from here rather than
+// scan every job's results on each request.
+func (w *workspace) keptFigures(j *job, now int64) (string, tally) {
+	if !(j.jsonFrom <= now && now < j.jsonUntil) {
+		w.scratch = w.appendJob(w.scratch[:0], j, now)
+	}
+	return j.keptStatus, j.keptTally
+}
+
 // encodeJob writes the job object and returns until when it stays right:
 // the next instant the clock changes a field (a due time or grace passing,
 // the late minutes ticking, a pause ending, a result leaving the SLA window).
+// The job's status and 30-day results, which the object shows, are kept
+// with it (keptFigures).
 func (w *workspace) encodeJob(b []byte, j *job, now int64) ([]byte, int64) {
 	until := int64(math.MaxInt64)
 	soon := func(t int64) {
@@ -124,8 +137,9 @@ func (w *workspace) encodeJob(b []byte, j *job, now int64) ([]byte, int64) {
 	b = jsonx.AppendInt(b, j.graceMinutes)
 	b = append(b, `,"nextExpectedAt":`...)
 	b = jsonx.AppendTime(b, due)
-	sla, leaves := jobSLAUntil(j, now)
+	sla, counted, leaves := jobSLAUntil(j, now)
 	soon(leaves)
+	j.keptStatus, j.keptTally = status, counted
 	b = append(b, `},"sla":{"target":`...)
 	b = jsonx.AppendPercent(b, sla.Target)
 	b = append(b, `,"successRate":`...)

@@ -85,20 +85,21 @@ type JobSLA struct {
 
 // jobSLA is the one function for a job's SLA figures at now.
 func jobSLA(j *job, now int64) JobSLA {
-	s, _ := jobSLAUntil(j, now)
+	s, _, _ := jobSLAUntil(j, now)
 	return s
 }
 
-// jobSLAUntil returns the job's SLA figures at now and the time its oldest
-// counted result leaves the 30-day window (0 when none is counted).
-func jobSLAUntil(j *job, now int64) (JobSLA, int64) {
+// jobSLAUntil returns the job's SLA figures at now, the results they count,
+// and the time its oldest counted result leaves the 30-day window (0 when
+// none is counted).
+func jobSLAUntil(j *job, now int64) (JobSLA, tally, int64) {
 	t, oldest := j.resultsSinceOldest(now - slaPeriodDays*msPerDay)
 	r := rate(t.ok, t.total())
 	var leaves int64
 	if oldest != 0 {
 		leaves = oldest + slaPeriodDays*msPerDay
 	}
-	return JobSLA{Target: j.slaTarget, SuccessRate: r, Met: r.meets(j.slaTarget), Reports: t.total(), PeriodDays: slaPeriodDays}, leaves
+	return JobSLA{Target: j.slaTarget, SuccessRate: r, Met: r.meets(j.slaTarget), Reports: t.total(), PeriodDays: slaPeriodDays}, t, leaves
 }
 
 // StatusCounts counts jobs by status.

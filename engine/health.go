@@ -31,7 +31,13 @@ func (w *workspace) health(now int64, days int, only *client) healthFigures {
 		h.clients++
 		needs := false
 		for _, j := range c.jobList {
-			st := w.jobStatus(j, now)
+			var st string
+			var t tally
+			if days == slaPeriodDays {
+				st, t = w.keptFigures(j, now)
+			} else {
+				st, t = w.jobStatus(j, now), j.resultsSince(h.from)
+			}
 			h.counts.add(st)
 			open := false
 			if a := j.alert; a != nil {
@@ -43,7 +49,6 @@ func (w *workspace) health(now int64, days int, only *client) healthFigures {
 			if needsAttention(st, open) {
 				needs = true
 			}
-			t := j.resultsSince(h.from)
 			all.add(t)
 			if t.total() > 0 {
 				rated++

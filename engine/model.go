@@ -47,6 +47,8 @@ type workspace struct {
 	seq uint64 // sequence number of the last record applied
 	ids *idGen
 
+	scratch []byte // for encodings made only to be kept (keptFigures)
+
 	clients  map[ID]*client
 	jobs     map[ID]*job
 	devices  map[ID]*device
@@ -132,6 +134,9 @@ type job struct {
 	json      []byte // the REST job object as last encoded
 	jsonFrom  int64  // json is valid from this time (when it was encoded)
 	jsonUntil int64  // to this time (0: not valid)
+	// The status and the 30-day results json shows, valid with it.
+	keptStatus string
+	keptTally  tally
 }
 
 // result is one stored backup result, kept small: millions live in memory.

@@ -84,7 +84,7 @@ func benchBigState(b *testing.B) *benchState {
 		st.name, st.buildTime.Round(time.Millisecond), float64(st.snapshotBytes)/1e6, st.closeTime.Round(time.Millisecond),
 		st.tail, st.tailTime.Round(time.Millisecond))
 	benchShared.st = st
-	benchShared.users = benchBigStateUsers()
+	benchShared.users = benchUsers("BenchmarkSnapshotWrite", "BenchmarkRecovery")
 	return st
 }
 
@@ -100,10 +100,10 @@ func benchReleaseBigState() {
 	}
 }
 
-// benchBigStateUsers counts the runs of BenchmarkSnapshotWrite and
-// BenchmarkRecovery that -test.bench selects (times -test.count), judging
-// by the pattern's first element as go test does.
-func benchBigStateUsers() int {
+// benchUsers counts the runs of the named benchmarks (here those that share
+// a state) that -test.bench selects (times -test.count), judging by the
+// pattern's first element as go test does.
+func benchUsers(names ...string) int {
 	pattern := "."
 	if f := flag.Lookup("test.bench"); f != nil {
 		pattern = f.Value.String()
@@ -113,7 +113,7 @@ func benchBigStateUsers() int {
 	}
 	re, err := regexp.Compile(pattern)
 	n := 0
-	for _, name := range []string{"BenchmarkSnapshotWrite", "BenchmarkRecovery"} {
+	for _, name := range names {
 		if err != nil || re.MatchString(name) {
 			n++
 		}
