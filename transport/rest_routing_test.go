@@ -1,0 +1,109 @@
+package transport_test
+
+// Routing of the REST API (api.md 4, 5.2; decisions.md 3): only GET, 405
+// with Allow: GET for every other method before the key is checked, 404 for
+// unknown paths, no CORS, a request id on every answer.
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestRESTMethods(t *testing.T) {
+	s := startServer(t, serverOptions{})
+	f := s.Fixture(fixtureOptions{})
+	auths := []map[string]string{
+		nil,
+		rsAuth(f.RestKey),
+		rsAuth(rsRandomKey()),
+		{"Authorization": "Basic x"},
+		rsAuth(f.ReportKey),
+	}
+	for path := range rsPaths(f.Client, f.Job) {
+		for _, m := range []string{"POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE"} {
+			for _, h := range auths {
+				for _, p := range []string{path, path + "?bogus=1"} {
+					r := rsDo(s, m, p, h)
+					rsWantErr(t, m+" "+p, r, 405, "METHOD_NOT_ALLOWED", "")
+					if a := r.Header.Values("Allow"); len(a) != 1 || a[0] != "GET" {
+						t.Errorf("%s %s: Allow %q, want GET", m, p, a)
+					}
+				}
+			}
+		}
+		r := rsDo(s, "HEAD", path, rsAuth(f.RestKey))
+		if r.Status != 405 || r.Header.Get("Allow") != "GET" || len(r.Body) != 0 {
+			t.Errorf("HEAD %s: %d Allow %q body %q", path, r.Status, r.Header.Get("Allow"), r.Body)
+		}
+		// A body on another method changes nothing.
+		req := s.do("POST", s.PublicURL+rsPrefix+path, map[string]string{"Authorization": "Bearer " + f.RestKey,
+			"Content-Type": "application/json"}, []byte(`{"status":"ok"}`))
+		rsCheck(t, "POST", path, req)
+		rsWantErr(t, "POST with a body "+path, req, 405, "METHOD_NOT_ALLOWED", "")
+	}
+	// Nothing was counted or used: the key has not been used yet.
+	for _, k := range s.MustAdmin(200, "GET", "/workspaces/"+f.WS+"/keys", nil).List() {
+		if k["lastUsedAt"] != nil {
+			t.Errorf("key %v used by refused methods", k["name"])
+		}
+	}
+}
+
+func TestRESTUnknownPaths(t *testing.T) {
+	s := startServer(t, serverOptions{})
+	f := s.Fixture(fixtureOptions{})
+	for _, p := range []string{
+		"/api/v1", "/api/v1/", "/api/v1/nope", "/api/v1/clients/", "/api/v1/jobs/", "/api/v1/health/", "/api/v1/workspace/",
+		"/api/v1/Clients", "/api/v1/JOBS", "/api/v1/client", "/api/v1/job/" + f.Job, "/api/v1/clients/" + f.Client + "/jobs",
+		"/api/v1/clients/" + f.Client + "/health/", "/api/v1/clients/" + f.Client + "/healths", "/api/v1/jobs/" + f.Job + "/results",
+		"/api/v1/jobs/" + f.Job + "/alerts", "/api/v1/workspace/" + f.WS, "/api/v1/reports/x", "/api/v1/alerts/x",
+		"/api/v1/health/x", "/api/v2/jobs", "/api/jobs", "/jobs", "/", "/api/v1/openapi", "/api/v1/jobs//x",
+	} {
+		for _, h := range []map[string]string{nil, rsAuth(f.RestKey)} {
+			for _, m := range []string{"GET", "POST"} {
+				r := s.do(m, s.PublicURL+p, h, nil)
+				rel := "outside:" + p // not below /api/v1: the error schema
+				if strings.HasPrefix(p, rsPrefix) {
+					rel = strings.TrimPrefix(p, rsPrefix)
+				}
+				rsCheck(t, m, rel, r)
+				rsWantErr(t, m+" "+p, r, 404, "NOT_FOUND", "")
+				rsHeaders(t, p, r, map[string]string{"X-RateLimit-Limit": "", "Allow": ""})
+			}
+		}
+	}
+	// An empty id segment reaches the endpoint: no such client.
+	rsWantErr(t, "empty client id", rsGet(s, f.RestKey, "/clients//health"), 404, "NOT_FOUND", "")
+	for _, k := range s.MustAdmin(200, "GET", "/workspaces/"+f.WS+"/keys", nil).List() {
+		if k["name"] == "psa" && k["lastUsedAt"] == nil {
+			t.Errorf("the key reached the endpoint but is not marked used")
+		}
+	}
+}
+
+func TestRESTNoCORS(t *testing.T) {
+	s := startServer(t, serverOptions{})
+	f := s.Fixture(fixtureOptions{})
+	origin := map[string]string{"Authorization": "Bearer " + f.RestKey, "Origin": "https://app.example"}
+	ids := map[string]bool{}
+	for path := range rsPaths(f.Client, f.Job) {
+		r := rsDo(s, "GET", path, origin)
+		if r.Status != 200 {
+			t.Errorf("GET %s with Origin: %d %s", path, r.Status, r.Body)
+		}
+		// rsCheck refuses any Access-Control-* header; Vary is not set either.
+		if v := r.Header.Get("Vary"); strings.Contains(strings.ToLower(v), "origin") {
+			t.Errorf("%s: Vary %q", path, v)
+		}
+		pre := rsDo(s, "OPTIONS", path, map[string]string{"Origin": "https://app.example", "Access-Control-Request-Method": "GET",
+			"Access-Control-Request-Headers": "authorization"})
+		rsWantErr(t, "preflight "+path, pre, 405, "METHOD_NOT_ALLOWED", "")
+		for _, x := range []response{r, pre} {
+			id := x.Header.Get("X-Request-Id")
+			if ids[id] {
+				t.Errorf("request id %s repeated", id)
+			}
+			ids[id] = true
+		}
+	}
+}
