@@ -14,14 +14,15 @@ test:
 	$(GO) vet ./...
 	$(GO) test -race -timeout 9m ./...
 
-# The disk's fsync latency; the load generator against the real server and a
-# bare fasthttp handler; the Go benchmarks of the log, the snapshots, the
-# engine's report path, snapshot write and recovery (1,000,000 results);
-# restart time and resident memory of that state in a fresh process.
-# bench/RESULTS.md has the figures.
+# The disk's fsync latency; the load generators (Report API writes, REST API
+# reads) against the real server and a bare fasthttp handler; the Go
+# benchmarks of the log, the snapshots, the engine's report path, REST pages,
+# snapshot write and recovery (1,000,000 results); restart time and resident
+# memory of that state in a fresh process. bench/RESULTS.md has the figures.
 bench:
 	$(GO) run ./bench fsync
 	$(GO) run ./bench report
+	$(GO) run ./bench read
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 30m ./wal ./snapshot ./engine
 	$(GO) run ./bench recovery
 

@@ -1,6 +1,7 @@
 // Command bench measures backupmon on this machine (issue 2, bench/RESULTS.md):
 //
 //	go run ./bench report [flags]    Report API load over loopback: the real server, then a bare fasthttp handler
+//	go run ./bench read [flags]      REST API read load over loopback: the real server, then a bare fasthttp handler
 //	go run ./bench recovery [flags]  restart time and resident memory of a large state
 //	go run ./bench fsync [flags]     the disk's write+fsync latency
 //
@@ -23,6 +24,8 @@ func main() {
 	switch cmd {
 	case "report":
 		code = reportMain(args)
+	case "read":
+		code = readMain(args)
 	case "recovery":
 		code = recoveryMain(args)
 	case targetChildCmd:
@@ -48,6 +51,10 @@ commands:
   report     Report API load over loopback against the real server (engine +
              transport in-process, fresh data directory), then the same load
              against a bare fasthttp handler; last line: ratio <x> p99x <y>
+  read       REST API reads over loopback (/jobs?limit=50, /alerts?status=
+             unresolved, /health, round-robin over many Pro workspaces) against
+             the real server, then the same against a bare fasthttp handler
+             serving the server's answers; last line: ratio <x> p99x <y>
   recovery   build 1,000,000 results across 100,000 jobs, restart, print the
              restart time, heap, RSS and bytes per job and per result
   fsync      write+fsync latency of the disk holding the data directory

@@ -172,7 +172,7 @@ func runReport(c reportConfig, out io.Writer) (reportResult, error) {
 		if err != nil {
 			return res, err
 		}
-		res.bare = runTarget(out, c, "bare", bare.addr, reqs, 0, bare.cpu, nil)
+		res.bare = runTarget(out, c.load(), "bare", bare.addr, newReportBuilder(reqs), 0, bare.cpu, nil)
 		bare.stop()
 		printTarget(out, "bare", res.bare)
 		res.errors += res.bare.errors
@@ -183,7 +183,7 @@ func runReport(c reportConfig, out io.Writer) (reportResult, error) {
 		path, _ := filepath.Abs(c.traceFile)
 		onMeasure = func() { server.startTrace(path) }
 	}
-	res.server = runTarget(out, c, "server", server.addr, reqs, budget, server.cpu, onMeasure)
+	res.server = runTarget(out, c.load(), "server", server.addr, newReportBuilder(reqs), budget, server.cpu, onMeasure)
 	printTarget(out, "server", res.server)
 	res.errors += res.server.errors
 	if batches, records, syncP50, syncP99, snaps, snapTime, err := server.stats(); err == nil && batches > 0 {
@@ -217,7 +217,8 @@ func readFixture(path string) (*fixture, error) {
 	if err := json.Unmarshal(b, &fj); err != nil {
 		return nil, fmt.Errorf("read fixture: %w", err)
 	}
-	l := layout{workspaces: fj.Layout.Workspaces, clientsPerWS: fj.Layout.ClientsPerWS, jobsPerWS: fj.Layout.JobsPerWS, keysPerWS: fj.Layout.KeysPerWS}
+	l := layout{workspaces: fj.Layout.Workspaces, clientsPerWS: fj.Layout.ClientsPerWS, jobsPerWS: fj.Layout.JobsPerWS, keysPerWS: fj.Layout.KeysPerWS,
+		keyType: fj.Layout.KeyType, resultsPerJob: fj.Layout.ResultsPerJob, alertsPerWS: fj.Layout.AlertsPerWS}
 	return &fixture{layout: l, wsIDs: fj.WorkspaceIDs, jobIDs: fj.JobIDs, secrets: fj.Secrets}, nil
 }
 
@@ -249,15 +250,40 @@ func fmtDur(d time.Duration) string {
 	}
 }
 
+// bareAnswer is a fixed answer of the bare handler: the server's status,
+// headers and body for requests whose path ends with Path ("" for any).
+type bareAnswer struct {
+	Path    string
+	Status  int
+	Headers [][2]string
+	Body    []byte
+}
+
+// okAnswer is the bare handler's answer for bench report: the server's ok
+// body with its Content-Type.
+var okAnswer = bareAnswer{Status: fasthttp.StatusOK, Body: []byte(okBody), Headers: [][2]string{
+	{"Content-Type", "application/json; charset=utf-8"},
+}}
+
 // bareServer is a fasthttp server with the public listener's settings whose
-// handler answers every request with a fixed 200 and the server's ok body.
-func bareServer() *fasthttp.Server {
-	body := []byte(okBody)
+// handler answers every request with a fixed answer: the first whose Path
+// ends the request's path.
+func bareServer(answers []bareAnswer) *fasthttp.Server {
 	return &fasthttp.Server{
 		Handler: func(ctx *fasthttp.RequestCtx) {
-			ctx.SetStatusCode(fasthttp.StatusOK)
-			ctx.SetContentType("application/json; charset=utf-8")
-			ctx.SetBody(body)
+			path := ctx.Path()
+			a := &answers[0]
+			for i := range answers {
+				if bytes.HasSuffix(path, []byte(answers[i].Path)) {
+					a = &answers[i]
+					break
+				}
+			}
+			ctx.SetStatusCode(a.Status)
+			for _, h := range a.Headers {
+				ctx.Response.Header.Set(h[0], h[1])
+			}
+			ctx.SetBody(a.Body)
 		},
 		ReadTimeout:           15 * time.Second,
 		WriteTimeout:          15 * time.Second,
@@ -328,12 +354,31 @@ const (
 	phaseStop
 )
 
+// loadConfig is how runTarget drives a target.
+type loadConfig struct {
+	conns            int
+	warmup, duration time.Duration
+}
+
+func (c reportConfig) load() loadConfig {
+	return loadConfig{conns: c.conns, warmup: c.warmup, duration: c.duration}
+}
+
+// requestBuilder makes the requests of one load-generator goroutine (each
+// goroutine has its own, so it may keep buffers): build sets up request i on
+// req, which is the goroutine's own and keeps what the previous build set;
+// check returns "" for a good answer, or the kind of fault to count it under.
+type requestBuilder interface {
+	build(req *fasthttp.Request, i uint64)
+	check(resp *fasthttp.Response) string
+}
+
 // runTarget drives addr with c.conns connections in a closed loop: each
-// goroutine sends a report and waits for the answer. Requests started during
-// the measured phase count; every answer must be a 200 with
-// "duplicate":false. budget (0: none) is how many requests the fixture has
-// room for.
-func runTarget(out io.Writer, c reportConfig, name, addr string, reqs *requestSet, budget int64, targetCPU func() time.Duration, onMeasure func()) targetResult {
+// goroutine sends a request (newBuilder makes each goroutine's builder; host
+// is "http://addr") and waits for the answer. Requests started during the
+// measured phase count; every answer must pass the builder's check. budget
+// (0: none) is how many requests the fixture has room for.
+func runTarget(out io.Writer, c loadConfig, name, addr string, newBuilder func(host []byte) requestBuilder, budget int64, targetCPU func() time.Duration, onMeasure func()) targetResult {
 	hc := &fasthttp.HostClient{
 		Addr:                     addr,
 		MaxConns:                 c.conns,
@@ -341,6 +386,7 @@ func runTarget(out io.Writer, c reportConfig, name, addr string, reqs *requestSe
 		ReadTimeout:              30 * time.Second,
 		WriteTimeout:             30 * time.Second,
 		MaxIdleConnDuration:      time.Minute,
+		MaxResponseBodySize:      16 << 20,
 		NoDefaultUserAgentHeader: true,
 	}
 	defer hc.CloseIdleConnections()
@@ -359,11 +405,7 @@ func runTarget(out io.Writer, c reportConfig, name, addr string, reqs *requestSe
 			req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
 			defer fasthttp.ReleaseRequest(req)
 			defer fasthttp.ReleaseResponse(resp)
-			req.Header.SetMethod(fasthttp.MethodPost)
-			req.Header.SetContentType("application/json")
-			idem := append([]byte(nil), "bench-"+reqs.nonce+"-"...)
-			prefix := len(idem)
-			var uri, body []byte
+			rb := newBuilder(host)
 			h := &hists[w]
 			for {
 				p := phase.Load()
@@ -373,28 +415,21 @@ func runTarget(out io.Writer, c reportConfig, name, addr string, reqs *requestSe
 				i := next.Add(1) - 1
 				if budget > 0 && int64(i) >= budget {
 					nerr.Add(1)
-					errs.add("fixture exhausted", "raise -jobs/-keys or -plan-rate")
+					errs.add("fixture exhausted", "raise the fixture's size (-plan-rate, or the workspaces, jobs or keys)")
 					return
 				}
-				job, key := reqs.f.pick(i)
-				uri = append(append(uri[:0], host...), reqs.paths[job]...)
-				req.SetRequestURIBytes(uri)
-				req.Header.SetBytesV("Authorization", reqs.auths[key])
-				idem = strconv.AppendUint(idem[:prefix], i, 10)
-				req.Header.SetBytesV("Idempotency-Key", idem)
-				body = appendReportBody(body[:0], i)
-				req.SetBodyRaw(body)
+				rb.build(req, i)
 				t0 := time.Now()
 				err := hc.Do(req, resp)
 				lat := time.Since(t0)
-				switch {
-				case err != nil:
+				if err != nil {
 					nerr.Add(1)
 					errs.add("transport: "+err.Error(), err.Error())
 					continue
-				case resp.StatusCode() != fasthttp.StatusOK || !bytes.Contains(resp.Body(), []byte(`"duplicate":false`)):
+				}
+				if kind := rb.check(resp); kind != "" {
 					nerr.Add(1)
-					errs.add(fmt.Sprintf("status %d", resp.StatusCode()), string(resp.Body()))
+					errs.add(kind, string(resp.Body()))
 					continue
 				}
 				if p == phaseMeasure {
@@ -425,6 +460,48 @@ func runTarget(out io.Writer, c reportConfig, name, addr string, reqs *requestSe
 	r.errors = nerr.Load()
 	errs.print(out, name)
 	return r
+}
+
+// reportBuilder makes Report API requests: request i reports an ok result
+// for the job and with the key fixture.pick gives, under a unique
+// idempotency key; the answer must be a 200 with "duplicate":false.
+type reportBuilder struct {
+	reqs            *requestSet
+	host            []byte
+	idem, uri, body []byte
+	prefix          int
+	started         bool
+}
+
+func newReportBuilder(reqs *requestSet) func(host []byte) requestBuilder {
+	return func(host []byte) requestBuilder {
+		b := &reportBuilder{reqs: reqs, host: host, idem: append([]byte(nil), "bench-"+reqs.nonce+"-"...)}
+		b.prefix = len(b.idem)
+		return b
+	}
+}
+
+func (b *reportBuilder) build(req *fasthttp.Request, i uint64) {
+	if !b.started {
+		req.Header.SetMethod(fasthttp.MethodPost)
+		req.Header.SetContentType("application/json")
+		b.started = true
+	}
+	job, key := b.reqs.f.pick(i)
+	b.uri = append(append(b.uri[:0], b.host...), b.reqs.paths[job]...)
+	req.SetRequestURIBytes(b.uri)
+	req.Header.SetBytesV("Authorization", b.reqs.auths[key])
+	b.idem = strconv.AppendUint(b.idem[:b.prefix], i, 10)
+	req.Header.SetBytesV("Idempotency-Key", b.idem)
+	b.body = appendReportBody(b.body[:0], i)
+	req.SetBodyRaw(b.body)
+}
+
+func (b *reportBuilder) check(resp *fasthttp.Response) string {
+	if resp.StatusCode() != fasthttp.StatusOK || !bytes.Contains(resp.Body(), []byte(`"duplicate":false`)) {
+		return fmt.Sprintf("status %d", resp.StatusCode())
+	}
+	return ""
 }
 
 // appendReportBody appends a small valid report body that varies with i.

@@ -23,8 +23,11 @@ type layout struct {
 	workspaces    int
 	clientsPerWS  int
 	jobsPerWS     int
-	keysPerWS     int // report keys
-	parallel      int // workspaces set up at once
+	keysPerWS     int    // report keys, or keyType keys
+	keyType       string // "" or "report": report keys; "rest": REST keys with every scope
+	resultsPerJob int    // past results per job, one a day up to the last hours, all ok
+	alertsPerWS   int    // jobs per workspace whose last result failed, which leaves an unresolved alert
+	parallel      int    // workspaces set up at once
 	devicePerJob  bool
 	workspaceName string
 }
@@ -116,12 +119,48 @@ func (f *fixture) setUpWorkspace(eng *engine.Engine, w int) error {
 		}
 		f.jobIDs[g] = jv.ID
 	}
+	if err := f.importResults(eng, ws.ID, w); err != nil {
+		return err
+	}
+	keyType := f.keyType
+	if keyType == "" {
+		keyType = "report"
+	}
 	for m := range f.keysPerWS {
-		kv, err := eng.CreateKey(ws.ID, engine.KeyInput{Name: engine.Some(fmt.Sprintf("Report key %d", m)), Type: engine.Some("report")})
+		kv, err := eng.CreateKey(ws.ID, engine.KeyInput{Name: engine.Some(fmt.Sprintf("Bench %s key %d", keyType, m)), Type: engine.Some(keyType)})
 		if err != nil {
 			return err
 		}
 		f.secrets[w+f.workspaces*m] = kv.Key
+	}
+	return nil
+}
+
+// importResults gives each job of workspace w its past results: one a day,
+// the last a few hours ago (so that the job is healthy), every one ok but
+// the last of the first alertsPerWS jobs, which failed and leaves an
+// unresolved alert.
+func (f *fixture) importResults(eng *engine.Engine, wsID string, w int) error {
+	if f.resultsPerJob <= 0 {
+		return nil
+	}
+	now := time.Now()
+	list := make([]engine.ImportInput, f.resultsPerJob)
+	for m := range f.jobsPerWS {
+		last := now.Add(-2*time.Hour - time.Duration(m)*time.Minute)
+		for r := range list {
+			list[r] = engine.ImportInput{
+				ReceivedAt: last.Add(-time.Duration(f.resultsPerJob-1-r) * 24 * time.Hour),
+				Status:     engine.ReportOK, DurationSeconds: int64(600 + (w+m+r)%3600), SizeBytes: int64(1<<30 + (m%1000)<<20),
+				Source: "api:bench",
+			}
+		}
+		if m < f.alertsPerWS {
+			list[len(list)-1].Status = engine.ReportFailed
+		}
+		if err := eng.ImportReports(wsID, f.jobIDs[w+f.workspaces*m], list); err != nil {
+			return err
+		}
 	}
 	return nil
 }

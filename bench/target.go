@@ -38,6 +38,8 @@ const fixtureFile = "bench-fixture.json"
 type fixtureJSON struct {
 	Layout struct {
 		Workspaces, ClientsPerWS, JobsPerWS, KeysPerWS int
+		KeyType                                        string
+		ResultsPerJob, AlertsPerWS                     int
 	}
 	WorkspaceIDs, JobIDs, Secrets []string
 	SetUpMillis                   int64
@@ -45,7 +47,9 @@ type fixtureJSON struct {
 
 // targetChild serves one target until its standard input closes: "server"
 // (engine and transport as `backupmon serve` wires them, with the fixture
-// set up through the engine's commands) or "bare" (a fixed 200). It prints
+// set up through the engine's commands: "report", report keys for bench
+// report, or "read", REST keys and past results for bench read) or "bare"
+// (fixed answers: the Report API's ok answer, or those of -answers). It prints
 // "listening <addr>" when ready; a line "stats" on standard input makes the
 // server print its log statistics since the last such line.
 func targetChild(args []string) int {
@@ -59,6 +63,11 @@ func targetChild(args []string) int {
 	noSync := fs.Bool("nosync", false, "")
 	procs := fs.Int("procs", 0, "GOMAXPROCS (0: the server's own choice)")
 	cpuProfile := fs.String("cpuprofile", "", "")
+	fixtureKind := fs.String("fixture", "report", "report or read (server)")
+	clientsPerWS := fs.Int("clients-per-ws", 1, "")
+	resultsPerJob := fs.Int("results-per-job", 0, "")
+	alertsPerWS := fs.Int("alerts-per-ws", 0, "")
+	answersFile := fs.String("answers", "", "a JSON list of bareAnswer (bare); default: the Report API's ok answer")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -72,11 +81,27 @@ func targetChild(args []string) int {
 	}
 	in := bufio.NewScanner(os.Stdin)
 	if *kind == "bare" {
-		srv := bareServer()
+		answers := []bareAnswer{okAnswer}
+		if *answersFile != "" {
+			b, err := os.ReadFile(*answersFile)
+			if err == nil {
+				err = json.Unmarshal(b, &answers)
+			}
+			if err == nil && len(answers) == 0 {
+				err = errors.New("no answers")
+			}
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "bench target: answers:", err)
+				return 1
+			}
+		}
+		srv := bareServer(answers)
 		go srv.Serve(ln)
+		stopProfile := startProfile(*cpuProfile)
 		fmt.Printf("listening %s\n", ln.Addr())
 		for in.Scan() {
 		}
+		stopProfile()
 		srv.Shutdown()
 		return 0
 	}
@@ -88,6 +113,14 @@ func targetChild(args []string) int {
 		return 1
 	}
 	l := layout{workspaces: *workspaces, clientsPerWS: 1, jobsPerWS: *jobsPerWS, keysPerWS: *keysPerWS, parallel: 128, workspaceName: "Bench MSP"}
+	switch *fixtureKind {
+	case "report":
+	case "read":
+		l.keyType, l.clientsPerWS, l.resultsPerJob, l.alertsPerWS = "rest", *clientsPerWS, *resultsPerJob, *alertsPerWS
+	default:
+		fmt.Fprintf(os.Stderr, "bench target: unknown fixture %q\n", *fixtureKind)
+		return 2
+	}
 	start := time.Now()
 	f, err := setUp(eng, l)
 	if err != nil {
@@ -96,6 +129,7 @@ func targetChild(args []string) int {
 	}
 	var fj fixtureJSON
 	fj.Layout.Workspaces, fj.Layout.ClientsPerWS, fj.Layout.JobsPerWS, fj.Layout.KeysPerWS = l.workspaces, l.clientsPerWS, l.jobsPerWS, l.keysPerWS
+	fj.Layout.KeyType, fj.Layout.ResultsPerJob, fj.Layout.AlertsPerWS = l.keyType, l.resultsPerJob, l.alertsPerWS
 	fj.WorkspaceIDs, fj.JobIDs, fj.Secrets = f.wsIDs, f.jobIDs, f.secrets
 	fj.SetUpMillis = time.Since(start).Milliseconds()
 	b, _ := json.Marshal(fj)

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"bytes"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestReadLayoutKeepsEveryWorkspaceWithinTheProLimit plays the load's
+// request order up to the fixture's budget: no workspace gets more than 300
+// requests, counting the sample answers taken from workspace 0, and the
+// budget covers the plan.
+func TestReadLayoutKeepsEveryWorkspaceWithinTheProLimit(t *testing.T) {
+	for _, c := range []readConfig{
+		{planRate: 40000, warmup: 3 * time.Second, duration: 10 * time.Second, keysPerWS: 1},
+		{planRate: 5000, warmup: time.Second, duration: 2 * time.Second, keysPerWS: 3},
+		{planRate: 1, duration: time.Second, keysPerWS: 2},
+		{planRate: 1000, duration: time.Second, keysPerWS: 2, workspaces: 7},
+	} {
+		l, planned, budget := sizeReadLayout(c)
+		if c.workspaces == 0 && budget < planned {
+			t.Errorf("%+v: room for %d requests, plan %d", c, budget, planned)
+		}
+		f := &fixture{layout: l, secrets: make([]string, l.keys())}
+		r := newReadRequests(f)
+		perWS := make([]int, l.workspaces)
+		perWS[0] += len(readPaths) // the sample answers
+		keys := make([]int, l.keys())
+		for i := range uint64(budget) {
+			path, key := r.pick(i)
+			if path != int(i%uint64(len(readPaths))) {
+				t.Fatalf("request %d: path %d", i, path)
+			}
+			perWS[key%l.workspaces]++
+			keys[key]++
+		}
+		for w, n := range perWS {
+			if n > restPerMinutePro {
+				t.Errorf("%+v: workspace %d gets %d requests", c, w, n)
+			}
+		}
+		for k, n := range keys {
+			if n == 0 && budget >= int64(len(keys)*len(readPaths)) {
+				t.Errorf("%+v: key %d unused", c, k)
+			}
+		}
+	}
+}
+
+// TestReadRunsEndToEnd runs the read load briefly against both targets and
+// checks its output: the server's sample answers are what the bare handler
+// serves, and the last line is the ratio.
+func TestReadRunsEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a server")
+	}
+	var out bytes.Buffer
+	res, err := runRead(readConfig{
+		duration: 400 * time.Millisecond, warmup: 100 * time.Millisecond, conns: 8, workspaces: 80, keysPerWS: 2,
+		clientsPerWS: 2, jobsPerWS: 55, resultsPerJob: 3, alertsPerWS: 2, data: t.TempDir(),
+	}, &out)
+	t.Log("\n" + out.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.errors != 0 || res.server.requests == 0 || res.bare.requests == 0 {
+		t.Fatalf("errors %d, server %d requests, bare %d requests", res.errors, res.server.requests, res.bare.requests)
+	}
+	if !regexp.MustCompile(`answers: /jobs [\d,]+ B \(\d+ headers\), /alerts [\d,]+ B \(\d+ headers\), /health [\d,]+ B`).MatchString(out.String()) {
+		t.Errorf("no answer sizes in the output")
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if last := lines[len(lines)-1]; !regexp.MustCompile(`^ratio \d+\.\d\d p99x \d+\.\d\d$`).MatchString(last) {
+		t.Errorf("last line %q", last)
+	}
+}
+
+// TestReadCountsAnExhaustedFixtureAsErrors gives the load one workspace:
+// the run must report errors rather than let the Pro limit answer 429s.
+func TestReadCountsAnExhaustedFixtureAsErrors(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a server")
+	}
+	var out bytes.Buffer
+	res, err := runRead(readConfig{
+		duration: 500 * time.Millisecond, conns: 4, workspaces: 1, keysPerWS: 1, clientsPerWS: 1, jobsPerWS: 3, resultsPerJob: 1,
+		serverOnly: true,
+	}, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.errors == 0 || !strings.Contains(out.String(), "fixture exhausted") || strings.Contains(out.String(), "status 429") {
+		t.Fatalf("want fixture-exhausted errors and no 429; got %d errors:\n%s", res.errors, out.String())
+	}
+}
