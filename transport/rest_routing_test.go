@@ -5,8 +5,11 @@ package transport_test
 // unknown paths, no CORS, a request id on every answer.
 
 import (
+	"bytes"
 	"strings"
 	"testing"
+
+	"backupmon/docs"
 )
 
 func TestRESTMethods(t *testing.T) {
@@ -104,6 +107,51 @@ func TestRESTNoCORS(t *testing.T) {
 				t.Errorf("request id %s repeated", id)
 			}
 			ids[id] = true
+		}
+	}
+}
+
+// The OpenAPI document (api.md 9) is served as it is embedded, without a
+// key, with any key or a bad one; other methods answer 405 like the REST
+// paths do.
+func TestOpenAPIServed(t *testing.T) {
+	s := startServer(t, serverOptions{})
+	f := s.Fixture(fixtureOptions{})
+	for _, h := range []map[string]string{nil, rsAuth(f.RestKey), rsAuth(f.ReportKey), rsAuth(rsRandomKey()), {"Authorization": "Basic x"}} {
+		// Not rsDo: the document is not a REST answer (it names the fields
+		// the answers carry, and holds examples that are not contract times).
+		r, err := rsSend(s, "GET", "/openapi.json", h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !rpRequestIDRe.MatchString(r.Header.Get("X-Request-Id")) {
+			t.Errorf("X-Request-Id %q", r.Header.Get("X-Request-Id"))
+		}
+		if r.Status != 200 {
+			t.Fatalf("GET /openapi.json %v: %d %s", h, r.Status, r.Body)
+		}
+		if !bytes.Equal(r.Body, docs.OpenAPI) {
+			t.Errorf("GET /openapi.json: body is not docs/openapi.json (%d bytes, want %d)", len(r.Body), len(docs.OpenAPI))
+		}
+		if ct := r.Header.Get("Content-Type"); ct != "application/json; charset=utf-8" {
+			t.Errorf("Content-Type %q", ct)
+		}
+		if r.JSON["openapi"] != "3.1.0" {
+			t.Errorf("openapi %v", r.JSON["openapi"])
+		}
+		rsHeaders(t, "/openapi.json", r, map[string]string{"X-RateLimit-Limit": "", "X-Quota-Limit": ""})
+	}
+	for _, m := range []string{"POST", "PUT", "DELETE", "OPTIONS"} {
+		r := rsDo(s, m, "/openapi.json", nil)
+		rsWantErr(t, m+" /openapi.json", r, 405, "METHOD_NOT_ALLOWED", "")
+		if a := r.Header.Get("Allow"); a != "GET" {
+			t.Errorf("%s /openapi.json: Allow %q", m, a)
+		}
+	}
+	// Serving the document uses no key: the report key was never used.
+	for _, k := range s.MustAdmin(200, "GET", "/workspaces/"+f.WS+"/keys", nil).List() {
+		if k["lastUsedAt"] != nil {
+			t.Errorf("key %v used by GET /openapi.json", k["name"])
 		}
 	}
 }

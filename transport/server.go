@@ -18,6 +18,7 @@ import (
 	"github.com/fasthttp/router"
 	"github.com/valyala/fasthttp"
 
+	"backupmon/docs"
 	"backupmon/engine"
 )
 
@@ -135,6 +136,7 @@ func (s *Server) publicRouter() fasthttp.RequestHandler {
 	r := newRouter()
 	r.POST("/api/v1/jobs/{jobId}/report", s.route("report", s.report))
 	s.addRESTRoutes(r)
+	r.GET("/api/v1/openapi.json", s.route("openapi", serveOpenAPI))
 	r.NotFound = s.route("not_found", func(ctx *fasthttp.RequestCtx) {
 		restError(ctx, fasthttp.StatusNotFound, "NOT_FOUND", "No such endpoint", "")
 	})
@@ -163,6 +165,15 @@ func (s *Server) publicRouter() fasthttp.RequestHandler {
 		setRequestID(ctx)
 		h(ctx)
 	}
+}
+
+// serveOpenAPI answers GET /api/v1/openapi.json with the OpenAPI document
+// (api.md 9). It needs no key: the document describes the API, not a
+// workspace.
+func serveOpenAPI(ctx *fasthttp.RequestCtx) {
+	ctx.SetStatusCode(fasthttp.StatusOK)
+	ctx.SetContentType(contentTypeJSON)
+	ctx.Response.SetBodyRaw(docs.OpenAPI) // read-only for the life of the process
 }
 
 // isReportPath reports whether a raw path is /api/v1/jobs/<id>/report.
