@@ -42,20 +42,24 @@ func TestMain(m *testing.M) {
 // (the test's working directory) and returns the binary's path.
 func buildBinary(dir string) (string, error) {
 	bin := filepath.Join(dir, "backupmon")
-	goTool := "go"
-	if root := os.Getenv("GOROOT"); root != "" {
-		if p := filepath.Join(root, "bin", "go"); fileExists(p) {
-			goTool = p
-		}
-	}
 	// -buildvcs=false: go test does not stamp either, and stamping fails
 	// in checkouts git will not read (another owner, no git).
-	cmd := exec.Command(goTool, "build", "-buildvcs=false", "-o", bin, ".")
+	cmd := exec.Command(goTool(), "build", "-buildvcs=false", "-o", bin, ".")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("go build -o %s .: %v\n%s", bin, err, out)
 	}
 	return bin, nil
+}
+
+// goTool returns the go command of the toolchain running the tests.
+func goTool() string {
+	if root := os.Getenv("GOROOT"); root != "" {
+		if p := filepath.Join(root, "bin", "go"); fileExists(p) {
+			return p
+		}
+	}
+	return "go"
 }
 
 func fileExists(p string) bool {
