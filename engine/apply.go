@@ -233,11 +233,12 @@ func (w *workspace) applyJobCreated(r *wal.JobCreated) error {
 		return fmt.Errorf("job %s for unknown client %s", ID(r.ID), ID(r.ClientID))
 	}
 	j := &job{
-		id: r.ID, client: c, name: r.Name, vendor: r.Vendor, createdAt: r.CreatedAt,
+		id: r.ID, client: c, name: r.Name, createdAt: r.CreatedAt,
 		intervalMinutes: r.IntervalMinutes, graceMinutes: r.GraceMinutes, expectedDays: r.ExpectedDays,
 		slaTarget: r.SLATarget, dueBase: r.CreatedAt, ingestToken: r.IngestToken,
 		idem: map[string]*idemEntry{},
 	}
+	j.setVendor(r.Vendor)
 	j.device = w.useDevice(r.DeviceID, r.ClientID, r.DeviceName, r.DeviceType, r.Hostname)
 	w.jobs[r.ID] = j
 	c.jobs[r.ID] = j
@@ -257,7 +258,9 @@ func (w *workspace) applyJobUpdated(r *wal.JobUpdated) error {
 		w.indexJob(j)
 	}
 	if r.Fields&wal.JobVendor != 0 {
-		j.vendor = r.Vendor
+		from := j.vx
+		j.setVendor(r.Vendor)
+		w.results.moveJob(j, from)
 	}
 	if r.Fields&wal.JobDevice != 0 {
 		old := j.device
@@ -293,7 +296,7 @@ func (w *workspace) applyJobDeleted(r *wal.JobDeleted) error {
 	delete(w.jobs, r.ID)
 	delete(j.client.jobs, r.ID)
 	w.unindexJob(j)
-	w.unindexResults(j)
+	w.results.removeJob(j, j.vx)
 	if j.alert != nil {
 		w.unresolved = removeItem(w.unresolved, j.alert)
 	}
@@ -349,7 +352,7 @@ func (w *workspace) applyReport(r *wal.Report) error {
 		source: w.intern(r.Source),
 	}
 	j.insertResult(res)
-	w.indexResult(j, &res)
+	w.results.insert(j, &res)
 	w.ids.observe(r.ResultID)
 	if r.IdempotencyKey != "" {
 		j.idem[r.IdempotencyKey] = &idemEntry{at: r.ReceivedAt}
@@ -422,6 +425,7 @@ func (w *workspace) raiseAlert(j *job, id ID, typ uint8, summary string, at int6
 	w.alerts[id] = a
 	w.alertLog = insertOrdered(w.alertLog, a, alertBefore)
 	w.unresolved = insertOrdered(w.unresolved, a, alertBefore)
+	j.alerts = insertOrdered(j.alerts, a, alertBefore)
 	j.alert = a
 	w.ids.observe(id)
 }

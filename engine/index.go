@@ -6,9 +6,12 @@ import (
 )
 
 // The ordered indexes behind the REST API's pages (decisions.md 5): clients
-// and jobs by name without case then id, results by receipt then id,
-// unresolved alerts by creation then id. apply keeps them current; a page is
-// a binary search to the cursor's position and a walk of at most the page.
+// and jobs by name without case then id (workspace-wide and per client),
+// results by receipt then id (per status and vendor in resultindex.go, and
+// per job), alerts by creation then id (workspace-wide, per job, and the
+// unresolved ones). apply keeps them current; a page is a binary search to
+// the cursor's position in each index the filters select, and a walk of at
+// most the page.
 
 // sortKey is the case-free form names are ordered by.
 func sortKey(name string) string { return strings.ToLower(name) }
@@ -23,13 +26,6 @@ func clientBefore(a, b *client) bool {
 func jobBefore(a, b *job) bool {
 	if a.key != b.key {
 		return a.key < b.key
-	}
-	return string(a.id[:]) < string(b.id[:])
-}
-
-func refBefore(a, b *resultRef) bool {
-	if a.at != b.at {
-		return a.at < b.at
 	}
 	return string(a.id[:]) < string(b.id[:])
 }
@@ -84,39 +80,6 @@ func (w *workspace) unindexJob(j *job) {
 	j.client.jobList = removeItem(j.client.jobList, j)
 }
 
-func (w *workspace) indexResult(j *job, r *result) {
-	w.resultList = insertOrdered(w.resultList, resultRef{at: r.receivedAt, id: r.id, job: j},
-		func(a, b resultRef) bool { return refBefore(&a, &b) })
-}
-
-// unindexResults drops every result of j from the workspace order.
-func (w *workspace) unindexResults(j *job) {
-	kept := w.resultList[:0]
-	for _, r := range w.resultList {
-		if r.job != j {
-			kept = append(kept, r)
-		}
-	}
-	clear(w.resultList[len(kept):])
-	w.resultList = kept
-}
-
-// find returns the result a reference points at (results of a job are
-// ordered like the references).
-func (r *resultRef) find() *result {
-	rs := r.job.results
-	i := sort.Search(len(rs), func(i int) bool {
-		if rs[i].receivedAt != r.at {
-			return rs[i].receivedAt > r.at
-		}
-		return string(rs[i].id[:]) >= string(r.id[:])
-	})
-	if i < len(rs) && rs[i].id == r.id {
-		return &rs[i]
-	}
-	return nil
-}
-
 // rebuildIndexes builds every index from the maps (after a snapshot load).
 func (w *workspace) rebuildIndexes() {
 	w.clientList = w.clientList[:0]
@@ -127,28 +90,23 @@ func (w *workspace) rebuildIndexes() {
 	}
 	sort.Slice(w.clientList, func(i, k int) bool { return clientBefore(w.clientList[i], w.clientList[k]) })
 	w.jobList = w.jobList[:0]
-	n := 0
 	for _, j := range w.jobs {
 		j.key = sortKey(j.name)
 		w.jobList = append(w.jobList, j)
 		j.client.jobList = append(j.client.jobList, j)
-		n += len(j.results)
 	}
 	sort.Slice(w.jobList, func(i, k int) bool { return jobBefore(w.jobList[i], w.jobList[k]) })
 	for _, c := range w.clients {
 		sort.Slice(c.jobList, func(i, k int) bool { return jobBefore(c.jobList[i], c.jobList[k]) })
 	}
-	w.resultList = make([]resultRef, 0, n)
-	for _, j := range w.jobs {
-		for i := range j.results {
-			r := &j.results[i]
-			w.resultList = append(w.resultList, resultRef{at: r.receivedAt, id: r.id, job: j})
-		}
-	}
-	sort.Slice(w.resultList, func(i, k int) bool { return refBefore(&w.resultList[i], &w.resultList[k]) })
+	w.results.rebuild(w.jobs)
 	sort.SliceStable(w.alertLog, func(i, k int) bool { return alertBefore(w.alertLog[i], w.alertLog[k]) })
 	w.unresolved = w.unresolved[:0]
+	for _, j := range w.jobs {
+		j.alerts = j.alerts[:0]
+	}
 	for _, a := range w.alertLog {
+		a.job.alerts = append(a.job.alerts, a)
 		if a.status != alertResolved {
 			w.unresolved = append(w.unresolved, a)
 		}

@@ -138,27 +138,63 @@ func before(t int64, id ID, bt int64, bid ID) bool {
 	return string(id[:]) < string(bid[:])
 }
 
-// resultCursor walks one job's results newest first from a bound.
-type resultCursor struct {
-	j *job
-	i int // index of the next result, -1 when done
+// resultByName maps a result status name to the stored status (0 for "").
+func resultByName(name string) uint8 {
+	switch name {
+	case "ok":
+		return resultOK
+	case "warning":
+		return resultWarning
+	case "failed":
+		return resultFailed
+	}
+	return resultNone
 }
 
-func newResultCursor(j *job, bt int64, bid ID) resultCursor {
-	rs := j.results
-	i := sort.Search(len(rs), func(i int) bool { return !before(rs[i].receivedAt, rs[i].id, bt, bid) })
-	return resultCursor{j: j, i: i - 1}
+// filterJobs returns the jobs a jobId or clientId filter selects: none when
+// an id is not of this workspace or the job is not the client's.
+func (w *workspace) filterJobs(q *RESTQuery) []*job {
+	var c *client
+	if q.ClientIDSet {
+		if c = w.client(q.ClientID); c == nil {
+			return nil
+		}
+	}
+	if q.JobIDSet {
+		if j := w.job(q.JobID); j != nil && (c == nil || j.client == c) {
+			return []*job{j}
+		}
+		return nil
+	}
+	return c.jobList
 }
 
+// resultOlder orders one job's results.
+func resultOlder(a, b *result) bool { return before(a.receivedAt, a.id, b.receivedAt, b.id) }
+
+// listResults pages /reports newest received first. A job filter walks that
+// job's results; a client filter merges its jobs' results (of the vendor
+// asked, if any); otherwise the page merges the result index's lists of the
+// status and vendor asked. Only the status filter under a job or client
+// filter is checked item by item.
 func (w *workspace) listResults(b []byte, q *RESTQuery) ([]byte, bool, Position) {
 	p := page{b: append(b, '['), limit: q.Limit}
 	bt, bid := timeBound(q)
+	status := resultByName(q.Status)
+	vendor := -1
+	if q.Vendor != "" {
+		if vendor = vendorIndex(q.Vendor); vendor < 0 {
+			return append(p.b, ']'), false, Position{}
+		}
+	}
 	var last *result
+	// keep adds r to the page when it matches; false ends the walk (the
+	// page is full, or r is older than the window and so is all after it).
 	keep := func(j *job, r *result) bool {
 		if q.HasWindow && r.receivedAt < q.From {
-			return false // and nothing older will do: the walk ends
+			return false
 		}
-		if (q.Status == "" || resultName(r.status) == q.Status) && (q.Vendor == "" || j.vendor == q.Vendor) {
+		if (status == resultNone || r.status == status) && (vendor < 0 || int(j.vx) == vendor) {
 			if !p.take() {
 				return false
 			}
@@ -167,61 +203,23 @@ func (w *workspace) listResults(b []byte, q *RESTQuery) ([]byte, bool, Position)
 		}
 		return true
 	}
-	var cid ID
-	if q.ClientIDSet {
-		c := w.client(q.ClientID)
-		if c == nil {
-			return append(p.b, ']'), false, Position{}
-		}
-		cid = c.id
-	}
+	below := func(r *result) bool { return before(r.receivedAt, r.id, bt, bid) }
 	switch {
-	case q.JobIDSet:
-		j := w.job(q.JobID)
-		if j == nil || (q.ClientIDSet && j.client.id != cid) {
-			break
-		}
-		for c := newResultCursor(j, bt, bid); c.i >= 0; c.i-- {
-			if !keep(j, &j.results[c.i]) {
-				break
+	case q.JobIDSet || q.ClientIDSet:
+		jobs := w.filterJobs(q)
+		m := newestFirst[result]{older: resultOlder}
+		for _, j := range jobs {
+			if vendor < 0 || int(j.vx) == vendor {
+				m.add(j.results, j, below)
 			}
 		}
-	case q.ClientIDSet:
-		// Merge the client's jobs newest first: at each step take the newest
-		// head among them (a client has few jobs).
-		c := w.clients[cid]
-		heads := make([]resultCursor, 0, len(c.jobList))
-		for _, j := range c.jobList {
-			if rc := newResultCursor(j, bt, bid); rc.i >= 0 {
-				heads = append(heads, rc)
-			}
-		}
-		for len(heads) > 0 {
-			best := 0
-			for h := 1; h < len(heads); h++ {
-				a, z := &heads[h].j.results[heads[h].i], &heads[best].j.results[heads[best].i]
-				if before(z.receivedAt, z.id, a.receivedAt, a.id) {
-					best = h
-				}
-			}
-			hc := &heads[best]
-			if !keep(hc.j, &hc.j.results[hc.i]) {
-				break
-			}
-			if hc.i--; hc.i < 0 {
-				heads = append(heads[:best], heads[best+1:]...)
-			}
+		for r, j := m.next(); r != nil && keep(j, r); r, j = m.next() {
 		}
 	default:
-		list := w.resultList
-		i := sort.Search(len(list), func(i int) bool { return !before(list[i].at, list[i].id, bt, bid) })
-		for i--; i >= 0; i-- {
-			ref := &list[i]
-			r := ref.find()
-			if r == nil {
-				continue
-			}
-			if !keep(ref.job, r) {
+		m := newestFirst[resultRef]{older: refOlder}
+		w.results.walk(&m, status, vendor, bt, bid)
+		for ref, _ := m.next(); ref != nil; ref, _ = m.next() {
+			if r := ref.find(); r != nil && !keep(ref.job, r) {
 				break
 			}
 		}
@@ -233,57 +231,54 @@ func (w *workspace) listResults(b []byte, q *RESTQuery) ([]byte, bool, Position)
 	return p.b, p.more, Position{Time: last.receivedAt, ID: last.id}
 }
 
+// listAlerts pages /alerts newest first. A job filter walks that job's
+// alerts and a client filter merges its jobs' alerts; otherwise a status
+// that only unresolved alerts can have walks the unresolved ones, and the
+// rest walks every alert. Severity, and status under a job or client
+// filter, are checked item by item: a job has few alerts, and so does the
+// unresolved list (at most one per job).
 func (w *workspace) listAlerts(b []byte, q *RESTQuery, now int64) ([]byte, bool, Position) {
 	p := page{b: append(b, '['), limit: q.Limit}
-	var cid ID
-	if q.ClientIDSet {
-		c := w.client(q.ClientID)
-		if c == nil {
-			return append(p.b, ']'), false, Position{}
-		}
-		cid = c.id
-	}
-	var jid ID
-	if q.JobIDSet {
-		j := w.job(q.JobID)
-		if j == nil {
-			return append(p.b, ']'), false, Position{}
-		}
-		jid = j.id
-	}
-	list := w.alertLog
-	if q.Status != "" && q.Status != "resolved" {
-		list = w.unresolved // only unresolved alerts can match
-	}
 	bt, bid := timeBound(q)
-	i := sort.Search(len(list), func(i int) bool { return !before(list[i].createdAt, list[i].id, bt, bid) })
 	var last *alert
-	for i--; i >= 0; i-- {
-		a := list[i]
+	keep := func(a *alert) bool {
 		if q.HasWindow && a.createdAt < q.From {
-			break
-		}
-		if q.ClientIDSet && a.job.client.id != cid || q.JobIDSet && a.job.id != jid {
-			continue
+			return false
 		}
 		if q.Severity != "" && severityName(a.severity) != q.Severity {
-			continue
+			return true
 		}
 		if q.Status != "" {
 			st := alertStatus(a, now)
 			if q.Status == "unresolved" {
 				if st == alertResolved {
-					continue
+					return true
 				}
 			} else if alertStatusName(st) != q.Status {
-				continue
+				return true
 			}
 		}
 		if !p.take() {
-			break
+			return false
 		}
 		p.b = appendAlert(p.b, a, now)
 		last = a
+		return true
+	}
+	below := func(a **alert) bool { return before((*a).createdAt, (*a).id, bt, bid) }
+	m := newestFirst[*alert]{older: func(a, b **alert) bool { return alertBefore(*a, *b) }}
+	switch {
+	case q.JobIDSet || q.ClientIDSet:
+		jobs := w.filterJobs(q)
+		for _, j := range jobs {
+			m.add(j.alerts, j, below)
+		}
+	case q.Status != "" && q.Status != "resolved":
+		m.add(w.unresolved, nil, below) // only unresolved alerts can match
+	default:
+		m.add(w.alertLog, nil, below)
+	}
+	for a, _ := m.next(); a != nil && keep(*a); a, _ = m.next() {
 	}
 	p.b = append(p.b, ']')
 	if last == nil {

@@ -62,7 +62,7 @@ type workspace struct {
 	// Ordered indexes for the REST API's keyset pages (index.go).
 	clientList []*client   // by (name without case, id)
 	jobList    []*job      // by (name without case, id)
-	resultList []resultRef // every result, by (receivedAt, id)
+	results    resultIndex // every result, by (receivedAt, id), per status and vendor
 	unresolved []*alert    // unresolved alerts, by (createdAt, id)
 
 	// REST API limits: the current UTC minute and month and their counts.
@@ -70,13 +70,6 @@ type workspace struct {
 	restMinuteCount int64
 	restMonth       int64 // year*100 + month
 	restMonthCount  int64
-}
-
-// resultRef places one result in the workspace-wide order.
-type resultRef struct {
-	at  int64 // receivedAt
-	id  ID
-	job *job
 }
 
 type client struct {
@@ -105,6 +98,7 @@ type job struct {
 	device    *device
 	name      string
 	vendor    string
+	vx        uint8 // the vendor's index in vendorOrder
 	createdAt int64
 
 	intervalMinutes int64
@@ -126,7 +120,8 @@ type job struct {
 
 	results []result // ordered by (receivedAt, id)
 	idem    map[string]*idemEntry
-	alert   *alert // the unresolved alert, or nil
+	alert   *alert   // the unresolved alert, or nil
+	alerts  []*alert // every alert of the job, by (createdAt, id)
 
 	ingestToken string
 
@@ -236,6 +231,28 @@ var vendorNames = map[string]string{
 	"altaro":     "Hornetsecurity VM Backup (Altaro)",
 	"macrium":    "Macrium Reflect",
 	"generic":    "Generic",
+}
+
+// vendorOrder lists the vendor identifiers; a job keeps its vendor's index
+// (job.vx), which places its results in the result index.
+var vendorOrder = [...]string{"veeam", "acronis", "datto", "cove", "synology", "nakivo", "backupexec", "msp360", "altaro", "macrium", "generic"}
+
+const numVendors = len(vendorOrder)
+
+// vendorIndex returns the index of vendor in vendorOrder, or -1.
+func vendorIndex(vendor string) int {
+	for i, v := range vendorOrder {
+		if v == vendor {
+			return i
+		}
+	}
+	return -1
+}
+
+// setVendor sets the job's vendor, which must be one of vendorOrder.
+func (j *job) setVendor(vendor string) {
+	j.vendor = vendor
+	j.vx = uint8(max(vendorIndex(vendor), 0))
 }
 
 // VendorName returns the display name of a vendor identifier, or "" for an

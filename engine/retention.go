@@ -1,5 +1,7 @@
 package engine
 
+import "slices"
+
 // prune drops what the retention rules no longer keep: results received
 // before now − retention, resolved alerts resolved before it, and
 // idempotency keys older than 30 days. It runs in the actor just before the
@@ -19,16 +21,11 @@ func (w *workspace) prune(now, retentionMs int64) {
 				j.jsonUntil = 0
 			}
 		}
-		n := 0
-		for n < len(w.resultList) && w.resultList[n].at < cut {
-			n++
-		}
-		if n > 0 {
-			w.resultList = append([]resultRef(nil), w.resultList[n:]...)
-		}
+		w.results.dropBefore(cut)
+		gone := func(a *alert) bool { return a.status == alertResolved && a.resolvedAt < cut }
 		kept := w.alertLog[:0]
 		for _, a := range w.alertLog {
-			if a.status == alertResolved && a.resolvedAt < cut {
+			if gone(a) {
 				delete(w.alerts, a.id)
 				continue
 			}
@@ -36,6 +33,9 @@ func (w *workspace) prune(now, retentionMs int64) {
 		}
 		clear(w.alertLog[len(kept):])
 		w.alertLog = kept
+		for _, j := range w.jobs {
+			j.alerts = slices.DeleteFunc(j.alerts, gone)
+		}
 	}
 	for _, j := range w.jobs {
 		for k, ent := range j.idem {

@@ -1,0 +1,238 @@
+package engine
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"backupmon/wal"
+)
+
+// The /reports and /alerts pages walk indexes (result partitions by status
+// and vendor, per-job results and alerts, the unresolved alerts). These
+// tests page through every filter combination after random changes and
+// compare each walk, page by page, with a plain filter-and-sort of
+// everything in the workspace.
+
+type listItem struct {
+	ID string `json:"id"`
+}
+
+// pageAll pages a list with limit through list until hasMore is false and
+// returns the ids in order.
+func pageAll(t *testing.T, q RESTQuery, list func(b []byte, q *RESTQuery) ([]byte, bool, Position)) []string {
+	t.Helper()
+	var ids []string
+	for range 10000 {
+		b, more, pos := list(nil, &q)
+		items := decode[[]listItem](t, b)
+		if len(items) > q.Limit {
+			t.Fatalf("page of %d items, limit %d", len(items), q.Limit)
+		}
+		for _, it := range items {
+			ids = append(ids, it.ID)
+		}
+		if !more {
+			return ids
+		}
+		if len(items) != q.Limit {
+			t.Fatalf("hasMore with a page of %d items, limit %d", len(items), q.Limit)
+		}
+		q.After = &pos
+	}
+	t.Fatal("pages do not end")
+	return nil
+}
+
+// filterCase is one combination of the filters of /reports or /alerts.
+type filterCase struct {
+	client, job     *job // the client of client.client, or the job
+	clientID, jobID string
+	status, vendor  string
+	severity        string
+	window          bool
+	from, to        int64
+}
+
+func (f filterCase) query(ep Endpoint, limit int) RESTQuery {
+	q := RESTQuery{Endpoint: ep, Limit: limit, Status: f.status, Vendor: f.vendor, Severity: f.severity,
+		HasWindow: f.window, From: f.from, To: f.to}
+	if f.clientID != "" {
+		q.ClientIDSet, q.ClientID = true, f.clientID
+	}
+	if f.jobID != "" {
+		q.JobIDSet, q.JobID = true, f.jobID
+	}
+	return q
+}
+
+func randomFilter(r *rand.Rand, w *workspace, jobs []*job, now int64, alerts bool) filterCase {
+	var f filterCase
+	pick := func() *job { return jobs[r.IntN(len(jobs))] }
+	switch r.IntN(4) {
+	case 1:
+		f.clientID = pick().client.id.String()
+	case 2:
+		f.jobID = pick().id.String()
+	case 3:
+		f.clientID, f.jobID = pick().client.id.String(), pick().id.String() // the job may not be the client's
+	}
+	if r.IntN(8) == 0 {
+		f.jobID = "not-an-id"
+	}
+	if alerts {
+		if r.IntN(2) == 0 {
+			f.status = []string{"open", "acknowledged", "snoozed", "resolved", "unresolved"}[r.IntN(5)]
+		}
+		if r.IntN(3) == 0 {
+			f.severity = []string{"critical", "warning"}[r.IntN(2)]
+		}
+	} else {
+		if r.IntN(2) == 0 {
+			f.status = []string{"ok", "warning", "failed"}[r.IntN(3)]
+		}
+		if r.IntN(2) == 0 {
+			f.vendor = vendorOrder[r.IntN(4)]
+		}
+	}
+	if r.IntN(2) == 0 {
+		f.window = true
+		f.to = now - int64(r.IntN(5))*msPerDay
+		f.from = f.to - int64(1+r.IntN(20))*msPerDay
+	}
+	return f
+}
+
+// wantResults is /reports done the plain way.
+func wantResults(w *workspace, f filterCase) []string {
+	type item struct {
+		at int64
+		id ID
+	}
+	var all []item
+	for _, j := range w.jobs {
+		if f.clientID != "" && j.client.id.String() != f.clientID || f.jobID != "" && j.id.String() != f.jobID {
+			continue
+		}
+		if f.vendor != "" && j.vendor != f.vendor {
+			continue
+		}
+		for _, r := range j.results {
+			if f.status != "" && resultName(r.status) != f.status {
+				continue
+			}
+			if f.window && (r.receivedAt < f.from || r.receivedAt > f.to) {
+				continue
+			}
+			all = append(all, item{r.receivedAt, r.id})
+		}
+	}
+	slices.SortFunc(all, func(a, b item) int {
+		if before(a.at, a.id, b.at, b.id) {
+			return 1
+		}
+		return -1
+	})
+	ids := make([]string, len(all))
+	for i, it := range all {
+		ids[i] = it.id.String()
+	}
+	return ids
+}
+
+// wantAlerts is /alerts done the plain way.
+func wantAlerts(w *workspace, f filterCase, now int64) []string {
+	var all []*alert
+	for _, a := range w.alerts {
+		j := a.job
+		if f.clientID != "" && j.client.id.String() != f.clientID || f.jobID != "" && j.id.String() != f.jobID {
+			continue
+		}
+		if f.severity != "" && severityName(a.severity) != f.severity {
+			continue
+		}
+		st := alertStatus(a, now)
+		if f.status == "unresolved" && st == alertResolved || f.status != "" && f.status != "unresolved" && alertStatusName(st) != f.status {
+			continue
+		}
+		if f.window && (a.createdAt < f.from || a.createdAt > f.to) {
+			continue
+		}
+		all = append(all, a)
+	}
+	slices.SortFunc(all, func(a, b *alert) int {
+		if alertBefore(a, b) {
+			return 1
+		}
+		return -1
+	})
+	ids := make([]string, len(all))
+	for i, a := range all {
+		ids[i] = a.id.String()
+	}
+	return ids
+}
+
+func TestListsMatchAPlainScan(t *testing.T) {
+	for seed := range uint64(8) {
+		r := rand.New(rand.NewPCG(seed, 11))
+		x := newWorld(t, "Europe/Berlin")
+		now := t0
+		var clients []*client
+		var jobs []*job
+		for range 3 {
+			clients = append(clients, x.client(now, "active"))
+		}
+		for i := range 10 {
+			j := x.job(clients[i%3], now, 1440, 60, allDays)
+			x.apply(&wal.JobUpdated{ID: j.id, Fields: wal.JobVendor, Vendor: vendorOrder[i%4], At: now})
+			jobs = append(jobs, j)
+		}
+		check := func(step int) {
+			for range 6 {
+				f := randomFilter(r, x.w, jobs, now, false)
+				limit := 1 + r.IntN(7)
+				got := pageAll(t, f.query(EndpointReports, limit), x.w.listResults)
+				if want := wantResults(x.w, f); !slices.Equal(got, want) {
+					t.Fatalf("seed %d step %d: /reports %+v limit %d:\n got %v\nwant %v", seed, step, f, limit, got, want)
+				}
+				f = randomFilter(r, x.w, jobs, now, true)
+				got = pageAll(t, f.query(EndpointAlerts, limit), func(b []byte, q *RESTQuery) ([]byte, bool, Position) {
+					return x.w.listAlerts(b, q, now)
+				})
+				if want := wantAlerts(x.w, f, now); !slices.Equal(got, want) {
+					t.Fatalf("seed %d step %d: /alerts %+v limit %d:\n got %v\nwant %v", seed, step, f, limit, got, want)
+				}
+			}
+		}
+		for step := range 400 {
+			// Several results may share a millisecond: ids break the tie.
+			now += []int64{0, 1, msPerMinute, msPerHour, 9 * msPerHour}[r.IntN(5)]
+			j := jobs[r.IntN(len(jobs))]
+			switch r.IntN(20) {
+			case 0:
+				x.apply(&wal.JobUpdated{ID: j.id, Fields: wal.JobVendor, Vendor: vendorOrder[r.IntN(4)], At: now})
+			case 1:
+				if a := j.alert; a != nil {
+					action := []uint8{wal.AlertAcknowledge, wal.AlertSnooze, wal.AlertResolve}[r.IntN(3)]
+					x.alertAction(a, now, action, now+int64(1+r.IntN(30))*msPerHour)
+				}
+			case 2:
+				x.w.prune(now, 20*msPerDay)
+			case 3:
+				x.w.rebuildIndexes() // as after a snapshot load
+			case 4:
+				if len(jobs) > 4 {
+					x.apply(&wal.JobDeleted{ID: j.id, At: now})
+					jobs = slices.DeleteFunc(jobs, func(o *job) bool { return o == j })
+				}
+			default:
+				x.report(j, now, []uint8{ReportOK, ReportOK, ReportWarn, ReportFailed}[r.IntN(4)])
+			}
+			if step%10 == 0 {
+				check(step)
+			}
+		}
+		check(400)
+	}
+}
