@@ -147,9 +147,10 @@ type ClientFigures struct {
 func (w *workspace) clientFigures(c *client, now int64) ClientFigures {
 	var f ClientFigures
 	var all tally
-	from := now - slaPeriodDays*msPerDay
 	for _, j := range c.jobs {
-		st := w.jobStatus(j, now)
+		// The job's status and 30-day results, as its kept encoding
+		// shows them: no scan of its results while that is current.
+		st, t := w.keptFigures(j, now)
 		f.Jobs.add(st)
 		open := j.alert != nil && alertStatus(j.alert, now) == alertOpen
 		if open {
@@ -158,7 +159,6 @@ func (w *workspace) clientFigures(c *client, now int64) ClientFigures {
 		if needsAttention(st, open) {
 			f.NeedsAttention = true
 		}
-		t := j.resultsSince(from)
 		all.add(t)
 		if t.total() > 0 {
 			if rate(t.ok, t.total()).meets(j.slaTarget) {

@@ -58,7 +58,36 @@ func healthScan(w *workspace, now int64, days int, only *client) healthFigures {
 	return h
 }
 
-// TestHealthFromKeptFiguresMatchesAScan moves the clock in steps of a
+// clientFiguresScan is clientFigures computed the plain way.
+func clientFiguresScan(w *workspace, c *client, now int64) ClientFigures {
+	var f ClientFigures
+	var all tally
+	for _, j := range c.jobs {
+		st := w.jobStatus(j, now)
+		f.Jobs.add(st)
+		open := j.alert != nil && alertStatus(j.alert, now) == alertOpen
+		if open {
+			f.OpenAlerts++
+		}
+		if needsAttention(st, open) {
+			f.NeedsAttention = true
+		}
+		t := j.resultsSince(now - slaPeriodDays*msPerDay)
+		all.add(t)
+		if t.total() > 0 {
+			if rate(t.ok, t.total()).meets(j.slaTarget) {
+				f.JobsMeetingTarget++
+			} else {
+				f.JobsBelowTarget++
+			}
+		}
+	}
+	f.SuccessRate = rate(all.ok, all.total())
+	f.Reports = all.total()
+	return f
+}
+
+// TestHealthFromKeptFiguresMatchesAScan (and client figures) moves the clock in steps of a
 // minute to two days over a workspace whose jobs report, miss, pause and
 // resume, whose clients pause and are archived, and whose alerts are
 // acknowledged and snoozed, and compares health at each step (for the
@@ -122,6 +151,9 @@ func TestHealthFromKeptFiguresMatchesAScan(t *testing.T) {
 			for _, c := range clients {
 				if got, want := x.w.health(now, slaPeriodDays, c), healthScan(x.w, now, slaPeriodDays, c); got != want {
 					t.Fatalf("seed %d step %d, client: health %+v, scan %+v", seed, step, got, want)
+				}
+				if got, want := x.w.clientFigures(c, now), clientFiguresScan(x.w, c, now); got != want {
+					t.Fatalf("seed %d step %d: client figures %+v, scan %+v", seed, step, got, want)
 				}
 			}
 		}
