@@ -61,7 +61,7 @@ func restBenchGet(b *testing.B) *restBenchState {
 	b.Logf("built workspaces of %d jobs / %d results and %d jobs / %d results in %s",
 		st.big.jobs, st.big.results, st.small.jobs, st.small.results, st.buildTime.Round(time.Millisecond))
 	restShared.st = st
-	restShared.users = benchUsers("BenchmarkJobsPage", "BenchmarkReportsPage", "BenchmarkReportsFiltered", "BenchmarkAlertsFiltered")
+	restShared.users = benchUsers("BenchmarkJobsPage", "BenchmarkReportsPage", "BenchmarkReportsFiltered", "BenchmarkAlertsFiltered", "BenchmarkJobsFiltered")
 	return st
 }
 
@@ -351,5 +351,36 @@ func BenchmarkAlertsFiltered(b *testing.B) {
 		q := base
 		c.set(&q)
 		b.Run(c.name, func(b *testing.B) { restBenchPages(b, st.e, ws, q, c.items) })
+	}
+}
+
+// BenchmarkJobsFiltered: the first page of /jobs (limit 50) in the
+// workspace of 10,000 jobs with filters: a vendor 1 job in 1,000 has, a
+// status and a last result, a search, and jobs of one client.
+func BenchmarkJobsFiltered(b *testing.B) {
+	st := restBenchGet(b)
+	defer restBenchRelease(b)
+	ws := st.big
+	var clientID string
+	done := make(chan struct{})
+	ws.act.inbox <- func(w *workspace) {
+		clientID = w.clientList[0].id.String()
+		close(done)
+	}
+	<-done
+	for _, c := range []struct {
+		name string
+		set  func(q *RESTQuery)
+	}{
+		{"vendor=acronis", func(q *RESTQuery) { q.Vendor = "acronis" }},
+		{"status=healthy", func(q *RESTQuery) { q.Status = "healthy" }},
+		{"status=failed", func(q *RESTQuery) { q.Status = "failed" }},
+		{"lastResult=failed", func(q *RESTQuery) { q.LastResult = "failed" }},
+		{"search=00999", func(q *RESTQuery) { q.Search = "00999" }},
+		{"clientId", func(q *RESTQuery) { q.ClientIDSet, q.ClientID = true, clientID }},
+	} {
+		q := RESTQuery{Endpoint: EndpointJobs, Limit: 50, Days: 30}
+		c.set(&q)
+		b.Run(c.name, func(b *testing.B) { restBenchPages(b, st.e, ws, q, -1) })
 	}
 }
