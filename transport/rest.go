@@ -118,15 +118,28 @@ func (s *Server) rest(ep engine.Endpoint, param string) fasthttp.RequestHandler 
 	}
 }
 
+// The limit headers' names as api.md 8.1 spells them. fasthttp's Set
+// normalizes a name (X-Ratelimit-Limit), so they are set with SetCanonical,
+// which takes the bytes as they are.
+var (
+	hdrRateLimit      = []byte("X-RateLimit-Limit")
+	hdrRateRemaining  = []byte("X-RateLimit-Remaining")
+	hdrRateReset      = []byte("X-RateLimit-Reset")
+	hdrQuotaLimit     = []byte("X-Quota-Limit")
+	hdrQuotaRemaining = []byte("X-Quota-Remaining")
+	hdrQuotaReset     = []byte("X-Quota-Reset")
+)
+
 // setLimitHeaders writes the rate-limit headers (api.md 8.1).
 func setLimitHeaders(ctx *fasthttp.RequestCtx, l *engine.RESTLimits) {
 	h := &ctx.Response.Header
-	h.Set("X-RateLimit-Limit", strconv.FormatInt(l.PerMinute, 10))
-	h.Set("X-RateLimit-Remaining", strconv.FormatInt(l.Remaining, 10))
-	h.Set("X-RateLimit-Reset", strconv.FormatInt(l.Reset, 10))
+	var buf [20]byte // SetCanonical copies the value
+	h.SetCanonical(hdrRateLimit, strconv.AppendInt(buf[:0], l.PerMinute, 10))
+	h.SetCanonical(hdrRateRemaining, strconv.AppendInt(buf[:0], l.Remaining, 10))
+	h.SetCanonical(hdrRateReset, strconv.AppendInt(buf[:0], l.Reset, 10))
 	if l.Quota {
-		h.Set("X-Quota-Limit", strconv.FormatInt(l.QuotaLimit, 10))
-		h.Set("X-Quota-Remaining", strconv.FormatInt(l.QuotaRemaining, 10))
-		h.Set("X-Quota-Reset", strconv.FormatInt(l.QuotaReset, 10))
+		h.SetCanonical(hdrQuotaLimit, strconv.AppendInt(buf[:0], l.QuotaLimit, 10))
+		h.SetCanonical(hdrQuotaRemaining, strconv.AppendInt(buf[:0], l.QuotaRemaining, 10))
+		h.SetCanonical(hdrQuotaReset, strconv.AppendInt(buf[:0], l.QuotaReset, 10))
 	}
 }
