@@ -258,7 +258,8 @@ func resolveWindow(p params, q *engine.RESTQuery, now time.Time) *queryProblem {
 // parseWindowTime reads a date-time with a zone, or a date in UTC: its
 // start, or its end (the last millisecond) when end is true. Times are whole
 // milliseconds, so a finer from rounds up and a finer to down: both bounds
-// stay inclusive of exactly the milliseconds they cover.
+// stay inclusive of exactly the milliseconds they cover. A space before an
+// hh:mm or hhmm offset reads as '+' (zoneSpaceAsPlus).
 func parseWindowTime(v string, end bool) (time.Time, bool) {
 	if d, ok := parseDate(v); ok {
 		if end {
@@ -266,7 +267,7 @@ func parseWindowTime(v string, end bool) (time.Time, bool) {
 		}
 		return d, true
 	}
-	ts, ok := parseTimestamp(v)
+	ts, ok := parseTimestamp(zoneSpaceAsPlus(v))
 	if !ok || !ts.Zoned {
 		return time.Time{}, false
 	}
@@ -275,6 +276,36 @@ func parseWindowTime(v string, end bool) (time.Time, bool) {
 		t = t.Add(time.Millisecond)
 	}
 	return t, true
+}
+
+// zoneSpaceAsPlus returns v with a space before a trailing hh:mm or hhmm
+// zone offset made '+'. A query string decodes an unencoded '+' as a space,
+// so ?from=2026-11-20T00:00:00+00:00 arrives as "2026-11-20T00:00:00
+// 00:00". Only one space, after at least YYYY-MM-DDThh:mm, and only in that
+// place: any other space is left as it is, for the parser to refuse.
+func zoneSpaceAsPlus(v string) string {
+	const minDateTime = len("2006-01-02T15:04")
+	n := len(v)
+	at := -1
+	switch {
+	case n >= minDateTime+6 && v[n-3] == ':' && allDigits(v[n-5:n-3]) && allDigits(v[n-2:]):
+		at = n - 6 // " hh:mm"
+	case n >= minDateTime+5 && allDigits(v[n-4:]):
+		at = n - 5 // " hhmm"
+	}
+	if at < minDateTime || v[at] != ' ' {
+		return v
+	}
+	return v[:at] + "+" + v[at+1:]
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // filterHash sums the filters a cursor is bound to: every parameter but

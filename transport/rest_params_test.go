@@ -196,11 +196,20 @@ func TestRESTParameterValues(t *testing.T) {
 	}
 
 	s.Advance(time.Minute) // a fresh minute for what follows
-	rpRun(t, s, "a + not escaped reads as a space", func(t *testing.T) {
-		// Query strings decode "+" as a space: the zone must be sent as %2B.
-		rsWantErr(t, "raw +", rsGet(s, key, "/reports?from=2026-03-01T01:00:00+01:00"), 400, "INVALID_PARAMETER", "from")
-		if r := rsGet(s, key, "/reports?from=2026-03-01T01:00:00%2B01:00"); r.Status != 200 {
-			t.Errorf("%%2B: %d %s", r.Status, r.Body)
+	rpRun(t, s, "a + not escaped before a zone offset", func(t *testing.T) {
+		// Query strings decode "+" as a space; a space before an hh:mm or
+		// hhmm offset reads as '+' (docs/decisions.md). TestRESTWindows
+		// checks the instants.
+		for _, v := range []string{"2026-03-01T01:00:00+01:00", "2026-03-01T01:00:00%2B01:00", "2026-03-01T01:00:00+0100",
+			"2026-03-01T01:00+01:00", "2026-03-01%2001:00:00.5+01:00"} {
+			if r := rsGet(s, key, "/reports?from="+v); r.Status != 200 {
+				t.Errorf("from=%s: %d %s", v, r.Status, r.Body)
+			}
+		}
+		for _, v := range []string{"2026-03-01T01:00:00+01", "2026-03-01T01:00:00++01:00", "2026-03-01T01:00:00%20Z",
+			"+2026-03-01T01:00:00Z", "2026-03-01T01:00:00Z+", "2026-03-01T01:00:00.5+%2B01:00", "2026-03-01+",
+			"2026-03-01T01:00:00+1:00", "2026-03-01T01:00:00+01:00+", "2026-03-01T01+01:00"} {
+			rsWantErr(t, "from="+v, rsGet(s, key, "/reports?from="+v), 400, "INVALID_PARAMETER", "from")
 		}
 	})
 	rpRun(t, s, "limit sizes the page", func(t *testing.T) {
@@ -394,6 +403,23 @@ func TestRESTWindows(t *testing.T) {
 			}
 		}
 	}
+
+	rpRun(t, s, "an unencoded + before the offset", func(t *testing.T) {
+		// 11:00+01:00 is 10:00Z, the instant of B; read as -01:00 it would
+		// be 12:00Z and list nothing.
+		for _, q := range []string{
+			"?from=2026-03-05T11:00:00+01:00&to=2026-03-05T11:00:00+01:00",
+			"?from=2026-03-05T11:00:00+0100&to=2026-03-05T11:00:00.000+0100",
+			"?from=2026-03-05%2011:00:00+01:00&to=2026-03-05T11:00+01:00",
+			"?from=2026-03-05T11:00:00%2B01:00&to=2026-03-05T11:00:00%2001:00",
+		} {
+			for _, ep := range []string{"/reports", "/alerts"} {
+				if got, want := names(rsItems(t, ep+q, rsGet(s, key, ep+q))), map[string]string{"/reports": "rB", "/alerts": "aB"}[ep]; got != want {
+					t.Errorf("%s%s: %s, want %s", ep, q, got, want)
+				}
+			}
+		}
+	})
 
 	rpRun(t, s, "windows refused", func(t *testing.T) {
 		for _, c := range []struct{ query, param string }{
