@@ -3,6 +3,7 @@ package transport
 import (
 	"crypto/subtle"
 	"errors"
+	"math"
 	"strconv"
 	"time"
 
@@ -393,6 +394,10 @@ func (s *Server) adminListActivity(ctx *fasthttp.RequestCtx) {
 	s.answer(ctx, fasthttp.StatusOK, v, err)
 }
 
+// maxAdvanceSeconds is the largest advanceSeconds one clock move takes:
+// the seconds of the longest time.Duration, about 292 years.
+const maxAdvanceSeconds = int64(math.MaxInt64 / time.Second)
+
 func (s *Server) adminClock(ctx *fasthttp.RequestCtx) {
 	if !s.dev {
 		adminError(ctx, fasthttp.StatusNotFound, "NOT_FOUND", "No such endpoint")
@@ -413,6 +418,12 @@ func (s *Server) adminClock(ctx *fasthttp.RequestCtx) {
 	}
 	if adv.Null || adv.V < 0 {
 		adminError(ctx, fasthttp.StatusBadRequest, "INVALID_REQUEST", "advanceSeconds must be a non-negative integer")
+		return
+	}
+	// Checked before it is multiplied: a larger count of seconds does not
+	// fit a time.Duration.
+	if adv.V > maxAdvanceSeconds {
+		adminError(ctx, fasthttp.StatusBadRequest, "INVALID_REQUEST", "advanceSeconds must be at most "+strconv.FormatInt(maxAdvanceSeconds, 10))
 		return
 	}
 	now, err := s.eng.SetClock(set.V, time.Duration(adv.V)*time.Second)

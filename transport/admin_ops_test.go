@@ -57,6 +57,53 @@ func TestAdminDevClock(t *testing.T) {
 	}
 }
 
+// The clock never passes 9999-12-31T23:59:59.999Z, where times would
+// need a fifth year digit (api.md 2.1), and a count of seconds too large
+// for the server's arithmetic is refused before it is used. A refused move
+// leaves the clock where it was.
+func TestAdminClockBounds(t *testing.T) {
+	s := startServer(t, serverOptions{})
+	now := func() string { return s.MustAdmin(200, "POST", "/clock", map[string]any{}).Data()["now"].(string) }
+	const maxAdvance = int64(9223372036) // the seconds of the longest time.Duration
+	for _, c := range []struct {
+		name string
+		body string
+	}{
+		{"beyond 2^53", `{"advanceSeconds":9007199254740993}`},
+		{"2^53", `{"advanceSeconds":9007199254740992}`},
+		{"the longest Duration and a second", `{"advanceSeconds":9223372037}`},
+		{"set, then past the year 9999", `{"set":"9999-12-31T23:00:00Z","advanceSeconds":7200}`},
+		{"set, then a second past the last millisecond", `{"set":"9999-12-31T23:59:59.999Z","advanceSeconds":1}`},
+		{"set in the last hour, then an hour", `{"set":"9999-12-31T23:30:00+00:00","advanceSeconds":3600}`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			before := now()
+			admWantError(t, c.name, s.Admin("POST", "/clock", []byte(c.body)), 400, "INVALID_REQUEST", "advanceSeconds")
+			if after := now(); after != before {
+				t.Errorf("the refused move changed the clock: %s → %s", before, after)
+			}
+		})
+	}
+	// Up to the bounds, moves are taken.
+	for _, c := range []struct {
+		name, body, want string
+	}{
+		{"the longest advance", `{"set":"2026-03-04T10:00:00Z","advanceSeconds":` + strconv.FormatInt(maxAdvance, 10) + `}`, "2318-06-14T09:47:16.000Z"},
+		{"set to the last millisecond", `{"set":"9999-12-31T23:59:59.999Z"}`, "9999-12-31T23:59:59.999Z"},
+		{"set, then to the last second", `{"set":"9999-12-31T23:00:00Z","advanceSeconds":3599}`, "9999-12-31T23:59:59.000Z"},
+		{"nothing from there", `{"advanceSeconds":0}`, "9999-12-31T23:59:59.000Z"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := s.Admin("POST", "/clock", []byte(c.body))
+			admWantData(t, c.name, r, 200)
+			if got := r.Data()["now"]; got != c.want {
+				t.Errorf("now %v, want %s", got, c.want)
+			}
+		})
+	}
+	admWantError(t, "a second more", s.Admin("POST", "/clock", []byte(`{"advanceSeconds":1}`)), 400, "INVALID_REQUEST", "advanceSeconds")
+}
+
 func TestAdminClockWithoutDevClock(t *testing.T) {
 	s := startServer(t, serverOptions{noDevClock: true})
 	for _, body := range []any{nil, map[string]any{"advanceSeconds": 60}, map[string]any{"set": "2030-01-01T00:00:00Z"}, `[]`} {
