@@ -4,6 +4,7 @@ package transport_test
 // means absent, 255 characters).
 
 import (
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -90,6 +91,36 @@ func TestReportIdempotency(t *testing.T) {
 		}
 		if h := rpHistory(s, f.WS, job); len(h) != 6 {
 			t.Errorf("%d results, want 6", len(h))
+		}
+	})
+
+	rpRun(t, s, "a body key that is not a string: 400, nothing recorded", func(t *testing.T) {
+		job := s.NewJob(f.WS, f.Client, "Typed", rpDaily())
+		alertsBefore := rpJSONOf(t, rpAlerts(s, f.WS))
+		s.Advance(time.Minute)
+		for _, c := range []struct{ name, key string }{
+			{"number", `7`}, {"negative fraction", `-1.5`}, {"object", `{"k":"v"}`}, {"empty object", `{}`},
+			{"array", `["k"]`}, {"empty array", `[]`}, {"true", `true`}, {"false", `false`},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				body := `{"status":"failed","idempotency_key":` + c.key + `}`
+				rpWantErr(t, c.name, s.Report(job, f.ReportKey, "", body), 400, "idempotency_key must be a string")
+			})
+		}
+		if h := rpHistory(s, f.WS, job); len(h) != 0 {
+			t.Errorf("%d results recorded, want none", len(h))
+		}
+		rpFields(t, "job", rpJob(s, f.WS, job), map[string]any{"status": "waiting", "lastResult": "none"})
+		if a := rpJSONOf(t, rpAlerts(s, f.WS)); a != alertsBefore {
+			t.Errorf("a refused report changed the alerts:\n%s\nwas\n%s", a, alertsBefore)
+		}
+		// null means absent: each such report is a new one.
+		for i := range 2 {
+			rpWant(t, "null "+strconv.Itoa(i), s.Report(job, f.ReportKey, "", `{"status":"ok","idempotency_key":null}`), 200, rpOK("ok", "", false, false))
+			s.Advance(time.Minute)
+		}
+		if h := rpHistory(s, f.WS, job); len(h) != 2 {
+			t.Errorf("%d results after two reports with a null key, want 2", len(h))
 		}
 	})
 
