@@ -10,22 +10,53 @@ type actor struct {
 	eng   *Engine
 	ws    *workspace
 	inbox chan func(w *workspace)
+	done  chan struct{} // closed when run returns
 }
 
 // inboxSize bounds each actor's queue; senders wait when it is full.
 const inboxSize = 64
 
 func newActor(e *Engine, w *workspace) *actor {
-	return &actor{eng: e, ws: w, inbox: make(chan func(*workspace), inboxSize)}
+	return &actor{eng: e, ws: w, inbox: make(chan func(*workspace), inboxSize), done: make(chan struct{})}
 }
 
 // run serves the inbox until a nil message (sent by Engine.Close).
 func (a *actor) run() {
+	defer close(a.done)
 	for fn := range a.inbox {
 		if fn == nil {
 			return
 		}
 		fn(a.ws)
+	}
+}
+
+// send puts fn in the inbox. It returns false, without sending, once every
+// actor has stopped (Engine.Close): nothing would run fn.
+func (a *actor) send(fn func(w *workspace)) bool {
+	select {
+	case a.inbox <- fn:
+		return true
+	case <-a.eng.halted:
+		return false
+	}
+}
+
+// await returns the reply on ch, or false once every actor has stopped
+// without sending one: a message that was queued behind Close's stop
+// message never runs. A reply already sent is taken even then.
+func await[T any](e *Engine, ch <-chan T) (T, bool) {
+	select {
+	case v := <-ch:
+		return v, true
+	case <-e.halted:
+		select {
+		case v := <-ch:
+			return v, true
+		default:
+			var zero T
+			return zero, false
+		}
 	}
 }
 
@@ -37,15 +68,20 @@ func (a *actor) applyNew(rec wal.Entry) error {
 	return a.ws.apply(rec, a.eng)
 }
 
-// ask runs fn in the actor and returns its answer.
+// ask runs fn in the actor and returns its answer, or the zero value once
+// the engine is closed.
 func ask[T any](a *actor, fn func(w *workspace) T) T {
 	if a.eng.closed.Load() {
 		var zero T
 		return zero
 	}
 	ch := make(chan T, 1)
-	a.inbox <- func(w *workspace) { ch <- fn(w) }
-	return <-ch
+	if !a.send(func(w *workspace) { ch <- fn(w) }) {
+		var zero T
+		return zero
+	}
+	v, _ := await(a.eng, ch)
+	return v
 }
 
 // decision is what a command decided in the actor: a record to log (nil when
@@ -63,14 +99,15 @@ type outcome[T any] struct {
 
 // change runs decide in the actor at the engine's current time; when it
 // returns a record, the record is applied and logged and change returns only
-// once it is durable. A failed log write answers ErrFailed.
+// once it is durable. A failed log write answers ErrFailed, a closed engine
+// ErrClosed.
 func change[T any](a *actor, decide func(w *workspace, now int64) (decision[T], error)) (T, error) {
 	if a.eng.closed.Load() {
 		var zero T
 		return zero, ErrClosed
 	}
 	ch := make(chan outcome[T], 1)
-	a.inbox <- func(w *workspace) {
+	sent := a.send(func(w *workspace) {
 		d, err := decide(w, a.eng.nowMs())
 		if err != nil {
 			ch <- outcome[T]{err: err}
@@ -97,7 +134,14 @@ func change[T any](a *actor, decide func(w *workspace, now int64) (decision[T], 
 			}
 			ch <- outcome[T]{v: v}
 		})
+	})
+	if !sent {
+		var zero T
+		return zero, ErrClosed
 	}
-	o := <-ch
+	o, ok := await(a.eng, ch)
+	if !ok {
+		return o.v, ErrClosed
+	}
 	return o.v, o.err
 }

@@ -62,6 +62,7 @@ type Engine struct {
 	stopped     sync.WaitGroup
 	closeOnce   sync.Once
 	closed      atomic.Bool
+	halted      chan struct{} // closed by Close once every actor has stopped
 	ready       atomic.Bool
 }
 
@@ -98,7 +99,7 @@ func Open(opts Options) (*Engine, error) {
 	if opts.WAL.Logger == nil {
 		opts.WAL.Logger = opts.Logger
 	}
-	e := &Engine{opts: opts, clock: opts.Clock, logger: opts.Logger, globalIDs: newIDGen(), stop: make(chan struct{})}
+	e := &Engine{opts: opts, clock: opts.Clock, logger: opts.Logger, globalIDs: newIDGen(), stop: make(chan struct{}), halted: make(chan struct{})}
 	e.dev, _ = opts.Clock.(*DevClock)
 
 	start := time.Now()
@@ -244,8 +245,10 @@ func (e *Engine) sortedActors() []*actor {
 	return list
 }
 
-// Close stops the snapshot loop, takes a last snapshot and closes the log.
-// Callers stop sending requests first.
+// Close stops the snapshot loop, takes a last snapshot, closes the log and
+// stops the actors. Callers stop sending requests first; a command that
+// still comes, during Close or after it, returns at once with
+// ReportNotRecorded, ErrClosed or a zero answer.
 func (e *Engine) Close() error {
 	var err error
 	e.closeOnce.Do(func() {
@@ -259,12 +262,28 @@ func (e *Engine) Close() error {
 			err = cerr
 		}
 		// Commands from now on are refused, and the actors stop, so the
-		// state can be collected.
+		// state can be collected. Under globalMu no workspace is being
+		// created: each actor is in the list, or is made after this, and
+		// then every command to it is refused by the closed flag (its
+		// goroutine stays idle).
+		e.globalMu.Lock()
 		e.closed.Store(true)
+		var list []*actor
 		e.actors.Range(func(_, v any) bool {
-			v.(*actor).inbox <- nil
+			list = append(list, v.(*actor))
 			return true
 		})
+		e.globalMu.Unlock()
+		for _, a := range list {
+			a.inbox <- nil
+		}
+		for _, a := range list {
+			<-a.done
+		}
+		// A command that checked the closed flag just before it was set
+		// may have queued behind the stop message; halted tells it that
+		// no answer will come.
+		close(e.halted)
 	})
 	return err
 }

@@ -68,7 +68,8 @@ type ReportReply struct {
 var replyPool = sync.Pool{New: func() any { return make(chan ReportReply, 1) }}
 
 // Report records one Report API request sent with the key whose SHA-256 is
-// keyHash, and answers once the result is durable (or refused).
+// keyHash, and answers once the result is durable (or refused). Once the
+// engine is closed it answers ReportNotRecorded.
 func (e *Engine) Report(keyHash [32]byte, in *ReportInput) ReportReply {
 	ref := e.keys.get(&keyHash)
 	if ref == nil {
@@ -78,8 +79,16 @@ func (e *Engine) Report(keyHash [32]byte, in *ReportInput) ReportReply {
 		return ReportReply{Outcome: ReportNotRecorded}
 	}
 	ch := replyPool.Get().(chan ReportReply)
-	ref.act.inbox <- func(w *workspace) { ref.act.report(w, ref.keyID, in, ch) }
-	r := <-ch
+	if !ref.act.send(func(w *workspace) { ref.act.report(w, ref.keyID, in, ch) }) {
+		replyPool.Put(ch) // never handed out
+		return ReportReply{Outcome: ReportNotRecorded}
+	}
+	r, ok := await(e, ch)
+	if !ok {
+		// Closed while queued: ch is not pooled again, since nothing
+		// proves that no sender still holds it.
+		return ReportReply{Outcome: ReportNotRecorded}
+	}
 	replyPool.Put(ch)
 	return r
 }
@@ -233,8 +242,8 @@ func (e *Engine) ImportReport(wsID, jobID string, in ImportInput) error {
 // had been received at its ReceivedAt, with the same rules (superseded,
 // alerts, recovery) as live reports but none of the request limits. All are
 // decided in one actor turn and the call returns once the last is durable.
-// It returns ErrFailed when the log fails and a KindNotFound error for an
-// unknown workspace or job.
+// It returns ErrFailed when the log fails, ErrClosed once the engine is
+// closed, and a KindNotFound error for an unknown workspace or job.
 func (e *Engine) ImportReports(wsID, jobID string, list []ImportInput) error {
 	a, err := e.workspaceActor(wsID)
 	if err != nil {
@@ -245,8 +254,11 @@ func (e *Engine) ImportReports(wsID, jobID string, list []ImportInput) error {
 			return invalid("status", "status must be ok, warn or failed")
 		}
 	}
+	if e.closed.Load() {
+		return ErrClosed
+	}
 	ch := make(chan error, 1)
-	a.inbox <- func(w *workspace) {
+	sent := a.send(func(w *workspace) {
 		j := w.job(jobID)
 		if j == nil {
 			ch <- notFound("job")
@@ -275,6 +287,12 @@ func (e *Engine) ImportReports(wsID, jobID string, list []ImportInput) error {
 			}
 			ch <- err
 		})
+	})
+	if !sent {
+		return ErrClosed
 	}
-	return <-ch
+	if err, ok := await(e, ch); ok {
+		return err
+	}
+	return ErrClosed
 }
