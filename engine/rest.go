@@ -94,6 +94,15 @@ type RESTQuery struct {
 	HasWindow             bool   // From and To bound the list
 	From, To              int64  // inclusive, Unix milliseconds
 	Days                  int    // health period
+
+	// CursorWorkspace is the workspace the cursor was issued in; zero on a
+	// first page. A cursor of another workspace than the key's is a
+	// parameter problem naming cursor, found at the parameter step; the
+	// engine then leaves BadMessage empty for the transport to word.
+	CursorWorkspace ID
+	// Workspace is set by the engine to the key's workspace once the key
+	// passed its checks, for the next page's cursor.
+	Workspace ID
 }
 
 // RESTOutcome is the answer's kind, in the contract's check order.
@@ -180,6 +189,10 @@ func (a *actor) rest(w *workspace, keyID ID, q *RESTQuery, buf []byte) RESTAnswe
 			ans.Outcome = RESTRateLimited
 		}
 		return ans
+	}
+	q.Workspace = w.id
+	if !q.Bad && !q.CursorWorkspace.IsZero() && q.CursorWorkspace != w.id {
+		q.Bad, q.BadParam, q.BadMessage = true, "cursor", ""
 	}
 	if q.Bad {
 		ans.Outcome = RESTBadParam

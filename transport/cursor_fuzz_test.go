@@ -1,10 +1,13 @@
 package transport
 
 // Fuzz tests of the pagination cursors (decisions.md 5): decode takes
-// nothing but what encode made with the same key, and gives back exactly
-// what was encoded.
+// nothing but what encode made with the same key, gives back exactly what
+// was encoded, and the text shows none of it (the position's name
+// included).
 
 import (
+	"bytes"
+	"encoding/base64"
 	"encoding/binary"
 	"strings"
 	"testing"
@@ -19,9 +22,13 @@ var (
 	otherCursorKey = []byte("another key of the same length!!")
 )
 
-// fuzzCursor builds a cursor from fuzzed parts.
+// fuzzCursor builds a cursor from fuzzed parts; id also gives the
+// workspace (its bytes reversed).
 func fuzzCursor(ep uint8, filters uint64, hasWindow bool, from, to, at int64, id []byte, name string) cursor {
 	c := cursor{endpoint: engine.Endpoint(ep), hasWindow: hasWindow, from: from, to: to}
+	for i := range min(len(id), len(c.workspace)) {
+		c.workspace[len(c.workspace)-1-i] = id[i]
+	}
 	binary.BigEndian.PutUint64(c.filters[:], filters)
 	c.pos.Time = at
 	copy(c.pos.ID[:], id)
@@ -40,10 +47,10 @@ func alphabetIndex(ch byte) int { return strings.IndexByte(cursorAlphabet, ch) }
 // 6-bit value, and one fuzzed change of any byte; TestCursorEveryCharacter-
 // ChangeIsRefused tries every other character at every position).
 func FuzzCursorDecode(f *testing.F) {
-	codec := cursorCodec{key: fuzzCursorKey}
+	codec := newCursorCodec(fuzzCursorKey)
 	for i, c := range []cursor{
 		{},
-		{endpoint: engine.EndpointJobs, pos: engine.Position{Name: "nightly backup 7", ID: engine.ID{1, 2, 3}}},
+		{endpoint: engine.EndpointJobs, workspace: engine.ID{0xee, 1}, pos: engine.Position{Name: "nightly backup 7", ID: engine.ID{1, 2, 3}}},
 		{endpoint: engine.EndpointReports, hasWindow: true, from: 1700000000000, to: 1708035200000, pos: engine.Position{Time: 1705000000000, ID: engine.ID{9}}},
 		{endpoint: engine.EndpointAlerts, filters: [8]byte{1, 2, 3, 4, 5, 6, 7, 8}, from: -1, to: -1 << 63, pos: engine.Position{Time: 1<<63 - 1, Name: strings.Repeat("é", 400)}},
 		{endpoint: 255, pos: engine.Position{Name: strings.Repeat("\xff\x00", 700)}},
@@ -53,7 +60,7 @@ func FuzzCursorDecode(f *testing.F) {
 	}
 	f.Add("", uint8(0), uint64(0), false, int64(0), int64(0), int64(0), []byte(nil), "", uint16(0), byte(0))
 	f.Add("AQUAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", uint8(1), uint64(1), true, int64(1), int64(2), int64(3), []byte{1}, "x", uint16(5), byte('='))
-	other := cursorCodec{key: otherCursorKey}
+	other := newCursorCodec(otherCursorKey)
 	f.Fuzz(func(t *testing.T, s string, ep uint8, filters uint64, hasWindow bool, from, to, at int64, id []byte, name string, where uint16, with byte) {
 		// Arbitrary text.
 		if cur, err := codec.decode(s); err == nil {
@@ -77,6 +84,16 @@ func FuzzCursorDecode(f *testing.F) {
 		}
 		if got != c {
 			t.Fatalf("encode(%+v) reads back as %+v", c, got)
+		}
+
+		// Opaque: the decoded bytes show neither the name (of eight bytes
+		// or more: a shorter one may match by chance) nor the workspace.
+		raw, _ := base64.RawURLEncoding.DecodeString(enc)
+		if len(name) >= 8 && bytes.Contains(raw, []byte(name)) {
+			t.Fatalf("cursor %q shows the name %q", enc, name)
+		}
+		if ws := c.workspace; ws != (engine.ID{}) && bytes.Contains(raw, ws[:]) {
+			t.Fatalf("cursor %q shows the workspace %x", enc, ws)
 		}
 
 		// Another key.
@@ -113,7 +130,7 @@ func FuzzCursorDecode(f *testing.F) {
 // TestCursorEveryCharacterChangeIsRefused replaces each character of a few
 // cursors by every other character of the alphabet.
 func TestCursorEveryCharacterChangeIsRefused(t *testing.T) {
-	codec := cursorCodec{key: fuzzCursorKey}
+	codec := newCursorCodec(fuzzCursorKey)
 	for n := range 3 { // three name lengths: the text's last character then carries 0, 2 or 4 spare bits
 		c := cursor{endpoint: engine.EndpointJobs, filters: [8]byte{7}, pos: engine.Position{Name: strings.Repeat("n", n), ID: engine.ID{1}}}
 		enc := codec.encode(c)

@@ -23,6 +23,10 @@ import (
 
 const testAdminToken = "test-admin-token"
 
+// testCursorKey signs the cursors of every test server, kept across
+// restarts as backupmon serve keeps <data>/cursor.key.
+var testCursorKey = []byte("test cursor key, the same across restarts")
+
 // t0 is where the development clock starts in tests: a Wednesday.
 var t0 = time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC)
 
@@ -98,7 +102,7 @@ func (s *testServer) start() {
 		t.Fatalf("open engine: %v", err)
 	}
 	s.Eng = eng
-	s.srv = transport.New(transport.Config{Engine: eng, Logger: logger, Metrics: metrics, AdminToken: testAdminToken, DevClock: !s.opts.noDevClock})
+	s.srv = transport.New(transport.Config{Engine: eng, Logger: logger, Metrics: metrics, AdminToken: testAdminToken, DevClock: !s.opts.noDevClock, CursorKey: testCursorKey})
 	pub, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

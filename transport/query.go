@@ -39,6 +39,10 @@ var (
 	vendors        = []string{"veeam", "acronis", "datto", "cove", "synology", "nakivo", "backupexec", "msp360", "altaro", "macrium", "generic"}
 )
 
+// msgBadCursor answers a cursor that is not one of ours, or not for this
+// endpoint, these filters or this workspace.
+const msgBadCursor = "cursor is not valid for this endpoint and these filters; start again without it"
+
 // queryProblem is the first parameter problem found.
 type queryProblem struct {
 	param, message string
@@ -205,8 +209,10 @@ func (s *Server) checkParams(p params, q *engine.RESTQuery, hash [8]byte, now ti
 	if c, ok := p.vals["cursor"]; ok {
 		cur, err := s.cursors.decode(c)
 		if err != nil || cur.endpoint != ep || cur.filters != hash {
-			return &queryProblem{"cursor", "cursor is not valid for this endpoint and these filters; start again without it"}
+			return &queryProblem{"cursor", msgBadCursor}
 		}
+		// The engine, which knows the key's workspace, checks this one.
+		q.CursorWorkspace = cur.workspace
 		q.After = &cur.pos
 		q.HasWindow, q.From, q.To = cur.hasWindow, cur.from, cur.to
 		return nil

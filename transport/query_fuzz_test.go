@@ -312,15 +312,15 @@ func checkQuery(t *testing.T, s *Server, ep engine.Endpoint, raw string, args *f
 		h2 := s.parseQuery(&a, &q2, now.Add(time.Duration(later)*time.Millisecond))
 		return q2, h2
 	}
-	c := cursor{endpoint: ep, filters: hash, hasWindow: first.HasWindow, from: first.From, to: first.To, pos: pos}
+	c := cursor{workspace: engine.ID{byte(later), 9}, endpoint: ep, filters: hash, hasWindow: first.HasWindow, from: first.From, to: first.To, pos: pos}
 	q2, hash2 := page(c)
 	if q2.Bad {
 		t.Fatalf("endpoint %d, %q: the next page %v later is refused: %q %s", ep, raw, time.Duration(later)*time.Millisecond, q2.BadParam, q2.BadMessage)
 	}
-	if hash2 != hash || q2.After == nil || *q2.After != pos {
-		t.Fatalf("endpoint %d, %q: next page: hash %x (first %x), after %+v", ep, raw, hash2, hash, q2.After)
+	if hash2 != hash || q2.After == nil || *q2.After != pos || q2.CursorWorkspace != c.workspace {
+		t.Fatalf("endpoint %d, %q: next page: hash %x (first %x), after %+v, workspace %x", ep, raw, hash2, hash, q2.After, q2.CursorWorkspace)
 	}
-	q2.After = nil
+	q2.After, q2.CursorWorkspace = nil, engine.ID{}
 	if q2 != first {
 		t.Fatalf("endpoint %d, %q: next page %+v; first page %+v", ep, raw, q2, first)
 	}

@@ -68,7 +68,7 @@ func (s *Server) rest(ep engine.Endpoint, param string) fasthttp.RequestHandler 
 				b = append(b, `,"pagination":{"nextCursor":`...)
 				if ans.HasMore {
 					b = append(b, '"')
-					b = append(b, s.cursors.encode(cursor{endpoint: ep, filters: hash, hasWindow: q.HasWindow, from: q.From, to: q.To, pos: ans.Next})...)
+					b = append(b, s.cursors.encode(cursor{workspace: q.Workspace, endpoint: ep, filters: hash, hasWindow: q.HasWindow, from: q.From, to: q.To, pos: ans.Next})...)
 					b = append(b, `","hasMore":true}`...)
 				} else {
 					b = append(b, `null,"hasMore":false}`...)
@@ -98,7 +98,11 @@ func (s *Server) rest(ep engine.Endpoint, param string) fasthttp.RequestHandler 
 			restError(ctx, fasthttp.StatusTooManyRequests, "QUOTA_EXCEEDED",
 				"Monthly quota of "+strconv.FormatInt(ans.Limits.QuotaLimit, 10)+" requests used up; it resets on the 1st (UTC)", "")
 		case engine.RESTBadParam:
-			restError(ctx, fasthttp.StatusBadRequest, "INVALID_PARAMETER", q.BadMessage, q.BadParam)
+			msg := q.BadMessage
+			if msg == "" { // the engine found a cursor of another workspace
+				msg = msgBadCursor
+			}
+			restError(ctx, fasthttp.StatusBadRequest, "INVALID_PARAMETER", msg, q.BadParam)
 		case engine.RESTNotFound:
 			if ep == engine.EndpointJob {
 				restError(ctx, fasthttp.StatusNotFound, "NOT_FOUND", "Job not found", "")

@@ -30,7 +30,7 @@ type Config struct {
 	AdminToken string       // required: the bearer token of the admin API
 	DevClock   bool         // serve POST /admin/v1/clock
 	TLS        *tls.Config  // serve HTTPS on the public listener when set
-	CursorKey  []byte       // signs pagination cursors; default: random (cursors then end with the process)
+	CursorKey  []byte       // signs and encrypts pagination cursors; default: random (cursors then end with the process)
 }
 
 // Listener limits.
@@ -67,13 +67,14 @@ func New(cfg Config) *Server {
 	if s.metrics == nil {
 		s.metrics = NewMetrics()
 	}
-	s.cursors.key = cfg.CursorKey
-	if len(s.cursors.key) == 0 {
-		s.cursors.key = make([]byte, 32)
-		if _, err := rand.Read(s.cursors.key); err != nil {
+	key := cfg.CursorKey
+	if len(key) == 0 {
+		key = make([]byte, 32)
+		if _, err := rand.Read(key); err != nil {
 			panic("transport: no randomness for the cursor key: " + err.Error())
 		}
 	}
+	s.cursors = newCursorCodec(key)
 	s.public = s.newHTTPServer("public", s.publicRouter(), publicMaxBody, s.publicParseError)
 	s.admin = s.newHTTPServer("admin", s.adminRouter(), adminMaxBody, s.adminParseError)
 	return s
