@@ -862,8 +862,18 @@ func TestErrorResponsesNarrow(t *testing.T) {
 		pass     []string
 		fail     []string
 	}{
-		{"RestBadRequest", []string{restErr("INVALID_PARAMETER", "from must not be after to", "from")},
-			[]string{restErr("NOT_FOUND", "x", ""), restErr("INVALID_PARAMETER", "x", "")}},
+		{"RestBadRequest", []string{restErr("INVALID_PARAMETER", "from must not be after to", "from"),
+			restErr("INVALID_REQUEST", "Malformed HTTP request", "")},
+			[]string{restErr("NOT_FOUND", "x", ""), restErr("INVALID_PARAMETER", "x", ""), restErr("INVALID_REQUEST", "x", ""),
+				restErr("INVALID_REQUEST", "Malformed HTTP request", "x")}},
+		{"RestRequestTimeout", []string{restErr("INVALID_REQUEST", "Request timeout", "")},
+			[]string{restErr("INVALID_REQUEST", "Malformed HTTP request", ""), restErr("INVALID_PARAMETER", "Request timeout", "x"), `{"error":"Request timeout"}`}},
+		{"RestTooLarge", []string{restErr("INVALID_REQUEST", "Request body too large", "")},
+			[]string{restErr("INVALID_REQUEST", "Request timeout", ""), `{"error":"Request body too large"}`}},
+		{"HeaderTooLarge", []string{restErr("INVALID_REQUEST", "Request header too large", "")},
+			[]string{restErr("INVALID_REQUEST", "Request body too large", ""), `{"error":"Request header too large"}`}},
+		{"ReportRequestTimeout", []string{`{"error":"Request timeout"}`, restErr("INVALID_REQUEST", "Request timeout", "")},
+			[]string{`{"error":"Timeout"}`, restErr("INVALID_REQUEST", "Malformed HTTP request", "")}},
 		{"RestUnauthorized", []string{restErr("UNAUTHORIZED", "Missing or malformed Authorization header", ""),
 			restErr("UNAUTHORIZED", "Invalid API key", ""), restErr("UNAUTHORIZED", "API key has expired", "")},
 			[]string{restErr("UNAUTHORIZED", "Unauthorized", ""), restErr("INSUFFICIENT_SCOPE", "Invalid API key", "")}},
@@ -877,8 +887,9 @@ func TestErrorResponsesNarrow(t *testing.T) {
 		{"ReportMethodNotAllowed", []string{restErr("METHOD_NOT_ALLOWED", "Method not allowed", "")}, []string{`{"error":"Method not allowed"}`}},
 		{"ReportBadRequest", []string{`{"error":"Invalid JSON body"}`, `{"error":"status must be one of: ok, warn, failed"}`,
 			`{"error":"size_bytes must be a non-negative number"}`, `{"error":"duration_seconds must be a number of seconds between 0 and 604800"}`,
-			`{"error":"idempotency_key must be at most 255 characters"}`, `{"error":"idempotency_key must be a string"}`},
-			[]string{`{"error":"Bad request"}`, restErr("INVALID_PARAMETER", "x", "status")}},
+			`{"error":"idempotency_key must be at most 255 characters"}`, `{"error":"idempotency_key must be a string"}`,
+			`{"error":"Malformed HTTP request"}`, restErr("INVALID_REQUEST", "Malformed HTTP request", "")},
+			[]string{`{"error":"Bad request"}`, restErr("INVALID_PARAMETER", "x", "status"), restErr("INVALID_REQUEST", "Request timeout", "")}},
 		{"ReportUnauthorized", []string{`{"error":"Missing or malformed Authorization header"}`, `{"error":"Invalid API key"}`,
 			`{"error":"API key has expired"}`}, []string{`{"error":"Unauthorized"}`}},
 		{"ReportForbidden", []string{`{"error":"API key cannot use the Report API"}`, `{"error":"Workspace suspended"}`},
@@ -917,7 +928,10 @@ type wantOp struct {
 	statuses            []string
 }
 
-var restStatuses = []string{"200", "400", "401", "403", "404", "405", "429", "500"}
+// restStatuses are every REST operation's answers: 408, 413 and 431 (and
+// 400 INVALID_REQUEST) come from the listener, for requests it cannot read
+// (docs/decisions.md).
+var restStatuses = []string{"200", "400", "401", "403", "404", "405", "408", "413", "429", "431", "500"}
 
 var wantOps = []wantOp{
 	{"/workspace", "get", "workspace:read", "WorkspaceResponse", nil, "", restStatuses},
@@ -929,7 +943,7 @@ var wantOps = []wantOp{
 	{"/reports", "get", "reports:read", "ResultListResponse", []string{"clientId", "jobId", "status", "vendor", "from", "to", "limit", "cursor"}, "", restStatuses},
 	{"/alerts", "get", "alerts:read", "AlertListResponse", []string{"clientId", "jobId", "status", "severity", "from", "to", "limit", "cursor"}, "", restStatuses},
 	{"/health", "get", "health:read", "HealthWorkspaceResponse", []string{"days"}, "", restStatuses},
-	{"/jobs/{jobId}/report", "post", "", "ReportResponse", nil, "jobId", []string{"200", "400", "401", "403", "404", "405", "413", "429", "500", "503"}},
+	{"/jobs/{jobId}/report", "post", "", "ReportResponse", nil, "jobId", []string{"200", "400", "401", "403", "404", "405", "408", "413", "429", "431", "500", "503"}},
 	{"/openapi.json", "get", "", "", nil, "", []string{"200", "405"}},
 }
 
@@ -1069,7 +1083,15 @@ func TestEveryEndpointIsDescribed(t *testing.T) {
 			mustHeader("X-Request-Id")
 			if w.scope != "" && slices.Contains([]string{"200", "400", "404", "429"}, code) {
 				for _, name := range []string{"X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"} {
-					mustHeader(name)
+					if code != "400" {
+						mustHeader(name)
+						continue
+					}
+					// A listener's 400 (INVALID_REQUEST) comes before the
+					// limits: listed, but optional.
+					if h := deref(t, doc, hs[name]); h == nil || h["required"] != false {
+						t.Errorf("%s %s: header %s must be listed as optional", w.path, code, name)
+					}
 				}
 				for _, name := range []string{"X-Quota-Limit", "X-Quota-Remaining", "X-Quota-Reset"} {
 					if h := deref(t, doc, hs[name]); h == nil || h["required"] != false {
@@ -1097,8 +1119,8 @@ func TestEveryEndpointIsDescribed(t *testing.T) {
 		}
 		if w.scope != "" {
 			for code, want := range map[string]string{"400": "RestBadRequest", "401": "RestUnauthorized",
-				"403": "RestForbidden", "404": "RestNotFound", "405": "RestMethodNotAllowed",
-				"429": "RestTooManyRequests", "500": "RestInternalError"} {
+				"403": "RestForbidden", "404": "RestNotFound", "405": "RestMethodNotAllowed", "408": "RestRequestTimeout",
+				"413": "RestTooLarge", "429": "RestTooManyRequests", "431": "HeaderTooLarge", "500": "RestInternalError"} {
 				if r, _ := resps[code].(map[string]any); r["$ref"] != "#/components/responses/"+want {
 					t.Errorf("%s %s: %v, want %s", w.path, code, r["$ref"], want)
 				}

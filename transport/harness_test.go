@@ -31,9 +31,10 @@ var testCursorKey = []byte("test cursor key, the same across restarts")
 var t0 = time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC)
 
 type serverOptions struct {
-	dir        string                   // reuse a data directory (default: a new temp dir)
-	noDevClock bool                     // run on the system clock
-	beforeSync func(first, last uint64) // the log's BeforeSync hook
+	dir         string                   // reuse a data directory (default: a new temp dir)
+	noDevClock  bool                     // run on the system clock
+	beforeSync  func(first, last uint64) // the log's BeforeSync hook
+	readTimeout time.Duration            // the listeners' read timeout (default: the server's, 15 s)
 }
 
 type testServer struct {
@@ -102,7 +103,7 @@ func (s *testServer) start() {
 		t.Fatalf("open engine: %v", err)
 	}
 	s.Eng = eng
-	s.srv = transport.New(transport.Config{Engine: eng, Logger: logger, Metrics: metrics, AdminToken: testAdminToken, DevClock: !s.opts.noDevClock, CursorKey: testCursorKey})
+	s.srv = transport.New(transport.Config{Engine: eng, Logger: logger, Metrics: metrics, AdminToken: testAdminToken, DevClock: !s.opts.noDevClock, CursorKey: testCursorKey, ReadTimeout: s.opts.readTimeout})
 	pub, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

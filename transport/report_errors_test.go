@@ -228,10 +228,8 @@ func TestReportBodyTooLarge(t *testing.T) {
 	rpWantErr(t, "65 KiB, unknown key", s.Report(f.Job, "svc_live_"+strings.Repeat("a", 48), "", big), 401, rpMsgInvalidKey)
 	rpWantErr(t, "65 KiB, REST key", s.Report(f.Job, f.RestKey, "", big), 403, rpMsgKeyType)
 	rpWantErr(t, "65 KiB, unknown job", s.Report("nope", f.ReportKey, "", big), 404, rpMsgJobNotFound)
-	// Not tested here: bodies over 1 MiB, which the listener refuses before
-	// routing (docs/decisions.md). It writes the 413 and closes without
-	// reading the body, so a client still sending it may see the
-	// connection reset instead of the answer.
+	// Bodies over 1 MiB, which the listener refuses before routing: see
+	// TestUnreadableRequests.
 	if h := rpHistory(s, f.WS, f.Job); len(h) != 1 {
 		t.Errorf("%d results, want 1", len(h))
 	}

@@ -31,14 +31,18 @@ type Config struct {
 	DevClock   bool         // serve POST /admin/v1/clock
 	TLS        *tls.Config  // serve HTTPS on the public listener when set
 	CursorKey  []byte       // signs and encrypts pagination cursors; default: random (cursors then end with the process)
+	// ReadTimeout bounds the reading of one request, header and body, on
+	// both listeners; default 15 seconds. A request that takes longer is
+	// answered 408.
+	ReadTimeout time.Duration
 }
 
 // Listener limits.
 const (
 	publicMaxBody  = 1 << 20 // larger bodies are refused before routing
 	adminMaxBody   = 1 << 20
-	readBufferSize = 16 << 10 // also the largest request header accepted
-	readTimeout    = 15 * time.Second
+	readBufferSize = 16 << 10         // also the largest request header accepted
+	readTimeout    = 15 * time.Second // unless Config.ReadTimeout says otherwise
 	writeTimeout   = 15 * time.Second
 	idleTimeout    = 60 * time.Second
 )
@@ -53,6 +57,7 @@ type Server struct {
 	dev     bool
 	tls     *tls.Config
 	cursors cursorCodec
+	marks   reportMarks // Report API requests whose body is being read
 
 	public *fasthttp.Server
 	admin  *fasthttp.Server
@@ -75,16 +80,21 @@ func New(cfg Config) *Server {
 		}
 	}
 	s.cursors = newCursorCodec(key)
-	s.public = s.newHTTPServer("public", s.publicRouter(), publicMaxBody, s.publicParseError)
-	s.admin = s.newHTTPServer("admin", s.adminRouter(), adminMaxBody, s.adminParseError)
+	timeout := cfg.ReadTimeout
+	if timeout <= 0 {
+		timeout = readTimeout
+	}
+	s.public = s.newHTTPServer("public", s.publicRouter(), publicMaxBody, timeout, s.publicParseError)
+	s.public.HeaderReceived = s.headerReceived
+	s.admin = s.newHTTPServer("admin", s.adminRouter(), adminMaxBody, timeout, s.adminParseError)
 	return s
 }
 
-func (s *Server) newHTTPServer(name string, h fasthttp.RequestHandler, maxBody int, onParseError func(*fasthttp.RequestCtx, error)) *fasthttp.Server {
+func (s *Server) newHTTPServer(name string, h fasthttp.RequestHandler, maxBody int, timeout time.Duration, onParseError func(*fasthttp.RequestCtx, error)) *fasthttp.Server {
 	return &fasthttp.Server{
 		Handler:               h,
 		ErrorHandler:          onParseError,
-		ReadTimeout:           readTimeout,
+		ReadTimeout:           timeout,
 		WriteTimeout:          writeTimeout,
 		IdleTimeout:           idleTimeout,
 		MaxRequestBodySize:    maxBody,
@@ -163,6 +173,9 @@ func (s *Server) publicRouter() fasthttp.RequestHandler {
 	}
 	h := r.Handler
 	return func(ctx *fasthttp.RequestCtx) {
+		// The request was read: the mark headerReceived may have left is
+		// not needed any more.
+		s.marks.take(&ctx.Request.Header)
 		setRequestID(ctx)
 		h(ctx)
 	}
@@ -182,42 +195,6 @@ func isReportPath(p []byte) bool {
 	const pre, suf = "/api/v1/jobs/", "/report"
 	return len(p) > len(pre)+len(suf) && bytes.HasPrefix(p, []byte(pre)) && bytes.HasSuffix(p, []byte(suf)) &&
 		bytes.IndexByte(p[len(pre):len(p)-len(suf)], '/') < 0
-}
-
-// publicParseError answers requests fasthttp could not read (too large,
-// malformed, too slow) in the contract's shapes.
-func (s *Server) publicParseError(ctx *fasthttp.RequestCtx, err error) {
-	setRequestID(ctx)
-	status, msg := parseErrorStatus(err)
-	if isReportPath(ctx.Request.URI().PathOriginal()) {
-		if status == fasthttp.StatusRequestEntityTooLarge {
-			msg = msgBodyTooLarge
-		}
-		reportError(ctx, status, msg)
-	} else {
-		restError(ctx, status, "INVALID_REQUEST", msg, "")
-	}
-	s.metrics.countRequest("unreadable", status)
-}
-
-func (s *Server) adminParseError(ctx *fasthttp.RequestCtx, err error) {
-	status, msg := parseErrorStatus(err)
-	adminError(ctx, status, "INVALID_REQUEST", msg)
-	s.metrics.countRequest("admin_unreadable", status)
-}
-
-func parseErrorStatus(err error) (int, string) {
-	var small *fasthttp.ErrSmallBuffer
-	var netErr net.Error
-	switch {
-	case errors.Is(err, fasthttp.ErrBodyTooLarge):
-		return fasthttp.StatusRequestEntityTooLarge, "Request body too large"
-	case errors.As(err, &small):
-		return fasthttp.StatusRequestHeaderFieldsTooLarge, "Request header too large"
-	case errors.As(err, &netErr) && netErr.Timeout():
-		return fasthttp.StatusRequestTimeout, "Request timeout"
-	}
-	return fasthttp.StatusBadRequest, "Malformed HTTP request"
 }
 
 // fasthttpLogger sends fasthttp's own messages to slog.
