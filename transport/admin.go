@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/fasthttp/router"
 	"github.com/valyala/fasthttp"
 
 	"backupmon/engine"
@@ -14,8 +15,15 @@ import (
 )
 
 // adminRouter routes the admin listener (decisions.md 2).
-func (s *Server) adminRouter() fasthttp.RequestHandler {
+func (s *Server) adminRouter() fasthttp.RequestHandler { return s.adminHandler(nil) }
+
+// adminHandler builds the admin listener's handler; extra, when not nil,
+// adds routes first (tests only: a route that panics).
+func (s *Server) adminHandler(extra func(r *router.Router)) fasthttp.RequestHandler {
 	r := newRouter()
+	if extra != nil {
+		extra(r)
+	}
 	a := func(name string, h fasthttp.RequestHandler) fasthttp.RequestHandler {
 		return s.route("admin_"+name, s.adminAuth(h))
 	}

@@ -143,8 +143,16 @@ func (s *Server) route(name string, h fasthttp.RequestHandler) fasthttp.RequestH
 	}
 }
 
-func (s *Server) publicRouter() fasthttp.RequestHandler {
+// publicRouter returns the public listener's handler.
+func (s *Server) publicRouter() fasthttp.RequestHandler { return s.publicHandler(nil) }
+
+// publicHandler builds the public listener's handler; extra, when not nil,
+// adds routes first (tests only: a route that panics).
+func (s *Server) publicHandler(extra func(r *router.Router)) fasthttp.RequestHandler {
 	r := newRouter()
+	if extra != nil {
+		extra(r)
+	}
 	r.POST("/api/v1/jobs/{jobId}/report", s.route("report", s.report))
 	s.addRESTRoutes(r)
 	r.GET("/api/v1/openapi.json", s.route("openapi", serveOpenAPI))
