@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -35,6 +36,10 @@ type serverOptions struct {
 	noDevClock  bool                     // run on the system clock
 	beforeSync  func(first, last uint64) // the log's BeforeSync hook
 	readTimeout time.Duration            // the listeners' read timeout (default: the server's, 15 s)
+	// failWrite is the log's fault hook: an error fails the batch as a
+	// failed write would. With it, OnFatal records the failure (fatals)
+	// instead of failing the test, and the process goes on, fail-stopped.
+	failWrite func(first, last uint64) error
 }
 
 type testServer struct {
@@ -49,6 +54,7 @@ type testServer struct {
 	client    *http.Client
 	logs      *syncBuffer
 	closed    bool
+	fatals    atomic.Int32 // OnFatal calls, with failWrite
 }
 
 // syncBuffer collects the server's logs for tests that read them.
@@ -94,10 +100,17 @@ func (s *testServer) start() {
 		clock = s.Clock
 	}
 	metrics := transport.NewMetrics()
+	onFatal := func(err error) { t.Errorf("log failed: %v", err) }
+	if s.opts.failWrite != nil {
+		onFatal = func(err error) {
+			s.fatals.Add(1)
+			logger.Error("wal: write failed (the test's OnFatal: the process goes on)", "err", err)
+		}
+	}
 	eng, err := engine.Open(engine.Options{
 		Dir: s.Dir, Clock: clock, Logger: logger,
-		WAL: wal.Options{Logger: logger, BeforeSync: s.opts.beforeSync, Observe: metrics.ObserveWAL,
-			OnFatal: func(err error) { t.Errorf("log failed: %v", err) }},
+		WAL: wal.Options{Logger: logger, BeforeSync: s.opts.beforeSync, FailWrite: s.opts.failWrite, Observe: metrics.ObserveWAL,
+			OnFatal: onFatal},
 	})
 	if err != nil {
 		t.Fatalf("open engine: %v", err)
@@ -135,7 +148,11 @@ func (s *testServer) Close() {
 	s.srv.Shutdown(ctx)
 	s.client.CloseIdleConnections()
 	if err := s.Eng.Close(); err != nil {
-		s.t.Errorf("close engine: %v", err)
+		if s.fatals.Load() > 0 { // the failed log refuses the last snapshot
+			s.t.Logf("close engine after the log failed: %v", err)
+		} else {
+			s.t.Errorf("close engine: %v", err)
+		}
 	}
 }
 
@@ -144,6 +161,7 @@ func (s *testServer) Close() {
 func (s *testServer) Restart() {
 	s.t.Helper()
 	s.Close()
+	s.fatals.Store(0)
 	s.start()
 }
 

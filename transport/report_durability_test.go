@@ -5,8 +5,11 @@ package transport_test
 // history, alerts, and idempotency keys, which then answer duplicate.
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -119,4 +122,55 @@ func TestReportDurableAfterCrash(t *testing.T) {
 	}
 	r := startServer(t, serverOptions{dir: crashed})
 	rpCheckAfter(t, r, d, before)
+}
+
+// api.md 7.2's 500 row: when the log cannot make a report durable, the
+// answer is 500 `Failed to record report`; the log fails stop, so later
+// reports and admin changes fail too; and after a restart on the same data
+// the report is absent. The fault is injected in the log's write (its
+// FailWrite hook); the harness's OnFatal records it instead of exiting.
+func TestReportWhenTheLogFails(t *testing.T) {
+	var failing atomic.Bool
+	s := startServer(t, serverOptions{failWrite: func(first, last uint64) error {
+		if failing.Load() {
+			return errors.New("injected write failure")
+		}
+		return nil
+	}})
+	f := s.Fixture(fixtureOptions{})
+	s.Advance(time.Minute)
+	rpWant(t, "before the fault", s.Report(f.Job, f.ReportKey, "K1", `{"status":"ok"}`), 200, rpOK("ok", "", false, false))
+	before := rpState(s, f.WS, f.Job)
+
+	failing.Store(true)
+	rpWantErr(t, "the report whose write fails", s.Report(f.Job, f.ReportKey, "K2", `{"status":"failed"}`), 500, "Failed to record report")
+	if n := s.fatals.Load(); n != 1 {
+		t.Fatalf("OnFatal called %d times, want once", n)
+	}
+	failing.Store(false) // the log stays failed: fail-stop
+	rpWantErr(t, "a later report", s.Report(f.Job, f.ReportKey, "K3", `{"status":"warn"}`), 500, "Failed to record report")
+	rpWantErr(t, "a later report without a key", s.Report(f.Job, f.ReportKey, "", `{"status":"ok"}`), 500, "Failed to record report")
+	r := s.Admin("POST", "/workspaces/"+f.WS+"/clients", map[string]any{"name": "Later"})
+	if want := `{"error":{"code":"INTERNAL_ERROR","message":"The change was not recorded"}}`; r.Status != 500 || string(r.Body) != want {
+		t.Errorf("an admin change after the fault:\n got %d %s\nwant 500 %s", r.Status, r.Body, want)
+	}
+	if n := s.fatals.Load(); n != 1 {
+		t.Errorf("OnFatal called %d times, want once", n)
+	}
+	if !strings.Contains(s.logs.String(), "injected write failure") {
+		t.Errorf("the cause is not logged:\n%s", s.logs.String())
+	}
+
+	// Restarted on the same data: what was answered 200 is there, nothing
+	// else. K2 was never recorded, so it records now.
+	s.Restart()
+	rpSameState(t, "after the restart", before, rpState(s, f.WS, f.Job))
+	if h := rpHistory(s, f.WS, f.Job); len(h) != 1 {
+		t.Errorf("%d results after the restart, want the one acknowledged", len(h))
+	}
+	if n := len(s.MustAdmin(200, "GET", "/workspaces/"+f.WS+"/clients", nil).List()); n != 1 {
+		t.Errorf("%d clients after the restart, want 1", n)
+	}
+	s.Advance(time.Minute)
+	rpAccepted(t, "K2 after the restart", s.Report(f.Job, f.ReportKey, "K2", `{"status":"failed"}`), "failed")
 }

@@ -138,7 +138,13 @@ func (l *Log) commit() {
 			l.opts.BeforeSync(b.first, b.last)
 		}
 		start := time.Now()
-		err := l.st.WriteBatch(b)
+		var err error
+		if l.opts.FailWrite != nil {
+			err = l.opts.FailWrite(b.first, b.last)
+		}
+		if err == nil {
+			err = l.st.WriteBatch(b)
+		}
 		took := time.Since(start)
 		if err != nil {
 			l.reject(l.failStop(fmt.Errorf("write lsn %d..%d: %w", b.first, b.last, err)))

@@ -26,6 +26,7 @@ type Options struct {
 	Logger      *slog.Logger                          // default slog.Default()
 	OnFatal     func(err error)                       // called once when a write or fsync fails; default: log at Error level and os.Exit(1)
 	BeforeSync  func(first, last uint64)              // test hook: called by the committer before it writes+fsyncs a batch holding LSNs first..last; it may block
+	FailWrite   func(first, last uint64) error        // test hook (fault injection): called after BeforeSync; an error is treated exactly as a failed write of the batch (fail-stop); nil in production
 	Observe     func(records int, sync time.Duration) // called after each durable batch (metrics); may be nil
 	MaxBatch    int                                   // most records per WriteBatch; default 1024
 	QueueSize   int                                   // capacity of the submit channel; default 4096
