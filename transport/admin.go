@@ -54,7 +54,7 @@ func (s *Server) adminHandler(extra func(r *router.Router)) fasthttp.RequestHand
 		writeJSON(ctx, fasthttp.StatusOK, []byte(`{"status":"ok"}`))
 	}))
 	r.GET("/readyz", s.route("readyz", func(ctx *fasthttp.RequestCtx) {
-		if s.eng == nil || !s.eng.Ready() {
+		if !s.attached.Load() || !s.eng.Ready() {
 			writeJSON(ctx, fasthttp.StatusServiceUnavailable, []byte(`{"status":"starting"}`))
 			return
 		}
@@ -74,7 +74,21 @@ func (s *Server) adminHandler(extra func(r *router.Router)) fasthttp.RequestHand
 		ctx.Response.Reset()
 		adminError(ctx, fasthttp.StatusInternalServerError, "INTERNAL_ERROR", "Internal server error")
 	}
-	return r.Handler
+	h := r.Handler
+	return func(ctx *fasthttp.RequestCtx) {
+		if !s.attached.Load() && !isProbe(ctx.Path()) {
+			s.metrics.countRequest("admin_starting", fasthttp.StatusServiceUnavailable)
+			adminError(ctx, fasthttp.StatusServiceUnavailable, "UNAVAILABLE", "starting")
+			return
+		}
+		h(ctx)
+	}
+}
+
+// isProbe reports whether path is /livez or /readyz, which answer while
+// the engine recovers (docs/decisions.md).
+func isProbe(path []byte) bool {
+	return string(path) == "/livez" || string(path) == "/readyz"
 }
 
 // adminAuth checks the admin bearer token in constant time.

@@ -6,10 +6,19 @@ package transport_test
 import (
 	"bufio"
 	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"backupmon/engine"
+	"backupmon/transport"
+	"backupmon/wal"
 )
 
 func TestAdminDevClock(t *testing.T) {
@@ -139,6 +148,99 @@ func TestAdminProbes(t *testing.T) {
 	}
 	if r := s.do("GET", s.PublicURL+"/metrics", nil, nil); r.Status != 404 {
 		t.Errorf("/metrics on the public listener: %d", r.Status)
+	}
+}
+
+// While the engine recovers, the admin listener already answers: /livez
+// 200, /readyz 503 starting, every other path 503 UNAVAILABLE (token or
+// not); once the engine is attached, everything answers as usual.
+func TestAdminWhileStarting(t *testing.T) {
+	logs := &syncBuffer{}
+	srv := transport.New(transport.Config{AdminToken: testAdminToken, DevClock: true,
+		Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.ServeAdmin(ln)
+	var eng *engine.Engine
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(ctx)
+		if eng != nil {
+			eng.Close()
+		}
+	})
+	base := "http://" + ln.Addr().String()
+	client := &http.Client{Timeout: 10 * time.Second}
+	call := func(method, path string, token bool) (int, string, string) {
+		t.Helper()
+		req, err := http.NewRequest(method, base+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if token {
+			req.Header.Set("Authorization", "Bearer "+testAdminToken)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatalf("%s %s: %v", method, path, err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b), resp.Header.Get("Content-Type")
+	}
+	const starting = `{"error":{"code":"UNAVAILABLE","message":"starting"}}`
+	for _, c := range []struct {
+		method, path string
+		token        bool
+		status       int
+		body         string
+	}{
+		{"GET", "/livez", false, 200, `{"status":"ok"}`},
+		{"GET", "/readyz", false, 503, `{"status":"starting"}`},
+		{"GET", "/admin/v1/workspaces", true, 503, starting},
+		{"GET", "/admin/v1/workspaces", false, 503, starting},
+		{"POST", "/admin/v1/workspaces", true, 503, starting},
+		{"POST", "/admin/v1/clock", true, 503, starting},
+		{"GET", "/metrics", false, 503, starting},
+		{"GET", "/nope", false, 503, starting},
+	} {
+		t.Run("starting "+c.method+" "+c.path, func(t *testing.T) {
+			status, body, ct := call(c.method, c.path, c.token)
+			if status != c.status || body != c.body || ct != "application/json; charset=utf-8" {
+				t.Errorf("got %d %s (%s), want %d %s", status, body, ct, c.status, c.body)
+			}
+		})
+	}
+
+	eng, err = engine.Open(engine.Options{Dir: t.TempDir(), Clock: engine.NewDevClock(t0),
+		Logger: slog.New(slog.NewTextHandler(logs, nil)), WAL: wal.Options{OnFatal: func(err error) { t.Errorf("log failed: %v", err) }}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Attach(eng)
+	for _, c := range []struct {
+		method, path string
+		token        bool
+		status       int
+		body         string
+	}{
+		{"GET", "/livez", false, 200, `{"status":"ok"}`},
+		{"GET", "/readyz", false, 200, `{"status":"ready"}`},
+		{"GET", "/admin/v1/workspaces", true, 200, `{"data":[]}`},
+		{"GET", "/admin/v1/workspaces", false, 401, `{"error":{"code":"UNAUTHORIZED","message":"Missing or invalid admin token"}}`},
+		{"GET", "/nope", false, 404, `{"error":{"code":"NOT_FOUND","message":"No such endpoint"}}`},
+	} {
+		t.Run("open "+c.method+" "+c.path, func(t *testing.T) {
+			if status, body, _ := call(c.method, c.path, c.token); status != c.status || body != c.body {
+				t.Errorf("got %d %s, want %d %s", status, body, c.status, c.body)
+			}
+		})
+	}
+	if status, _, _ := call("GET", "/metrics", false); status != 200 {
+		t.Errorf("/metrics once open: %d", status)
 	}
 }
 

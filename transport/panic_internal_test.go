@@ -62,6 +62,7 @@ func servePanicking(t *testing.T, s *Server, name string, h fasthttp.RequestHand
 func TestPanicHandlers(t *testing.T) {
 	logs := &lockedLog{}
 	s := New(Config{Logger: slog.New(slog.NewTextHandler(logs, nil)), AdminToken: "token"})
+	s.attached.Store(true) // as if started: the routes used here need no engine
 	boom := func(v any) fasthttp.RequestHandler {
 		return func(*fasthttp.RequestCtx) { panic(v) }
 	}

@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/fasthttp/router"
@@ -24,13 +25,13 @@ import (
 
 // Config wires a Server.
 type Config struct {
-	Engine     *engine.Engine
-	Logger     *slog.Logger // default slog.Default()
-	Metrics    *Metrics     // default NewMetrics()
-	AdminToken string       // required: the bearer token of the admin API
-	DevClock   bool         // serve POST /admin/v1/clock
-	TLS        *tls.Config  // serve HTTPS on the public listener when set
-	CursorKey  []byte       // signs and encrypts pagination cursors; default: random (cursors then end with the process)
+	Engine     *engine.Engine // nil until recovery is done: see Attach
+	Logger     *slog.Logger   // default slog.Default()
+	Metrics    *Metrics       // default NewMetrics()
+	AdminToken string         // required: the bearer token of the admin API
+	DevClock   bool           // serve POST /admin/v1/clock
+	TLS        *tls.Config    // serve HTTPS on the public listener when set
+	CursorKey  []byte         // signs and encrypts pagination cursors; default: random (cursors then end with the process)
 	// ReadTimeout bounds the reading of one request, header and body, on
 	// both listeners; default 15 seconds. A request that takes longer is
 	// answered 408.
@@ -50,22 +51,24 @@ const (
 // Server serves the public listener (REST and Report API under /api/v1) and
 // the admin listener (/admin/v1, /livez, /readyz, /metrics).
 type Server struct {
-	eng     *engine.Engine
-	log     *slog.Logger
-	metrics *Metrics
-	token   []byte
-	dev     bool
-	tls     *tls.Config
-	cursors cursorCodec
-	marks   reportMarks // Report API requests whose body is being read
+	eng      *engine.Engine // written once, before attached is set
+	attached atomic.Bool    // eng is set: the admin API answers
+	log      *slog.Logger
+	metrics  *Metrics
+	token    []byte
+	dev      bool
+	tls      *tls.Config
+	cursors  cursorCodec
+	marks    reportMarks // Report API requests whose body is being read
 
 	public *fasthttp.Server
 	admin  *fasthttp.Server
 }
 
-// New builds a Server from cfg.
+// New builds a Server from cfg. Without cfg.Engine, the admin listener
+// answers as a server still starting until Attach.
 func New(cfg Config) *Server {
-	s := &Server{eng: cfg.Engine, log: cfg.Logger, metrics: cfg.Metrics, token: []byte(cfg.AdminToken), dev: cfg.DevClock, tls: cfg.TLS}
+	s := &Server{log: cfg.Logger, metrics: cfg.Metrics, token: []byte(cfg.AdminToken), dev: cfg.DevClock, tls: cfg.TLS}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -87,7 +90,19 @@ func New(cfg Config) *Server {
 	s.public = s.newHTTPServer("public", s.publicRouter(), publicMaxBody, timeout, s.publicParseError)
 	s.public.HeaderReceived = s.headerReceived
 	s.admin = s.newHTTPServer("admin", s.adminRouter(), adminMaxBody, timeout, s.adminParseError)
+	if cfg.Engine != nil {
+		s.Attach(cfg.Engine)
+	}
 	return s
+}
+
+// Attach gives the server its engine once recovery is done. Before it, the
+// admin listener answers /livez 200, /readyz 503 and every other path 503
+// UNAVAILABLE, so that it can be served while the engine recovers; the
+// public listener must not be served before it. Call it once.
+func (s *Server) Attach(eng *engine.Engine) {
+	s.eng = eng
+	s.attached.Store(true)
 }
 
 func (s *Server) newHTTPServer(name string, h fasthttp.RequestHandler, maxBody int, timeout time.Duration, onParseError func(*fasthttp.RequestCtx, error)) *fasthttp.Server {
@@ -107,7 +122,8 @@ func (s *Server) newHTTPServer(name string, h fasthttp.RequestHandler, maxBody i
 	}
 }
 
-// ServePublic serves the public APIs on ln until Shutdown.
+// ServePublic serves the public APIs on ln until Shutdown. The engine must
+// be attached first.
 func (s *Server) ServePublic(ln net.Listener) error {
 	if s.tls != nil {
 		ln = tls.NewListener(ln, s.tls)
@@ -115,7 +131,8 @@ func (s *Server) ServePublic(ln net.Listener) error {
 	return s.public.Serve(ln)
 }
 
-// ServeAdmin serves the admin API on ln until Shutdown.
+// ServeAdmin serves the admin API on ln until Shutdown; it may start
+// before the engine is attached.
 func (s *Server) ServeAdmin(ln net.Listener) error { return s.admin.Serve(ln) }
 
 // Shutdown stops accepting connections and waits for requests in progress.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -122,7 +123,7 @@ func createDemo(eng *engine.Engine, dataDir string, logger *slog.Logger) error {
 
 // printDemo prints the demo's keys and ready curl lines, read from
 // <data>/demo-keys.txt (so they show again on every start).
-func printDemo(dataDir, publicURL, adminURL, token string) {
+func printDemo(out io.Writer, dataDir, publicURL, adminURL, token string) {
 	raw, err := os.ReadFile(filepath.Join(dataDir, "demo-keys.txt"))
 	if err != nil {
 		return
@@ -133,13 +134,13 @@ func printDemo(dataDir, publicURL, adminURL, token string) {
 			kv[k] = v
 		}
 	}
-	fmt.Printf("demo workspace: %s (keys in %s)\n", kv["workspace"], filepath.Join(dataDir, "demo-keys.txt"))
-	fmt.Printf("REST key (all scopes): %s\n", kv["rest_key"])
-	fmt.Printf("report key: %s\n", kv["report_key"])
-	fmt.Printf("report a backup run:\n  curl -s -X POST %s/api/v1/jobs/%s/report -H 'Authorization: Bearer %s' -H 'Content-Type: application/json' -d '{\"status\":\"ok\",\"duration_seconds\":1200,\"size_bytes\":5368709120}'\n",
+	fmt.Fprintf(out, "demo workspace: %s (keys in %s)\n", kv["workspace"], filepath.Join(dataDir, "demo-keys.txt"))
+	fmt.Fprintf(out, "REST key (all scopes): %s\n", kv["rest_key"])
+	fmt.Fprintf(out, "report key: %s\n", kv["report_key"])
+	fmt.Fprintf(out, "report a backup run:\n  curl -s -X POST %s/api/v1/jobs/%s/report -H 'Authorization: Bearer %s' -H 'Content-Type: application/json' -d '{\"status\":\"ok\",\"duration_seconds\":1200,\"size_bytes\":5368709120}'\n",
 		publicURL, kv["job"], kv["report_key"])
-	fmt.Printf("see the job through the admin API:\n  curl -s %s/admin/v1/workspaces/%s/jobs/%s -H 'Authorization: Bearer %s'\n",
+	fmt.Fprintf(out, "see the job through the admin API:\n  curl -s %s/admin/v1/workspaces/%s/jobs/%s -H 'Authorization: Bearer %s'\n",
 		adminURL, kv["workspace"], kv["job"], token)
-	fmt.Printf("read the jobs that failed through the REST API:\n  curl -s '%s/api/v1/jobs?status=failed&limit=5' -H 'Authorization: Bearer %s'\n",
+	fmt.Fprintf(out, "read the jobs that failed through the REST API:\n  curl -s '%s/api/v1/jobs?status=failed&limit=5' -H 'Authorization: Bearer %s'\n",
 		publicURL, kv["rest_key"])
 }

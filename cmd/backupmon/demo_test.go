@@ -206,28 +206,6 @@ func cliSorted(l []string) []string {
 	return l
 }
 
-// cliCaptureStdout runs fn with os.Stdout sent to a pipe and returns what
-// it printed.
-func cliCaptureStdout(t *testing.T, fn func()) string {
-	t.Helper()
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	old := os.Stdout
-	os.Stdout = w
-	done := make(chan string)
-	go func() {
-		b, _ := io.ReadAll(r)
-		done <- string(b)
-	}()
-	defer func() { os.Stdout = old }()
-	fn()
-	w.Close()
-	os.Stdout = old
-	return <-done
-}
-
 func TestDemoCurlLines(t *testing.T) {
 	dir := t.TempDir()
 	s := startCLIServer(t, dir, time.Date(2026, 3, 4, 12, 0, 0, 0, time.UTC))
@@ -235,7 +213,9 @@ func TestDemoCurlLines(t *testing.T) {
 		t.Fatalf("createDemo: %v", err)
 	}
 	kv := cliDemoKeys(t, dir)
-	out := cliCaptureStdout(t, func() { printDemo(dir, s.publicURL, s.adminURL, cliToken) })
+	var buf bytes.Buffer
+	printDemo(&buf, dir, s.publicURL, s.adminURL, cliToken)
+	out := buf.String()
 	if !strings.Contains(out, kv["rest_key"]) || !strings.Contains(out, kv["report_key"]) || !strings.Contains(out, kv["workspace"]) {
 		t.Errorf("printDemo does not show the workspace and both keys:\n%s", out)
 	}

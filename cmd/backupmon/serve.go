@@ -8,6 +8,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -31,6 +32,11 @@ type serveConfig struct {
 	adminToken                string
 	logLevel                  string
 	snapshotEvery             uint64 // 0: the engine's default
+
+	// beforeOpen, when set (tests only), runs after the admin listener
+	// serves and before the engine's recovery starts, so that a test can
+	// hold the server in its starting state.
+	beforeOpen func()
 }
 
 // envDefault returns BACKUPMON_<FLAG> when set, else def.
@@ -108,14 +114,23 @@ func serve(args []string) int {
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	slog.SetDefault(logger)
-	if err := run(cfg, logger); err != nil {
+	// From here on a signal stops the server cleanly, even one that comes
+	// during recovery (it is acted on once the engine is open).
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, syscall.SIGINT, syscall.SIGTERM)
+	if err := run(cfg, logger, os.Stdout, stop); err != nil {
 		logger.Error("backupmon stopped", "err", err)
 		return 1
 	}
 	return 0
 }
 
-func run(cfg *serveConfig, logger *slog.Logger) error {
+// run serves until a signal arrives on stop. It binds both listeners and
+// serves the admin listener first, so that /livez and /readyz answer while
+// the engine recovers; then it opens the engine, attaches it and serves the
+// public listener. The lines it prints to out (each listener's address,
+// then ready) keep that order.
+func run(cfg *serveConfig, logger *slog.Logger, out io.Writer, stop <-chan os.Signal) error {
 	if err := os.MkdirAll(cfg.data, 0o750); err != nil {
 		return fmt.Errorf("create data directory: %w", err)
 	}
@@ -135,39 +150,20 @@ func run(cfg *serveConfig, logger *slog.Logger) error {
 		}
 		tlsConf = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
-
-	var clock engine.Clock = engine.SystemClock{}
-	if cfg.devClock {
-		clock = engine.NewDevClock(time.Now())
-	}
-	metrics := transport.NewMetrics()
-	eng, err := engine.Open(engine.Options{
-		Dir:           cfg.data,
-		Clock:         clock,
-		Logger:        logger,
-		WAL:           walOptions(logger, metrics),
-		RetentionDays: cfg.retentionDays,
-		SnapshotEvery: cfg.snapshotEvery,
-	})
-	if err != nil {
-		return err
-	}
 	curKey, err := secretFile(filepath.Join(cfg.data, "cursor.key"))
 	if err != nil {
-		eng.Close()
 		return err
 	}
-	srv := transport.New(transport.Config{Engine: eng, Logger: logger, Metrics: metrics, AdminToken: token, DevClock: cfg.devClock, TLS: tlsConf, CursorKey: curKey})
+	metrics := transport.NewMetrics()
+	srv := transport.New(transport.Config{Logger: logger, Metrics: metrics, AdminToken: token, DevClock: cfg.devClock, TLS: tlsConf, CursorKey: curKey})
 
 	pubLn, err := net.Listen("tcp", cfg.listen)
 	if err != nil {
-		eng.Close()
 		return fmt.Errorf("listen %s: %w", cfg.listen, err)
 	}
 	admLn, err := net.Listen("tcp", cfg.adminListen)
 	if err != nil {
 		pubLn.Close()
-		eng.Close()
 		return fmt.Errorf("listen %s: %w", cfg.adminListen, err)
 	}
 	scheme := "http"
@@ -177,30 +173,50 @@ func run(cfg *serveConfig, logger *slog.Logger) error {
 	publicURL := scheme + "://" + pubLn.Addr().String()
 	adminURL := "http://" + admLn.Addr().String()
 
+	// The admin listener answers from now on: /livez 200, /readyz 503 and
+	// 503 UNAVAILABLE elsewhere until the engine is attached. The public
+	// listener is bound: connections wait in its backlog until it serves.
+	errc := make(chan error, 2)
+	go func() { errc <- srv.ServeAdmin(admLn) }()
+	fmt.Fprintf(out, "public listening on %s\n", publicURL)
+	fmt.Fprintf(out, "admin listening on %s\n", adminURL)
+	if cfg.beforeOpen != nil {
+		cfg.beforeOpen()
+	}
+
+	var clock engine.Clock = engine.SystemClock{}
+	if cfg.devClock {
+		clock = engine.NewDevClock(time.Now())
+	}
+	eng, err := engine.Open(engine.Options{
+		Dir:           cfg.data,
+		Clock:         clock,
+		Logger:        logger,
+		WAL:           walOptions(logger, metrics),
+		RetentionDays: cfg.retentionDays,
+		SnapshotEvery: cfg.snapshotEvery,
+	})
+	if err != nil {
+		stopListeners(srv, pubLn, logger)
+		return err
+	}
 	if cfg.demo && fresh {
 		if err := createDemo(eng, cfg.data, logger); err != nil {
-			pubLn.Close()
-			admLn.Close()
+			stopListeners(srv, pubLn, logger)
 			eng.Close()
 			return fmt.Errorf("create demo: %w", err)
 		}
 	}
-
-	errc := make(chan error, 2)
+	srv.Attach(eng)
 	go func() { errc <- srv.ServePublic(pubLn) }()
-	go func() { errc <- srv.ServeAdmin(admLn) }()
-	fmt.Printf("public listening on %s\n", publicURL)
-	fmt.Printf("admin listening on %s\n", adminURL)
 	if cfg.demo {
-		printDemo(cfg.data, publicURL, adminURL, token)
+		printDemo(out, cfg.data, publicURL, adminURL, token)
 	}
-	fmt.Println("ready")
+	fmt.Fprintln(out, "ready")
 
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	var serveErr error
 	select {
-	case s := <-sig:
+	case s := <-stop:
 		logger.Info("stopping", "signal", s.String())
 	case serveErr = <-errc:
 		logger.Error("listener failed", "err", serveErr)
@@ -215,6 +231,17 @@ func run(cfg *serveConfig, logger *slog.Logger) error {
 	}
 	logger.Info("stopped cleanly")
 	return serveErr
+}
+
+// stopListeners stops the admin listener and closes the public one, which
+// was never served, when start-up fails.
+func stopListeners(srv *transport.Server, pubLn net.Listener, logger *slog.Logger) {
+	pubLn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		logger.Warn("shutdown", "err", err)
+	}
 }
 
 // isFresh reports whether the data directory holds no state yet.
