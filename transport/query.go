@@ -41,7 +41,7 @@ var (
 
 // msgBadCursor answers a cursor that is not one of ours, or not for this
 // endpoint, these filters or this workspace.
-const msgBadCursor = "cursor is not valid for this endpoint and these filters; start again without it"
+const msgBadCursor = "cursor is not valid for this endpoint, these filters and this workspace; start again without it"
 
 // queryProblem is the first parameter problem found.
 type queryProblem struct {
