@@ -13,7 +13,7 @@ import (
 // while Close runs; each sends a few more once the engine is closed. A hang
 // fails the test at its deadline.
 func TestCommandsRacingCloseReturn(t *testing.T) {
-	const rounds, senders = 40, 24
+	const rounds, senders = 40, 25
 	for round := range rounds {
 		e := openTestEngine(t, t.TempDir())
 		ws, err := e.CreateWorkspace(WorkspaceInput{Name: Some("Racing"), Plan: Some("pro")})
@@ -27,6 +27,9 @@ func TestCommandsRacingCloseReturn(t *testing.T) {
 		k, err := e.CreateKey(ws.ID, KeyInput{Name: Some("report"), Type: Some("report")})
 		check(t, "create key", err)
 		hash := HashKey([]byte(k.Key))
+		rk, err := e.CreateKey(ws.ID, KeyInput{Name: Some("rest"), Type: Some("rest")})
+		check(t, "create REST key", err)
+		restHash := HashKey([]byte(rk.Key))
 
 		start := make(chan struct{})
 		var wg sync.WaitGroup
@@ -40,7 +43,7 @@ func TestCommandsRacingCloseReturn(t *testing.T) {
 					if e.closed.Load() {
 						after++
 					}
-					switch g % 4 {
+					switch g % 5 {
 					case 0:
 						e.Report(hash, &ReportInput{JobID: j.ID, Status: ReportOK, SizeBytes: -1, DurationSeconds: -1})
 					case 1:
@@ -49,6 +52,8 @@ func TestCommandsRacingCloseReturn(t *testing.T) {
 						e.UpdateClient(ws.ID, c.ID, ClientInput{Name: Some(fmt.Sprintf("client %d.%d", g, i))}) // change
 					case 3:
 						e.ImportReport(ws.ID, j.ID, ImportInput{ReceivedAt: e.Now(), Status: ReportOK, DurationSeconds: -1, SizeBytes: -1})
+					case 4:
+						e.REST(restHash, &RESTQuery{Endpoint: EndpointJobs, Limit: 10}, nil)
 					}
 				}
 			}()
@@ -73,6 +78,9 @@ func TestCommandsRacingCloseReturn(t *testing.T) {
 		// After Close, every kind of command answers at once.
 		if r := e.Report(hash, &ReportInput{JobID: j.ID, Status: ReportOK, SizeBytes: -1, DurationSeconds: -1}); r.Outcome != ReportNotRecorded {
 			t.Errorf("round %d: report after Close: outcome %d, want ReportNotRecorded", round, r.Outcome)
+		}
+		if a := e.REST(restHash, &RESTQuery{Endpoint: EndpointJobs, Limit: 10}, nil); a.Outcome != RESTFailed {
+			t.Errorf("round %d: REST after Close: outcome %d, want RESTFailed", round, a.Outcome)
 		}
 		if _, err := e.UpdateClient(ws.ID, c.ID, ClientInput{Name: Some("late")}); err != ErrClosed {
 			t.Errorf("round %d: change after Close: %v, want ErrClosed", round, err)

@@ -154,8 +154,14 @@ func (e *Engine) REST(keyHash [32]byte, q *RESTQuery, buf []byte) RESTAnswer {
 		return RESTAnswer{Outcome: RESTFailed}
 	}
 	ch := make(chan RESTAnswer, 1)
-	ref.act.inbox <- func(w *workspace) { ch <- ref.act.rest(w, ref.keyID, q, buf) }
-	return <-ch
+	if !ref.act.send(func(w *workspace) { ch <- ref.act.rest(w, ref.keyID, q, buf) }) {
+		return RESTAnswer{Outcome: RESTFailed}
+	}
+	ans, ok := await(e, ch)
+	if !ok {
+		return RESTAnswer{Outcome: RESTFailed}
+	}
+	return ans
 }
 
 // rest runs in the actor: the checks in the contract's order, then the
