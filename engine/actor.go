@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"sync"
+
 	"backupmon/wal"
 )
 
@@ -11,6 +13,9 @@ type actor struct {
 	ws    *workspace
 	inbox chan func(w *workspace)
 	done  chan struct{} // closed when run returns
+
+	mu       sync.RWMutex // read-held by senders, so that stop can close the inbox
+	stopping bool
 }
 
 // inboxSize bounds each actor's queue; senders wait when it is full.
@@ -20,44 +25,36 @@ func newActor(e *Engine, w *workspace) *actor {
 	return &actor{eng: e, ws: w, inbox: make(chan func(*workspace), inboxSize), done: make(chan struct{})}
 }
 
-// run serves the inbox until a nil message (sent by Engine.Close).
+// run serves the inbox until Engine.Close closes it, running every message
+// that got in before that.
 func (a *actor) run() {
 	defer close(a.done)
 	for fn := range a.inbox {
-		if fn == nil {
-			return
-		}
 		fn(a.ws)
 	}
 }
 
-// send puts fn in the inbox. It returns false, without sending, once every
-// actor has stopped (Engine.Close): nothing would run fn.
+// send puts fn in the inbox and reports whether it got in: once the actor
+// is stopping (Engine.Close), it refuses. A message that got in is run, and
+// so answered, even during Close.
 func (a *actor) send(fn func(w *workspace)) bool {
-	select {
-	case a.inbox <- fn:
-		return true
-	case <-a.eng.halted:
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	if a.stopping {
 		return false
 	}
+	a.inbox <- fn
+	return true
 }
 
-// await returns the reply on ch, or false once every actor has stopped
-// without sending one: a message that was queued behind Close's stop
-// message never runs. A reply already sent is taken even then.
-func await[T any](e *Engine, ch <-chan T) (T, bool) {
-	select {
-	case v := <-ch:
-		return v, true
-	case <-e.halted:
-		select {
-		case v := <-ch:
-			return v, true
-		default:
-			var zero T
-			return zero, false
-		}
-	}
+// stop makes the actor refuse new messages, lets it run those already
+// queued, and waits until it has.
+func (a *actor) stop() {
+	a.mu.Lock()
+	a.stopping = true
+	a.mu.Unlock()
+	close(a.inbox) // no send is under way: each holds mu while it sends
+	<-a.done
 }
 
 // applyNew gives rec the workspace's next sequence number and applies it.
@@ -80,8 +77,7 @@ func ask[T any](a *actor, fn func(w *workspace) T) T {
 		var zero T
 		return zero
 	}
-	v, _ := await(a.eng, ch)
-	return v
+	return <-ch
 }
 
 // decision is what a command decided in the actor: a record to log (nil when
@@ -139,9 +135,6 @@ func change[T any](a *actor, decide func(w *workspace, now int64) (decision[T], 
 		var zero T
 		return zero, ErrClosed
 	}
-	o, ok := await(a.eng, ch)
-	if !ok {
-		return o.v, ErrClosed
-	}
+	o := <-ch
 	return o.v, o.err
 }

@@ -62,7 +62,6 @@ type Engine struct {
 	stopped     sync.WaitGroup
 	closeOnce   sync.Once
 	closed      atomic.Bool
-	halted      chan struct{} // closed by Close once every actor has stopped
 	ready       atomic.Bool
 }
 
@@ -99,7 +98,7 @@ func Open(opts Options) (*Engine, error) {
 	if opts.WAL.Logger == nil {
 		opts.WAL.Logger = opts.Logger
 	}
-	e := &Engine{opts: opts, clock: opts.Clock, logger: opts.Logger, globalIDs: newIDGen(), stop: make(chan struct{}), halted: make(chan struct{})}
+	e := &Engine{opts: opts, clock: opts.Clock, logger: opts.Logger, globalIDs: newIDGen(), stop: make(chan struct{})}
 	e.dev, _ = opts.Clock.(*DevClock)
 
 	start := time.Now()
@@ -247,8 +246,8 @@ func (e *Engine) sortedActors() []*actor {
 
 // Close stops the snapshot loop, takes a last snapshot, closes the log and
 // stops the actors. Callers stop sending requests first; a command that
-// still comes, during Close or after it, returns at once with
-// ReportNotRecorded, ErrClosed or a zero answer.
+// still comes, during Close or after it, returns promptly with
+// ReportNotRecorded, ErrClosed, ErrFailed or a zero answer.
 func (e *Engine) Close() error {
 	var err error
 	e.closeOnce.Do(func() {
@@ -274,16 +273,13 @@ func (e *Engine) Close() error {
 			return true
 		})
 		e.globalMu.Unlock()
+		// Each actor runs what is queued (a command that checked the
+		// closed flag just before it was set gets its answer: the log is
+		// closed, so a change fails) and then stops; later sends are
+		// refused.
 		for _, a := range list {
-			a.inbox <- nil
+			a.stop()
 		}
-		for _, a := range list {
-			<-a.done
-		}
-		// A command that checked the closed flag just before it was set
-		// may have queued behind the stop message; halted tells it that
-		// no answer will come.
-		close(e.halted)
 	})
 	return err
 }

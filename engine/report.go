@@ -83,12 +83,7 @@ func (e *Engine) Report(keyHash [32]byte, in *ReportInput) ReportReply {
 		replyPool.Put(ch) // never handed out
 		return ReportReply{Outcome: ReportNotRecorded}
 	}
-	r, ok := await(e, ch)
-	if !ok {
-		// Closed while queued: ch is not pooled again, since nothing
-		// proves that no sender still holds it.
-		return ReportReply{Outcome: ReportNotRecorded}
-	}
+	r := <-ch
 	replyPool.Put(ch)
 	return r
 }
@@ -291,8 +286,5 @@ func (e *Engine) ImportReports(wsID, jobID string, list []ImportInput) error {
 	if !sent {
 		return ErrClosed
 	}
-	if err, ok := await(e, ch); ok {
-		return err
-	}
-	return ErrClosed
+	return <-ch
 }

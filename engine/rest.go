@@ -157,11 +157,7 @@ func (e *Engine) REST(keyHash [32]byte, q *RESTQuery, buf []byte) RESTAnswer {
 	if !ref.act.send(func(w *workspace) { ch <- ref.act.rest(w, ref.keyID, q, buf) }) {
 		return RESTAnswer{Outcome: RESTFailed}
 	}
-	ans, ok := await(e, ch)
-	if !ok {
-		return RESTAnswer{Outcome: RESTFailed}
-	}
-	return ans
+	return <-ch
 }
 
 // rest runs in the actor: the checks in the contract's order, then the
