@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"backupmon/transport"
+	"backupmon/wal"
 )
 
 const targetChildCmd = "report-target"
@@ -71,8 +72,11 @@ func targetChild(args []string) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if *procs > 0 {
+	switch {
+	case *procs > 0:
 		runtime.GOMAXPROCS(*procs)
+	case *kind == "server":
+		wal.TuneProcs() // as backupmon serve does
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

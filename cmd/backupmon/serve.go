@@ -21,6 +21,7 @@ import (
 
 	"backupmon/engine"
 	"backupmon/transport"
+	"backupmon/wal"
 )
 
 // serveConfig holds the flags of `backupmon serve` (decisions.md 1).
@@ -114,6 +115,7 @@ func serve(args []string) int {
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	slog.SetDefault(logger)
+	wal.TuneProcs()
 	// From here on a signal stops the server cleanly, even one that comes
 	// during recovery (it is acted on once the engine is open).
 	stop := make(chan os.Signal, 1)
