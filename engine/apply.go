@@ -71,6 +71,7 @@ func (w *workspace) apply(rec wal.Entry, hooks applyHooks) error {
 			return fmt.Errorf("revoke unknown key %s", ID(r.ID))
 		}
 		delete(w.keys, r.ID)
+		k.revoked = true
 		w.addActivity(activity{id: r.ActivityID, at: r.At, typ: "key.revoked", actor: "admin", keyID: r.ID, keyName: k.name})
 		hooks.keyRemoved(w, k)
 	case *wal.KeyFirstUsed:

@@ -28,7 +28,10 @@ type Options struct {
 	Logger *slog.Logger
 	// WAL passes options (hooks, fatal handler, metrics) to the log.
 	WAL wal.Options
-	// SnapshotEvery takes a snapshot after this many log records; default 100000.
+	// SnapshotEvery takes a snapshot after at least this many log records,
+	// once the log has also grown by half the size of the last snapshot
+	// (so that the cost of snapshots per record stays flat as the state
+	// grows); default 100000.
 	SnapshotEvery uint64
 	// SnapshotInterval takes a snapshot this often when anything was logged;
 	// default 10 minutes.
@@ -58,11 +61,15 @@ type Engine struct {
 
 	snapMu      sync.Mutex
 	lastSnapLSN atomic.Uint64
-	stop        chan struct{}
-	stopped     sync.WaitGroup
-	closeOnce   sync.Once
-	closed      atomic.Bool
-	ready       atomic.Bool
+	// The log's size (Written) when the last snapshot began, and that
+	// snapshot's size: the next waits until the log has grown by half of it.
+	lastSnapLogAt atomic.Uint64
+	lastSnapSize  atomic.Int64
+	stop          chan struct{}
+	stopped       sync.WaitGroup
+	closeOnce     sync.Once
+	closed        atomic.Bool
+	ready         atomic.Bool
 }
 
 // Errors returned by engine commands.
@@ -220,7 +227,7 @@ func (e *Engine) addActor(w *workspace) *actor {
 func (e *Engine) keyAdded(w *workspace, k *apiKey) {
 	v, _ := e.actors.Load(w.id)
 	a, _ := v.(*actor)
-	e.keys.put(&keyRef{hash: k.hash, act: a, keyID: k.id})
+	e.keys.put(&keyRef{hash: k.hash, act: a, key: k})
 }
 
 func (e *Engine) keyRemoved(_ *workspace, k *apiKey) { e.keys.remove(&k.hash) }

@@ -20,9 +20,9 @@ type keyShard struct {
 }
 
 type keyRef struct {
-	hash  [32]byte
-	act   *actor
-	keyID ID
+	hash [32]byte
+	act  *actor
+	key  *apiKey // touched only in its actor, which checks key.revoked
 }
 
 func (x *keyIndex) shard(h *[32]byte) (*keyShard, uint64) {

@@ -176,6 +176,7 @@ type apiKey struct {
 	createdAt int64
 	expiresAt int64 // 0: never
 	firstUsed bool
+	revoked   bool         // set when the key is revoked (requests may still hold it)
 	lastUsed  atomic.Int64 // kept in memory, saved in snapshots only
 
 	// report API minute window, in memory only

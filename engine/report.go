@@ -79,7 +79,7 @@ func (e *Engine) Report(keyHash [32]byte, in *ReportInput) ReportReply {
 		return ReportReply{Outcome: ReportNotRecorded}
 	}
 	ch := replyPool.Get().(chan ReportReply)
-	if !ref.act.send(func(w *workspace) { ref.act.report(w, ref.keyID, in, ch) }) {
+	if !ref.act.send(func(w *workspace) { ref.act.report(w, ref.key, in, ch) }) {
 		replyPool.Put(ch) // never handed out
 		return ReportReply{Outcome: ReportNotRecorded}
 	}
@@ -90,11 +90,10 @@ func (e *Engine) Report(keyHash [32]byte, in *ReportInput) ReportReply {
 
 // report runs in the actor: every check of the contract in its order, then
 // the record.
-func (a *actor) report(w *workspace, keyID ID, in *ReportInput, reply chan<- ReportReply) {
+func (a *actor) report(w *workspace, k *apiKey, in *ReportInput, reply chan<- ReportReply) {
 	now := a.eng.nowMs()
-	k := w.keys[keyID]
 	switch {
-	case k == nil:
+	case k.revoked:
 		reply <- ReportReply{Outcome: ReportInvalidKey}
 		return
 	case k.expiresAt != 0 && now >= k.expiresAt:

@@ -154,7 +154,7 @@ func (e *Engine) REST(keyHash [32]byte, q *RESTQuery, buf []byte) RESTAnswer {
 		return RESTAnswer{Outcome: RESTFailed}
 	}
 	ch := make(chan RESTAnswer, 1)
-	if !ref.act.send(func(w *workspace) { ch <- ref.act.rest(w, ref.keyID, q, buf) }) {
+	if !ref.act.send(func(w *workspace) { ch <- ref.act.rest(w, ref.key, q, buf) }) {
 		return RESTAnswer{Outcome: RESTFailed}
 	}
 	return <-ch
@@ -162,11 +162,10 @@ func (e *Engine) REST(keyHash [32]byte, q *RESTQuery, buf []byte) RESTAnswer {
 
 // rest runs in the actor: the checks in the contract's order, then the
 // endpoint.
-func (a *actor) rest(w *workspace, keyID ID, q *RESTQuery, buf []byte) RESTAnswer {
+func (a *actor) rest(w *workspace, k *apiKey, q *RESTQuery, buf []byte) RESTAnswer {
 	now := a.eng.nowMs()
-	k := w.keys[keyID]
 	switch {
-	case k == nil:
+	case k.revoked:
 		return RESTAnswer{Outcome: RESTUnauthorized}
 	case k.expiresAt != 0 && now >= k.expiresAt:
 		return RESTAnswer{Outcome: RESTKeyExpired}

@@ -30,7 +30,12 @@ func (x *resultIndex) part(s, v uint8) *[]resultRef { return &x.parts[s-1][v] }
 // insert adds one result of j.
 func (x *resultIndex) insert(j *job, r *result) {
 	p := x.part(r.status, j.vx)
-	*p = insertOrdered(*p, resultRef{at: r.receivedAt, id: r.id, job: j}, func(a, b resultRef) bool { return refOlder(&a, &b) })
+	ref := resultRef{at: r.receivedAt, id: r.id, job: j}
+	if n := len(*p); n == 0 || !refOlder(&ref, &(*p)[n-1]) {
+		*p = append(*p, ref) // nearly always: results arrive in order
+		return
+	}
+	*p = insertOrdered(*p, ref, func(a, b resultRef) bool { return refOlder(&a, &b) })
 }
 
 // each calls fn for every list.
