@@ -34,6 +34,7 @@ func (e *Engine) Snapshot() error {
 	defer e.snapMu.Unlock()
 	start := time.Now()
 	from := e.log.NextLSN()
+	logAt := e.log.Written()
 	var size int64
 	path, err := e.snaps().Write(e.snapDir(), from, func(w io.Writer) error {
 		cw := &countingWriter{w: w}
@@ -51,6 +52,8 @@ func (e *Engine) Snapshot() error {
 		return fmt.Errorf("snapshot at %d: %w", from, err)
 	}
 	e.lastSnapLSN.Store(from)
+	e.lastSnapLogAt.Store(logAt)
+	e.lastSnapSize.Store(size)
 	oldest, err := e.snaps().Prune(e.snapDir(), e.opts.SnapshotsKept)
 	if err != nil {
 		return fmt.Errorf("prune snapshots: %w", err)
@@ -82,8 +85,11 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// snapshotLoop takes a snapshot every SnapshotEvery records or every
-// SnapshotInterval when anything was logged.
+// snapshotLoop takes a snapshot once SnapshotEvery records are logged and
+// the log has grown by half the last snapshot's size (a snapshot costs in
+// proportion to the whole state, so a large state is snapshotted less
+// often per record, and a restart replays at most about half a snapshot's
+// worth of log), or every SnapshotInterval when anything was logged.
 func (e *Engine) snapshotLoop() {
 	defer e.stopped.Done()
 	tick := time.NewTicker(time.Second)
@@ -95,17 +101,25 @@ func (e *Engine) snapshotLoop() {
 			return
 		case <-tick.C:
 		}
-		pending := e.log.NextLSN() - e.lastSnapLSN.Load()
-		if pending == 0 {
-			continue
-		}
-		if pending >= e.opts.SnapshotEvery || time.Since(lastTime) >= e.opts.SnapshotInterval {
+		if e.snapshotDue(time.Since(lastTime)) {
 			if err := e.Snapshot(); err != nil {
 				e.logger.Error("periodic snapshot failed", "err", err)
 			}
 			lastTime = time.Now()
 		}
 	}
+}
+
+// snapshotDue reports whether the snapshot loop takes a snapshot now, the
+// last one (or the start) having been since ago.
+func (e *Engine) snapshotDue(since time.Duration) bool {
+	// Records since the last snapshot (LSNs start at 1).
+	pending := e.log.NextLSN() - max(e.lastSnapLSN.Load(), 1)
+	if pending == 0 {
+		return false
+	}
+	grown := e.log.Written()-e.lastSnapLogAt.Load() >= uint64(e.lastSnapSize.Load()/2)
+	return pending >= e.opts.SnapshotEvery && grown || since >= e.opts.SnapshotInterval
 }
 
 func (e *Engine) writeSnapshot(bw *bufio.Writer) error {

@@ -125,6 +125,7 @@ func (l *Log) commit() {
 	}
 	b := &l.b
 	b.reset()
+	var bytes uint64
 	for i := range l.pending {
 		p := &l.pending[i]
 		if p.rec == nil {
@@ -132,6 +133,7 @@ func (l *Log) commit() {
 		}
 		l.scratch = appendFrame(l.scratch[:0], p.rec)
 		b.add(p.lsn, l.scratch)
+		bytes += uint64(len(l.scratch))
 	}
 	if n := b.len(); n > 0 {
 		if l.opts.BeforeSync != nil {
@@ -151,6 +153,7 @@ func (l *Log) commit() {
 			return
 		}
 		l.last.Store(b.last)
+		l.written.Add(bytes)
 		if l.opts.Observe != nil {
 			l.opts.Observe(n, took)
 		}

@@ -75,10 +75,11 @@ type Log struct {
 	opts Options
 	st   store
 
-	first atomic.Uint64 // first LSN still in the log
-	last  atomic.Uint64 // last durable LSN
-	next  atomic.Uint64 // LSN for the next record the committer takes
-	fail  atomic.Pointer[failure]
+	first   atomic.Uint64 // first LSN still in the log
+	last    atomic.Uint64 // last durable LSN
+	written atomic.Uint64 // bytes of records made durable since Open
+	next    atomic.Uint64 // LSN for the next record the committer takes
+	fail    atomic.Pointer[failure]
 
 	mu     sync.RWMutex // read-held while sending on queue, write-held to close it
 	closed bool
@@ -170,6 +171,11 @@ func openLog(dir string, opts Options, openStore func(dir string, opts Options) 
 	opts.Logger.Info("wal: opened", "dir", dir, "first_lsn", first, "last_lsn", last)
 	return l, nil
 }
+
+// Written returns the bytes of records made durable since Open (their
+// frames, without tidwall's own framing): the log's growth, for deciding
+// when a snapshot is worth its cost.
+func (l *Log) Written() uint64 { return l.written.Load() }
 
 // FirstLSN returns the first LSN still in the log (LastLSN()+1 when empty).
 func (l *Log) FirstLSN() uint64 { return l.first.Load() }
