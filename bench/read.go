@@ -71,7 +71,7 @@ func readMain(args []string) int {
 	fs.IntVar(&c.jobsPerWS, "jobs-per-ws", 55, "jobs per workspace (over 50: /jobs?limit=50 answers a full page with a cursor)")
 	fs.IntVar(&c.resultsPerJob, "results-per-job", 10, "past results per job, one a day")
 	fs.IntVar(&c.alertsPerWS, "alerts-per-ws", 2, "jobs per workspace whose last result failed, each leaving an unresolved alert")
-	fs.Float64Var(&c.planRate, "plan-rate", 40000, "requests/s the workspaces are sized for when -workspaces is 0")
+	fs.Float64Var(&c.planRate, "plan-rate", 80000, "requests/s the workspaces are sized for when -workspaces is 0")
 	fs.StringVar(&c.data, "data", "", "data directory for the server (must be empty; kept afterwards); default: a temp dir, removed")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the server process (from listening to the end) to this file, and the bare handler's to this file.bare")
 	fs.StringVar(&c.traceFile, "trace", "", "write a 2 s execution trace of the server process's measured phase to this file (go tool trace)")
