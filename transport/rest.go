@@ -37,7 +37,25 @@ func (s *Server) addRESTRoutes(r *router.Router) {
 
 // bodyPool holds answer buffers: a page is assembled in one and copied to
 // the response.
-var bodyPool = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
+var bodyPool = sync.Pool{New: func() any { b := make(bodyBuf, 0, 16<<10); return &b }}
+
+// bodyBuf is a pooled answer buffer. A page goes to fasthttp without a
+// copy (SetBodyRaw) and the buffer is registered as a user value of the
+// request: fasthttp calls Close when it resets the request, after the
+// response is written, which puts the buffer back in the pool.
+type bodyBuf []byte
+
+// Close returns the buffer to the pool, unless it grew past 1 MiB.
+func (b *bodyBuf) Close() error {
+	if cap(*b) <= 1<<20 {
+		*b = (*b)[:0]
+		bodyPool.Put(b)
+	}
+	return nil
+}
+
+// bodyKey names the answer buffer among the request's user values.
+const bodyKey = "backupmon.body"
 
 // rest serves one REST endpoint: the key is read here, the parameters
 // parsed, and the workspace's actor does every check in the contract's
@@ -55,7 +73,7 @@ func (s *Server) rest(ep engine.Endpoint, param string) fasthttp.RequestHandler 
 		}
 		hash := s.parseQuery(ctx.QueryArgs(), &q, s.eng.Now())
 
-		bp := bodyPool.Get().(*[]byte)
+		bp := bodyPool.Get().(*bodyBuf)
 		buf := append((*bp)[:0], `{"data":`...)
 		ans := s.eng.REST(engine.HashKey(token), &q, buf)
 		if ans.HasLimits {
@@ -75,8 +93,12 @@ func (s *Server) rest(ep engine.Endpoint, param string) fasthttp.RequestHandler 
 				}
 			}
 			b = append(b, '}')
-			writeJSON(ctx, fasthttp.StatusOK, b)
-			ans.Body = b
+			ctx.SetStatusCode(fasthttp.StatusOK)
+			ctx.SetContentType(contentTypeJSON)
+			ctx.Response.SetBodyRaw(b)
+			*bp = b
+			ctx.SetUserValue(bodyKey, bp) // Close, after the write, pools it
+			return
 		case engine.RESTUnauthorized:
 			restError(ctx, fasthttp.StatusUnauthorized, "UNAUTHORIZED", "Invalid API key", "")
 		case engine.RESTKeyExpired:
@@ -112,13 +134,12 @@ func (s *Server) rest(ep engine.Endpoint, param string) fasthttp.RequestHandler 
 		default:
 			restError(ctx, fasthttp.StatusInternalServerError, "INTERNAL_ERROR", "Internal server error; retry", "")
 		}
-		if ans.Body == nil {
-			ans.Body = buf
+		// An error answer was copied (restError): the buffer goes back now.
+		if ans.Body != nil {
+			buf = ans.Body
 		}
-		if cap(ans.Body) <= 1<<20 { // keep small buffers only
-			*bp = ans.Body[:0]
-			bodyPool.Put(bp)
-		}
+		*bp = buf
+		bp.Close()
 	}
 }
 
