@@ -182,6 +182,18 @@ func (ws restBenchWS) resetMinute() {
 	ws.act.inbox <- func(w *workspace) { w.restMinuteCount = 0 }
 }
 
+// firstIDs returns the ids of the workspace's first client and first job
+// (by name), read in its actor.
+func (ws restBenchWS) firstIDs() (clientID, jobID string) {
+	done := make(chan struct{})
+	ws.act.inbox <- func(w *workspace) {
+		clientID, jobID = w.clientList[0].id.String(), w.jobList[0].id.String()
+		close(done)
+	}
+	<-done
+	return clientID, jobID
+}
+
 // restBenchPages runs q through Engine.REST b.N times; a page must hold
 // wantItems items (at least one when wantItems is negative). The workspace's
 // minute count is reset (in its actor, every 250 requests) so that the
@@ -296,14 +308,7 @@ func BenchmarkReportsFiltered(b *testing.B) {
 	defer restBenchRelease(b)
 	ws := st.big
 	now := st.e.nowMs()
-	var clientID, jobID string
-	done := make(chan struct{})
-	ws.act.inbox <- func(w *workspace) {
-		clientID = w.clientList[0].id.String()
-		jobID = w.jobList[0].id.String()
-		close(done)
-	}
-	<-done
+	clientID, jobID := ws.firstIDs()
 	base := RESTQuery{Endpoint: EndpointReports, Limit: 50, Days: 30, HasWindow: true, From: now - 30*msPerDay, To: now}
 	for _, c := range []struct {
 		name  string
@@ -330,14 +335,7 @@ func BenchmarkAlertsFiltered(b *testing.B) {
 	defer restBenchRelease(b)
 	ws := st.big
 	now := st.e.nowMs()
-	var clientID, jobID string
-	done := make(chan struct{})
-	ws.act.inbox <- func(w *workspace) {
-		clientID = w.clientList[0].id.String()
-		jobID = w.jobList[0].id.String()
-		close(done)
-	}
-	<-done
+	clientID, jobID := ws.firstIDs()
 	base := RESTQuery{Endpoint: EndpointAlerts, Limit: 50, Days: 30, HasWindow: true, From: now - 30*msPerDay, To: now}
 	for _, c := range []struct {
 		name  string
@@ -361,13 +359,7 @@ func BenchmarkJobsFiltered(b *testing.B) {
 	st := restBenchGet(b)
 	defer restBenchRelease(b)
 	ws := st.big
-	var clientID string
-	done := make(chan struct{})
-	ws.act.inbox <- func(w *workspace) {
-		clientID = w.clientList[0].id.String()
-		close(done)
-	}
-	<-done
+	clientID, _ := ws.firstIDs()
 	for _, c := range []struct {
 		name string
 		set  func(q *RESTQuery)
