@@ -91,9 +91,9 @@ func TestPickSpreadsEvenlyAndKeepsKeysInTheJobsWorkspace(t *testing.T) {
 
 func TestSizeLayoutLeavesRoomForThePlan(t *testing.T) {
 	for _, c := range []reportConfig{
-		{planRate: 150000, warmup: 3 * time.Second, duration: 10 * time.Second, workspaces: 1000},
-		{planRate: 5000, warmup: time.Second, duration: 2 * time.Second, workspaces: 3},
-		{planRate: 1, warmup: 0, duration: time.Second, workspaces: 50},
+		{planRate: 150000, workspaces: 1000, targetFlags: targetFlags{warmup: 3 * time.Second, duration: 10 * time.Second}},
+		{planRate: 5000, workspaces: 3, targetFlags: targetFlags{warmup: time.Second, duration: 2 * time.Second}},
+		{planRate: 1, workspaces: 50, targetFlags: targetFlags{warmup: 0, duration: time.Second}},
 	} {
 		l, planned := sizeLayout(c)
 		room := min(int64(l.jobs())*perJobPerDay, int64(l.keys())*perKeyPerMinute)
@@ -101,7 +101,7 @@ func TestSizeLayoutLeavesRoomForThePlan(t *testing.T) {
 			t.Errorf("%+v: room for %d requests, plan %d", c, room, planned)
 		}
 	}
-	l, _ := sizeLayout(reportConfig{planRate: 1, duration: time.Second, workspaces: 10, jobs: 25, keys: 31})
+	l, _ := sizeLayout(reportConfig{targetFlags: targetFlags{duration: time.Second}, planRate: 1, workspaces: 10, jobs: 25, keys: 31})
 	if l.jobs() != 30 || l.keys() != 40 {
 		t.Errorf("explicit -jobs 25 -keys 31 over 10 workspaces: %d jobs, %d keys; want 30, 40", l.jobs(), l.keys())
 	}
@@ -114,10 +114,7 @@ func TestReportRunsEndToEnd(t *testing.T) {
 		t.Skip("starts a server")
 	}
 	var out bytes.Buffer
-	res, err := runReport(reportConfig{
-		duration: 400 * time.Millisecond, warmup: 100 * time.Millisecond, conns: 8, workspaces: 5,
-		planRate: 20000, snapshotEvery: 2000, data: t.TempDir(),
-	}, &out)
+	res, err := runReport(reportConfig{targetFlags: targetFlags{duration: 400 * time.Millisecond, warmup: 100 * time.Millisecond, conns: 8, data: t.TempDir()}, workspaces: 5, planRate: 20000, snapshotEvery: 2000}, &out)
 	t.Log("\n" + out.String())
 	if err != nil {
 		t.Fatal(err)
@@ -139,10 +136,7 @@ func TestReportCountsAnExhaustedFixtureAsErrors(t *testing.T) {
 		t.Skip("starts a server")
 	}
 	var out bytes.Buffer
-	res, err := runReport(reportConfig{
-		duration: 300 * time.Millisecond, warmup: 0, conns: 4, workspaces: 1, jobs: 1, keys: 1,
-		serverOnly: true,
-	}, &out)
+	res, err := runReport(reportConfig{targetFlags: targetFlags{duration: 300 * time.Millisecond, warmup: 0, conns: 4, serverOnly: true}, workspaces: 1, jobs: 1, keys: 1}, &out)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,32 +39,20 @@ var (
 const answersFile = "bench-answers.json"
 
 type readConfig struct {
-	duration, warmup time.Duration
-	conns            int
-	workspaces       int
-	keysPerWS        int
-	clientsPerWS     int
-	jobsPerWS        int
-	resultsPerJob    int
-	alertsPerWS      int
-	planRate         float64
-	data             string
-	cpuProfile       string
-	traceFile        string
-	procs            int
-	serverOnly       bool
-}
-
-func (c readConfig) load() loadConfig {
-	return loadConfig{conns: c.conns, warmup: c.warmup, duration: c.duration}
+	targetFlags
+	workspaces    int
+	keysPerWS     int
+	clientsPerWS  int
+	jobsPerWS     int
+	resultsPerJob int
+	alertsPerWS   int
+	planRate      float64
 }
 
 func readMain(args []string) int {
 	c := readConfig{}
 	fs := flag.NewFlagSet("read", flag.ContinueOnError)
-	fs.DurationVar(&c.duration, "duration", 10*time.Second, "measured time per target (after the warm-up)")
-	fs.DurationVar(&c.warmup, "warmup", 3*time.Second, "warm-up per target, not measured")
-	fs.IntVar(&c.conns, "conns", 64, "connections, each driven by one goroutine (closed loop)")
+	c.targetFlags.register(fs)
 	fs.IntVar(&c.workspaces, "workspaces", 0, "Pro workspaces polled round-robin (0: enough for -plan-rate within 300 requests each)")
 	fs.IntVar(&c.keysPerWS, "keys-per-ws", 1, "REST keys per workspace, used in turn (the limit is the workspace's, whatever the key)")
 	fs.IntVar(&c.clientsPerWS, "clients-per-ws", 3, "clients per workspace")
@@ -72,11 +60,6 @@ func readMain(args []string) int {
 	fs.IntVar(&c.resultsPerJob, "results-per-job", 10, "past results per job, one a day")
 	fs.IntVar(&c.alertsPerWS, "alerts-per-ws", 2, "jobs per workspace whose last result failed, each leaving an unresolved alert")
 	fs.Float64Var(&c.planRate, "plan-rate", 80000, "requests/s the workspaces are sized for when -workspaces is 0")
-	fs.StringVar(&c.data, "data", "", "data directory for the server (must be empty; kept afterwards); default: a temp dir, removed")
-	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the server process (from listening to the end) to this file, and the bare handler's to this file.bare")
-	fs.StringVar(&c.traceFile, "trace", "", "write a 2 s execution trace of the server process's measured phase to this file (go tool trace)")
-	fs.IntVar(&c.procs, "procs", 0, "the server process's GOMAXPROCS (0: its own choice, as backupmon serve makes it)")
-	fs.BoolVar(&c.serverOnly, "server-only", false, "skip the bare handler (no ratio line)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0

@@ -14,10 +14,10 @@ import (
 // budget covers the plan.
 func TestReadLayoutKeepsEveryWorkspaceWithinTheProLimit(t *testing.T) {
 	for _, c := range []readConfig{
-		{planRate: 40000, warmup: 3 * time.Second, duration: 10 * time.Second, keysPerWS: 1},
-		{planRate: 5000, warmup: time.Second, duration: 2 * time.Second, keysPerWS: 3},
-		{planRate: 1, duration: time.Second, keysPerWS: 2},
-		{planRate: 1000, duration: time.Second, keysPerWS: 2, workspaces: 7},
+		{planRate: 40000, keysPerWS: 1, targetFlags: targetFlags{warmup: 3 * time.Second, duration: 10 * time.Second}},
+		{planRate: 5000, keysPerWS: 3, targetFlags: targetFlags{warmup: time.Second, duration: 2 * time.Second}},
+		{planRate: 1, keysPerWS: 2, targetFlags: targetFlags{duration: time.Second}},
+		{planRate: 1000, keysPerWS: 2, workspaces: 7, targetFlags: targetFlags{duration: time.Second}},
 	} {
 		l, planned, budget := sizeReadLayout(c)
 		if c.workspaces == 0 && budget < planned {
@@ -57,10 +57,7 @@ func TestReadRunsEndToEnd(t *testing.T) {
 		t.Skip("starts a server")
 	}
 	var out bytes.Buffer
-	res, err := runRead(readConfig{
-		duration: 400 * time.Millisecond, warmup: 100 * time.Millisecond, conns: 8, workspaces: 80, keysPerWS: 2,
-		clientsPerWS: 2, jobsPerWS: 55, resultsPerJob: 3, alertsPerWS: 2, data: t.TempDir(),
-	}, &out)
+	res, err := runRead(readConfig{targetFlags: targetFlags{duration: 400 * time.Millisecond, warmup: 100 * time.Millisecond, conns: 8, data: t.TempDir()}, workspaces: 80, keysPerWS: 2, clientsPerWS: 2, jobsPerWS: 55, resultsPerJob: 3, alertsPerWS: 2}, &out)
 	t.Log("\n" + out.String())
 	if err != nil {
 		t.Fatal(err)
@@ -84,10 +81,7 @@ func TestReadCountsAnExhaustedFixtureAsErrors(t *testing.T) {
 		t.Skip("starts a server")
 	}
 	var out bytes.Buffer
-	res, err := runRead(readConfig{
-		duration: 500 * time.Millisecond, conns: 4, workspaces: 1, keysPerWS: 1, clientsPerWS: 1, jobsPerWS: 3, resultsPerJob: 1,
-		serverOnly: true,
-	}, &out)
+	res, err := runRead(readConfig{targetFlags: targetFlags{duration: 500 * time.Millisecond, conns: 4, serverOnly: true}, workspaces: 1, keysPerWS: 1, clientsPerWS: 1, jobsPerWS: 3, resultsPerJob: 1}, &out)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,36 +32,23 @@ const (
 const okBody = `{"ok":true,"status":"ok","alert_id":null,"duplicate":false,"superseded":false}`
 
 type reportConfig struct {
-	duration, warmup time.Duration
-	conns            int
-	workspaces       int
-	jobs, keys       int
-	planRate         float64
-	data             string
-	cpuProfile       string
-	procs            int
-	traceFile        string
-	snapshotEvery    uint64
-	serverOnly       bool
-	noSync           bool
+	targetFlags
+	workspaces    int
+	jobs, keys    int
+	planRate      float64
+	snapshotEvery uint64
+	noSync        bool
 }
 
 func reportMain(args []string) int {
 	c := reportConfig{}
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
-	fs.DurationVar(&c.duration, "duration", 10*time.Second, "measured time per target (after the warm-up)")
-	fs.DurationVar(&c.warmup, "warmup", 3*time.Second, "warm-up per target, not measured")
-	fs.IntVar(&c.conns, "conns", 64, "connections, each driven by one goroutine (closed loop)")
+	c.targetFlags.register(fs)
 	fs.IntVar(&c.workspaces, "workspaces", 1000, "workspaces the reports are spread over")
 	fs.IntVar(&c.jobs, "jobs", 0, "jobs in all (0: enough for -plan-rate; rounded up to a multiple of -workspaces)")
 	fs.IntVar(&c.keys, "keys", 0, "report keys in all (0: enough for -plan-rate; rounded up to a multiple of -workspaces)")
 	fs.Float64Var(&c.planRate, "plan-rate", 150000, "requests/s the jobs and keys are sized for when -jobs/-keys are 0")
-	fs.StringVar(&c.data, "data", "", "data directory for the server (must be empty; kept afterwards); default: a temp dir, removed")
-	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the server process (from listening to the end) to this file")
-	fs.StringVar(&c.traceFile, "trace", "", "write a 2 s execution trace of the server process's measured phase to this file (go tool trace)")
-	fs.IntVar(&c.procs, "procs", 0, "the server process's GOMAXPROCS (0: its own choice, as backupmon serve makes it)")
 	fs.Uint64Var(&c.snapshotEvery, "snapshot-every", 0, "engine SnapshotEvery (0: the server's default)")
-	fs.BoolVar(&c.serverOnly, "server-only", false, "skip the bare handler (no ratio line)")
 	fs.BoolVar(&c.noSync, "nosync", false, "diagnosis only: the server's log skips fsync (not durable; shows what the fsync wait costs)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -360,8 +347,31 @@ type loadConfig struct {
 	warmup, duration time.Duration
 }
 
-func (c reportConfig) load() loadConfig {
-	return loadConfig{conns: c.conns, warmup: c.warmup, duration: c.duration}
+// targetFlags are the flags bench report and bench read share: the load
+// and the server process.
+type targetFlags struct {
+	duration, warmup time.Duration
+	conns            int
+	data             string
+	cpuProfile       string
+	traceFile        string
+	procs            int
+	serverOnly       bool
+}
+
+func (t *targetFlags) register(fs *flag.FlagSet) {
+	fs.DurationVar(&t.duration, "duration", 10*time.Second, "measured time per target (after the warm-up)")
+	fs.DurationVar(&t.warmup, "warmup", 3*time.Second, "warm-up per target, not measured")
+	fs.IntVar(&t.conns, "conns", 64, "connections, each driven by one goroutine (closed loop)")
+	fs.StringVar(&t.data, "data", "", "data directory for the server (must be empty; kept afterwards); default: a temp dir, removed")
+	fs.StringVar(&t.cpuProfile, "cpuprofile", "", "write a CPU profile of the server process (from listening to the end) to this file")
+	fs.StringVar(&t.traceFile, "trace", "", "write a 2 s execution trace of the server process's measured phase to this file (go tool trace)")
+	fs.IntVar(&t.procs, "procs", 0, "the server process's GOMAXPROCS (0: its own choice, as backupmon serve makes it)")
+	fs.BoolVar(&t.serverOnly, "server-only", false, "skip the bare handler (no ratio line)")
+}
+
+func (t targetFlags) load() loadConfig {
+	return loadConfig{conns: t.conns, warmup: t.warmup, duration: t.duration}
 }
 
 // requestBuilder makes the requests of one load-generator goroutine (each
