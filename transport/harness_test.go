@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -189,33 +190,44 @@ func (r response) List() []map[string]any {
 	return out
 }
 
-func (s *testServer) do(method, url string, header map[string]string, body []byte) response {
-	s.t.Helper()
+// send sends a request and reads the answer, decoding a JSON body, without
+// touching a testing.T (safe on any goroutine).
+func (s *testServer) send(method, url string, header map[string]string, body []byte) (response, error) {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
 	req, err := http.NewRequest(method, url, rd)
 	if err != nil {
-		s.t.Fatal(err)
+		return response{}, err
 	}
 	for k, v := range header {
 		req.Header.Set(k, v)
 	}
 	resp, err := s.client.Do(req)
 	if err != nil {
-		s.t.Fatalf("%s %s: %v", method, url, err)
+		return response{}, fmt.Errorf("%s %s: %w", method, url, err)
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
-		s.t.Fatal(err)
+		return response{}, err
 	}
 	r := response{Status: resp.StatusCode, Header: resp.Header, Body: b}
 	if len(b) > 0 && strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
 		if err := json.Unmarshal(b, &r.JSON); err != nil {
-			s.t.Fatalf("%s %s: answer is not a JSON object: %v: %s", method, url, err, b)
+			return r, fmt.Errorf("%s %s: answer is not a JSON object: %v: %s", method, url, err, b)
 		}
+	}
+	return r, nil
+}
+
+// do is send that fails the test on an error.
+func (s *testServer) do(method, url string, header map[string]string, body []byte) response {
+	s.t.Helper()
+	r, err := s.send(method, url, header, body)
+	if err != nil {
+		s.t.Fatal(err)
 	}
 	return r
 }

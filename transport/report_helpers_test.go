@@ -6,10 +6,7 @@ package transport_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
@@ -219,29 +216,7 @@ func rpDaily() map[string]any { return map[string]any{"intervalMinutes": 1440} }
 
 // rpPost sends a request without touching t, for use on other goroutines.
 func rpPost(s *testServer, path string, header map[string]string, body string) (response, error) {
-	req, err := http.NewRequest("POST", s.PublicURL+path, strings.NewReader(body))
-	if err != nil {
-		return response{}, err
-	}
-	for k, v := range header {
-		req.Header.Set(k, v)
-	}
-	resp, err := s.client.Do(req)
-	if err != nil {
-		return response{}, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return response{}, err
-	}
-	r := response{Status: resp.StatusCode, Header: resp.Header, Body: b}
-	if len(b) > 0 && strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
-		if err := json.Unmarshal(b, &r.JSON); err != nil {
-			return r, fmt.Errorf("answer is not a JSON object: %v: %s", err, b)
-		}
-	}
-	return r, nil
+	return s.send("POST", s.PublicURL+path, header, []byte(body))
 }
 
 // rpReportAsync sends a report on another goroutine; the answer (or the

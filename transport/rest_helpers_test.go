@@ -11,8 +11,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"net/url"
 	"regexp"
 	"slices"
@@ -85,30 +83,16 @@ func rsAuth(key string) map[string]string {
 
 // rsSend sends a request to the public listener without touching a
 // testing.T (safe on any goroutine); path is below /api/v1.
+// Every REST answer with a body is a JSON object, whatever its
+// Content-Type says (rsCheck checks that).
 func rsSend(s *testServer, method, path string, header map[string]string) (response, error) {
-	req, err := http.NewRequest(method, s.PublicURL+rsPrefix+path, nil)
-	if err != nil {
-		return response{}, err
-	}
-	for k, v := range header {
-		req.Header.Set(k, v)
-	}
-	resp, err := s.client.Do(req)
-	if err != nil {
-		return response{}, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return response{}, err
-	}
-	r := response{Status: resp.StatusCode, Header: resp.Header, Body: b}
-	if len(b) > 0 {
-		if err := json.Unmarshal(b, &r.JSON); err != nil {
-			return r, fmt.Errorf("%s %s: answer is not a JSON object: %v: %s", method, path, err, b)
+	r, err := s.send(method, s.PublicURL+rsPrefix+path, header, nil)
+	if err == nil && len(r.Body) > 0 && r.JSON == nil {
+		if err := json.Unmarshal(r.Body, &r.JSON); err != nil {
+			return r, fmt.Errorf("%s %s: answer is not a JSON object: %v: %s", method, path, err, r.Body)
 		}
 	}
-	return r, nil
+	return r, err
 }
 
 // rsDo sends a request and checks it with rsCheck.
