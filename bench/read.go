@@ -120,22 +120,11 @@ func runRead(c readConfig, out io.Writer) (reportResult, error) {
 	args := []string{"-kind", "server", "-fixture", "read", "-data", dir, "-workspaces", strconv.Itoa(l.workspaces),
 		"-clients-per-ws", strconv.Itoa(l.clientsPerWS), "-jobs-per-ws", strconv.Itoa(l.jobsPerWS), "-keys-per-ws", strconv.Itoa(l.keysPerWS),
 		"-results-per-job", strconv.Itoa(l.resultsPerJob), "-alerts-per-ws", strconv.Itoa(l.alertsPerWS), "-procs", strconv.Itoa(c.procs)}
-	if c.cpuProfile != "" {
-		args = append(args, "-cpuprofile", c.cpuProfile)
-	}
-	server, err := startTarget(args...)
+	server, f, err := c.startServer(dir, args)
 	if err != nil {
 		return res, err
 	}
-	defer func() {
-		if server != nil {
-			server.kill()
-		}
-	}()
-	f, err := readFixture(filepath.Join(dir, fixtureFile))
-	if err != nil {
-		return res, err
-	}
+	defer server.kill() // after stop, it does nothing
 	fmt.Fprintf(out, "set up %s Pro workspaces, each with %d clients, %d jobs, %d results per job (%s results in all), %d unresolved alerts and %d REST key(s), in %s: room for %s requests (plan: %.0f/s for %s = %s)\n",
 		thousands(int64(l.workspaces)), l.clientsPerWS, l.jobsPerWS, l.resultsPerJob, thousands(int64(l.jobs()*l.resultsPerJob)), l.alertsPerWS, l.keysPerWS,
 		time.Since(start).Round(time.Millisecond), thousands(budget), c.planRate, c.warmup+c.duration, thousands(planned))
@@ -151,48 +140,18 @@ func runRead(c readConfig, out io.Writer) (reportResult, error) {
 	}
 	fmt.Fprintf(out, "answers: %s; the bare handler serves these bytes and headers by path\n", strings.Join(sizes, ", "))
 
+	path := filepath.Join(dir, answersFile)
 	if !c.serverOnly {
-		path := filepath.Join(dir, answersFile)
 		b, _ := json.Marshal(answers)
 		if err := os.WriteFile(path, b, 0o600); err != nil {
 			return res, err
 		}
-		bargs := []string{"-kind", "bare", "-answers", path}
-		if c.cpuProfile != "" {
-			bargs = append(bargs, "-cpuprofile", c.cpuProfile+".bare")
-		}
-		bare, err := startTarget(bargs...)
-		if err != nil {
-			return res, err
-		}
-		res.bare = runTarget(out, c.load(), "bare", bare.addr, reqs.builder, 0, bare.cpu, nil)
-		bare.stop()
-		printTarget(out, "bare", res.bare)
-		res.errors += res.bare.errors
 	}
-
-	var onMeasure func()
-	if c.traceFile != "" {
-		path, _ := filepath.Abs(c.traceFile)
-		onMeasure = func() { server.startTrace(path) }
+	if err := c.runBare(out, &res, []string{"-kind", "bare", "-answers", path}, reqs.builder); err != nil {
+		return res, err
 	}
-	res.server = runTarget(out, c.load(), "server", server.addr, reqs.builder, budget, server.cpu, onMeasure)
-	printTarget(out, "server", res.server)
-	res.errors += res.server.errors
-	if _, err := server.stop(); err != nil {
-		server = nil
-		return res, fmt.Errorf("server target: %w", err)
-	}
-	server = nil
-
-	if res.errors > 0 {
-		fmt.Fprintf(out, "ERRORS: %d requests failed (see above)\n", res.errors)
-	}
-	if !c.serverOnly {
-		fmt.Fprintf(out, "ratio %.2f p99x %.2f\n", res.server.rate()/res.bare.rate(),
-			float64(res.server.lat.quantile(0.99))/float64(res.bare.lat.quantile(0.99)))
-	}
-	return res, nil
+	err = c.runServer(out, &res, server, reqs.builder, budget)
+	return res, err
 }
 
 // readRequests holds what varies between read requests, prepared once.

@@ -132,45 +132,73 @@ func runReport(c reportConfig, out io.Writer) (reportResult, error) {
 	if c.noSync {
 		args = append(args, "-nosync")
 	}
-	if c.cpuProfile != "" {
-		args = append(args, "-cpuprofile", c.cpuProfile)
-	}
-	server, err := startTarget(args...)
+	server, f, err := c.startServer(dir, args)
 	if err != nil {
 		return res, err
 	}
-	defer func() {
-		if server != nil {
-			server.kill()
-		}
-	}()
-	f, err := readFixture(filepath.Join(dir, fixtureFile))
-	if err != nil {
-		return res, err
-	}
+	defer server.kill() // after stop, it does nothing
 	budget := min(int64(len(f.jobIDs))*perJobPerDay, int64(len(f.secrets))*perKeyPerMinute)
 	fmt.Fprintf(out, "set up %s workspaces, %s jobs, %s report keys in %s: room for %s requests (plan: %.0f/s for %s = %s)\n",
 		thousands(int64(l.workspaces)), thousands(int64(len(f.jobIDs))), thousands(int64(len(f.secrets))),
 		time.Since(start).Round(time.Millisecond), thousands(budget), c.planRate, c.warmup+c.duration, thousands(planned))
 
 	reqs := newRequestSet(f)
-	if !c.serverOnly {
-		bare, err := startTarget("-kind", "bare")
-		if err != nil {
-			return res, err
-		}
-		res.bare = runTarget(out, c.load(), "bare", bare.addr, newReportBuilder(reqs), 0, bare.cpu, nil)
-		bare.stop()
-		printTarget(out, "bare", res.bare)
-		res.errors += res.bare.errors
+	builder := newReportBuilder(reqs)
+	if err := c.runBare(out, &res, []string{"-kind", "bare"}, builder); err != nil {
+		return res, err
 	}
+	err = c.runServer(out, &res, server, builder, budget)
+	return res, err
+}
 
+// startServer starts the server target on dir with args (the profile flag
+// added) and reads the fixture it set up.
+func (t targetFlags) startServer(dir string, args []string) (*target, *fixture, error) {
+	if t.cpuProfile != "" {
+		args = append(args, "-cpuprofile", t.cpuProfile)
+	}
+	server, err := startTarget(args...)
+	if err != nil {
+		return nil, nil, err
+	}
+	f, err := readFixture(filepath.Join(dir, fixtureFile))
+	if err != nil {
+		server.kill()
+		return nil, nil, err
+	}
+	return server, f, nil
+}
+
+// runBare runs the load against a bare target started with args, unless
+// -server-only.
+func (t targetFlags) runBare(out io.Writer, res *reportResult, args []string, builder func(host []byte) requestBuilder) error {
+	if t.serverOnly {
+		return nil
+	}
+	if t.cpuProfile != "" {
+		args = append(args, "-cpuprofile", t.cpuProfile+".bare")
+	}
+	bare, err := startTarget(args...)
+	if err != nil {
+		return err
+	}
+	res.bare = runTarget(out, t.load(), "bare", bare.addr, builder, 0, bare.cpu, nil)
+	bare.stop()
+	printTarget(out, "bare", res.bare)
+	res.errors += res.bare.errors
+	return nil
+}
+
+// runServer runs the load against the server target (tracing it if asked),
+// prints its log statistics, stops it, and prints the errors and the last
+// line: ratio <server ÷ bare requests/s> p99x <server p99 ÷ bare p99>.
+func (t targetFlags) runServer(out io.Writer, res *reportResult, server *target, builder func(host []byte) requestBuilder, budget int64) error {
 	var onMeasure func()
-	if c.traceFile != "" {
-		path, _ := filepath.Abs(c.traceFile)
+	if t.traceFile != "" {
+		path, _ := filepath.Abs(t.traceFile)
 		onMeasure = func() { server.startTrace(path) }
 	}
-	res.server = runTarget(out, c.load(), "server", server.addr, newReportBuilder(reqs), budget, server.cpu, onMeasure)
+	res.server = runTarget(out, t.load(), "server", server.addr, builder, budget, server.cpu, onMeasure)
 	printTarget(out, "server", res.server)
 	res.errors += res.server.errors
 	if batches, records, syncP50, syncP99, snaps, snapTime, err := server.stats(); err == nil && batches > 0 {
@@ -178,20 +206,18 @@ func runReport(c reportConfig, out io.Writer) (reportResult, error) {
 			thousands(batches), float64(records)/float64(batches), fmtDur(syncP50), fmtDur(syncP99), snaps, snapTime.Round(time.Millisecond))
 	}
 	closed, err := server.stop()
-	server = nil
 	if err != nil {
-		return res, fmt.Errorf("server target: %w", err)
+		return fmt.Errorf("server target: %w", err)
 	}
 	fmt.Fprintf(out, "engine closed (final snapshot) in %s\n", closed.Round(time.Millisecond))
-
 	if res.errors > 0 {
 		fmt.Fprintf(out, "ERRORS: %d requests failed (see above)\n", res.errors)
 	}
-	if !c.serverOnly {
+	if !t.serverOnly {
 		fmt.Fprintf(out, "ratio %.2f p99x %.2f\n", res.server.rate()/res.bare.rate(),
 			float64(res.server.lat.quantile(0.99))/float64(res.bare.lat.quantile(0.99)))
 	}
-	return res, nil
+	return nil
 }
 
 // readFixture reads the ids and secrets the server target wrote.
