@@ -48,12 +48,15 @@ func (a *actor) send(fn func(w *workspace)) bool {
 }
 
 // stop makes the actor refuse new messages, lets it run those already
-// queued, and waits until it has.
+// queued, and waits until it has. Calling it again only waits.
 func (a *actor) stop() {
 	a.mu.Lock()
+	first := !a.stopping
 	a.stopping = true
 	a.mu.Unlock()
-	close(a.inbox) // no send is under way: each holds mu while it sends
+	if first {
+		close(a.inbox) // no send is under way: each holds mu while it sends
+	}
 	<-a.done
 }
 

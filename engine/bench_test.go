@@ -49,8 +49,9 @@ func benchStop(tb testing.TB, e *Engine) {
 			tb.Errorf("close log: %v", err)
 		}
 	})
+	e.closed.Store(true)
 	e.actors.Range(func(_, v any) bool {
-		close(v.(*actor).inbox)
+		v.(*actor).stop()
 		return true
 	})
 }
