@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -404,6 +405,13 @@ func recoveryChild(args []string) int {
 		runtime.ReadMemStats(&ms)
 		s := restartStats{OpenNs: took.Nanoseconds(), Replayed: stats.replayed.Load(), HeapInuse: ms.HeapInuse, HeapAlloc: ms.HeapAlloc, Sys: ms.Sys, NumGC: ms.NumGC}
 		s.RSS, s.PeakRSS = procStatus("VmRSS"), procStatus("VmHWM")
+		if path := os.Getenv("BACKUPMON_BENCH_HEAPPROFILE"); path != "" {
+			// Diagnosis: the heap of the recovered state, by allocation site.
+			if f, err := os.Create(fmt.Sprintf("%s.%d", path, os.Getpid())); err == nil {
+				pprof.WriteHeapProfile(f)
+				f.Close()
+			}
+		}
 		b, _ := json.Marshal(s)
 		fmt.Println(string(b))
 		runtime.KeepAlive(eng)
