@@ -94,6 +94,11 @@ func (w *workspace) apply(rec wal.Entry, hooks applyHooks) error {
 		return fmt.Errorf("apply record %d of workspace %s: %w", rec.Head().Seq, w.id, err)
 	}
 	w.forgetEncodings(rec)
+	switch rec.(type) {
+	case *wal.KeyCreated, *wal.KeyRevoked, *wal.KeyFirstUsed, *wal.RESTUsage:
+	default:
+		w.figVersion++
+	}
 	w.seq = rec.Head().Seq
 	return nil
 }

@@ -20,11 +20,30 @@ type healthFigures struct {
 	days             int
 }
 
+// keptHealth is the workspace's health over the default period as last
+// worked out, and when it stays right: until a record changes the state
+// (figVersion), and within [from, until), the times between which no job's
+// status or 30-day results and no alert's status move with the clock.
+type keptHealth struct {
+	h           healthFigures
+	version     uint64
+	from, until int64
+}
+
 // health is the one function for health summaries: of the workspace (only
 // nil: archived clients and their jobs left out) or of one client, over the
-// days before now.
+// days before now. The workspace's summary over the default period, which
+// dashboards poll, is kept between changes (keptHealth).
 func (w *workspace) health(now int64, days int, only *client) healthFigures {
-	h := healthFigures{from: now - int64(days)*msPerDay, to: now, days: days}
+	from := now - int64(days)*msPerDay
+	keep := days == slaPeriodDays && only == nil
+	if k := &w.keptHealth; keep && k.version == w.figVersion && k.from <= now && now < k.until {
+		h := k.h
+		h.from, h.to = from, now
+		return h
+	}
+	until := int64(1<<63 - 1) // while keep: the earliest time a kept figure moves
+	h := healthFigures{from: from, to: now, days: days}
 	var all tally
 	var rated, meeting int64
 	add := func(c *client) {
@@ -35,6 +54,7 @@ func (w *workspace) health(now int64, days int, only *client) healthFigures {
 			var t tally
 			if days == slaPeriodDays {
 				st, t = w.keptFigures(j, now)
+				until = min(until, j.jsonUntil)
 			} else {
 				st, t = w.jobStatus(j, now), j.resultsSince(h.from)
 			}
@@ -44,6 +64,9 @@ func (w *workspace) health(now int64, days int, only *client) healthFigures {
 				h.unresolved++
 				if open = alertStatus(a, now) == alertOpen; open {
 					h.open++
+				}
+				if a.status == alertSnoozed && a.snoozedUntil > now {
+					until = min(until, a.snoozedUntil) // it opens then
 				}
 			}
 			if needsAttention(st, open) {
@@ -73,6 +96,9 @@ func (w *workspace) health(now int64, days int, only *client) healthFigures {
 	h.success = rate(all.ok, all.total())
 	h.reports = all.total()
 	h.sla = rate(meeting, rated)
+	if keep {
+		w.keptHealth = keptHealth{h: h, version: w.figVersion, from: now, until: until}
+	}
 	return h
 }
 

@@ -114,7 +114,7 @@ func TestHealthFromKeptFiguresMatchesAScan(t *testing.T) {
 		for step := range 300 {
 			now += []int64{msPerMinute, 7 * msPerMinute, msPerHour, 5 * msPerHour, 2 * msPerDay}[r.IntN(5)] + int64(r.IntN(60000))
 			j := jobs[r.IntN(len(jobs))]
-			switch r.IntN(12) {
+			switch r.IntN(13) {
 			case 0, 1, 2, 3:
 				x.report(j, now, []uint8{ReportOK, ReportOK, ReportOK, ReportWarn, ReportFailed}[r.IntN(5)])
 			case 4:
@@ -142,6 +142,8 @@ func TestHealthFromKeptFiguresMatchesAScan(t *testing.T) {
 				for _, jj := range w.jobList {
 					w.appendJob(nil, jj, now)
 				}
+			case 9:
+				x.w.prune(now, 20*msPerDay) // retention drops results with no record
 			}
 			for _, days := range []int{slaPeriodDays, 1, 7, 90} {
 				if got, want := x.w.health(now, days, nil), healthScan(x.w, now, days, nil); got != want {

@@ -49,6 +49,12 @@ type workspace struct {
 
 	scratch []byte // for encodings made only to be kept (keptFigures)
 
+	// figVersion counts the changes that can move a derived figure (every
+	// record but those of keys and REST usage, and retention); keptHealth
+	// is the workspace's health as of one version.
+	figVersion uint64
+	keptHealth keptHealth
+
 	clients  map[ID]*client
 	jobs     map[ID]*job
 	devices  map[ID]*device

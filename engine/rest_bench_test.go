@@ -61,7 +61,7 @@ func restBenchGet(b *testing.B) *restBenchState {
 	b.Logf("built workspaces of %d jobs / %d results and %d jobs / %d results in %s",
 		st.big.jobs, st.big.results, st.small.jobs, st.small.results, st.buildTime.Round(time.Millisecond))
 	restShared.st = st
-	restShared.users = benchUsers("BenchmarkJobsPage", "BenchmarkReportsPage", "BenchmarkReportsFiltered", "BenchmarkAlertsFiltered", "BenchmarkJobsFiltered")
+	restShared.users = benchUsers("BenchmarkJobsPage", "BenchmarkReportsPage", "BenchmarkReportsFiltered", "BenchmarkAlertsFiltered", "BenchmarkJobsFiltered", "BenchmarkHealthPage")
 	return st
 }
 
@@ -374,5 +374,29 @@ func BenchmarkJobsFiltered(b *testing.B) {
 		q := RESTQuery{Endpoint: EndpointJobs, Limit: 50, Days: 30}
 		c.set(&q)
 		b.Run(c.name, func(b *testing.B) { restBenchPages(b, st.e, ws, q, -1) })
+	}
+}
+
+// BenchmarkHealthPage: GET /health (the workspace over 30 days, as
+// dashboards poll it) in the workspace of 10,000 jobs, and over 7 days,
+// which is worked out on each request.
+func BenchmarkHealthPage(b *testing.B) {
+	st := restBenchGet(b)
+	defer restBenchRelease(b)
+	for _, days := range []int{30, 7} {
+		q := RESTQuery{Endpoint: EndpointHealth, Days: days}
+		b.Run(fmt.Sprintf("days=%d/jobs=%d", days, st.big.jobs), func(b *testing.B) {
+			buf := make([]byte, 0, 4096)
+			b.ReportAllocs()
+			for i := range b.N {
+				if i%250 == 0 {
+					st.big.resetMinute()
+				}
+				qi := q
+				if ans := st.e.REST(st.big.key, &qi, buf[:0]); ans.Outcome != RESTOK {
+					b.Fatalf("outcome %d", ans.Outcome)
+				}
+			}
+		})
 	}
 }

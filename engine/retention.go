@@ -9,6 +9,7 @@ import "slices"
 // agree; it needs no log record because it depends only on time.
 func (w *workspace) prune(now, retentionMs int64) {
 	if retentionMs > 0 {
+		w.figVersion++ // results may leave: figures change without a record
 		cut := now - retentionMs
 		for _, j := range w.jobs {
 			n := 0
