@@ -65,6 +65,7 @@ type Engine struct {
 	// snapshot's size: the next waits until the log has grown by half of it.
 	lastSnapLogAt atomic.Uint64
 	lastSnapSize  atomic.Int64
+	lastSnapTime  time.Time // when the last snapshot began (or the engine opened); under snapMu
 	stop          chan struct{}
 	stopped       sync.WaitGroup
 	closeOnce     sync.Once
@@ -105,7 +106,7 @@ func Open(opts Options) (*Engine, error) {
 	if opts.WAL.Logger == nil {
 		opts.WAL.Logger = opts.Logger
 	}
-	e := &Engine{opts: opts, clock: opts.Clock, logger: opts.Logger, globalIDs: newIDGen(), stop: make(chan struct{})}
+	e := &Engine{opts: opts, clock: opts.Clock, logger: opts.Logger, globalIDs: newIDGen(), stop: make(chan struct{}), lastSnapTime: time.Now()}
 	e.dev, _ = opts.Clock.(*DevClock)
 
 	start := time.Now()

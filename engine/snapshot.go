@@ -32,6 +32,22 @@ const (
 func (e *Engine) Snapshot() error {
 	e.snapMu.Lock()
 	defer e.snapMu.Unlock()
+	return e.snapshotLocked()
+}
+
+// snapshotIfDue takes a snapshot when one is due (snapshotDue), deciding
+// under the snapshot lock so that a snapshot another caller just took
+// counts.
+func (e *Engine) snapshotIfDue() error {
+	e.snapMu.Lock()
+	defer e.snapMu.Unlock()
+	if !e.snapshotDue(time.Since(e.lastSnapTime)) {
+		return nil
+	}
+	return e.snapshotLocked()
+}
+
+func (e *Engine) snapshotLocked() error {
 	start := time.Now()
 	from := e.log.NextLSN()
 	logAt := e.log.Written()
@@ -54,6 +70,7 @@ func (e *Engine) Snapshot() error {
 	e.lastSnapLSN.Store(from)
 	e.lastSnapLogAt.Store(logAt)
 	e.lastSnapSize.Store(size)
+	e.lastSnapTime = start
 	oldest, err := e.snaps().Prune(e.snapDir(), e.opts.SnapshotsKept)
 	if err != nil {
 		return fmt.Errorf("prune snapshots: %w", err)
@@ -94,24 +111,20 @@ func (e *Engine) snapshotLoop() {
 	defer e.stopped.Done()
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
-	lastTime := time.Now()
 	for {
 		select {
 		case <-e.stop:
 			return
 		case <-tick.C:
 		}
-		if e.snapshotDue(time.Since(lastTime)) {
-			if err := e.Snapshot(); err != nil {
-				e.logger.Error("periodic snapshot failed", "err", err)
-			}
-			lastTime = time.Now()
+		if err := e.snapshotIfDue(); err != nil {
+			e.logger.Error("periodic snapshot failed", "err", err)
 		}
 	}
 }
 
 // snapshotDue reports whether the snapshot loop takes a snapshot now, the
-// last one (or the start) having been since ago.
+// last one (or the start) having been since ago. The caller holds snapMu.
 func (e *Engine) snapshotDue(since time.Duration) bool {
 	// Records since the last snapshot (LSNs start at 1).
 	pending := e.log.NextLSN() - max(e.lastSnapLSN.Load(), 1)
