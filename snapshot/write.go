@@ -72,7 +72,7 @@ func (o Options) Write(dir string, lsn uint64, fill func(w io.Writer) error) (st
 		}
 		return "", fmt.Errorf("write snapshot %s: sync dir: %w", name, err)
 	}
-	o.logger().Info("snapshot written", "file", final, "lsn", lsn,
+	o.logger().Debug("snapshot file written", "file", final, "lsn", lsn,
 		"bytes", size, "took", time.Since(start))
 	return final, nil
 }

@@ -39,7 +39,7 @@ func TestWriteLoadRoundTrip(t *testing.T) {
 			}
 			checkMode(t, dir, os.ModeDir|dirPerm)
 			checkMode(t, path, filePerm)
-			if !strings.Contains(logs.String(), "snapshot written") {
+			if !strings.Contains(logs.String(), "snapshot file written") {
 				t.Errorf("no log of the write: %q", logs.String())
 			}
 			if names := dirNames(t, dir); len(names) != 1 {
