@@ -27,11 +27,20 @@ bench:
 	$(GO) run ./bench recovery
 
 # Run each fuzz target for FUZZTIME (default 1m); found inputs land in testdata/fuzz.
+# A target fails only when it wrote a new failing input: Go 1.26's fuzzer can
+# end a clean run with "context deadline exceeded" at FUZZTIME (golang/go#75804).
 FUZZTIME ?= 1m
 fuzz:
 	@for pkg in $$($(GO) list ./...); do \
+	  dir=$$($(GO) list -f '{{.Dir}}' $$pkg); \
 	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
-	    echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	    echo "== $$pkg $$f"; \
+	    before=$$(ls $$dir/testdata/fuzz/$$f 2>/dev/null | wc -l); \
+	    if ! $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; then \
+	      after=$$(ls $$dir/testdata/fuzz/$$f 2>/dev/null | wc -l); \
+	      if [ "$$after" -gt "$$before" ]; then echo "$$f: failing input in $$dir/testdata/fuzz/$$f"; exit 1; fi; \
+	      echo "$$f: stopped without a failing input (golang/go#75804); going on"; \
+	    fi; \
 	  done; \
 	done
 
