@@ -156,6 +156,7 @@ func (w *workspace) applyWorkspaceUpdated(r *wal.WorkspaceUpdated) error {
 			return fmt.Errorf("time zone %q: %w", r.TimeZone, err)
 		}
 		w.timeZone, w.loc = r.TimeZone, loc
+		w.jobIdx.touchAll(w.jobList) // due times move
 	}
 	if r.Fields&wal.WorkspaceName != 0 {
 		w.name = r.Name
@@ -197,6 +198,7 @@ func (w *workspace) applyClientUpdated(r *wal.ClientUpdated) error {
 			}
 		}
 		c.status = r.Status
+		w.jobIdx.touchAll(c.jobList)
 	}
 	return nil
 }
@@ -265,7 +267,7 @@ func (w *workspace) applyJobUpdated(r *wal.JobUpdated) error {
 	}
 	if r.Fields&wal.JobVendor != 0 {
 		from := j.vx
-		j.setVendor(r.Vendor)
+		w.jobIdx.setVendor(j, r.Vendor)
 		w.results.moveJob(j, from)
 	}
 	if r.Fields&wal.JobDevice != 0 {
@@ -273,6 +275,7 @@ func (w *workspace) applyJobUpdated(r *wal.JobUpdated) error {
 		j.device = w.useDevice(r.DeviceID, j.client.id, r.DeviceName, r.DeviceType, r.Hostname)
 		w.releaseDevice(old)
 	}
+	w.jobIdx.touch(j) // a pause or a schedule moves its status or due time
 	if r.Fields&wal.JobSchedule != 0 {
 		j.intervalMinutes, j.graceMinutes, j.expectedDays = r.IntervalMinutes, r.GraceMinutes, r.ExpectedDays
 	}
@@ -366,7 +369,8 @@ func (w *workspace) applyReport(r *wal.Report) error {
 	if r.Superseded {
 		return nil
 	}
-	j.lastResult = r.Status
+	w.jobIdx.setLast(j, r.Status)
+	w.jobIdx.touch(j)
 	j.lastReportAt = r.CompletedAt
 	j.lastReceivedAt = r.ReceivedAt
 	j.dueBase = r.ReceivedAt // a report sets the due time (decisions.md 4.4)

@@ -73,11 +73,13 @@ func (w *workspace) indexJob(j *job) {
 	j.key = sortKey(j.name)
 	w.jobList = insertOrdered(w.jobList, j, jobBefore)
 	j.client.jobList = insertOrdered(j.client.jobList, j, jobBefore)
+	w.jobIdx.add(j)
 }
 
 func (w *workspace) unindexJob(j *job) {
-	w.jobList = removeItem(w.jobList, j)
-	j.client.jobList = removeItem(j.client.jobList, j)
+	w.jobList = removeOrdered(w.jobList, j, jobBefore)
+	j.client.jobList = removeOrdered(j.client.jobList, j, jobBefore)
+	w.jobIdx.remove(j)
 }
 
 // rebuildIndexes builds every index from the maps (after a snapshot load).
@@ -96,6 +98,7 @@ func (w *workspace) rebuildIndexes() {
 		j.client.jobList = append(j.client.jobList, j)
 	}
 	sort.Slice(w.jobList, func(i, k int) bool { return jobBefore(w.jobList[i], w.jobList[k]) })
+	w.jobIdx.rebuild(w.jobList)
 	for _, c := range w.clients {
 		sort.Slice(c.jobList, func(i, k int) bool { return jobBefore(c.jobList[i], c.jobList[k]) })
 	}

@@ -75,15 +75,34 @@ func nameAfter(key string, id ID, pos *Position) bool {
 	return string(id[:]) > string(pos.ID[:])
 }
 
+// listJobs pages /jobs by name. It walks the shortest of the name-ordered
+// lists its filters select (a client's jobs, the jobs of a status, of a
+// vendor, of a last result; all jobs without a filter) and checks every
+// filter on each job it meets.
 func (w *workspace) listJobs(b []byte, q *RESTQuery, now int64) ([]byte, bool, Position) {
 	p := page{b: append(b, '['), limit: q.Limit}
 	list := w.jobList
+	shorter := func(l []*job) {
+		if len(l) < len(list) {
+			list = l
+		}
+	}
+	var c *client
 	if q.ClientIDSet {
-		c := w.client(q.ClientID)
-		if c == nil {
+		if c = w.client(q.ClientID); c == nil {
 			return append(p.b, ']'), false, Position{}
 		}
 		list = c.jobList
+	}
+	if s := statusIndex(q.Status); s >= 0 {
+		w.advanceJobIndex(now)
+		shorter(w.jobIdx.byStatus[s])
+	}
+	if v := vendorIndex(q.Vendor); v >= 0 {
+		shorter(w.jobIdx.byVendor[v])
+	}
+	if q.LastResult != "" {
+		shorter(w.jobIdx.byLast[resultByName(q.LastResult)]) // "none" is resultNone
 	}
 	start := 0
 	if q.After != nil {
@@ -91,6 +110,9 @@ func (w *workspace) listJobs(b []byte, q *RESTQuery, now int64) ([]byte, bool, P
 	}
 	var last *job
 	for _, j := range list[start:] {
+		if c != nil && j.client != c {
+			continue
+		}
 		if q.Vendor != "" && j.vendor != q.Vendor {
 			continue
 		}

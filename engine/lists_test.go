@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -234,5 +235,133 @@ func TestListsMatchAPlainScan(t *testing.T) {
 			}
 		}
 		check(400)
+	}
+}
+
+// wantJobs is /jobs done the plain way at now.
+func wantJobs(w *workspace, q RESTQuery, now int64) []string {
+	var all []*job
+	for _, j := range w.jobs {
+		if q.ClientIDSet && j.client.id.String() != q.ClientID ||
+			q.Vendor != "" && j.vendor != q.Vendor ||
+			q.LastResult != "" && resultName(j.lastResult) != q.LastResult ||
+			q.Search != "" && !containsFold(j.key, q.Search) ||
+			q.Status != "" && w.jobStatus(j, now) != q.Status {
+			continue
+		}
+		all = append(all, j)
+	}
+	slices.SortFunc(all, func(a, b *job) int {
+		if jobBefore(a, b) {
+			return -1
+		}
+		return 1
+	})
+	ids := make([]string, len(all))
+	for i, j := range all {
+		ids[i] = j.id.String()
+	}
+	return ids
+}
+
+// TestJobListsMatchAPlainScan pages /jobs with random filters after random
+// reports, pauses (with and without an end), client pauses and archives,
+// vendor, name, schedule and time-zone changes, deletions, reloads and
+// clock moves (forward by a minute to days, and now and then back), and
+// compares each walk with a plain scan of every job's status at that time:
+// the status lists must follow the clock (a job turning missing, a pause
+// ending) with no record to tell them.
+func TestJobListsMatchAPlainScan(t *testing.T) {
+	for seed := range uint64(40) {
+		r := rand.New(rand.NewPCG(seed, 13))
+		x := newWorld(t, []string{"Europe/Berlin", "America/New_York", "Asia/Kolkata"}[seed%3])
+		now := t0
+		var clients []*client
+		for range 3 {
+			clients = append(clients, x.client(now, "active"))
+		}
+		var jobs []*job
+		newJob := func() {
+			days := uint8(allDays)
+			if r.IntN(3) == 0 {
+				days = 0b0111110 // weekdays
+			}
+			j := x.job(clients[r.IntN(3)], now, []int64{60, 720, 1440}[r.IntN(3)], int64(r.IntN(120)), days)
+			x.apply(&wal.JobUpdated{ID: j.id, Fields: wal.JobName | wal.JobVendor, Name: fmt.Sprintf("Job %c%d", 'a'+r.IntN(26), r.IntN(100)),
+				Vendor: vendorOrder[r.IntN(3)], At: now})
+			jobs = append(jobs, j)
+		}
+		for range 12 {
+			newJob()
+		}
+		check := func(step int) {
+			for range 8 {
+				q := RESTQuery{Endpoint: EndpointJobs, Limit: 1 + r.IntN(6)}
+				if r.IntN(4) == 0 {
+					q.ClientIDSet, q.ClientID = true, clients[r.IntN(3)].id.String()
+				}
+				if r.IntN(2) == 0 {
+					q.Status = statusOrder[r.IntN(len(statusOrder))]
+				}
+				if r.IntN(3) == 0 {
+					q.Vendor = vendorOrder[r.IntN(3)]
+				}
+				if r.IntN(3) == 0 {
+					q.LastResult = []string{"none", "ok", "warning", "failed"}[r.IntN(4)]
+				}
+				if r.IntN(5) == 0 {
+					q.Search = FoldSearch(fmt.Sprintf("%c", 'a'+r.IntN(26)))
+				}
+				got := pageAll(t, q, func(b []byte, q *RESTQuery) ([]byte, bool, Position) { return x.w.listJobs(b, q, now) })
+				if want := wantJobs(x.w, q, now); !slices.Equal(got, want) {
+					t.Fatalf("seed %d step %d: /jobs status %q vendor %q last %q client %v search %q limit %d:\n got %v\nwant %v",
+						seed, step, q.Status, q.Vendor, q.LastResult, q.ClientIDSet, q.Search, q.Limit, got, want)
+				}
+			}
+		}
+		for step := range 500 {
+			now += []int64{0, msPerMinute, 17 * msPerMinute, msPerHour, 7 * msPerHour, 2 * msPerDay}[r.IntN(6)] + int64(r.IntN(60000))
+			if r.IntN(40) == 0 {
+				now -= int64(r.IntN(3)) * msPerDay // the development clock set back
+			}
+			j := jobs[r.IntN(len(jobs))]
+			switch r.IntN(24) {
+			case 0, 1:
+				until := int64(0)
+				if r.IntN(2) == 0 {
+					until = now + int64(1+r.IntN(60))*msPerHour
+				}
+				x.pause(j, now, !j.paused, until)
+			case 2:
+				x.clientStatus(clients[r.IntN(3)], now, []string{"active", "active", "paused", "archived"}[r.IntN(4)])
+			case 3:
+				x.apply(&wal.JobUpdated{ID: j.id, Fields: wal.JobVendor, Vendor: vendorOrder[r.IntN(3)], At: now})
+			case 4:
+				x.apply(&wal.JobUpdated{ID: j.id, Fields: wal.JobName, Name: fmt.Sprintf("Job %c%d", 'a'+r.IntN(26), r.IntN(100)), At: now})
+			case 5:
+				x.apply(&wal.JobUpdated{ID: j.id, Fields: wal.JobSchedule, IntervalMinutes: []int64{30, 240, 1440}[r.IntN(3)],
+					GraceMinutes: int64(r.IntN(90)), ExpectedDays: []uint8{allDays, 0b0111110, 0b1000001}[r.IntN(3)], At: now})
+			case 6:
+				x.apply(&wal.WorkspaceUpdated{Fields: wal.WorkspaceTimeZone, TimeZone: []string{"UTC", "Europe/Berlin", "Pacific/Auckland"}[r.IntN(3)], At: now})
+			case 7:
+				if len(jobs) > 6 {
+					x.apply(&wal.JobDeleted{ID: j.id, At: now})
+					jobs = slices.DeleteFunc(jobs, func(o *job) bool { return o == j })
+				} else {
+					newJob()
+				}
+			case 8:
+				newJob()
+			case 9:
+				x.w.rebuildIndexes() // as after a snapshot load
+			case 10:
+				x.reportAt(j, now, now-int64(r.IntN(3*86400))*msPerSecond, ReportOK) // maybe superseded
+			default:
+				x.report(j, now, []uint8{ReportOK, ReportOK, ReportWarn, ReportFailed}[r.IntN(4)])
+			}
+			if r.IntN(3) == 0 {
+				check(step)
+			}
+		}
 	}
 }

@@ -68,6 +68,7 @@ type workspace struct {
 	// Ordered indexes for the REST API's keyset pages (index.go).
 	clientList []*client   // by (name without case, id)
 	jobList    []*job      // by (name without case, id)
+	jobIdx     jobIndex    // the jobs by status, vendor and last result, each by name
 	results    resultIndex // every result, by (receivedAt, id), per status and vendor
 	unresolved []*alert    // unresolved alerts, by (createdAt, id)
 
@@ -132,6 +133,9 @@ type job struct {
 	ingestToken string
 
 	key       string // name without case, the sort key
+	idxStatus uint8  // 1 + the index of the status list the job is in (jobindex.go); 0: none
+	dirty     bool   // in jobIdx.dirty
+	timerGen  uint32 // the generation of the job's latest status timer
 	json      []byte // the REST job object as last encoded
 	jsonFrom  int64  // json is valid from this time (when it was encoded)
 	jsonUntil int64  // to this time (0: not valid)

@@ -1,0 +1,275 @@
+package engine
+
+import "sort"
+
+// jobIndex keeps a workspace's jobs by name (without case, then id) in one
+// list per status, per vendor and per last result, so that a /jobs page
+// filtered by any of them walks only the jobs that can match. Each job is in
+// one list of each kind.
+//
+// Vendor and last result change only with records, and apply moves the job
+// then. Status also moves with the clock (a due time passing, a pause
+// ending), so the status lists are brought up to date when they are read
+// (advance): jobs a record touched are looked at again, and so are those
+// whose status-change instant, kept in a min-heap, has come. No job is
+// looked at on a read otherwise.
+type jobIndex struct {
+	byStatus [len(statusOrder)][]*job
+	byVendor [numVendors][]*job
+	byLast   [4][]*job // by lastResult: none, ok, warning, failed
+
+	dirty  []*job       // jobs whose status must be worked out again
+	timers statusTimers // when a job's status next changes by itself
+	at     int64        // the time the status lists were last right for
+}
+
+// statusOrder lists the job statuses; a job keeps its status list's index
+// plus one in idxStatus (0: in none yet).
+var statusOrder = [...]string{StatusHealthy, StatusWarning, StatusFailed, StatusMissing, StatusWaiting, StatusPaused}
+
+// statusIndex returns the index of a status in statusOrder, or -1.
+func statusIndex(s string) int {
+	for i, v := range statusOrder {
+		if v == s {
+			return i
+		}
+	}
+	return -1
+}
+
+// add puts j in its vendor and last-result lists, and in its status list
+// when it has one, and marks its status to be worked out again.
+func (x *jobIndex) add(j *job) {
+	x.byVendor[j.vx] = insertOrdered(x.byVendor[j.vx], j, jobBefore)
+	x.byLast[j.lastResult] = insertOrdered(x.byLast[j.lastResult], j, jobBefore)
+	if j.idxStatus > 0 {
+		s := j.idxStatus - 1
+		x.byStatus[s] = insertOrdered(x.byStatus[s], j, jobBefore)
+	}
+	x.touch(j)
+}
+
+// remove takes j out of every list (j.key must be the key it was added
+// with); its status list is remembered for add.
+func (x *jobIndex) remove(j *job) {
+	x.byVendor[j.vx] = removeOrdered(x.byVendor[j.vx], j, jobBefore)
+	x.byLast[j.lastResult] = removeOrdered(x.byLast[j.lastResult], j, jobBefore)
+	if j.idxStatus > 0 {
+		s := j.idxStatus - 1
+		x.byStatus[s] = removeOrdered(x.byStatus[s], j, jobBefore)
+	}
+}
+
+// setLast moves j to the list of last result r and sets it.
+func (x *jobIndex) setLast(j *job, r uint8) {
+	if r == j.lastResult {
+		return
+	}
+	x.byLast[j.lastResult] = removeOrdered(x.byLast[j.lastResult], j, jobBefore)
+	j.lastResult = r
+	x.byLast[r] = insertOrdered(x.byLast[r], j, jobBefore)
+}
+
+// setVendor moves j to the list of vendor and sets it.
+func (x *jobIndex) setVendor(j *job, vendor string) {
+	x.byVendor[j.vx] = removeOrdered(x.byVendor[j.vx], j, jobBefore)
+	j.setVendor(vendor)
+	x.byVendor[j.vx] = insertOrdered(x.byVendor[j.vx], j, jobBefore)
+}
+
+// touch marks j's status to be worked out again at the next read (a record
+// changed something it depends on).
+func (x *jobIndex) touch(j *job) {
+	if !j.dirty {
+		j.dirty = true
+		x.dirty = append(x.dirty, j)
+	}
+}
+
+// touchAll marks every job of list.
+func (x *jobIndex) touchAll(list []*job) {
+	for _, j := range list {
+		x.touch(j)
+	}
+}
+
+// advance brings the status lists to now: the jobs marked since, and those
+// whose status-change instant has come, go to the list of their status at
+// now. A clock set back (the development clock) makes every job's status
+// be worked out again.
+func (w *workspace) advanceJobIndex(now int64) {
+	x := &w.jobIdx
+	if now < x.at {
+		x.touchAll(w.jobList)
+	}
+	x.at = now
+	if len(x.dirty) > len(w.jobList)/8 {
+		w.rebuildStatusLists(now)
+		return
+	}
+	for _, j := range x.dirty {
+		j.dirty = false
+		if w.jobs[j.id] == j { // not deleted since
+			w.reindexStatus(j, now)
+		}
+	}
+	clear(x.dirty)
+	x.dirty = x.dirty[:0]
+	for len(x.timers) > 0 && x.timers[0].at <= now {
+		t := x.timers.pop()
+		if t.gen == t.job.timerGen && w.jobs[t.job.id] == t.job {
+			w.reindexStatus(t.job, now)
+		}
+	}
+}
+
+// reindexStatus moves j to the list of its status at now and sets the
+// instant its status can next change by itself.
+func (w *workspace) reindexStatus(j *job, now int64) {
+	x := &w.jobIdx
+	s := uint8(statusIndex(w.jobStatus(j, now))) + 1
+	if s != j.idxStatus {
+		if j.idxStatus > 0 {
+			x.byStatus[j.idxStatus-1] = removeOrdered(x.byStatus[j.idxStatus-1], j, jobBefore)
+		}
+		x.byStatus[s-1] = insertOrdered(x.byStatus[s-1], j, jobBefore)
+		j.idxStatus = s
+	}
+	w.scheduleStatus(j, now)
+}
+
+// scheduleStatus puts j's next status-change instant after now in the heap.
+func (w *workspace) scheduleStatus(j *job, now int64) {
+	j.timerGen++ // earlier entries of j no longer count
+	if at := w.statusChangeAt(j, now); at > 0 {
+		w.jobIdx.timers.push(statusTimer{at: at, job: j, gen: j.timerGen})
+	}
+}
+
+// rebuildStatusLists works out every job's status at now and builds the
+// status lists and the heap afresh, walking the jobs in name order: cheaper
+// than moving many jobs one by one (after a load, or many changes).
+func (w *workspace) rebuildStatusLists(now int64) {
+	x := &w.jobIdx
+	for _, j := range x.dirty {
+		j.dirty = false
+	}
+	clear(x.dirty)
+	x.dirty = x.dirty[:0]
+	for s := range x.byStatus {
+		clear(x.byStatus[s])
+		x.byStatus[s] = x.byStatus[s][:0]
+	}
+	clear(x.timers)
+	x.timers = x.timers[:0]
+	for _, j := range w.jobList {
+		s := uint8(statusIndex(w.jobStatus(j, now)))
+		x.byStatus[s] = append(x.byStatus[s], j)
+		j.idxStatus = s + 1
+		w.scheduleStatus(j, now)
+	}
+}
+
+// statusChangeAt returns the first instant after now at which jobStatus
+// can answer differently for j without a record, or 0 when it cannot: the
+// end of the job's own pause, or the instant the job turns missing (its
+// next due time plus grace, passed). It follows jobStatus and the times it
+// reads (ownPaused, offAt, dueFrom).
+func (w *workspace) statusChangeAt(j *job, now int64) int64 {
+	if j.ownPaused(now) {
+		if j.pausedUntil != 0 {
+			return j.pausedUntil // the pause ends: monitoring and the due time change
+		}
+		return 0
+	}
+	if !j.monitored(now) || j.lastResult == resultNone {
+		return 0 // a paused or archived client, or a job never reported: records only
+	}
+	if t := j.nextExpectedAt(now, w.loc) + j.graceMinutes*msPerMinute; now <= t {
+		return t + 1 // missing once now is past it
+	}
+	return 0 // missing already, until a report
+}
+
+// rebuild fills the vendor and last-result lists from the name-ordered jobs
+// and leaves every job's status to be worked out at the next read (after a
+// snapshot load).
+func (x *jobIndex) rebuild(jobs []*job) {
+	for v := range x.byVendor {
+		x.byVendor[v] = x.byVendor[v][:0]
+	}
+	for r := range x.byLast {
+		x.byLast[r] = x.byLast[r][:0]
+	}
+	for s := range x.byStatus {
+		x.byStatus[s] = x.byStatus[s][:0]
+	}
+	x.dirty, x.timers = x.dirty[:0], x.timers[:0]
+	for _, j := range jobs {
+		x.byVendor[j.vx] = append(x.byVendor[j.vx], j)
+		x.byLast[j.lastResult] = append(x.byLast[j.lastResult], j)
+		j.idxStatus, j.dirty = 0, false
+		x.touch(j)
+	}
+}
+
+// removeOrdered drops v from s, which is ordered by before and holds v once.
+func removeOrdered[T comparable](s []T, v T, before func(a, b T) bool) []T {
+	i := sort.Search(len(s), func(i int) bool { return !before(s[i], v) })
+	if i < len(s) && s[i] == v {
+		copy(s[i:], s[i+1:])
+		var zero T
+		s[len(s)-1] = zero
+		return s[:len(s)-1]
+	}
+	return removeItem(s, v) // not where the order says: look everywhere
+}
+
+// statusTimer is when a job's status may next change by itself; gen tells
+// an entry for the job's latest schedule from an outdated one.
+type statusTimer struct {
+	at  int64
+	job *job
+	gen uint32
+}
+
+// statusTimers is a min-heap of statusTimer by at.
+type statusTimers []statusTimer
+
+func (h *statusTimers) push(t statusTimer) {
+	*h = append(*h, t)
+	s := *h
+	for i := len(s) - 1; i > 0; {
+		p := (i - 1) / 2
+		if s[p].at <= s[i].at {
+			break
+		}
+		s[p], s[i] = s[i], s[p]
+		i = p
+	}
+}
+
+func (h *statusTimers) pop() statusTimer {
+	s := *h
+	top := s[0]
+	last := len(s) - 1
+	s[0] = s[last]
+	s[last] = statusTimer{}
+	s = s[:last]
+	for i := 0; ; {
+		l, c := 2*i+1, i
+		if l < len(s) && s[l].at < s[c].at {
+			c = l
+		}
+		if r := l + 1; r < len(s) && s[r].at < s[c].at {
+			c = r
+		}
+		if c == i {
+			break
+		}
+		s[i], s[c] = s[c], s[i]
+		i = c
+	}
+	*h = s
+	return top
+}
