@@ -59,18 +59,13 @@ type Engine struct {
 	globalMu  sync.Mutex // serialises engine-level records and workspace creation
 	globalIDs *idGen
 
-	snapMu      sync.Mutex
-	lastSnapLSN atomic.Uint64
-	// The log's size (Written) when the last snapshot began, and that
-	// snapshot's size: the next waits until the log has grown by half of it.
-	lastSnapLogAt atomic.Uint64
-	lastSnapSize  atomic.Int64
-	lastSnapTime  time.Time // when the last snapshot began (or the engine opened); under snapMu
-	stop          chan struct{}
-	stopped       sync.WaitGroup
-	closeOnce     sync.Once
-	closed        atomic.Bool
-	ready         atomic.Bool
+	snapMu    sync.Mutex
+	lastSnap  lastSnapshot // under snapMu
+	stop      chan struct{}
+	stopped   sync.WaitGroup
+	closeOnce sync.Once
+	closed    atomic.Bool
+	ready     atomic.Bool
 }
 
 // Errors returned by engine commands.
@@ -106,7 +101,8 @@ func Open(opts Options) (*Engine, error) {
 	if opts.WAL.Logger == nil {
 		opts.WAL.Logger = opts.Logger
 	}
-	e := &Engine{opts: opts, clock: opts.Clock, logger: opts.Logger, globalIDs: newIDGen(), stop: make(chan struct{}), lastSnapTime: time.Now()}
+	e := &Engine{opts: opts, clock: opts.Clock, logger: opts.Logger, globalIDs: newIDGen(), stop: make(chan struct{})}
+	e.lastSnap.at = time.Now()
 	e.dev, _ = opts.Clock.(*DevClock)
 
 	start := time.Now()
@@ -118,7 +114,7 @@ func Open(opts Options) (*Engine, error) {
 	switch {
 	case err == nil:
 		from = snapLSN
-		e.lastSnapLSN.Store(snapLSN)
+		e.lastSnap.lsn = snapLSN
 	case errors.Is(err, snapshot.ErrNoSnapshot):
 		e.reset()
 	default:

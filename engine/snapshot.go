@@ -41,7 +41,7 @@ func (e *Engine) Snapshot() error {
 func (e *Engine) snapshotIfDue() error {
 	e.snapMu.Lock()
 	defer e.snapMu.Unlock()
-	if !e.snapshotDue(time.Since(e.lastSnapTime)) {
+	if !e.snapshotDue(time.Since(e.lastSnap.at)) {
 		return nil
 	}
 	return e.snapshotLocked()
@@ -67,10 +67,7 @@ func (e *Engine) snapshotLocked() error {
 	if err != nil {
 		return fmt.Errorf("snapshot at %d: %w", from, err)
 	}
-	e.lastSnapLSN.Store(from)
-	e.lastSnapLogAt.Store(logAt)
-	e.lastSnapSize.Store(size)
-	e.lastSnapTime = start
+	e.lastSnap = lastSnapshot{lsn: from, logAt: logAt, size: size, at: start}
 	oldest, err := e.snaps().Prune(e.snapDir(), e.opts.SnapshotsKept)
 	if err != nil {
 		return fmt.Errorf("prune snapshots: %w", err)
@@ -89,6 +86,16 @@ func (e *Engine) barrier() error {
 	ch := make(chan error, 1)
 	e.log.Submit(nil, func(_ uint64, err error) { ch <- err })
 	return <-ch
+}
+
+// lastSnapshot is what the snapshot loop knows of the last snapshot: its
+// log position, the log's size (Written) when it began and its own size
+// (the next waits until the log has grown by half of it), and when it began
+// (or the engine opened).
+type lastSnapshot struct {
+	lsn, logAt uint64
+	size       int64
+	at         time.Time
 }
 
 type countingWriter struct {
@@ -127,11 +134,11 @@ func (e *Engine) snapshotLoop() {
 // last one (or the start) having been since ago. The caller holds snapMu.
 func (e *Engine) snapshotDue(since time.Duration) bool {
 	// Records since the last snapshot (LSNs start at 1).
-	pending := e.log.NextLSN() - max(e.lastSnapLSN.Load(), 1)
+	pending := e.log.NextLSN() - max(e.lastSnap.lsn, 1)
 	if pending == 0 {
 		return false
 	}
-	grown := e.log.Written()-e.lastSnapLogAt.Load() >= uint64(e.lastSnapSize.Load()/2)
+	grown := e.log.Written()-e.lastSnap.logAt >= uint64(e.lastSnap.size/2)
 	return pending >= e.opts.SnapshotEvery && grown || since >= e.opts.SnapshotInterval
 }
 

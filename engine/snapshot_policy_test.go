@@ -28,7 +28,7 @@ func TestSnapshotDue(t *testing.T) {
 		t.Fatal("not due after 201 records and no snapshot yet")
 	}
 	check(t, "snapshot", e.Snapshot())
-	size := e.lastSnapSize.Load()
+	size := e.lastSnap.size
 	if size < 5000 {
 		t.Fatalf("snapshot of %d bytes; the test needs a larger state", size)
 	}
