@@ -400,7 +400,7 @@ func checkDevice(in DeviceInput, cur DeviceInput) (DeviceInput, *Error) {
 	return cur, nil
 }
 
-const vendorList = "veeam, acronis, datto, cove, synology, nakivo, backupexec, msp360, altaro, macrium, generic"
+var vendorList = strings.Join(vendorOrder[:], ", ")
 
 func checkSLA(v Opt[float64]) *Error {
 	if v.Null || v.V < 0 || v.V > 100 {

@@ -250,6 +250,10 @@ var vendorOrder = [...]string{"veeam", "acronis", "datto", "cove", "synology", "
 
 const numVendors = len(vendorOrder)
 
+// Vendors returns the vendor identifiers (decisions.md 6), in the order
+// messages list them.
+func Vendors() []string { return append([]string(nil), vendorOrder[:]...) }
+
 // vendorIndex returns the index of vendor in vendorOrder, or -1.
 func vendorIndex(vendor string) int {
 	for i, v := range vendorOrder {

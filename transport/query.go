@@ -36,7 +36,7 @@ var (
 	alertStatuses  = []string{"open", "acknowledged", "snoozed", "resolved", "unresolved"}
 	lastResults    = []string{"ok", "warning", "failed", "none"}
 	severities     = []string{"critical", "warning"}
-	vendors        = []string{"veeam", "acronis", "datto", "cove", "synology", "nakivo", "backupexec", "msp360", "altaro", "macrium", "generic"}
+	vendors        = engine.Vendors()
 )
 
 // msgBadCursor answers a cursor that is not one of ours, or not for this
