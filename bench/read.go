@@ -228,13 +228,13 @@ func sampleAnswers(addr string, reqs *readRequests) ([]bareAnswer, error) {
 			return nil, fmt.Errorf("sample answer of %s: %w", p, err)
 		}
 		a := bareAnswer{Path: readAnswerPaths[i], Status: resp.StatusCode(), Body: append([]byte(nil), resp.Body()...)}
-		resp.Header.VisitAll(func(k, v []byte) {
+		for k, v := range resp.Header.All() {
 			switch string(k) {
 			case fasthttp.HeaderContentLength, fasthttp.HeaderDate, fasthttp.HeaderServer, fasthttp.HeaderConnection:
-				return
+				continue
 			}
 			a.Headers = append(a.Headers, [2]string{string(k), string(v)})
-		})
+		}
 		answers = append(answers, a)
 		fasthttp.ReleaseRequest(req)
 		fasthttp.ReleaseResponse(resp)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"strings"
@@ -246,9 +245,6 @@ func benchLogger(stats *engineStats) *slog.Logger {
 	}
 	return slog.New(statsHandler{out: out, stats: stats})
 }
-
-// quietLogger discards everything.
-var quietLogger = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 // openEngine opens an engine on dir with the real clock. A log failure
 // stops the process, as in the server.

@@ -43,9 +43,6 @@ func (c *DevClock) Set(t time.Time) {
 	c.mu.Unlock()
 }
 
-// nowMs returns the clock's time in Unix milliseconds, the engine's unit.
-func nowMs(c Clock) int64 { return c.Now().UnixMilli() }
-
 // msTime turns Unix milliseconds into a UTC time.
 func msTime(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
 

@@ -2,12 +2,6 @@ package engine
 
 import "backupmon/jsonx"
 
-// Health figures (api.md 2.4, decisions.md 4.3 and 4.7).
-const (
-	healthDaysDefault = 30
-	healthDaysMax     = 90
-)
-
 // healthFigures is a health summary before it is written.
 type healthFigures struct {
 	counts           StatusCounts

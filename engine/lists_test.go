@@ -47,7 +47,6 @@ func pageAll(t *testing.T, q RESTQuery, list func(b []byte, q *RESTQuery) ([]byt
 
 // filterCase is one combination of the filters of /reports or /alerts.
 type filterCase struct {
-	client, job     *job // the client of client.client, or the job
 	clientID, jobID string
 	status, vendor  string
 	severity        string

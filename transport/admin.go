@@ -321,11 +321,12 @@ func (s *Server) adminGetJob(ctx *fasthttp.RequestCtx) {
 	args := ctx.QueryArgs()
 	if args.Len() > 0 {
 		var bad string
-		args.VisitAll(func(k, v []byte) {
-			if string(k) != "limit" && bad == "" {
+		for k := range args.All() {
+			if string(k) != "limit" {
 				bad = string(k)
+				break
 			}
-		})
+		}
 		if bad != "" {
 			adminError(ctx, fasthttp.StatusBadRequest, "INVALID_REQUEST", "unknown parameter "+strconv.Quote(bad))
 			return

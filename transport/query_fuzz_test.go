@@ -67,7 +67,9 @@ type queryArg struct{ k, v string }
 
 func queryPairs(a *fasthttp.Args) []queryArg {
 	var out []queryArg
-	a.VisitAll(func(k, v []byte) { out = append(out, queryArg{string(k), string(v)}) })
+	for k, v := range a.All() {
+		out = append(out, queryArg{string(k), string(v)})
+	}
 	return out
 }
 

@@ -35,8 +35,8 @@ func (s *Server) addRESTRoutes(r *router.Router) {
 	}
 }
 
-// bodyPool holds answer buffers: a page is assembled in one and copied to
-// the response.
+// bodyPool holds answer buffers: a page is assembled in one, which goes to
+// the response without a copy (bodyBuf).
 var bodyPool = sync.Pool{New: func() any { b := make(bodyBuf, 0, 16<<10); return &b }}
 
 // bodyBuf is a pooled answer buffer. A page goes to fasthttp without a

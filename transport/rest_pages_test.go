@@ -239,10 +239,8 @@ func TestRESTPaginationChanges(t *testing.T) {
 	})
 
 	rpRun(t, s, "alerts arriving between pages", func(t *testing.T) {
-		var jobs []string
 		for i := 0; i < 6; i++ {
 			j := s.NewJob(f.WS, f.Client, "Alerting "+strconv.Itoa(i), rpDaily())
-			jobs = append(jobs, j)
 			admReport(s, j, f.ReportKey, "failed")
 		}
 		before := rsIDs(rsWalk(s, key, "/alerts?status=unresolved", 100))

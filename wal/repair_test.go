@@ -239,10 +239,6 @@ func TestCorruptMiddle(t *testing.T) {
 	b := tBaseLog(t)
 	lastName := b.segs[len(b.segs)-1]
 	mid := b.entries[len(b.entries)/2]
-	type damage struct {
-		file   string
-		mutate func(data []byte) []byte
-	}
 	// flip returns a mutation flipping the byte at off.
 	flip := func(off int) func([]byte) []byte {
 		return func(d []byte) []byte { d[off] ^= 0x5a; return d }
