@@ -13,14 +13,16 @@ import (
 
 // fsyncMain measures what one log commit costs the disk at the least: an
 // append of a small block followed by fsync (what tidwall/wal calls), n
-// times. -mode fdatasync and -mode prealloc (fdatasync of writes into a
-// file allocated beforehand, so no size change needs the journal) show what
-// other ways of making a write durable would cost.
+// times. -mode fdatasync, -mode prealloc (fdatasync of writes into a file
+// given to fallocate beforehand: its extents stay "unwritten", so each write
+// still changes metadata) and -mode zerofill (fdatasync of writes over
+// blocks zero-filled and synced beforehand: no metadata changes, so no
+// journal commit) show what other ways of making a write durable would cost.
 func fsyncMain(args []string) int {
 	fs := flag.NewFlagSet("fsync", flag.ContinueOnError)
 	n := fs.Int("n", 1000, "appends, each followed by a sync")
 	size := fs.Int("size", 4096, "bytes per append")
-	mode := fs.String("mode", "fsync", "fsync (append + fsync, as the log does), fdatasync (append + fdatasync) or prealloc (overwrite a preallocated file + fdatasync)")
+	mode := fs.String("mode", "fsync", "fsync (append + fsync, as the log does), fdatasync (append + fdatasync), prealloc (overwrite a fallocated file + fdatasync) or zerofill (overwrite a zero-filled, synced file + fdatasync)")
 	data := fs.String("data", "", "directory on the disk to measure; default: the temp dir")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -43,7 +45,7 @@ func runFsync(data, mode string, n, size int) error {
 	defer cleanup()
 	path := filepath.Join(dir, "fsync.dat")
 	flags := os.O_CREATE | os.O_WRONLY
-	if mode != "prealloc" {
+	if mode != "prealloc" && mode != "zerofill" {
 		flags |= os.O_APPEND
 	}
 	f, err := os.OpenFile(path, flags, 0o600)
@@ -63,6 +65,17 @@ func runFsync(data, mode string, n, size int) error {
 			return fmt.Errorf("fallocate: %w", err)
 		}
 		if err := f.Sync(); err != nil {
+			return err
+		}
+		sync = func() error { return unix.Fdatasync(int(f.Fd())) }
+	case "zerofill":
+		if _, err := f.Write(make([]byte, n*size)); err != nil {
+			return fmt.Errorf("zero-fill: %w", err)
+		}
+		if err := f.Sync(); err != nil {
+			return err
+		}
+		if _, err := f.Seek(0, 0); err != nil {
 			return err
 		}
 		sync = func() error { return unix.Fdatasync(int(f.Fd())) }
