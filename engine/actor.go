@@ -2,6 +2,7 @@ package engine
 
 import (
 	"sync"
+	"time"
 
 	"backupmon/wal"
 )
@@ -16,6 +17,11 @@ type actor struct {
 
 	mu       sync.RWMutex // read-held by senders, so that stop can close the inbox
 	stopping bool
+
+	// The wake-up for the workspace's next timer (real clock only; see
+	// afterMessage). Only the actor's goroutine touches them.
+	wake   *time.Timer
+	wakeAt int64
 }
 
 // inboxSize bounds each actor's queue; senders wait when it is full.
@@ -31,6 +37,10 @@ func (a *actor) run() {
 	defer close(a.done)
 	for fn := range a.inbox {
 		fn(a.ws)
+		a.afterMessage()
+	}
+	if a.wake != nil {
+		a.wake.Stop()
 	}
 }
 
@@ -112,11 +122,13 @@ func change[T any](a *actor, decide func(w *workspace, now int64) (decision[T], 
 			ch <- outcome[T]{err: err}
 			return
 		}
+		var notices []Notice
 		if d.rec != nil {
 			if err := a.applyNew(d.rec); err != nil {
 				ch <- outcome[T]{err: err}
 				return
 			}
+			notices = a.takeFresh(a.eng.nowMs())
 		}
 		v := d.value
 		if d.answer != nil {
@@ -131,6 +143,7 @@ func change[T any](a *actor, decide func(w *workspace, now int64) (decision[T], 
 				ch <- outcome[T]{err: ErrFailed}
 				return
 			}
+			a.eng.deliverAll(notices)
 			ch <- outcome[T]{v: v}
 		})
 	})

@@ -247,6 +247,7 @@ func (e *Engine) CreateClient(wsID string, in ClientInput) (ClientView, error) {
 	}
 	return change(a, func(w *workspace, now int64) (decision[ClientView], error) {
 		rec := &wal.ClientCreated{ID: w.ids.next(now), Name: in.Name.V, Status: status, CreatedAt: now}
+		rec.ActivityID = w.ids.next(now)
 		return decision[ClientView]{rec: rec, answer: func(w *workspace) ClientView { return w.clientView(w.clients[rec.ID], now) }}, nil
 	})
 }
@@ -283,6 +284,7 @@ func (e *Engine) UpdateClient(wsID, clientID string, in ClientInput) (ClientView
 		if rec.Fields == 0 {
 			return decision[ClientView]{answer: answer}, nil
 		}
+		rec.ActivityID = w.ids.next(now)
 		return decision[ClientView]{rec: rec, answer: answer}, nil
 	})
 }
@@ -468,6 +470,7 @@ func (e *Engine) CreateJob(wsID string, in JobInput) (JobView, error) {
 		if ID(rec.DeviceID).IsZero() {
 			rec.DeviceID = w.ids.next(now)
 		}
+		rec.ActivityID = w.ids.next(now)
 		return decision[JobView]{rec: rec, answer: func(w *workspace) JobView { return w.jobView(w.jobs[rec.ID], now) }}, nil
 	})
 }
@@ -588,6 +591,7 @@ func (e *Engine) UpdateJob(wsID, jobID string, in JobInput) (JobView, error) {
 		if rec.Fields == 0 {
 			return decision[JobView]{answer: answer}, nil
 		}
+		rec.ActivityID = w.ids.next(now)
 		return decision[JobView]{rec: rec, answer: answer}, nil
 	})
 }
@@ -603,7 +607,7 @@ func (e *Engine) DeleteJob(wsID, jobID string) error {
 		if j == nil {
 			return decision[struct{}]{}, notFound("job")
 		}
-		return decision[struct{}]{rec: &wal.JobDeleted{ID: j.id, At: now}}, nil
+		return decision[struct{}]{rec: &wal.JobDeleted{ID: j.id, ActivityID: w.ids.next(now), At: now}}, nil
 	})
 	return err
 }
@@ -910,9 +914,8 @@ func (e *Engine) SetClock(set time.Time, advance time.Duration) (time.Time, erro
 	if err := <-ch; err != nil {
 		return time.Time{}, ErrFailed
 	}
-	// Every actor sees the new time before the call answers.
-	for _, a := range e.sortedActors() {
-		ask(a, func(*workspace) struct{} { return struct{}{} })
-	}
+	// Every timer that came due has run, and what it recorded is durable,
+	// before the call answers (decisions.md 8).
+	e.fireDue()
 	return now, nil
 }

@@ -32,8 +32,10 @@ func newWorkspace(r *wal.WorkspaceCreated) (*workspace, error) {
 		keys:        map[ID]*apiKey{},
 		alerts:      map[ID]*alert{},
 		sourceIx:    map[string]int{},
+		deliveryIx:  map[ID]*delivery{},
 	}
 	w.ids.observe(w.id)
+	w.scheduleTrial()
 	return w, nil
 }
 
@@ -51,6 +53,7 @@ func (w *workspace) apply(rec wal.Entry, hooks applyHooks) error {
 		w.clients[r.ID] = c
 		w.indexClient(c)
 		w.ids.observe(r.ID)
+		w.addActivity(activity{id: r.ActivityID, at: r.CreatedAt, typ: "client.created", actor: "admin", subjectID: r.ID, subjectName: r.Name})
 	case *wal.ClientUpdated:
 		err = w.applyClientUpdated(r)
 	case *wal.JobCreated:
@@ -87,6 +90,23 @@ func (w *workspace) apply(rec wal.Entry, hooks applyHooks) error {
 		err = w.applyAlertChanged(r)
 	case *wal.RESTUsage:
 		w.restMonth, w.restMonthCount = r.Month, r.Count
+	case *wal.Missed:
+		err = w.applyMissed(r)
+	case *wal.Escalated:
+		err = w.applyEscalated(r)
+	case *wal.DeliveryAttempted:
+		err = w.applyDeliveryAttempted(r)
+	case *wal.ChannelCreated:
+		w.applyChannelCreated(r)
+	case *wal.ChannelDeleted:
+		err = w.applyChannelDeleted(r)
+	case *wal.EscalationCreated:
+		err = w.applyEscalationCreated(r)
+	case *wal.EscalationDeleted:
+		err = w.applyEscalationDeleted(r)
+	case *wal.TrialEnded:
+		w.trialNoted = r.At
+		w.addActivity(activity{id: r.ActivityID, at: r.At, typ: "workspace.trial_ended", actor: "system"})
 	default:
 		return fmt.Errorf("workspace %s: unexpected record type %d", w.id, rec.Type())
 	}
@@ -95,9 +115,14 @@ func (w *workspace) apply(rec wal.Entry, hooks applyHooks) error {
 	}
 	w.forgetEncodings(rec)
 	switch rec.(type) {
-	case *wal.KeyCreated, *wal.KeyRevoked, *wal.KeyFirstUsed, *wal.RESTUsage:
+	case *wal.KeyCreated, *wal.KeyRevoked, *wal.KeyFirstUsed, *wal.RESTUsage,
+		*wal.DeliveryAttempted, *wal.ChannelCreated, *wal.ChannelDeleted,
+		*wal.EscalationCreated, *wal.EscalationDeleted, *wal.TrialEnded:
 	default:
 		w.figVersion++
+	}
+	if len(w.events) > 0 {
+		w.flushEvents(rec.Head().Seq)
 	}
 	w.seq = rec.Head().Seq
 	return nil
@@ -121,6 +146,11 @@ func (w *workspace) forgetEncodings(rec wal.Entry) {
 		return
 	case *wal.ClientUpdated:
 		c = w.clients[r.ID]
+	case *wal.Missed:
+		if j := w.jobs[r.JobID]; j != nil {
+			j.jsonUntil = 0
+		}
+		return
 	case *wal.JobCreated:
 		c = w.clients[r.ClientID]
 	case *wal.JobUpdated:
@@ -170,6 +200,11 @@ func (w *workspace) applyWorkspaceUpdated(r *wal.WorkspaceUpdated) error {
 	if r.Fields&wal.WorkspaceTrialEndsAt != 0 {
 		w.trialEndsAt = r.TrialEndsAt
 	}
+	if r.Fields&(wal.WorkspacePlan|wal.WorkspaceStatus|wal.WorkspaceTrialEndsAt) != 0 {
+		// Active again: jobs that turned missing meanwhile get their alerts.
+		w.jobIdx.touchAll(w.jobList)
+		w.scheduleTrial()
+	}
 	return nil
 }
 
@@ -183,7 +218,16 @@ func (w *workspace) applyClientUpdated(r *wal.ClientUpdated) error {
 		c.name = r.Name
 		w.indexClient(c)
 	}
+	typ := "client.updated"
 	if r.Fields&wal.ClientStatus != 0 && r.Status != c.status {
+		switch r.Status {
+		case "active":
+			typ = "client.resumed"
+		case "paused":
+			typ = "client.paused"
+		case "archived":
+			typ = "client.archived"
+		}
 		switch {
 		case c.status == "active":
 			// Monitoring goes off: the jobs show paused until a report.
@@ -200,6 +244,7 @@ func (w *workspace) applyClientUpdated(r *wal.ClientUpdated) error {
 		c.status = r.Status
 		w.jobIdx.touchAll(c.jobList)
 	}
+	w.addActivity(activity{id: r.ActivityID, at: r.At, typ: typ, actor: "admin", subjectID: c.id, subjectName: c.name})
 	return nil
 }
 
@@ -252,6 +297,7 @@ func (w *workspace) applyJobCreated(r *wal.JobCreated) error {
 	c.jobs[r.ID] = j
 	w.indexJob(j)
 	w.ids.observe(r.ID)
+	w.addActivity(activity{id: r.ActivityID, at: r.CreatedAt, typ: "job.created", actor: "admin", jobID: r.ID, subjectName: r.Name})
 	return nil
 }
 
@@ -294,6 +340,14 @@ func (w *workspace) applyJobUpdated(r *wal.JobUpdated) error {
 		}
 		j.paused, j.pausedUntil = r.Paused, r.PausedUntil
 	}
+	typ := "job.updated"
+	if r.Fields == wal.JobPaused {
+		typ = "job.resumed"
+		if r.Paused {
+			typ = "job.paused"
+		}
+	}
+	w.addActivity(activity{id: r.ActivityID, at: r.At, typ: typ, actor: "admin", jobID: j.id, subjectName: j.name})
 	return nil
 }
 
@@ -305,6 +359,7 @@ func (w *workspace) applyJobDeleted(r *wal.JobDeleted) error {
 	delete(w.jobs, r.ID)
 	delete(j.client.jobs, r.ID)
 	w.unindexJob(j)
+	w.jobIdx.timers.remove(j)
 	w.results.removeJob(j, j.vx)
 	if j.alert != nil {
 		w.unresolved = removeItem(w.unresolved, j.alert)
@@ -320,6 +375,12 @@ func (w *workspace) applyJobDeleted(r *wal.JobDeleted) error {
 	}
 	clear(w.alertLog[len(kept):])
 	w.alertLog = kept
+	for _, d := range w.deliveries {
+		if d.jobID == j.id && d.state == deliveryPending {
+			d.state, d.lastError, d.notice, d.nextAt, d.inFlight = deliveryCancelled, "job deleted", nil, 0, false
+		}
+	}
+	w.addActivity(activity{id: r.ActivityID, at: r.At, typ: "job.deleted", actor: "admin", jobID: j.id, subjectName: j.name})
 	return nil
 }
 
@@ -380,6 +441,9 @@ func (w *workspace) applyReport(r *wal.Report) error {
 		j.failureStreak = 0
 		if a := j.alert; a != nil {
 			w.resolveAlert(a, r.ReceivedAt)
+			if j.monitored(r.ReceivedAt) {
+				w.emit(a, EventResolved, r.ReceivedAt, nil) // the recovery notice
+			}
 		}
 	case resultWarning:
 		j.failureStreak = 0
@@ -429,15 +493,20 @@ func (w *workspace) raiseAlert(j *job, id ID, typ uint8, summary string, at int6
 				a.acknowledgedAt = 0
 			}
 		}
+		if a.status != alertSnoozed { // a snoozed alert stays quiet
+			w.emit(a, EventRaised, at, nil)
+		}
 		return
 	}
-	a := &alert{id: id, job: j, typ: typ, severity: sev, status: alertOpen, summary: summary, createdAt: at}
+	a := &alert{id: id, job: j, typ: typ, severity: sev, status: alertOpen, summary: summary, createdAt: at, escChecked: at}
 	w.alerts[id] = a
 	w.alertLog = insertOrdered(w.alertLog, a, alertBefore)
 	w.unresolved = insertOrdered(w.unresolved, a, alertBefore)
 	j.alerts = insertOrdered(j.alerts, a, alertBefore)
 	j.alert = a
 	w.ids.observe(id)
+	w.emit(a, EventOpened, at, nil)
+	w.scheduleAlert(a)
 }
 
 func (w *workspace) resolveAlert(a *alert, at int64) {
@@ -464,6 +533,7 @@ func (w *workspace) applyAlertChanged(r *wal.AlertChanged) error {
 	case wal.AlertSnooze:
 		a.status, a.snoozedUntil = alertSnoozed, r.Until
 		typ = "alert.snoozed"
+		w.timers.push(timer{at: r.Until, kind: timerSnooze, al: a})
 	case wal.AlertResolve:
 		w.resolveAlert(a, r.At)
 		typ = "alert.resolved"

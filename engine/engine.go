@@ -41,6 +41,10 @@ type Options struct {
 	// RetentionDays drops results and resolved alerts older than this many
 	// days (at each snapshot); 0 keeps everything.
 	RetentionDays int
+	// KeepClock leaves a development clock where Clock stands instead of
+	// restoring the time the log last recorded: tests use it to let time
+	// pass while the server is down.
+	KeepClock bool
 }
 
 // Engine is the whole in-memory state: a registry of workspace actors, the
@@ -66,7 +70,11 @@ type Engine struct {
 	closeOnce sync.Once
 	closed    atomic.Bool
 	ready     atomic.Bool
+
+	deliv atomic.Pointer[delivererBox] // where notices go; nil until SetDeliverer
 }
+
+type delivererBox struct{ d Deliverer }
 
 // Errors returned by engine commands.
 var (
@@ -104,6 +112,10 @@ func Open(opts Options) (*Engine, error) {
 	e := &Engine{opts: opts, clock: opts.Clock, logger: opts.Logger, globalIDs: newIDGen(), stop: make(chan struct{})}
 	e.lastSnap.at = time.Now()
 	e.dev, _ = opts.Clock.(*DevClock)
+	var keep time.Time
+	if e.dev != nil && opts.KeepClock {
+		keep = e.dev.Now()
+	}
 
 	start := time.Now()
 	from := uint64(1)
@@ -142,8 +154,16 @@ func Open(opts Options) (*Engine, error) {
 	}
 	e.log = l
 	l.Start()
+	if !keep.IsZero() {
+		e.dev.Set(keep)
+	}
+	now := e.nowMs()
 	e.actors.Range(func(_, v any) bool {
-		go v.(*actor).run()
+		a := v.(*actor)
+		a.ws.rebuildTimers(now)
+		go a.run()
+		// The first message runs what came due while the server was down.
+		a.send(func(*workspace) {})
 		return true
 	})
 	e.logger.Info("engine recovered", "workspaces", e.count.Load(), "snapshot", snapLSN, "replayed", replayed, "elapsed", time.Since(start).Round(time.Millisecond))
@@ -208,7 +228,43 @@ func (e *Engine) replay(rec wal.Entry) error {
 	if h.Seq != w.seq+1 {
 		return fmt.Errorf("workspace %s: record %d follows %d: records are missing", w.id, h.Seq, w.seq)
 	}
-	return w.apply(rec, e)
+	err := w.apply(rec, e)
+	// Deliveries a replayed record made wait for their timers, rebuilt
+	// once recovery is done.
+	clear(w.fresh)
+	w.fresh = w.fresh[:0]
+	return err
+}
+
+// SetDeliverer sets where notification notices go, and starts the
+// deliveries that were waiting for one (after recovery, those due now).
+func (e *Engine) SetDeliverer(d Deliverer) {
+	e.deliv.Store(&delivererBox{d: d})
+	for _, a := range e.sortedActors() {
+		ask(a, func(w *workspace) struct{} {
+			w.rebuildTimers(e.nowMs())
+			return struct{}{}
+		})
+	}
+}
+
+func (e *Engine) deliverer() Deliverer {
+	if b := e.deliv.Load(); b != nil {
+		return b.d
+	}
+	return nil
+}
+
+// deliverAll hands notices to the deliverer (after the records that made
+// them are durable).
+func (e *Engine) deliverAll(notices []Notice) {
+	d := e.deliverer()
+	if d == nil {
+		return
+	}
+	for _, n := range notices {
+		d.Deliver(n)
+	}
 }
 
 func (e *Engine) addActor(w *workspace) *actor {

@@ -27,6 +27,9 @@ type jobIndex struct {
 // plus one in idxStatus (0: in none yet).
 var statusOrder = [...]string{StatusHealthy, StatusWarning, StatusFailed, StatusMissing, StatusWaiting, StatusPaused}
 
+// missingIdx is StatusMissing's index in statusOrder.
+var missingIdx = uint8(statusIndex(StatusMissing))
+
 // statusIndex returns the index of a status in statusOrder, or -1.
 func statusIndex(s string) int {
 	for i, v := range statusOrder {
@@ -116,10 +119,9 @@ func (w *workspace) advanceJobIndex(now int64) {
 	clear(x.dirty)
 	x.dirty = x.dirty[:0]
 	for len(x.timers) > 0 && x.timers[0].at <= now {
-		t := x.timers.pop()
-		if t.gen == t.job.timerGen && w.jobs[t.job.id] == t.job {
-			w.reindexStatus(t.job, now)
-		}
+		j := x.timers[0].job
+		x.timers.remove(j)
+		w.reindexStatus(j, now)
 	}
 }
 
@@ -138,11 +140,13 @@ func (w *workspace) reindexStatus(j *job, now int64) {
 	w.scheduleStatus(j, now)
 }
 
-// scheduleStatus puts j's next status-change instant after now in the heap.
+// scheduleStatus puts j's next status-change instant after now in the
+// heap (replacing the one it had), and queues j for a missing alert when it
+// is missing and that has not been recorded for its due time (missing.go).
 func (w *workspace) scheduleStatus(j *job, now int64) {
-	j.timerGen++ // earlier entries of j no longer count
-	if at := w.statusChangeAt(j, now); at > 0 {
-		w.jobIdx.timers.push(statusTimer{at: at, job: j, gen: j.timerGen})
+	w.jobIdx.timers.set(j, w.statusChangeAt(j, now))
+	if j.idxStatus == missingIdx+1 {
+		w.queueMissed(j, now)
 	}
 }
 
@@ -160,8 +164,7 @@ func (w *workspace) rebuildStatusLists(now int64) {
 		clear(x.byStatus[s])
 		x.byStatus[s] = x.byStatus[s][:0]
 	}
-	clear(x.timers)
-	x.timers = x.timers[:0]
+	x.timers.clear()
 	for _, j := range w.jobList {
 		s := uint8(statusIndex(w.jobStatus(j, now)))
 		x.byStatus[s] = append(x.byStatus[s], j)
@@ -204,7 +207,8 @@ func (x *jobIndex) rebuild(jobs []*job) {
 	for s := range x.byStatus {
 		x.byStatus[s] = x.byStatus[s][:0]
 	}
-	x.dirty, x.timers = x.dirty[:0], x.timers[:0]
+	x.dirty = x.dirty[:0]
+	x.timers.clear()
 	for _, j := range jobs {
 		x.byVendor[j.vx] = append(x.byVendor[j.vx], j)
 		x.byLast[j.lastResult] = append(x.byLast[j.lastResult], j)
@@ -225,51 +229,99 @@ func removeOrdered[T comparable](s []T, v T, before func(a, b T) bool) []T {
 	return removeItem(s, v) // not where the order says: look everywhere
 }
 
-// statusTimer is when a job's status may next change by itself; gen tells
-// an entry for the job's latest schedule from an outdated one.
+// statusTimer is when a job's status may next change by itself.
 type statusTimer struct {
 	at  int64
 	job *job
-	gen uint32
 }
 
-// statusTimers is a min-heap of statusTimer by at.
+// statusTimers is a min-heap of statusTimer by at, holding each job at most
+// once: a job knows its place (timerIx, 1-based; 0 when not in the heap), so
+// a new instant replaces the old one in place and the heap never holds more
+// entries than jobs.
 type statusTimers []statusTimer
 
-func (h *statusTimers) push(t statusTimer) {
-	*h = append(*h, t)
+// set gives j the instant at, or takes it out of the heap when at is 0.
+func (h *statusTimers) set(j *job, at int64) {
+	if at == 0 {
+		h.remove(j)
+		return
+	}
+	if j.timerIx == 0 {
+		*h = append(*h, statusTimer{at: at, job: j})
+		j.timerIx = int32(len(*h))
+		h.up(len(*h) - 1)
+		return
+	}
+	i := int(j.timerIx) - 1
+	old := (*h)[i].at
+	(*h)[i].at = at
+	if at < old {
+		h.up(i)
+	} else {
+		h.down(i)
+	}
+}
+
+// remove takes j out of the heap, if it is in it.
+func (h *statusTimers) remove(j *job) {
+	if j.timerIx == 0 {
+		return
+	}
 	s := *h
-	for i := len(s) - 1; i > 0; {
+	i, last := int(j.timerIx)-1, len(s)-1
+	j.timerIx = 0
+	if i != last {
+		s[i] = s[last]
+		s[i].job.timerIx = int32(i + 1)
+	}
+	s[last] = statusTimer{}
+	*h = s[:last]
+	if i != last {
+		h.down(i)
+		h.up(i)
+	}
+}
+
+// clear empties the heap.
+func (h *statusTimers) clear() {
+	for _, t := range *h {
+		t.job.timerIx = 0
+	}
+	clear(*h)
+	*h = (*h)[:0]
+}
+
+func (h statusTimers) swap(a, b int) {
+	h[a], h[b] = h[b], h[a]
+	h[a].job.timerIx = int32(a + 1)
+	h[b].job.timerIx = int32(b + 1)
+}
+
+func (h statusTimers) up(i int) {
+	for i > 0 {
 		p := (i - 1) / 2
-		if s[p].at <= s[i].at {
-			break
+		if h[p].at <= h[i].at {
+			return
 		}
-		s[p], s[i] = s[i], s[p]
+		h.swap(p, i)
 		i = p
 	}
 }
 
-func (h *statusTimers) pop() statusTimer {
-	s := *h
-	top := s[0]
-	last := len(s) - 1
-	s[0] = s[last]
-	s[last] = statusTimer{}
-	s = s[:last]
-	for i := 0; ; {
+func (h statusTimers) down(i int) {
+	for {
 		l, c := 2*i+1, i
-		if l < len(s) && s[l].at < s[c].at {
+		if l < len(h) && h[l].at < h[c].at {
 			c = l
 		}
-		if r := l + 1; r < len(s) && s[r].at < s[c].at {
+		if r := l + 1; r < len(h) && h[r].at < h[c].at {
 			c = r
 		}
 		if c == i {
-			break
+			return
 		}
-		s[i], s[c] = s[c], s[i]
+		h.swap(i, c)
 		i = c
 	}
-	*h = s
-	return top
 }

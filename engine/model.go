@@ -72,6 +72,21 @@ type workspace struct {
 	results    resultIndex // every result, by (receivedAt, id), per status and vendor
 	unresolved []*alert    // unresolved alerts, by (createdAt, id)
 
+	// Notifications (notify.go): channels, escalation rules by
+	// (afterMinutes, id), deliveries oldest first.
+	channels    []*channel
+	escalations []*escalation
+	deliveries  []*delivery
+	deliveryIx  map[ID]*delivery
+	trialNoted  int64 // the trialEndsAt a TrialEnded record noted
+
+	// Time-driven work (timers.go, missing.go) and what the record being
+	// applied set off (notify.go); none of it is saved.
+	timers  timerHeap // alert, delivery and trial instants
+	missedQ []*job    // jobs turned missing whose alert is not recorded yet
+	events  []alertEvent
+	fresh   []*delivery // deliveries made by the last record applied
+
 	// REST API limits: the current UTC minute and month and their counts.
 	restMinute      int64
 	restMinuteCount int64
@@ -135,7 +150,9 @@ type job struct {
 	key       string // name without case, the sort key
 	idxStatus uint8  // 1 + the index of the status list the job is in (jobindex.go); 0: none
 	dirty     bool   // in jobIdx.dirty
-	timerGen  uint32 // the generation of the job's latest status timer
+	timerIx   int32  // 1 + its place in jobIdx.timers; 0: not there
+	missedDue int64  // the due time whose passing opened (or raised) a missing alert
+	missedQ   bool   // in workspace.missedQ
 	json      []byte // the REST job object as last encoded
 	jsonFrom  int64  // json is valid from this time (when it was encoded)
 	jsonUntil int64  // to this time (0: not valid)
@@ -172,6 +189,7 @@ type alert struct {
 	acknowledgedAt int64
 	snoozedUntil   int64
 	resolvedAt     int64
+	escChecked     int64 // escalation instants up to this one are done
 }
 
 type apiKey struct {
@@ -204,6 +222,10 @@ type activity struct {
 	alertID ID
 	jobID   ID
 	note    string
+	// The client, channel or escalation rule the entry is about, and the
+	// name of it (or of the job) at the time.
+	subjectID   ID
+	subjectName string
 }
 
 // Scopes of REST keys, as bits.

@@ -159,10 +159,14 @@ func (a *actor) report(w *workspace, k *apiKey, in *ReportInput, reply chan<- Re
 		ent.pending.Store(true)
 	}
 	ans := ReportReply{Outcome: ReportRecorded, AlertID: rec.AlertID, Superseded: rec.Superseded}
+	notices := a.takeFresh(now)
 	a.eng.submit(rec, func(_ uint64, err error) {
 		if err != nil {
 			reply <- ReportReply{Outcome: ReportNotRecorded}
 			return
+		}
+		if notices != nil {
+			a.eng.deliverAll(notices)
 		}
 		if ent != nil {
 			ent.pending.Store(false)
@@ -259,6 +263,7 @@ func (e *Engine) ImportReports(wsID, jobID string, list []ImportInput) error {
 			return
 		}
 		var last wal.Entry
+		var notices []Notice
 		for _, in := range list {
 			at := in.ReceivedAt.UnixMilli()
 			rec := w.decideReport(j, &ReportInput{Status: in.Status, DurationSeconds: in.DurationSeconds, SizeBytes: in.SizeBytes}, at, in.Source)
@@ -266,6 +271,7 @@ func (e *Engine) ImportReports(wsID, jobID string, list []ImportInput) error {
 				ch <- err
 				return
 			}
+			notices = append(notices, a.takeFresh(e.nowMs())...)
 			if last != nil {
 				e.submit(last, func(uint64, error) {})
 			}
@@ -278,6 +284,8 @@ func (e *Engine) ImportReports(wsID, jobID string, list []ImportInput) error {
 		e.submit(last, func(_ uint64, err error) {
 			if err != nil {
 				err = ErrFailed
+			} else {
+				e.deliverAll(notices)
 			}
 			ch <- err
 		})

@@ -38,6 +38,7 @@ func (w *workspace) prune(now, retentionMs int64) {
 			j.alerts = slices.DeleteFunc(j.alerts, gone)
 		}
 	}
+	w.pruneDeliveries(now - deliveryKeepMs)
 	for _, j := range w.jobs {
 		for k, ent := range j.idem {
 			if now-ent.at >= idemKeepMs && !ent.pending.Load() {

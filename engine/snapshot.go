@@ -16,7 +16,7 @@ import (
 // changes whenever the layout below changes.
 const (
 	snapshotMagic   = "BMENGINE"
-	snapshotVersion = 2
+	snapshotVersion = 3
 )
 
 // Snapshot writes every workspace's state to a new snapshot and truncates the
@@ -297,6 +297,7 @@ func (w *workspace) encode(now int64) []byte {
 		b = codec.AppendVarint(b, a.acknowledgedAt)
 		b = codec.AppendVarint(b, a.snoozedUntil)
 		b = codec.AppendVarint(b, a.resolvedAt)
+		b = codec.AppendVarint(b, a.escChecked)
 	}
 	b = codec.AppendUvarint(b, uint64(len(w.activity)))
 	for _, a := range w.activity {
@@ -309,8 +310,10 @@ func (w *workspace) encode(now int64) []byte {
 		b = append(b, a.alertID[:]...)
 		b = append(b, a.jobID[:]...)
 		b = codec.AppendString(b, a.note)
+		b = append(b, a.subjectID[:]...)
+		b = codec.AppendString(b, a.subjectName)
 	}
-	return b
+	return w.encodeNotifications(b)
 }
 
 func (j *job) encode(b []byte, now int64) []byte {
@@ -335,6 +338,7 @@ func (j *job) encode(b []byte, now int64) []byte {
 	b = codec.AppendVarint(b, int64(j.failureStreak))
 	b = codec.AppendVarint(b, j.dueBase)
 	b = codec.AppendString(b, j.ingestToken)
+	b = codec.AppendVarint(b, j.missedDue)
 
 	b = codec.AppendUvarint(b, uint64(len(j.results)))
 	var prev int64
@@ -371,6 +375,7 @@ func decodeWorkspace(blob []byte) (*workspace, error) {
 	w := &workspace{
 		ids: newIDGen(), clients: map[ID]*client{}, jobs: map[ID]*job{}, devices: map[ID]*device{},
 		keys: map[ID]*apiKey{}, alerts: map[ID]*alert{}, sourceIx: map[string]int{},
+		deliveryIx: map[ID]*delivery{},
 	}
 	r.Fixed(w.id[:])
 	w.seq = r.Uvarint()
@@ -442,6 +447,7 @@ func decodeWorkspace(blob []byte) (*workspace, error) {
 		a.typ, a.severity, a.status = r.Byte(), r.Byte(), r.Byte()
 		a.summary = r.String()
 		a.createdAt, a.acknowledgedAt, a.snoozedUntil, a.resolvedAt = r.Varint(), r.Varint(), r.Varint(), r.Varint()
+		a.escChecked = r.Varint()
 		if r.Err() != nil {
 			break
 		}
@@ -468,8 +474,13 @@ func decodeWorkspace(blob []byte) (*workspace, error) {
 		r.Fixed(a.alertID[:])
 		r.Fixed(a.jobID[:])
 		a.note = r.String()
+		r.Fixed(a.subjectID[:])
+		a.subjectName = r.String()
 		w.activity = append(w.activity, a)
 		w.ids.observe(a.id)
+	}
+	if err := w.decodeNotifications(r); err != nil {
+		return nil, fmt.Errorf("workspace %s: %w", w.id, err)
 	}
 	if err := r.Done(); err != nil {
 		return nil, fmt.Errorf("workspace %s: %w", w.id, err)
@@ -496,6 +507,7 @@ func (w *workspace) decodeJob(r *codec.Reader) error {
 	j.failureStreak = r.Int()
 	j.dueBase = r.Varint()
 	j.ingestToken = r.String()
+	j.missedDue = r.Varint()
 	n := count(r)
 	j.results = make([]result, n)
 	var prev int64

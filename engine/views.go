@@ -2,6 +2,7 @@ package engine
 
 import (
 	"strconv"
+	"strings"
 	"time"
 
 	"backupmon/jsonx"
@@ -174,7 +175,14 @@ type ActivityView struct {
 	KeyName string `json:"keyName,omitempty"`
 	AlertID string `json:"alertId,omitempty"`
 	JobID   string `json:"jobId,omitempty"`
-	Note    string `json:"note,omitempty"`
+	JobName string `json:"jobName,omitempty"`
+	// ClientID, ChannelID and EscalationID name what a client.*,
+	// channel.* or escalation.* entry is about; Name is its name then.
+	ClientID     string `json:"clientId,omitempty"`
+	ChannelID    string `json:"channelId,omitempty"`
+	EscalationID string `json:"escalationId,omitempty"`
+	Name         string `json:"name,omitempty"`
+	Note         string `json:"note,omitempty"`
 }
 
 func activityView(a *activity) ActivityView {
@@ -187,6 +195,18 @@ func activityView(a *activity) ActivityView {
 	}
 	if !a.jobID.IsZero() {
 		v.JobID = a.jobID.String()
+		v.JobName = a.subjectName
+	}
+	if !a.subjectID.IsZero() {
+		switch {
+		case strings.HasPrefix(a.typ, "client."):
+			v.ClientID = a.subjectID.String()
+		case strings.HasPrefix(a.typ, "channel."):
+			v.ChannelID = a.subjectID.String()
+		case strings.HasPrefix(a.typ, "escalation."):
+			v.EscalationID = a.subjectID.String()
+		}
+		v.Name = a.subjectName
 	}
 	return v
 }

@@ -48,6 +48,13 @@ func (s *Server) adminHandler(extra func(r *router.Router)) fasthttp.RequestHand
 	r.POST(ws+"/alerts/{aid}/resolve", a("alert_resolve", s.adminAlertAction(engine.Resolve)))
 	r.GET(ws+"/alerts", a("alert_list", s.adminListAlerts))
 	r.GET(ws+"/activity", a("activity_list", s.adminListActivity))
+	r.POST(ws+"/channels", a("channel_create", s.adminCreateChannel))
+	r.GET(ws+"/channels", a("channel_list", s.adminListChannels))
+	r.DELETE(ws+"/channels/{chid}", a("channel_delete", s.adminDeleteChannel))
+	r.POST(ws+"/escalations", a("escalation_create", s.adminCreateEscalation))
+	r.GET(ws+"/escalations", a("escalation_list", s.adminListEscalations))
+	r.DELETE(ws+"/escalations/{eid}", a("escalation_delete", s.adminDeleteEscalation))
+	r.GET(ws+"/deliveries", a("delivery_list", s.adminListDeliveries))
 	r.POST("/admin/v1/clock", a("clock", s.adminClock))
 
 	r.GET("/livez", s.route("livez", func(ctx *fasthttp.RequestCtx) {
@@ -457,4 +464,53 @@ func (s *Server) adminClock(ctx *fasthttp.RequestCtx) {
 	adminData(ctx, fasthttp.StatusOK, struct {
 		Now engine.Time `json:"now"`
 	}{engine.Time(now.UnixMilli())})
+}
+
+func (s *Server) adminCreateChannel(ctx *fasthttp.RequestCtx) {
+	f := s.body(ctx, false)
+	if f == nil {
+		return
+	}
+	in := engine.ChannelInput{Type: f.str("type"), Name: f.str("name"), URL: f.str("url"), To: f.str("to"), MinSeverity: f.str("minSeverity")}
+	if !s.finish(ctx, f) {
+		return
+	}
+	v, err := s.eng.CreateChannel(pathParam(ctx, "wid"), in)
+	s.answer(ctx, fasthttp.StatusCreated, v, err)
+}
+
+func (s *Server) adminListChannels(ctx *fasthttp.RequestCtx) {
+	v, err := s.eng.Channels(pathParam(ctx, "wid"))
+	s.answer(ctx, fasthttp.StatusOK, v, err)
+}
+
+func (s *Server) adminDeleteChannel(ctx *fasthttp.RequestCtx) {
+	s.answer(ctx, fasthttp.StatusNoContent, nil, s.eng.DeleteChannel(pathParam(ctx, "wid"), pathParam(ctx, "chid")))
+}
+
+func (s *Server) adminCreateEscalation(ctx *fasthttp.RequestCtx) {
+	f := s.body(ctx, false)
+	if f == nil {
+		return
+	}
+	in := engine.EscalationInput{ChannelID: f.str("channelId"), AfterMinutes: f.integer("afterMinutes")}
+	if !s.finish(ctx, f) {
+		return
+	}
+	v, err := s.eng.CreateEscalation(pathParam(ctx, "wid"), in)
+	s.answer(ctx, fasthttp.StatusCreated, v, err)
+}
+
+func (s *Server) adminListEscalations(ctx *fasthttp.RequestCtx) {
+	v, err := s.eng.Escalations(pathParam(ctx, "wid"))
+	s.answer(ctx, fasthttp.StatusOK, v, err)
+}
+
+func (s *Server) adminDeleteEscalation(ctx *fasthttp.RequestCtx) {
+	s.answer(ctx, fasthttp.StatusNoContent, nil, s.eng.DeleteEscalation(pathParam(ctx, "wid"), pathParam(ctx, "eid")))
+}
+
+func (s *Server) adminListDeliveries(ctx *fasthttp.RequestCtx) {
+	v, err := s.eng.Deliveries(pathParam(ctx, "wid"))
+	s.answer(ctx, fasthttp.StatusOK, v, err)
 }

@@ -179,7 +179,7 @@ func TestRESTShapes(t *testing.T) {
 		d.Globex: {"name": "Globex", "status": "active", "needsAttention": true, "openAlerts": 1,
 			"jobs": map[string]any{"total": 3, "healthy": 1, "warning": 0, "failed": 1, "missing": 0, "waiting": 1, "paused": 0},
 			"sla":  map[string]any{"successRate": "80.0", "reports": 5, "periodDays": 30, "jobsMeetingTarget": 1, "jobsBelowTarget": 1}},
-		d.Initech: {"name": "Initech", "status": "active", "needsAttention": true, "openAlerts": 0,
+		d.Initech: {"name": "Initech", "status": "active", "needsAttention": true, "openAlerts": 1,
 			"jobs": map[string]any{"total": 3, "healthy": 0, "warning": 1, "failed": 0, "missing": 1, "waiting": 0, "paused": 1},
 			"sla":  map[string]any{"successRate": "50.0", "reports": 2, "periodDays": 30, "jobsMeetingTarget": 1, "jobsBelowTarget": 1}},
 		d.Archived: {"name": "Archived Co", "status": "archived", "needsAttention": true, "openAlerts": 1,
@@ -373,12 +373,22 @@ func TestRESTShapes(t *testing.T) {
 
 	rpRun(t, s, "alerts", func(t *testing.T) {
 		items := rsItems(t, "alerts", rsGet(s, key, "/alerts"))
-		rsWantIDs(t, "alerts newest first", rsIDs(items), []string{d.A1, d.A4, d.A10, d.A9, d.A7})
+		// J6 turned missing at its due time (t0+61m, no grace): its missing
+		// alert is the newest.
+		if len(items) == 0 {
+			t.Fatal("no alerts")
+		}
+		a6 := items[0]["id"].(string)
+		rsWantIDs(t, "alerts newest first", rsIDs(items), []string{a6, d.A1, d.A4, d.A10, d.A9, d.A7})
 		byID := map[any]map[string]any{}
 		for _, a := range items {
 			admWantKeys(t, "alert", a, admAlertFields...)
 			byID[a["id"]] = a
 		}
+		rpFields(t, "A6", byID[a6], map[string]any{"type": "missing", "severity": "critical", "status": "open", "clientId": d.Initech,
+			"jobId": d.J6, "jobName": "Hourly job", "createdAt": ts(61 * m), "acknowledgedAt": nil, "snoozedUntil": nil,
+			"resolvedAt": nil, "recoverySeconds": nil, "ai": nil,
+			"summary": "No backup report received: one was due at " + ts(61*m) + " and 0 minutes of grace have passed"})
 		failed := "Backup failed (reported through the Report API)"
 		warned := "Backup completed with warnings (reported through the Report API)"
 		rpFields(t, "A1", byID[d.A1], map[string]any{"type": "failed", "severity": "critical", "status": "open", "clientId": d.Globex,
@@ -422,7 +432,7 @@ func TestRESTShapes(t *testing.T) {
 			h := rsData(t, "health", r)
 			admWantKeys(t, "health", h, rsHealthFields...)
 			rpFields(t, "health"+c.query, h, map[string]any{"scope": "workspace", "monitoredJobs": 9, "healthy": 2, "warning": 2,
-				"failed": 1, "missing": 1, "waiting": 1, "paused": 2, "openAlerts": 1, "unresolvedAlerts": 3, "reports": c.reports,
+				"failed": 1, "missing": 1, "waiting": 1, "paused": 2, "openAlerts": 2, "unresolvedAlerts": 4, "reports": c.reports,
 				"clientsNeedingAttention": 2, "clients": 4, "timestamp": admTS(d.Now)})
 			rpFields(t, "health.period", admObj(t, h, "period"), period(c.days))
 			admWantKeys(t, "health.period", admObj(t, h, "period"), "from", "to", "days")
@@ -449,7 +459,7 @@ func TestRESTShapes(t *testing.T) {
 			{d.Globex, map[string]any{"monitoredJobs": 3, "healthy": 1, "warning": 0, "failed": 1, "missing": 0, "waiting": 1,
 				"paused": 0, "openAlerts": 1, "unresolvedAlerts": 1, "reports": 5, "clientsNeedingAttention": 1}, "80.0", "50.0"},
 			{d.Initech, map[string]any{"monitoredJobs": 3, "healthy": 0, "warning": 1, "failed": 0, "missing": 1, "waiting": 0,
-				"paused": 1, "openAlerts": 0, "unresolvedAlerts": 1, "reports": 2, "clientsNeedingAttention": 1}, "50.0", "50.0"},
+				"paused": 1, "openAlerts": 1, "unresolvedAlerts": 2, "reports": 2, "clientsNeedingAttention": 1}, "50.0", "50.0"},
 			{d.PausedCo, map[string]any{"monitoredJobs": 1, "healthy": 0, "warning": 0, "failed": 0, "missing": 0, "waiting": 0,
 				"paused": 1, "openAlerts": 0, "unresolvedAlerts": 0, "reports": 0, "clientsNeedingAttention": 0}, "null", "null"},
 			{d.Umbrella, map[string]any{"monitoredJobs": 2, "healthy": 1, "warning": 1, "openAlerts": 0, "unresolvedAlerts": 1,

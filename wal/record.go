@@ -83,9 +83,9 @@ type WorkspaceUpdated struct {
 // ClientCreated records a new client.
 type ClientCreated struct {
 	Header
-	ID           ID
-	Name, Status string
-	CreatedAt    int64
+	ID, ActivityID ID
+	Name, Status   string
+	CreatedAt      int64
 }
 
 // Client field bits for ClientUpdated.Fields.
@@ -97,23 +97,23 @@ const (
 // ClientUpdated records changed client fields (those set in Fields).
 type ClientUpdated struct {
 	Header
-	ID           ID
-	Fields       uint8
-	Name, Status string
-	At           int64
+	ID, ActivityID ID
+	Fields         uint8
+	Name, Status   string
+	At             int64
 }
 
 // JobCreated records a new job and the device it runs on.
 type JobCreated struct {
 	Header
-	ID, ClientID, DeviceID           ID
-	Name, Vendor                     string
-	DeviceName, DeviceType, Hostname string
-	IntervalMinutes, GraceMinutes    int64
-	ExpectedDays                     uint8
-	SLATarget                        float64
-	CreatedAt                        int64
-	IngestToken                      string
+	ID, ClientID, DeviceID, ActivityID ID
+	Name, Vendor                       string
+	DeviceName, DeviceType, Hostname   string
+	IntervalMinutes, GraceMinutes      int64
+	ExpectedDays                       uint8
+	SLATarget                          float64
+	CreatedAt                          int64
+	IngestToken                        string
 }
 
 // Job field bits for JobUpdated.Fields.
@@ -132,7 +132,7 @@ const (
 // and PausedUntil (0: no end).
 type JobUpdated struct {
 	Header
-	ID                               ID
+	ID, ActivityID                   ID
 	Fields                           uint16
 	Name, Vendor                     string
 	DeviceID                         ID
@@ -148,8 +148,8 @@ type JobUpdated struct {
 // JobDeleted records that a job, its results and its alerts are gone.
 type JobDeleted struct {
 	Header
-	ID ID
-	At int64
+	ID, ActivityID ID
+	At             int64
 }
 
 // KeyCreated records a new API key (its SHA-256, never the secret).
@@ -304,7 +304,8 @@ func (r *ClientCreated) AppendPayload(b []byte) []byte {
 	b = append(b, r.ID[:]...)
 	b = codec.AppendString(b, r.Name)
 	b = codec.AppendString(b, r.Status)
-	return codec.AppendVarint(b, r.CreatedAt)
+	b = codec.AppendVarint(b, r.CreatedAt)
+	return append(b, r.ActivityID[:]...)
 }
 
 // AppendPayload appends the record's encoding.
@@ -314,7 +315,8 @@ func (r *ClientUpdated) AppendPayload(b []byte) []byte {
 	b = append(b, r.Fields)
 	b = codec.AppendString(b, r.Name)
 	b = codec.AppendString(b, r.Status)
-	return codec.AppendVarint(b, r.At)
+	b = codec.AppendVarint(b, r.At)
+	return append(b, r.ActivityID[:]...)
 }
 
 // AppendPayload appends the record's encoding.
@@ -333,7 +335,8 @@ func (r *JobCreated) AppendPayload(b []byte) []byte {
 	b = append(b, r.ExpectedDays)
 	b = codec.AppendFloat(b, r.SLATarget)
 	b = codec.AppendVarint(b, r.CreatedAt)
-	return codec.AppendString(b, r.IngestToken)
+	b = codec.AppendString(b, r.IngestToken)
+	return append(b, r.ActivityID[:]...)
 }
 
 // AppendPayload appends the record's encoding.
@@ -353,14 +356,16 @@ func (r *JobUpdated) AppendPayload(b []byte) []byte {
 	b = codec.AppendFloat(b, r.SLATarget)
 	b = codec.AppendBool(b, r.Paused)
 	b = codec.AppendVarint(b, r.PausedUntil)
-	return codec.AppendVarint(b, r.At)
+	b = codec.AppendVarint(b, r.At)
+	return append(b, r.ActivityID[:]...)
 }
 
 // AppendPayload appends the record's encoding.
 func (r *JobDeleted) AppendPayload(b []byte) []byte {
 	b = r.Header.append(b)
 	b = append(b, r.ID[:]...)
-	return codec.AppendVarint(b, r.At)
+	b = codec.AppendVarint(b, r.At)
+	return append(b, r.ActivityID[:]...)
 }
 
 // AppendPayload appends the record's encoding.
@@ -455,6 +460,7 @@ func Decode(typ byte, payload []byte) (Entry, error) {
 		r.Fixed(x.ID[:])
 		x.Name, x.Status = r.String(), r.String()
 		x.CreatedAt = r.Varint()
+		r.Fixed(x.ActivityID[:])
 		e = x
 	case TypeClientUpdated:
 		x := &ClientUpdated{}
@@ -463,6 +469,7 @@ func Decode(typ byte, payload []byte) (Entry, error) {
 		x.Fields = r.Byte()
 		x.Name, x.Status = r.String(), r.String()
 		x.At = r.Varint()
+		r.Fixed(x.ActivityID[:])
 		e = x
 	case TypeJobCreated:
 		x := &JobCreated{}
@@ -477,6 +484,7 @@ func Decode(typ byte, payload []byte) (Entry, error) {
 		x.SLATarget = r.Float()
 		x.CreatedAt = r.Varint()
 		x.IngestToken = r.String()
+		r.Fixed(x.ActivityID[:])
 		e = x
 	case TypeJobUpdated:
 		x := &JobUpdated{}
@@ -495,12 +503,14 @@ func Decode(typ byte, payload []byte) (Entry, error) {
 		x.SLATarget = r.Float()
 		x.Paused = r.Bool()
 		x.PausedUntil, x.At = r.Varint(), r.Varint()
+		r.Fixed(x.ActivityID[:])
 		e = x
 	case TypeJobDeleted:
 		x := &JobDeleted{}
 		x.Header.read(r)
 		r.Fixed(x.ID[:])
 		x.At = r.Varint()
+		r.Fixed(x.ActivityID[:])
 		e = x
 	case TypeKeyCreated:
 		x := &KeyCreated{}
@@ -561,7 +571,11 @@ func Decode(typ byte, payload []byte) (Entry, error) {
 		x.Month, x.Count = r.Varint(), r.Varint()
 		e = x
 	default:
-		return nil, fmt.Errorf("decode record: unknown type %d", typ)
+		x, ok := decodeMonitor(typ, r)
+		if !ok {
+			return nil, fmt.Errorf("decode record: unknown type %d", typ)
+		}
+		e = x
 	}
 	if err := r.Done(); err != nil {
 		return nil, fmt.Errorf("decode record type %d: %w", typ, err)

@@ -9,21 +9,32 @@ import (
 
 // recordTypes makes an empty record of every type the engine logs.
 var recordTypes = map[byte]func() Entry{
-	TypeWorkspaceCreated: func() Entry { return &WorkspaceCreated{} },
-	TypeWorkspaceUpdated: func() Entry { return &WorkspaceUpdated{} },
-	TypeClientCreated:    func() Entry { return &ClientCreated{} },
-	TypeClientUpdated:    func() Entry { return &ClientUpdated{} },
-	TypeJobCreated:       func() Entry { return &JobCreated{} },
-	TypeJobUpdated:       func() Entry { return &JobUpdated{} },
-	TypeJobDeleted:       func() Entry { return &JobDeleted{} },
-	TypeKeyCreated:       func() Entry { return &KeyCreated{} },
-	TypeKeyRevoked:       func() Entry { return &KeyRevoked{} },
-	TypeKeyFirstUsed:     func() Entry { return &KeyFirstUsed{} },
-	TypeReport:           func() Entry { return &Report{} },
-	TypeAlertChanged:     func() Entry { return &AlertChanged{} },
-	TypeClockSet:         func() Entry { return &ClockSet{} },
-	TypeRESTUsage:        func() Entry { return &RESTUsage{} },
+	TypeWorkspaceCreated:  func() Entry { return &WorkspaceCreated{} },
+	TypeWorkspaceUpdated:  func() Entry { return &WorkspaceUpdated{} },
+	TypeClientCreated:     func() Entry { return &ClientCreated{} },
+	TypeClientUpdated:     func() Entry { return &ClientUpdated{} },
+	TypeJobCreated:        func() Entry { return &JobCreated{} },
+	TypeJobUpdated:        func() Entry { return &JobUpdated{} },
+	TypeJobDeleted:        func() Entry { return &JobDeleted{} },
+	TypeKeyCreated:        func() Entry { return &KeyCreated{} },
+	TypeKeyRevoked:        func() Entry { return &KeyRevoked{} },
+	TypeKeyFirstUsed:      func() Entry { return &KeyFirstUsed{} },
+	TypeReport:            func() Entry { return &Report{} },
+	TypeAlertChanged:      func() Entry { return &AlertChanged{} },
+	TypeClockSet:          func() Entry { return &ClockSet{} },
+	TypeRESTUsage:         func() Entry { return &RESTUsage{} },
+	TypeMissed:            func() Entry { return &Missed{} },
+	TypeEscalated:         func() Entry { return &Escalated{} },
+	TypeDeliveryAttempted: func() Entry { return &DeliveryAttempted{} },
+	TypeChannelCreated:    func() Entry { return &ChannelCreated{} },
+	TypeChannelDeleted:    func() Entry { return &ChannelDeleted{} },
+	TypeEscalationCreated: func() Entry { return &EscalationCreated{} },
+	TypeEscalationDeleted: func() Entry { return &EscalationDeleted{} },
+	TypeTrialEnded:        func() Entry { return &TrialEnded{} },
 }
+
+// lastType is the highest record type.
+const lastType = TypeTrialEnded
 
 // filler hands out bytes from a fuzz input, over and over, to fill a record.
 type filler struct {
@@ -60,6 +71,17 @@ func (f *filler) fill(v reflect.Value, nonZero bool) {
 	case reflect.Struct:
 		for i := range v.NumField() {
 			f.fill(v.Field(i), nonZero)
+		}
+	case reflect.Slice:
+		n := int(f.byte() % 4)
+		if nonZero && n == 0 {
+			n = 1
+		}
+		if n > 0 {
+			v.Set(reflect.MakeSlice(v.Type(), n, n))
+			for i := range n {
+				f.fill(v.Index(i), nonZero)
+			}
 		}
 	case reflect.Array:
 		for i := range v.Len() {
@@ -210,10 +232,10 @@ func FuzzDecodeRecord(f *testing.F) {
 // TestRecordRoundTrip: every record type, with every field set, comes back
 // as it went in; a field left out of AppendPayload or Decode fails here.
 func TestRecordRoundTrip(t *testing.T) {
-	if len(recordTypes) != int(TypeRESTUsage) {
-		t.Fatalf("recordTypes lists %d types; TypeRESTUsage is %d", len(recordTypes), TypeRESTUsage)
+	if len(recordTypes) != int(lastType) {
+		t.Fatalf("recordTypes lists %d types; the last type is %d", len(recordTypes), lastType)
 	}
-	for typ := byte(1); typ <= TypeRESTUsage; typ++ {
+	for typ := byte(1); typ <= lastType; typ++ {
 		for seed := range 20 {
 			rec := recordTypes[typ]()
 			if rec.Type() != typ {
@@ -229,7 +251,7 @@ func TestRecordRoundTrip(t *testing.T) {
 	if _, err := Decode(0, nil); err == nil {
 		t.Error("type 0 decoded")
 	}
-	if _, err := Decode(TypeRESTUsage+1, nil); err == nil {
+	if _, err := Decode(lastType+1, nil); err == nil {
 		t.Error("an unknown type decoded")
 	}
 	// JobUpdated fields beyond 16 bits are refused.

@@ -330,7 +330,8 @@ func TestCLISubcommands(t *testing.T) {
 	for _, a := range acts {
 		types = append(types, fmt.Sprint(a["type"]))
 	}
-	want := []string{"alert.resolved", "alert.snoozed", "alert.acknowledged", "key.revoked", "key.created", "key.created", "key.created"}
+	want := []string{"alert.resolved", "alert.snoozed", "alert.acknowledged", "key.revoked", "key.created", "key.created", "key.created",
+		"job.updated", "job.paused", "job.resumed", "job.paused", "job.updated", "job.created", "client.resumed", "client.created"}
 	if !slices.Equal(types, want) {
 		t.Errorf("activity list: %v, want %v", types, want)
 	}

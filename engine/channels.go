@@ -1,0 +1,292 @@
+package engine
+
+import (
+	"encoding/hex"
+	"net/mail"
+	"net/url"
+	"strings"
+
+	"backupmon/wal"
+)
+
+// ChannelInput is the body of POST /workspaces/{wid}/channels.
+type ChannelInput struct {
+	Type, Name, URL, To, MinSeverity Opt[string]
+}
+
+// ChannelView is a channel record (decisions.md 7); Secret is set only in
+// the answer to its creation (webhook channels).
+type ChannelView struct {
+	ID          string  `json:"id"`
+	Type        string  `json:"type"`
+	Name        string  `json:"name"`
+	URL         *string `json:"url"`
+	To          *string `json:"to"`
+	MinSeverity string  `json:"minSeverity"`
+	CreatedAt   Time    `json:"createdAt"`
+	Secret      string  `json:"secret,omitempty"`
+}
+
+// EscalationInput is the body of POST /workspaces/{wid}/escalations.
+type EscalationInput struct {
+	ChannelID    Opt[string]
+	AfterMinutes Opt[int64]
+}
+
+// EscalationView is an escalation rule record.
+type EscalationView struct {
+	ID           string `json:"id"`
+	ChannelID    string `json:"channelId"`
+	AfterMinutes int64  `json:"afterMinutes"`
+	CreatedAt    Time   `json:"createdAt"`
+}
+
+// DeliveryView is a notification delivery with its state: pending,
+// delivered, failed (given up after 24 hours) or cancelled.
+type DeliveryView struct {
+	ID            string   `json:"id"`
+	ChannelID     string   `json:"channelId"`
+	Event         string   `json:"event"`
+	AlertID       string   `json:"alertId"`
+	JobID         string   `json:"jobId"`
+	State         string   `json:"state"`
+	Attempts      int      `json:"attempts"`
+	CreatedAt     Time     `json:"createdAt"`
+	LastAttemptAt NullTime `json:"lastAttemptAt"`
+	NextAttemptAt NullTime `json:"nextAttemptAt"`
+	DeliveredAt   NullTime `json:"deliveredAt"`
+	LastError     *string  `json:"lastError"`
+}
+
+// maxEscalationMinutes bounds afterMinutes (30 days).
+const maxEscalationMinutes = 43200
+
+func channelView(c *channel) ChannelView {
+	v := ChannelView{ID: c.id.String(), Type: c.typ, Name: c.name, MinSeverity: severityName(c.minSeverity), CreatedAt: Time(c.createdAt)}
+	if c.url != "" {
+		u := c.url
+		v.URL = &u
+	}
+	if c.to != "" {
+		t := c.to
+		v.To = &t
+	}
+	return v
+}
+
+func deliveryView(d *delivery) DeliveryView {
+	v := DeliveryView{
+		ID: d.id.String(), ChannelID: d.channelID.String(), Event: d.event, AlertID: d.alertID.String(), JobID: d.jobID.String(),
+		Attempts: d.attempts, CreatedAt: Time(d.createdAt), LastAttemptAt: NullTime(d.lastAttemptAt), DeliveredAt: NullTime(d.deliveredAt),
+	}
+	switch d.state {
+	case deliveryPending:
+		v.State = "pending"
+		if !d.inFlight {
+			v.NextAttemptAt = NullTime(d.nextAt)
+		}
+	case deliveryDelivered:
+		v.State = "delivered"
+	case deliveryFailed:
+		v.State = "failed"
+	case deliveryCancelled:
+		v.State = "cancelled"
+	}
+	if d.lastError != "" {
+		e := d.lastError
+		v.LastError = &e
+	}
+	return v
+}
+
+// checkChannel validates a channel body: a webhook or slack channel needs
+// an http(s) url, an e-mail channel one address in to.
+func checkChannel(in ChannelInput) (minSev uint8, err *Error) {
+	if err := checkEnum("type", in.Type, map[string]bool{ChannelWebhook: true, ChannelSlack: true, ChannelEmail: true}, "webhook, slack, email", true); err != nil {
+		return 0, err
+	}
+	if err := checkName("name", in.Name, true); err != nil {
+		return 0, err
+	}
+	minSev = severityWarning
+	if in.MinSeverity.Set {
+		if err := checkEnum("minSeverity", in.MinSeverity, map[string]bool{"warning": true, "critical": true}, "warning, critical", false); err != nil {
+			return 0, err
+		}
+		if in.MinSeverity.V == "critical" {
+			minSev = severityCritical
+		}
+	}
+	if in.Type.V == ChannelEmail {
+		if in.URL.Set && !in.URL.Null {
+			return 0, invalid("url", "url is only for webhook and slack channels")
+		}
+		if !in.To.Set || in.To.Null || !validAddress(in.To.V) {
+			return 0, invalid("to", "to must be one e-mail address")
+		}
+		return minSev, nil
+	}
+	if in.To.Set && !in.To.Null {
+		return 0, invalid("to", "to is only for email channels")
+	}
+	if !in.URL.Set || in.URL.Null || !validURL(in.URL.V) {
+		return 0, invalid("url", "url must be an absolute http or https URL")
+	}
+	return minSev, nil
+}
+
+func validURL(s string) bool {
+	if len(s) > 2048 || strings.ContainsAny(s, " \r\n\t") {
+		return false
+	}
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && u.User == nil
+}
+
+func validAddress(s string) bool {
+	if len(s) > 254 || strings.ContainsAny(s, "\r\n<>,") {
+		return false
+	}
+	a, err := mail.ParseAddress(s)
+	return err == nil && a.Name == "" && a.Address == s
+}
+
+// CreateChannel adds a notification channel. A webhook channel's answer
+// carries its signing secret, shown only here. It returns a KindInvalid
+// error naming the field at fault.
+func (e *Engine) CreateChannel(wsID string, in ChannelInput) (ChannelView, error) {
+	a, err := e.workspaceActor(wsID)
+	if err != nil {
+		return ChannelView{}, err
+	}
+	minSev, verr := checkChannel(in)
+	if verr != nil {
+		return ChannelView{}, verr
+	}
+	var secret string
+	if in.Type.V == ChannelWebhook {
+		var raw [32]byte
+		randomBytes(raw[:])
+		secret = "whsec_" + hex.EncodeToString(raw[:])
+	}
+	return change(a, func(w *workspace, now int64) (decision[ChannelView], error) {
+		rec := &wal.ChannelCreated{
+			ID: w.ids.next(now), ChannelType: in.Type.V, Name: in.Name.V, URL: in.URL.V, To: in.To.V,
+			Secret: secret, MinSeverity: minSev, CreatedAt: now,
+		}
+		rec.ActivityID = w.ids.next(now)
+		return decision[ChannelView]{rec: rec, answer: func(w *workspace) ChannelView {
+			v := channelView(w.channel(rec.ID))
+			v.Secret = secret
+			return v
+		}}, nil
+	})
+}
+
+// Channels returns the workspace's channels, oldest first, without secrets.
+func (e *Engine) Channels(wsID string) ([]ChannelView, error) {
+	a, err := e.workspaceActor(wsID)
+	if err != nil {
+		return nil, err
+	}
+	return ask(a, func(w *workspace) []ChannelView {
+		list := make([]ChannelView, len(w.channels))
+		for i, c := range w.channels {
+			list[i] = channelView(c)
+		}
+		return list
+	}), nil
+}
+
+// DeleteChannel removes a channel with its escalation rules; its pending
+// deliveries are cancelled.
+func (e *Engine) DeleteChannel(wsID, channelID string) error {
+	a, err := e.workspaceActor(wsID)
+	if err != nil {
+		return err
+	}
+	_, err = change(a, func(w *workspace, now int64) (decision[struct{}], error) {
+		id, ok := ParseID(channelID)
+		if !ok || w.channel(id) == nil {
+			return decision[struct{}]{}, notFound("channel")
+		}
+		return decision[struct{}]{rec: &wal.ChannelDeleted{ID: id, ActivityID: w.ids.next(now), At: now}}, nil
+	})
+	return err
+}
+
+// CreateEscalation adds an escalation rule: an alert still open
+// afterMinutes (1..43200) after it opened notifies the channel.
+func (e *Engine) CreateEscalation(wsID string, in EscalationInput) (EscalationView, error) {
+	a, err := e.workspaceActor(wsID)
+	if err != nil {
+		return EscalationView{}, err
+	}
+	if !in.ChannelID.Set || in.ChannelID.Null {
+		return EscalationView{}, invalid("channelId", "channelId is required")
+	}
+	if !in.AfterMinutes.Set || in.AfterMinutes.Null || in.AfterMinutes.V < 1 || in.AfterMinutes.V > maxEscalationMinutes {
+		return EscalationView{}, invalid("afterMinutes", "afterMinutes must be an integer from 1 to %d", maxEscalationMinutes)
+	}
+	return change(a, func(w *workspace, now int64) (decision[EscalationView], error) {
+		cid, ok := ParseID(in.ChannelID.V)
+		if !ok || w.channel(cid) == nil {
+			return decision[EscalationView]{}, invalid("channelId", "channelId does not name a channel of this workspace")
+		}
+		rec := &wal.EscalationCreated{ID: w.ids.next(now), ChannelID: cid, AfterMinutes: in.AfterMinutes.V, CreatedAt: now}
+		rec.ActivityID = w.ids.next(now)
+		return decision[EscalationView]{rec: rec, answer: func(w *workspace) EscalationView {
+			return escalationView(w.escalation(rec.ID))
+		}}, nil
+	})
+}
+
+func escalationView(r *escalation) EscalationView {
+	return EscalationView{ID: r.id.String(), ChannelID: r.channelID.String(), AfterMinutes: r.afterMinutes, CreatedAt: Time(r.createdAt)}
+}
+
+// Escalations returns the workspace's escalation rules by afterMinutes.
+func (e *Engine) Escalations(wsID string) ([]EscalationView, error) {
+	a, err := e.workspaceActor(wsID)
+	if err != nil {
+		return nil, err
+	}
+	return ask(a, func(w *workspace) []EscalationView {
+		list := make([]EscalationView, len(w.escalations))
+		for i, r := range w.escalations {
+			list[i] = escalationView(r)
+		}
+		return list
+	}), nil
+}
+
+// DeleteEscalation removes an escalation rule.
+func (e *Engine) DeleteEscalation(wsID, escalationID string) error {
+	a, err := e.workspaceActor(wsID)
+	if err != nil {
+		return err
+	}
+	_, err = change(a, func(w *workspace, now int64) (decision[struct{}], error) {
+		id, ok := ParseID(escalationID)
+		if !ok || w.escalation(id) == nil {
+			return decision[struct{}]{}, notFound("escalation")
+		}
+		return decision[struct{}]{rec: &wal.EscalationDeleted{ID: id, ActivityID: w.ids.next(now), At: now}}, nil
+	})
+	return err
+}
+
+// Deliveries returns the workspace's notification deliveries, newest first.
+func (e *Engine) Deliveries(wsID string) ([]DeliveryView, error) {
+	a, err := e.workspaceActor(wsID)
+	if err != nil {
+		return nil, err
+	}
+	return ask(a, func(w *workspace) []DeliveryView {
+		list := make([]DeliveryView, 0, len(w.deliveries))
+		for i := len(w.deliveries) - 1; i >= 0; i-- {
+			list = append(list, deliveryView(w.deliveries[i]))
+		}
+		return list
+	}), nil
+}

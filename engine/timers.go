@@ -1,0 +1,240 @@
+package engine
+
+import (
+	"sync"
+	"time"
+
+	"backupmon/wal"
+)
+
+// Each workspace keeps its time-driven work in two min-heaps: the jobs'
+// status-change instants (jobIndex.timers: a due time plus grace passing, a
+// pause ending) and timerHeap below (an escalation falling due, a snooze
+// ending, a delivery's next attempt, a trial ending). Timers are derived from
+// the state, never logged: they are rebuilt after recovery, so a deadline
+// that passed while the server was down fires at start-up, once, because
+// what it did is recorded in the state (job.missedDue, alert.escChecked,
+// delivery states, workspace.trialNoted).
+
+// Timer kinds.
+const (
+	timerEscalation uint8 = iota + 1
+	timerSnooze
+	timerDelivery
+	timerTrial
+)
+
+// timer is one instant of a workspace's time-driven work. Entries are not
+// removed when what they wait for changes: firing checks the state again.
+type timer struct {
+	at   int64
+	kind uint8
+	al   *alert
+	del  *delivery
+}
+
+// timerHeap is a min-heap of timers by at.
+type timerHeap []timer
+
+func (h *timerHeap) push(t timer) {
+	*h = append(*h, t)
+	s := *h
+	for i := len(s) - 1; i > 0; {
+		p := (i - 1) / 2
+		if s[p].at <= s[i].at {
+			break
+		}
+		s[p], s[i] = s[i], s[p]
+		i = p
+	}
+}
+
+func (h *timerHeap) pop() timer {
+	s := *h
+	top := s[0]
+	last := len(s) - 1
+	s[0] = s[last]
+	s[last] = timer{}
+	s = s[:last]
+	for i := 0; ; {
+		l, c := 2*i+1, i
+		if l < len(s) && s[l].at < s[c].at {
+			c = l
+		}
+		if r := l + 1; r < len(s) && s[r].at < s[c].at {
+			c = r
+		}
+		if c == i {
+			break
+		}
+		s[i], s[c] = s[c], s[i]
+		i = c
+	}
+	*h = s
+	return top
+}
+
+// nextTimer returns the earliest instant of either heap, or 0 when there is
+// none.
+func (w *workspace) nextTimer() int64 {
+	var next int64
+	if len(w.jobIdx.timers) > 0 {
+		next = w.jobIdx.timers[0].at
+	}
+	if len(w.timers) > 0 && (next == 0 || w.timers[0].at < next) {
+		next = w.timers[0].at
+	}
+	return next
+}
+
+// rebuildTimers fills the workspace's timer heap from its state (after a
+// load): escalations and snooze ends of unresolved alerts, pending
+// deliveries, the trial's end. The job heap is rebuilt by the job index.
+func (w *workspace) rebuildTimers(now int64) {
+	clear(w.timers)
+	w.timers = w.timers[:0]
+	for _, a := range w.unresolved {
+		w.scheduleAlert(a)
+	}
+	for _, d := range w.deliveries {
+		if d.state == deliveryPending {
+			d.inFlight = false
+			w.timers.push(timer{at: d.nextAt, kind: timerDelivery, del: d})
+		}
+	}
+	w.scheduleTrial()
+}
+
+// scheduleAlert sets the timers of an unresolved alert: its next escalation
+// instant and its snooze end.
+func (w *workspace) scheduleAlert(a *alert) {
+	if at := w.nextEscalation(a); at > 0 {
+		w.timers.push(timer{at: at, kind: timerEscalation, al: a})
+	}
+	if a.status == alertSnoozed {
+		w.timers.push(timer{at: a.snoozedUntil, kind: timerSnooze, al: a})
+	}
+}
+
+// scheduleTrial sets the timer of a trial's end that is not yet noted.
+func (w *workspace) scheduleTrial() {
+	if w.plan == "trial" && w.trialEndsAt != 0 && w.trialNoted != w.trialEndsAt {
+		w.timers.push(timer{at: w.trialEndsAt, kind: timerTrial})
+	}
+}
+
+// runTimers does, in the actor, everything that has come due at now: job
+// statuses move, missing alerts open, escalations fall due, snoozes end,
+// deliveries go out, a trial ends. Records it makes are applied and logged;
+// wg (may be nil) counts them until they are durable. Work one record sets
+// off that is itself due (an escalation of an alert opened an hour ago, after
+// the development clock jumped) runs in the same call.
+func (a *actor) runTimers(now int64, wg *sync.WaitGroup) {
+	w := a.ws
+	for {
+		w.advanceJobIndex(now)
+		progress := false
+		for len(w.missedQ) > 0 {
+			j := w.missedQ[0]
+			w.missedQ[0] = nil
+			w.missedQ = w.missedQ[1:]
+			j.missedQ = false
+			if rec := w.decideMissed(j, now); rec != nil {
+				a.commit(rec, wg)
+				progress = true
+			}
+		}
+		for len(w.timers) > 0 && w.timers[0].at <= now {
+			t := w.timers.pop()
+			if rec := a.fire(t, now); rec != nil {
+				a.commit(rec, wg)
+				progress = true
+			}
+		}
+		if !progress {
+			return
+		}
+	}
+}
+
+// fire does one timer's work at now and returns the record it calls for, if
+// any.
+func (a *actor) fire(t timer, now int64) wal.Entry {
+	w := a.ws
+	switch t.kind {
+	case timerEscalation:
+		return w.decideEscalation(t.al, now)
+	case timerSnooze:
+		if w.alerts[t.al.id] == t.al {
+			settleAlert(t.al, now)
+		}
+	case timerDelivery:
+		return a.deliveryDue(t.del, now)
+	case timerTrial:
+		if w.plan == "trial" && w.trialEndsAt != 0 && w.trialEndsAt <= now && w.trialNoted != w.trialEndsAt {
+			return &wal.TrialEnded{ActivityID: w.ids.next(now), At: w.trialEndsAt}
+		}
+	}
+	return nil
+}
+
+// commit applies a record the actor decided on its own (a timer's) and
+// logs it; the deliveries it made go out once it is durable.
+func (a *actor) commit(rec wal.Entry, wg *sync.WaitGroup) {
+	if err := a.applyNew(rec); err != nil {
+		a.eng.logger.Error("apply timer record", "workspace", a.ws.id, "type", rec.Type(), "err", err)
+		return
+	}
+	notices := a.takeFresh(a.eng.nowMs())
+	if wg != nil {
+		wg.Add(1)
+	}
+	a.eng.submit(rec, func(_ uint64, err error) {
+		if err == nil {
+			a.eng.deliverAll(notices)
+		}
+		if wg != nil {
+			wg.Done()
+		}
+	})
+}
+
+// afterMessage runs after each message the actor handles: the timers that
+// came due, then (with the real clock) a wake-up armed for the next one.
+// With the development clock, timers run when a message arrives and when
+// the clock moves (Engine.SetClock).
+func (a *actor) afterMessage() {
+	now := a.eng.nowMs()
+	a.runTimers(now, nil)
+	if a.eng.dev != nil {
+		return
+	}
+	next := a.ws.nextTimer()
+	if next == 0 || (a.wakeAt != 0 && a.wakeAt > now && a.wakeAt <= next) {
+		return // nothing to wait for, or woken early enough already
+	}
+	a.wakeAt = next
+	d := time.Duration(next-now) * time.Millisecond
+	if a.wake == nil {
+		a.wake = time.AfterFunc(d, a.tick)
+	} else {
+		a.wake.Reset(d)
+	}
+}
+
+// tick wakes the actor (from its wake-up timer's goroutine); afterMessage
+// does the work.
+func (a *actor) tick() { a.send(func(*workspace) {}) }
+
+// fireDue runs every actor's due timers at the current time and waits until
+// the records they made are durable (the development clock's move).
+func (e *Engine) fireDue() {
+	var wg sync.WaitGroup
+	for _, a := range e.sortedActors() {
+		ask(a, func(*workspace) struct{} {
+			a.runTimers(e.nowMs(), &wg)
+			return struct{}{}
+		})
+	}
+	wg.Wait()
+}
