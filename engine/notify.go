@@ -79,12 +79,13 @@ type alertEvent struct {
 	al    *alert
 	event string
 	at    int64
+	view  int64    // the time the notice shows the alert and job at
 	rules []wal.ID // escalated: the rules whose channels it goes to
 }
 
 // emit queues an alert event of the record being applied.
 func (w *workspace) emit(a *alert, event string, at int64, rules []wal.ID) {
-	w.events = append(w.events, alertEvent{al: a, event: event, at: at, rules: rules})
+	w.events = append(w.events, alertEvent{al: a, event: event, at: at, view: at, rules: rules})
 }
 
 // flushEvents turns the events of the record just applied into deliveries,
@@ -118,8 +119,8 @@ func (w *workspace) flushEvents(seq uint64) {
 		notice := &Notice{
 			Workspace:     w.id,
 			Event:         ev.event,
-			Alert:         appendAlert(nil, ev.al, ev.at),
-			Job:           w.appendJob(nil, j, ev.at),
+			Alert:         appendAlert(nil, ev.al, ev.view),
+			Job:           w.appendJob(nil, j, ev.view),
 			WorkspaceName: w.name,
 			ClientName:    j.client.name,
 			JobName:       j.name,
