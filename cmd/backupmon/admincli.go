@@ -40,7 +40,8 @@ type cliCommand struct {
 	query []string // flags sent as query parameters
 }
 
-var idFlags = map[string]string{"{wid}": "workspace", "{cid}": "client", "{jid}": "job", "{kid}": "key", "{aid}": "alert"}
+var idFlags = map[string]string{"{wid}": "workspace", "{cid}": "client", "{jid}": "job", "{kid}": "key", "{aid}": "alert",
+	"{chid}": "channel", "{eid}": "escalation"}
 
 var workspaceFlags = []cliFlag{
 	{"name", "name", "workspace name", kString},
@@ -92,6 +93,20 @@ var cliCommands = []cliCommand{
 	{group: "alert", verb: "snooze", method: "POST", path: "/workspaces/{wid}/alerts/{aid}/snooze", help: "snooze an alert", flags: []cliFlag{
 		{"until", "until", "snooze until (ISO 8601 with zone)", kString}, {"note", "note", "note for the activity log", kString}}},
 	{group: "alert", verb: "resolve", method: "POST", path: "/workspaces/{wid}/alerts/{aid}/resolve", help: "resolve an alert", flags: []cliFlag{{"note", "note", "note for the activity log", kString}}},
+	{group: "channel", verb: "create", method: "POST", path: "/workspaces/{wid}/channels", help: "create a notification channel (a webhook's secret is shown once)", flags: []cliFlag{
+		{"type", "type", "webhook, slack or email", kString},
+		{"name", "name", "channel name", kString},
+		{"url", "url", "webhook and slack: the http(s) URL to POST to", kString},
+		{"to", "to", "email: the recipient address", kString},
+		{"min-severity", "minSeverity", "warning (default) or critical", kString}}},
+	{group: "channel", verb: "list", method: "GET", path: "/workspaces/{wid}/channels", help: "list notification channels (no secrets)"},
+	{group: "channel", verb: "delete", method: "DELETE", path: "/workspaces/{wid}/channels/{chid}", help: "delete a channel, its escalations and pending deliveries"},
+	{group: "escalation", verb: "create", method: "POST", path: "/workspaces/{wid}/escalations", help: "notify a channel of alerts still open after some minutes", flags: []cliFlag{
+		{"channel-id", "channelId", "channel to notify", kString},
+		{"after-minutes", "afterMinutes", "minutes after the alert opened (1..43200)", kInt}}},
+	{group: "escalation", verb: "list", method: "GET", path: "/workspaces/{wid}/escalations", help: "list escalation rules"},
+	{group: "escalation", verb: "delete", method: "DELETE", path: "/workspaces/{wid}/escalations/{eid}", help: "delete an escalation rule"},
+	{group: "delivery", verb: "list", method: "GET", path: "/workspaces/{wid}/deliveries", help: "list notification deliveries, newest first"},
 	{group: "activity", verb: "list", method: "GET", path: "/workspaces/{wid}/activity", help: "show the activity log, newest first"},
 	{group: "clock", verb: "set", method: "POST", path: "/clock", help: "development clock: set and/or advance (server needs --dev-clock)", flags: []cliFlag{
 		{"set", "set", "set the clock to this time (ISO 8601 with zone)", kString},
@@ -110,7 +125,7 @@ func adminUsage(w io.Writer) {
 				ids = append(ids, "--"+f+" ID")
 			}
 		}
-		fmt.Fprintf(w, "  %-9s %-12s %-28s %s\n", c.group, c.verb, strings.Join(ids, " "), c.help)
+		fmt.Fprintf(w, "  %-10s %-12s %-31s %s\n", c.group, c.verb, strings.Join(ids, " "), c.help)
 	}
 }
 

@@ -361,6 +361,35 @@ func TestCLISubcommands(t *testing.T) {
 	}
 	cliWantError(t, "job get after delete", s.cli(t, "job", "get", "--workspace", wid, "--job", jid), 404, "NOT_FOUND")
 
+	// channel create / list / delete, escalation create / list / delete,
+	// delivery list.
+	ch := s.must(t, "channel", "create", "--workspace", wid, "--type", "webhook", "--name", "ops", "--url", "https://hooks.example.com/x", "--min-severity", "critical").data()
+	if ch["type"] != "webhook" || ch["name"] != "ops" || ch["url"] != "https://hooks.example.com/x" || ch["minSeverity"] != "critical" || !strings.HasPrefix(fmt.Sprint(ch["secret"]), "whsec_") {
+		t.Errorf("channel create: %v", ch)
+	}
+	chid := ch["id"].(string)
+	if m := s.must(t, "channel", "create", "--workspace", wid, "--type", "email", "--name", "mail", "--to", "ops@example.com").data(); m["to"] != "ops@example.com" || m["minSeverity"] != "warning" {
+		t.Errorf("channel create email: %v", m)
+	}
+	if l := s.must(t, "channel", "list", "--workspace", wid); len(l.list()) != 2 || strings.Contains(l.stdout, "whsec_") {
+		t.Errorf("channel list: %s", l.stdout)
+	}
+	esc := s.must(t, "escalation", "create", "--workspace", wid, "--channel-id", chid, "--after-minutes", "15").data()
+	if esc["channelId"] != chid || esc["afterMinutes"] != float64(15) {
+		t.Errorf("escalation create: %v", esc)
+	}
+	if l := s.must(t, "escalation", "list", "--workspace", wid).list(); len(l) != 1 || l[0]["id"] != esc["id"] {
+		t.Errorf("escalation list: %v", l)
+	}
+	s.must(t, "escalation", "delete", "--workspace", wid, "--escalation", esc["id"].(string))
+	s.must(t, "channel", "delete", "--workspace", wid, "--channel", chid)
+	if l := s.must(t, "channel", "list", "--workspace", wid).list(); len(l) != 1 || l[0]["name"] != "mail" {
+		t.Errorf("channel list after delete: %v", l)
+	}
+	if r := s.must(t, "delivery", "list", "--workspace", wid); r.json == nil || len(r.list()) != 0 {
+		t.Errorf("delivery list: %s", r.stdout)
+	}
+
 	// Every subcommand ran.
 	for _, c := range cliCommands {
 		if !cliRan[c.group+" "+c.verb] {
@@ -496,7 +525,8 @@ func TestCLITokenAndURLDefaults(t *testing.T) {
 
 // cliServeEnv lists the environment variables of the serve flags.
 var cliServeEnv = []string{"BACKUPMON_LISTEN", "BACKUPMON_ADMIN_LISTEN", "BACKUPMON_DATA", "BACKUPMON_TLS_CERT", "BACKUPMON_TLS_KEY",
-	"BACKUPMON_DEMO", "BACKUPMON_DEV_CLOCK", "BACKUPMON_RETENTION_DAYS", "BACKUPMON_ADMIN_TOKEN", "BACKUPMON_LOG_LEVEL", "BACKUPMON_SNAPSHOT_EVERY"}
+	"BACKUPMON_DEMO", "BACKUPMON_DEV_CLOCK", "BACKUPMON_RETENTION_DAYS", "BACKUPMON_ADMIN_TOKEN", "BACKUPMON_LOG_LEVEL", "BACKUPMON_SNAPSHOT_EVERY",
+	"BACKUPMON_SMTP_RELAY", "BACKUPMON_SMTP_FROM", "BACKUPMON_SMTP_USERNAME", "BACKUPMON_SMTP_PASSWORD", "BACKUPMON_SMTP_STARTTLS"}
 
 func TestServeFlags(t *testing.T) {
 	cliUnsetEnv(t, cliServeEnv...)
@@ -568,6 +598,25 @@ func TestServeFlags(t *testing.T) {
 			}
 		})
 	}
+	// The SMTP relay of e-mail notifications: flags or environment; a relay
+	// needs a sender.
+	c, err = parseServeFlags([]string{"--smtp-relay", "127.0.0.1:25", "--smtp-from", "Backupmon <alerts@example.com>", "--smtp-username", "u", "--smtp-password", "p", "--smtp-starttls"})
+	if err != nil || c.smtpRelay != "127.0.0.1:25" || c.smtpFrom != "Backupmon <alerts@example.com>" || c.smtpUsername != "u" || c.smtpPassword != "p" || !c.smtpStartTLS {
+		t.Errorf("smtp flags: %v %+v", err, c)
+	}
+	t.Setenv("BACKUPMON_SMTP_RELAY", "relay.example.com:587")
+	t.Setenv("BACKUPMON_SMTP_FROM", "alerts@example.com")
+	t.Setenv("BACKUPMON_SMTP_STARTTLS", "true")
+	if c, err := parseServeFlags(nil); err != nil || c.smtpRelay != "relay.example.com:587" || c.smtpFrom != "alerts@example.com" || !c.smtpStartTLS {
+		t.Errorf("smtp environment: %v %+v", err, c)
+	}
+	for _, args := range [][]string{{"--smtp-from", ""}, {"--smtp-relay", "no-port"}, {"--smtp-from", "not an address"}} {
+		if c, err := parseServeFlags(args); err == nil {
+			t.Errorf("%v accepted: %+v", args, *c)
+		}
+	}
+	cliUnsetEnv(t, "BACKUPMON_SMTP_RELAY", "BACKUPMON_SMTP_FROM", "BACKUPMON_SMTP_STARTTLS")
+
 	// The certificate pair from the environment and the flag together.
 	t.Setenv("BACKUPMON_TLS_CERT", "c.pem")
 	if c, err := parseServeFlags([]string{"--tls-key", "k.pem"}); err != nil || c.tlsCert != "c.pem" || c.tlsKey != "k.pem" {

@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/mail"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -20,6 +21,7 @@ import (
 	"time"
 
 	"backupmon/engine"
+	"backupmon/notify"
 	"backupmon/transport"
 	"backupmon/wal"
 )
@@ -33,6 +35,11 @@ type serveConfig struct {
 	adminToken                string
 	logLevel                  string
 	snapshotEvery             uint64 // 0: the engine's default
+
+	// The SMTP relay the e-mail notification channels are sent through.
+	smtpRelay, smtpFrom        string
+	smtpUsername, smtpPassword string
+	smtpStartTLS               bool
 
 	// beforeOpen, when set (tests only), runs after the admin listener
 	// serves and before the engine's recovery starts, so that a test can
@@ -75,6 +82,11 @@ func parseServeFlags(args []string) (*serveConfig, error) {
 		snapEvery = s
 		return nil
 	})
+	fs.StringVar(&c.smtpRelay, "smtp-relay", envDefault("smtp-relay", ""), "SMTP relay host:port for e-mail notification channels (default: none, e-mail deliveries fail)")
+	fs.StringVar(&c.smtpFrom, "smtp-from", envDefault("smtp-from", ""), "sender address of notification e-mails (required with --smtp-relay)")
+	fs.StringVar(&c.smtpUsername, "smtp-username", envDefault("smtp-username", ""), "SMTP relay user name (AUTH PLAIN; only over TLS or to localhost)")
+	fs.StringVar(&c.smtpPassword, "smtp-password", envDefault("smtp-password", ""), "SMTP relay password")
+	fs.BoolVar(&c.smtpStartTLS, "smtp-starttls", envBool("smtp-starttls"), "require STARTTLS from the SMTP relay (it is used whenever offered)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -95,6 +107,19 @@ func parseServeFlags(args []string) (*serveConfig, error) {
 	}
 	if (c.tlsCert == "") != (c.tlsKey == "") {
 		return nil, errors.New("--tls-cert and --tls-key go together")
+	}
+	if c.smtpRelay != "" {
+		if _, _, err := net.SplitHostPort(c.smtpRelay); err != nil {
+			return nil, fmt.Errorf("--smtp-relay must be host:port, not %q", c.smtpRelay)
+		}
+		if c.smtpFrom == "" {
+			return nil, errors.New("--smtp-relay needs --smtp-from")
+		}
+	}
+	if c.smtpFrom != "" {
+		if _, err := mail.ParseAddress(c.smtpFrom); err != nil {
+			return nil, fmt.Errorf("--smtp-from: %v", err)
+		}
 	}
 	return c, nil
 }
@@ -209,6 +234,19 @@ func run(cfg *serveConfig, logger *slog.Logger, out io.Writer, stop <-chan os.Si
 			return fmt.Errorf("create demo: %w", err)
 		}
 	}
+	// Notifications: the notifier sends what the engine's outbox hands it
+	// and reports each attempt's outcome back to the engine.
+	notifier := notify.New(notify.Options{
+		Done: func(ws, id engine.ID, attempt int, failure string) { eng.DeliveryDone(ws, id, attempt, failure) },
+		Now:  eng.Now,
+		SMTP: notify.SMTPConfig{
+			Relay: cfg.smtpRelay, From: cfg.smtpFrom,
+			Username: cfg.smtpUsername, Password: cfg.smtpPassword,
+			StartTLS: cfg.smtpStartTLS,
+		},
+		Logger: logger,
+	})
+	eng.SetDeliverer(notifier)
 	srv.Attach(eng)
 	go func() { errc <- srv.ServePublic(pubLn) }()
 	if cfg.demo {
@@ -228,6 +266,11 @@ func run(cfg *serveConfig, logger *slog.Logger, out io.Writer, stop <-chan os.Si
 	if err := srv.Shutdown(ctx); err != nil {
 		logger.Warn("shutdown", "err", err)
 	}
+	// The attempts in flight finish (each within the notifier's timeout)
+	// and their outcomes reach the engine before it closes; a notice still
+	// queued counts as a failed attempt and stays pending in the outbox, to
+	// be retried after the restart.
+	notifier.Close()
 	if err := eng.Close(); err != nil {
 		return fmt.Errorf("close engine: %w", err)
 	}
