@@ -88,8 +88,9 @@ func (w *workspace) nextTimer() int64 {
 }
 
 // rebuildTimers fills the workspace's timer heap from its state (after a
-// load): escalations and snooze ends of unresolved alerts, pending
-// deliveries, the trial's end. The job heap is rebuilt by the job index.
+// load, or when a deliverer is set): escalations and snooze ends of
+// unresolved alerts, pending deliveries, the trial's end. The job heap is
+// rebuilt by the job index.
 func (w *workspace) rebuildTimers(now int64) {
 	clear(w.timers)
 	w.timers = w.timers[:0]
@@ -97,10 +98,17 @@ func (w *workspace) rebuildTimers(now int64) {
 		w.scheduleAlert(a)
 	}
 	for _, d := range w.deliveries {
-		if d.state == deliveryPending {
-			d.inFlight = false
-			w.timers.push(timer{at: d.nextAt, kind: timerDelivery, del: d})
+		if d.state != deliveryPending {
+			continue
 		}
+		if d.inFlight {
+			// An attempt already handed to a deliverer (SetDeliverer after
+			// a record's deliveries went out): its outcome, or its
+			// timeout, decides; starting it again would send it twice.
+			w.timers.push(timer{at: d.inFlightUntil, kind: timerDelivery, del: d})
+			continue
+		}
+		w.timers.push(timer{at: d.nextAt, kind: timerDelivery, del: d})
 	}
 	w.scheduleTrial()
 }
