@@ -1,0 +1,18 @@
+// Package notify sends the engine's notices to webhook, Slack and e-mail
+// channels and reports each attempt's outcome back to the engine.
+//
+// A [Notifier] is the engine's [engine.Deliverer]: [Notifier.Deliver] queues
+// a notice without blocking, a fixed pool of workers makes exactly one
+// attempt per notice, and the outcome of every attempt (success, or a short
+// reason for the failure) goes to [Options.Done]. Retries, backoff and the
+// durable outbox are the engine's: this package never retries on its own.
+//
+// The wire formats:
+//
+//   - webhook: POST of {"event","sentAt","workspaceId","alert","job"} as
+//     compact JSON, signed with X-Backupmon-Signature: sha256=<hex HMAC-SHA256
+//     of the body, keyed with the channel's secret>;
+//   - slack: POST of {"text":"..."}, compatible with Slack incoming webhooks;
+//   - email: one text/plain, quoted-printable message through the SMTP relay
+//     of [Options.SMTP], sent with net/smtp.
+package notify
