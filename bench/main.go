@@ -34,6 +34,8 @@ func main() {
 		code = recoveryChild(args)
 	case "fsync":
 		code = fsyncMain(args)
+	case "missing":
+		code = missingMain(args)
 	case "-h", "-help", "--help", "help":
 		usage()
 	default:
