@@ -171,11 +171,17 @@ func (a *actor) fire(t timer, now int64) wal.Entry {
 	w := a.ws
 	switch t.kind {
 	case timerEscalation:
-		return w.decideEscalation(t.al, now)
-	case timerSnooze:
-		if w.alerts[t.al.id] == t.al {
-			settleAlert(t.al, now)
+		// A nil *wal.Escalated must not become a non-nil wal.Entry.
+		if rec := w.decideEscalation(t.al, now); rec != nil {
+			return rec
 		}
+	case timerSnooze:
+		// The snooze's end changes what the alert shows (alertStatus reads
+		// it as open from then on), not the state: settling it here, where
+		// replay runs no timer, would make a later record that is dated
+		// before now (a missed due time recorded late) apply differently
+		// live and on replay. A change to the alert settles it at its own
+		// time (settleAlert).
 	case timerDelivery:
 		return a.deliveryDue(t.del, now)
 	case timerTrial:
