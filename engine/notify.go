@@ -120,7 +120,7 @@ func (w *workspace) flushEvents(seq uint64) {
 			Workspace:     w.id,
 			Event:         ev.event,
 			Alert:         appendAlert(nil, ev.al, ev.view),
-			Job:           w.appendJob(nil, j, ev.view),
+			Job:           w.appendJob(make([]byte, 0, len(j.json)+64), j, ev.view),
 			WorkspaceName: w.name,
 			ClientName:    j.client.name,
 			JobName:       j.name,

@@ -241,14 +241,19 @@ func (a *actor) afterMessage() {
 func (a *actor) tick() { a.send(func(*workspace) {}) }
 
 // fireDue runs every actor's due timers at the current time and waits until
-// the records they made are durable (the development clock's move).
+// the records they made are durable (the development clock's move). The
+// actors work at once: each is sent its message before any is waited for.
 func (e *Engine) fireDue() {
-	var wg sync.WaitGroup
+	var ran, durable sync.WaitGroup
 	for _, a := range e.sortedActors() {
-		ask(a, func(*workspace) struct{} {
-			a.runTimers(e.nowMs(), &wg)
-			return struct{}{}
-		})
+		ran.Add(1)
+		if !a.send(func(*workspace) {
+			a.runTimers(e.nowMs(), &durable)
+			ran.Done()
+		}) {
+			ran.Done() // closing: nothing runs
+		}
 	}
-	wg.Wait()
+	ran.Wait() // every Add on durable happened inside the messages
+	durable.Wait()
 }
