@@ -56,6 +56,7 @@ type testServer struct {
 	logs      *syncBuffer
 	closed    bool
 	fatals    atomic.Int32 // OnFatal calls, with failWrite
+	keepClock bool         // the next start keeps Clock where it stands (RestartAt)
 }
 
 // syncBuffer collects the server's logs for tests that read them.
@@ -109,7 +110,7 @@ func (s *testServer) start() {
 		}
 	}
 	eng, err := engine.Open(engine.Options{
-		Dir: s.Dir, Clock: clock, Logger: logger,
+		Dir: s.Dir, Clock: clock, Logger: logger, KeepClock: s.keepClock,
 		WAL: wal.Options{Logger: logger, BeforeSync: s.opts.beforeSync, FailWrite: s.opts.failWrite, Observe: metrics.ObserveWAL,
 			OnFatal: onFatal},
 	})
@@ -163,6 +164,19 @@ func (s *testServer) Restart() {
 	s.t.Helper()
 	s.Close()
 	s.fatals.Store(0)
+	s.start()
+}
+
+// RestartAt closes the server, lets the development clock stand at at
+// while it is down, and opens a new one there (instead of where the log
+// left the clock): time passes during the downtime.
+func (s *testServer) RestartAt(at time.Time) {
+	s.t.Helper()
+	s.Close()
+	s.fatals.Store(0)
+	s.Clock.Set(at)
+	s.keepClock = true
+	defer func() { s.keepClock = false }()
 	s.start()
 }
 
