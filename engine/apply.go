@@ -512,7 +512,9 @@ func (w *workspace) raiseAlert(j *job, id ID, typ uint8, summary string, at int6
 func (w *workspace) resolveAlert(a *alert, at int64) {
 	a.status = alertResolved
 	a.snoozedUntil = 0
-	a.resolvedAt = at
+	// An imported report dated before the alert opened resolves it when it
+	// opened: never a negative recovery.
+	a.resolvedAt = max(at, a.createdAt)
 	if a.job.alert == a {
 		a.job.alert = nil
 	}

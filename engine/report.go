@@ -240,6 +240,8 @@ func (e *Engine) ImportReport(wsID, jobID string, in ImportInput) error {
 // had been received at its ReceivedAt, with the same rules (superseded,
 // alerts, recovery) as live reports but none of the request limits. All are
 // decided in one actor turn and the call returns once the last is durable.
+// The job's timers run after the call, at the current time: a job's history
+// belongs in one call, or the gaps between calls read as missed due times.
 // It returns ErrFailed when the log fails, ErrClosed once the engine is
 // closed, and a KindNotFound error for an unknown workspace or job.
 func (e *Engine) ImportReports(wsID, jobID string, list []ImportInput) error {

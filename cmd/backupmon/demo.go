@@ -79,6 +79,11 @@ func createDemo(eng *engine.Engine, dataDir string, logger *slog.Logger) error {
 	if !last.Add(time.Duration(7*len(demoJobs)) * time.Minute).Before(now) {
 		last = last.AddDate(0, 0, -1)
 	}
+	// Each job's history goes in with one call, oldest first: the engine
+	// runs its timers after each call at the current time, so a history
+	// sent day by day would find each job overdue between two of its days
+	// and open missing alerts that never were.
+	history := make([][]engine.ImportInput, len(demoJobs))
 	for day := 0; day < 14; day++ {
 		at := last.AddDate(0, 0, day-13)
 		for i, d := range demoJobs {
@@ -96,12 +101,15 @@ func createDemo(eng *engine.Engine, dataDir string, logger *slog.Logger) error {
 			received := at.Add(time.Duration(i*7) * time.Minute)
 			duration := int64(600 + 137*i + 31*day)
 			size := int64(1+i) * (40 << 30) / 10
-			if err := eng.ImportReport(ws.ID, jobIDs[i], engine.ImportInput{
+			history[i] = append(history[i], engine.ImportInput{
 				ReceivedAt: received, Status: status, DurationSeconds: duration, SizeBytes: size,
 				Source: "api:demo",
-			}); err != nil {
-				return err
-			}
+			})
+		}
+	}
+	for i, list := range history {
+		if err := eng.ImportReports(ws.ID, jobIDs[i], list); err != nil {
+			return err
 		}
 	}
 	rest, err := eng.CreateKey(ws.ID, engine.KeyInput{Name: engine.Some("Demo REST key"), Type: engine.Some("rest")})

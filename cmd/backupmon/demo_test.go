@@ -7,6 +7,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -155,8 +156,12 @@ func cliCheckDemo(t *testing.T, s *cliServer, now time.Time) {
 	if len(missing) != 1 {
 		t.Errorf("%d missing jobs %v, want exactly one (decisions.md 9)", len(missing), missing)
 	}
-	// Exactly one open failed alert; no other unresolved failed alert.
+	// Exactly one open failed alert; no other unresolved failed alert. The
+	// missing job has its missing alert; no missing alert was ever opened
+	// for another job (the history holds no missed due time), and none was
+	// resolved before it opened.
 	var openFailed, unresolvedFailed int
+	var missingAlerts []string
 	for _, a := range cliDataList(cliAdminGet(t, s, base+"/alerts")) {
 		if a["type"] == "failed" && a["status"] == "open" {
 			openFailed++
@@ -164,9 +169,18 @@ func cliCheckDemo(t *testing.T, s *cliServer, now time.Time) {
 		if a["type"] == "failed" && a["status"] != "resolved" {
 			unresolvedFailed++
 		}
+		if a["type"] == "missing" {
+			missingAlerts = append(missingAlerts, fmt.Sprint(a["jobName"], " ", a["status"]))
+		}
+		if r, ok := a["recoverySeconds"].(float64); ok && r < 0 {
+			t.Errorf("alert resolved before it opened: %v", a)
+		}
 	}
 	if openFailed != 1 || unresolvedFailed != 1 {
 		t.Errorf("%d open failed alerts (%d unresolved), want exactly one", openFailed, unresolvedFailed)
+	}
+	if len(missing) == 1 && (len(missingAlerts) != 1 || missingAlerts[0] != missing[0]+" open") {
+		t.Errorf("missing alerts %v, want one open for %s", missingAlerts, missing[0])
 	}
 
 	// Keys: a REST key with every scope and a report key, both in
