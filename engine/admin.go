@@ -149,6 +149,7 @@ func (e *Engine) CreateWorkspace(in WorkspaceInput) (WorkspaceView, error) {
 	if err := <-ch; err != nil {
 		return WorkspaceView{}, ErrFailed
 	}
+	a.send(func(*workspace) {}) // its first message arms its timers (a trial's end)
 	return view, nil
 }
 
