@@ -36,6 +36,7 @@ func newActor(e *Engine, w *workspace) *actor {
 func (a *actor) run() {
 	defer close(a.done)
 	for fn := range a.inbox {
+		a.beforeMessage()
 		fn(a.ws)
 		a.afterMessage()
 	}

@@ -535,7 +535,6 @@ func (w *workspace) applyAlertChanged(r *wal.AlertChanged) error {
 	case wal.AlertSnooze:
 		a.status, a.snoozedUntil = alertSnoozed, r.Until
 		typ = "alert.snoozed"
-		w.timers.push(timer{at: r.Until, kind: timerSnooze, al: a})
 	case wal.AlertResolve:
 		w.resolveAlert(a, r.At)
 		typ = "alert.resolved"

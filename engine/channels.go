@@ -61,6 +61,13 @@ type DeliveryView struct {
 // maxEscalationMinutes bounds afterMinutes (30 days).
 const maxEscalationMinutes = 43200
 
+// maxChannels and maxEscalations bound a workspace's channels and rules
+// (and so the deliveries one record makes).
+const (
+	maxChannels    = 100
+	maxEscalations = 100
+)
+
 func channelView(c *channel) ChannelView {
 	v := ChannelView{ID: c.id.String(), Type: c.typ, Name: c.name, MinSeverity: severityName(c.minSeverity), CreatedAt: Time(c.createdAt)}
 	if c.url != "" {
@@ -170,6 +177,9 @@ func (e *Engine) CreateChannel(wsID string, in ChannelInput) (ChannelView, error
 		secret = "whsec_" + hex.EncodeToString(raw[:])
 	}
 	return change(a, func(w *workspace, now int64) (decision[ChannelView], error) {
+		if len(w.channels) >= maxChannels {
+			return decision[ChannelView]{}, conflict("a workspace has at most %d channels", maxChannels)
+		}
 		rec := &wal.ChannelCreated{
 			ID: w.ids.next(now), ChannelType: in.Type.V, Name: in.Name.V, URL: in.URL.V, To: in.To.V,
 			Secret: secret, MinSeverity: minSev, CreatedAt: now,
@@ -232,6 +242,9 @@ func (e *Engine) CreateEscalation(wsID string, in EscalationInput) (EscalationVi
 		cid, ok := ParseID(in.ChannelID.V)
 		if !ok || w.channel(cid) == nil {
 			return decision[EscalationView]{}, invalid("channelId", "channelId does not name a channel of this workspace")
+		}
+		if len(w.escalations) >= maxEscalations {
+			return decision[EscalationView]{}, conflict("a workspace has at most %d escalation rules", maxEscalations)
 		}
 		rec := &wal.EscalationCreated{ID: w.ids.next(now), ChannelID: cid, AfterMinutes: in.AfterMinutes.V, CreatedAt: now}
 		rec.ActivityID = w.ids.next(now)

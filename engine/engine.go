@@ -238,7 +238,16 @@ func (e *Engine) replay(rec wal.Entry) error {
 
 // SetDeliverer sets where notification notices go, and starts the
 // deliveries that were waiting for one (after recovery, those due now).
+// Deliveries are only handed out once the records that made them are
+// durable: the actors first finish what start-up gave them (missed due
+// times recorded), and the log is flushed, before any is started.
 func (e *Engine) SetDeliverer(d Deliverer) {
+	for _, a := range e.sortedActors() {
+		ask(a, func(*workspace) struct{} { return struct{}{} })
+	}
+	if err := e.barrier(); err != nil {
+		e.logger.Error("set deliverer: log barrier", "err", err)
+	}
 	e.deliv.Store(&delivererBox{d: d})
 	for _, a := range e.sortedActors() {
 		ask(a, func(w *workspace) struct{} {

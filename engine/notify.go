@@ -49,6 +49,7 @@ type delivery struct {
 	state         uint8
 	attempts      int
 	nextAt        int64 // pending: when the next attempt is due
+	firstOutcome  int64 // when the first attempt's outcome was recorded; 0: none yet
 	lastAttemptAt int64
 	deliveredAt   int64
 	lastError     string
@@ -63,8 +64,9 @@ const (
 	// doubles after each failure up to deliveryMaxRetryMs.
 	deliveryFirstRetryMs = 30 * msPerSecond
 	deliveryMaxRetryMs   = msPerHour
-	// deliveryGiveUpMs: a delivery not made within this of its creation
-	// fails for good.
+	// deliveryGiveUpMs: a delivery not made within this of its first
+	// attempt fails for good (not of its createdAt, the alert's date, which
+	// may lie far back: a due time missed during a long downtime).
 	deliveryGiveUpMs = msPerDay
 	// deliveryAttemptMs: an attempt whose outcome has not come back within
 	// this counts as failed (the deliverer lost it, or its queue was full).
@@ -274,7 +276,12 @@ func (w *workspace) decideAttempt(d *delivery, attempt int, failure string, now 
 		wait *= 2
 	}
 	wait = min(wait, deliveryMaxRetryMs)
-	if next := now + wait; next < d.createdAt+deliveryGiveUpMs {
+	start := d.firstOutcome
+	if start == 0 {
+		start = now // this is the first attempt's outcome
+	}
+	start = max(start, d.createdAt)
+	if next := now + wait; next < start+deliveryGiveUpMs {
 		rec.State, rec.NextAt = wal.DeliveryRetry, next
 	} else {
 		rec.State = wal.DeliveryFailed
@@ -291,6 +298,9 @@ func (w *workspace) applyDeliveryAttempted(r *wal.DeliveryAttempted) error {
 	d.inFlight = false
 	if r.State != wal.DeliveryCancelled {
 		d.lastAttemptAt = r.At
+		if d.firstOutcome == 0 {
+			d.firstOutcome = r.At
+		}
 	}
 	switch r.State {
 	case wal.DeliveryDelivered:

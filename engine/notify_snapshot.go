@@ -40,6 +40,7 @@ func (w *workspace) encodeNotifications(b []byte) []byte {
 		b = append(b, d.state)
 		b = codec.AppendVarint(b, int64(d.attempts))
 		b = codec.AppendVarint(b, d.nextAt)
+		b = codec.AppendVarint(b, d.firstOutcome)
 		b = codec.AppendVarint(b, d.lastAttemptAt)
 		b = codec.AppendVarint(b, d.deliveredAt)
 		b = codec.AppendString(b, d.lastError)
@@ -91,7 +92,7 @@ func (w *workspace) decodeNotifications(r *codec.Reader) error {
 		d.createdAt = r.Varint()
 		d.state = r.Byte()
 		d.attempts = r.Int()
-		d.nextAt, d.lastAttemptAt, d.deliveredAt = r.Varint(), r.Varint(), r.Varint()
+		d.nextAt, d.firstOutcome, d.lastAttemptAt, d.deliveredAt = r.Varint(), r.Varint(), r.Varint(), r.Varint()
 		d.lastError = r.String()
 		if r.Bool() {
 			d.notice = &Notice{Workspace: w.id, Event: d.event}

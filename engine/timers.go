@@ -19,7 +19,6 @@ import (
 // Timer kinds.
 const (
 	timerEscalation uint8 = iota + 1
-	timerSnooze
 	timerDelivery
 	timerTrial
 )
@@ -113,14 +112,13 @@ func (w *workspace) rebuildTimers(now int64) {
 	w.scheduleTrial()
 }
 
-// scheduleAlert sets the timers of an unresolved alert: its next escalation
-// instant and its snooze end.
+// scheduleAlert sets the timer of an unresolved alert's next escalation
+// instant. A snooze's end needs none: the alert reads open from its end on
+// (alertStatus), escalations look at the status each instant had, and a
+// later change settles the alert at its own time (settleAlert).
 func (w *workspace) scheduleAlert(a *alert) {
 	if at := w.nextEscalation(a); at > 0 {
 		w.timers.push(timer{at: at, kind: timerEscalation, al: a})
-	}
-	if a.status == alertSnoozed {
-		w.timers.push(timer{at: a.snoozedUntil, kind: timerSnooze, al: a})
 	}
 }
 
@@ -175,13 +173,6 @@ func (a *actor) fire(t timer, now int64) wal.Entry {
 		if rec := w.decideEscalation(t.al, now); rec != nil {
 			return rec
 		}
-	case timerSnooze:
-		// The snooze's end changes what the alert shows (alertStatus reads
-		// it as open from then on), not the state: settling it here, where
-		// replay runs no timer, would make a later record that is dated
-		// before now (a missed due time recorded late) apply differently
-		// live and on replay. A change to the alert settles it at its own
-		// time (settleAlert).
 	case timerDelivery:
 		return a.deliveryDue(t.del, now)
 	case timerTrial:
@@ -213,6 +204,18 @@ func (a *actor) commit(rec wal.Entry, wg *sync.WaitGroup) {
 	})
 }
 
+// beforeMessage runs the timers that came due before a message is handled,
+// so that the message sees their work: a job's report that comes after its
+// deadline passed, before the actor woke for it, finds its missing alert
+// recorded (dated when the grace ended) and resolves it.
+func (a *actor) beforeMessage() {
+	if next := a.ws.nextTimer(); next != 0 {
+		if now := a.eng.nowMs(); next <= now {
+			a.runTimers(now, nil)
+		}
+	}
+}
+
 // afterMessage runs after each message the actor handles: the timers that
 // came due, then (with the real clock) a wake-up armed for the next one.
 // With the development clock, timers run when a message arrives and when
@@ -227,8 +230,8 @@ func (a *actor) afterMessage() {
 	if next == 0 || (a.wakeAt != 0 && a.wakeAt > now && a.wakeAt <= next) {
 		return // nothing to wait for, or woken early enough already
 	}
-	a.wakeAt = next
-	d := time.Duration(next-now) * time.Millisecond
+	a.wakeAt = min(next, now+maxWakeMs)
+	d := time.Duration(a.wakeAt-now) * time.Millisecond
 	if a.wake == nil {
 		a.wake = time.AfterFunc(d, a.tick)
 	} else {
@@ -237,8 +240,13 @@ func (a *actor) afterMessage() {
 }
 
 // tick wakes the actor (from its wake-up timer's goroutine); afterMessage
-// does the work.
-func (a *actor) tick() { a.send(func(*workspace) {}) }
+// does the work and arms the next wake-up, whatever the wall clock did
+// meanwhile (the runtime timer runs on the monotonic clock).
+func (a *actor) tick() { a.send(func(*workspace) { a.wakeAt = 0 }) }
+
+// maxWakeMs caps a wake-up's wait, so that a wall clock stepped forward
+// (a suspended VM) delays a due timer by at most this.
+const maxWakeMs = msPerMinute
 
 // fireDue runs every actor's due timers at the current time and waits until
 // the records they made are durable (the development clock's move). The
