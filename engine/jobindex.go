@@ -13,14 +13,22 @@ import "sort"
 // (advance): jobs a record touched are looked at again, and so are those
 // whose status-change instant, kept in a min-heap, has come. No job is
 // looked at on a read otherwise.
+//
+// The heap itself is kept up to date after every message (advanceTimers,
+// timers.go), since the actor wakes for its earliest instant and a missed
+// due time opens an alert; that costs a report one heap update. Moving a job
+// between status lists waits for a read, which, after many changes,
+// rebuilds the lists in one pass instead of moving jobs one by one.
 type jobIndex struct {
 	byStatus [len(statusOrder)][]*job
 	byVendor [numVendors][]*job
 	byLast   [4][]*job // by lastResult: none, ok, warning, failed
 
-	dirty  []*job       // jobs whose status must be worked out again
-	timers statusTimers // when a job's status next changes by itself
-	at     int64        // the time the status lists were last right for
+	dirty   []*job       // jobs whose status list must be worked out again
+	retime  []*job       // jobs whose status-change instant must be worked out again
+	timers  statusTimers // when a job's status next changes by itself
+	at      int64        // the time the status lists were last right for
+	timesAt int64        // the time the heap was last right for
 }
 
 // statusOrder lists the job statuses; a job keeps its status list's index
@@ -80,12 +88,58 @@ func (x *jobIndex) setVendor(j *job, vendor string) {
 	x.byVendor[j.vx] = insertOrdered(x.byVendor[j.vx], j, jobBefore)
 }
 
-// touch marks j's status to be worked out again at the next read (a record
-// changed something it depends on).
+// touch marks j's status to be worked out again (a record changed
+// something it depends on): its instant after the message, its list at the
+// next read.
 func (x *jobIndex) touch(j *job) {
+	x.touchList(j)
+	if !j.retime {
+		j.retime = true
+		x.retime = append(x.retime, j)
+	}
+}
+
+// touchList marks j's status list to be worked out again at the next read.
+func (x *jobIndex) touchList(j *job) {
 	if !j.dirty {
 		j.dirty = true
 		x.dirty = append(x.dirty, j)
+	}
+}
+
+// advanceTimers brings the heap to now, after a message: the jobs touched
+// since get their next status-change instant, and those whose instant has
+// come get the next one and are marked for their list. A job missing at now
+// is queued for its missing alert. A clock set back (the development clock)
+// works out every job again.
+func (w *workspace) advanceTimers(now int64) {
+	x := &w.jobIdx
+	if now < x.timesAt {
+		x.touchAll(w.jobList)
+	}
+	x.timesAt = now
+	for _, j := range x.retime {
+		j.retime = false
+		if w.jobs[j.id] == j { // not deleted since
+			w.retimeJob(j, now)
+		}
+	}
+	clear(x.retime)
+	x.retime = x.retime[:0]
+	for len(x.timers) > 0 && x.timers[0].at <= now {
+		j := x.timers[0].job
+		x.timers.remove(j)
+		x.touchList(j)
+		w.retimeJob(j, now)
+	}
+}
+
+// retimeJob gives j its next status-change instant after now, and queues
+// it for a missing alert when it is missing at now.
+func (w *workspace) retimeJob(j *job, now int64) {
+	w.jobIdx.timers.set(j, w.statusChangeAt(j, now))
+	if w.jobStatus(j, now) == StatusMissing {
+		w.queueMissed(j, now)
 	}
 }
 
@@ -208,11 +262,15 @@ func (x *jobIndex) rebuild(jobs []*job) {
 		x.byStatus[s] = x.byStatus[s][:0]
 	}
 	x.dirty = x.dirty[:0]
+	for _, j := range x.retime {
+		j.retime = false
+	}
+	x.retime = x.retime[:0]
 	x.timers.clear()
 	for _, j := range jobs {
 		x.byVendor[j.vx] = append(x.byVendor[j.vx], j)
 		x.byLast[j.lastResult] = append(x.byLast[j.lastResult], j)
-		j.idxStatus, j.dirty = 0, false
+		j.idxStatus, j.dirty, j.retime = 0, false, false
 		x.touch(j)
 	}
 }

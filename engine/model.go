@@ -150,6 +150,7 @@ type job struct {
 	key       string // name without case, the sort key
 	idxStatus uint8  // 1 + the index of the status list the job is in (jobindex.go); 0: none
 	dirty     bool   // in jobIdx.dirty
+	retime    bool   // in jobIdx.retime
 	timerIx   int32  // 1 + its place in jobIdx.timers; 0: not there
 	missedDue int64  // the due time whose passing opened (or raised) a missing alert
 	missedQ   bool   // in workspace.missedQ

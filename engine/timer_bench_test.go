@@ -118,11 +118,12 @@ const benchPruneEvery = 1 << 14
 //   - afterMessage: what a report's record leaves to the actor's
 //     after-message work: the job marked (jobIndex.touch, with its new due
 //     base), then afterMessage as the actor runs it with the real clock
-//     (the clock read, advanceJobIndex: the job's status worked out again
-//     and its instant moved in the heap; nothing due; nextTimer and the
-//     wake-up check);
+//     (the clock read, advanceTimers: the job's next instant worked out
+//     again and moved in the heap, its status looked at for a missing
+//     alert; nothing due; nextTimer and the wake-up check; moving the job
+//     between status lists is left to the next read);
 //   - advance+next: the same without afterMessage's clock read and wake-up
-//     check: advanceJobIndex and nextTimer alone;
+//     check: advanceTimers and nextTimer alone;
 //   - report: the whole report in the actor without the log: decideReport,
 //     applyNew (the result, its indexes, the job's fields), takeFresh and
 //     afterMessage;
@@ -162,7 +163,7 @@ func BenchmarkReportTimers(b *testing.B) {
 						case "advance+next":
 							j.dueBase, j.lastReportAt, j.lastReceivedAt = at, at, at
 							x.touch(j)
-							w.advanceJobIndex(now)
+							w.advanceTimers(now)
 							if w.nextTimer() == 0 {
 								return fmt.Errorf("no next timer")
 							}
@@ -181,10 +182,10 @@ func BenchmarkReportTimers(b *testing.B) {
 								a.afterMessage()
 								continue
 							}
-							for _, d := range x.dirty {
-								d.dirty = false
+							for _, d := range x.retime {
+								d.retime = false
 							}
-							x.dirty = x.dirty[:0]
+							x.retime = x.retime[:0]
 						}
 					}
 					if mode == "report-without-timers" {

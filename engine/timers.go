@@ -138,7 +138,7 @@ func (w *workspace) scheduleTrial() {
 func (a *actor) runTimers(now int64, wg *sync.WaitGroup) {
 	w := a.ws
 	for {
-		w.advanceJobIndex(now)
+		w.advanceTimers(now)
 		progress := false
 		for len(w.missedQ) > 0 {
 			j := w.missedQ[0]
