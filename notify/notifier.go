@@ -68,6 +68,10 @@ type Options struct {
 	// Logger receives one record per failed attempt, and the attempts
 	// that succeeded at debug level; slog.Default() when nil.
 	Logger *slog.Logger
+	// Observe, when not nil, receives every attempt made (not those
+	// refused by a full queue or a closed notifier): the channel type,
+	// whether it succeeded, and how long it took (for metrics).
+	Observe func(channelType string, ok bool, took time.Duration)
 }
 
 // Notifier sends notices to their channels with a fixed pool of workers. It
@@ -75,6 +79,7 @@ type Options struct {
 // concurrent use.
 type Notifier struct {
 	done     func(ws, delivery engine.ID, attempt int, failure string)
+	observe  func(channelType string, ok bool, took time.Duration)
 	now      func() time.Time
 	timeout  time.Duration
 	smtp     SMTPConfig
@@ -118,6 +123,7 @@ func New(opts Options) *Notifier {
 	tr.MaxIdleConnsPerHost = opts.Workers
 	n := &Notifier{
 		done:    opts.Done,
+		observe: opts.Observe,
 		now:     opts.Now,
 		timeout: opts.Timeout,
 		smtp:    opts.SMTP,
@@ -204,6 +210,9 @@ func (n *Notifier) attempt(nt engine.Notice) {
 	start := time.Now()
 	failure := n.send(nt)
 	took := time.Since(start)
+	if n.observe != nil {
+		n.observe(nt.Channel.Type, failure == "", took)
+	}
 	if failure == "" {
 		n.log.Debug("notification sent", noticeAttrs(nt), slog.Duration("took", took))
 	} else {

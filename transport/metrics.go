@@ -19,6 +19,8 @@ type Metrics struct {
 	reportsIngested prometheus.Counter
 	walSync         prometheus.Histogram
 	walBatch        prometheus.Histogram
+	notices         *prometheus.CounterVec
+	noticeTime      *prometheus.HistogramVec
 	counters        sync.Map // requestKey → prometheus.Counter
 }
 
@@ -49,7 +51,16 @@ func NewMetrics() *Metrics {
 		Help:    "Log records made durable by one fsync.",
 		Buckets: prometheus.ExponentialBuckets(1, 2, 12),
 	})
-	m.reg.MustRegister(m.requests, m.reportsIngested, m.walSync, m.walBatch,
+	m.notices = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "backupmon_notification_attempts_total",
+		Help: "Notification delivery attempts, by channel type and outcome (delivered or failed).",
+	}, []string{"channel", "outcome"})
+	m.noticeTime = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "backupmon_notification_attempt_seconds",
+		Help:    "Time one notification delivery attempt took, by channel type.",
+		Buckets: prometheus.ExponentialBuckets(0.005, 2, 12),
+	}, []string{"channel"})
+	m.reg.MustRegister(m.requests, m.reportsIngested, m.walSync, m.walBatch, m.notices, m.noticeTime,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -58,6 +69,17 @@ func NewMetrics() *Metrics {
 func (m *Metrics) ObserveWAL(records int, sync time.Duration) {
 	m.walBatch.Observe(float64(records))
 	m.walSync.Observe(sync.Seconds())
+}
+
+// ObserveNotification records one notification delivery attempt; it is the
+// notifier's Observe hook.
+func (m *Metrics) ObserveNotification(channelType string, ok bool, took time.Duration) {
+	outcome := "failed"
+	if ok {
+		outcome = "delivered"
+	}
+	m.notices.WithLabelValues(channelType, outcome).Inc()
+	m.noticeTime.WithLabelValues(channelType).Observe(took.Seconds())
 }
 
 // Register adds a collector (e.g. an engine gauge) to the registry.

@@ -712,6 +712,22 @@ func TestDeliveryRetries(t *testing.T) {
 	if n := len(rcv.all()); n != 3 {
 		t.Errorf("%d requests after the delivery, want 3", n)
 	}
+	// /metrics counts the attempts by channel type and outcome.
+	resp, err := s.hc.Get(s.c.adminURL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{
+		`backupmon_notification_attempts_total{channel="webhook",outcome="failed"} 2`,
+		`backupmon_notification_attempts_total{channel="webhook",outcome="delivered"} 1`,
+		`backupmon_notification_attempt_seconds_count{channel="webhook"} 3`,
+	} {
+		if !strings.Contains(string(body), want+"\n") {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
 }
 
 // TestDeliveryEmail: an e-mail channel's notices go through the relay

@@ -237,8 +237,13 @@ func run(cfg *serveConfig, logger *slog.Logger, out io.Writer, stop <-chan os.Si
 	// Notifications: the notifier sends what the engine's outbox hands it
 	// and reports each attempt's outcome back to the engine.
 	notifier := notify.New(notify.Options{
-		Done: func(ws, id engine.ID, attempt int, failure string) { eng.DeliveryDone(ws, id, attempt, failure) },
-		Now:  eng.Now,
+		Done: func(ws, id engine.ID, attempt int, failure string) {
+			if err := eng.DeliveryDone(ws, id, attempt, failure); err != nil {
+				logger.Warn("delivery outcome for an unknown workspace", "workspace", ws, "delivery", id, "err", err)
+			}
+		},
+		Observe: metrics.ObserveNotification,
+		Now:     eng.Now,
 		SMTP: notify.SMTPConfig{
 			Relay: cfg.smtpRelay, From: cfg.smtpFrom,
 			Username: cfg.smtpUsername, Password: cfg.smtpPassword,
