@@ -35,9 +35,6 @@ type jobIndex struct {
 // plus one in idxStatus (0: in none yet).
 var statusOrder = [...]string{StatusHealthy, StatusWarning, StatusFailed, StatusMissing, StatusWaiting, StatusPaused}
 
-// missingIdx is StatusMissing's index in statusOrder.
-var missingIdx = uint8(statusIndex(StatusMissing))
-
 // statusIndex returns the index of a status in statusOrder, or -1.
 func statusIndex(s string) int {
 	for i, v := range statusOrder {
@@ -150,14 +147,17 @@ func (x *jobIndex) touchAll(list []*job) {
 	}
 }
 
-// advance brings the status lists to now: the jobs marked since, and those
-// whose status-change instant has come, go to the list of their status at
-// now. A clock set back (the development clock) makes every job's status
-// be worked out again.
+// advance brings the status lists to now: the heap first (advanceTimers,
+// which marks the jobs whose status-change instant has come), then the jobs
+// marked since go to the list of their status at now. A clock set back (the
+// development clock) makes every job's status be worked out again.
 func (w *workspace) advanceJobIndex(now int64) {
+	w.advanceTimers(now)
 	x := &w.jobIdx
 	if now < x.at {
-		x.touchAll(w.jobList)
+		for _, j := range w.jobList {
+			x.touchList(j)
+		}
 	}
 	x.at = now
 	if len(x.dirty) > len(w.jobList)/8 {
@@ -172,15 +172,9 @@ func (w *workspace) advanceJobIndex(now int64) {
 	}
 	clear(x.dirty)
 	x.dirty = x.dirty[:0]
-	for len(x.timers) > 0 && x.timers[0].at <= now {
-		j := x.timers[0].job
-		x.timers.remove(j)
-		w.reindexStatus(j, now)
-	}
 }
 
-// reindexStatus moves j to the list of its status at now and sets the
-// instant its status can next change by itself.
+// reindexStatus moves j to the list of its status at now.
 func (w *workspace) reindexStatus(j *job, now int64) {
 	x := &w.jobIdx
 	s := uint8(statusIndex(w.jobStatus(j, now))) + 1
@@ -191,22 +185,12 @@ func (w *workspace) reindexStatus(j *job, now int64) {
 		x.byStatus[s-1] = insertOrdered(x.byStatus[s-1], j, jobBefore)
 		j.idxStatus = s
 	}
-	w.scheduleStatus(j, now)
-}
-
-// scheduleStatus puts j's next status-change instant after now in the
-// heap (replacing the one it had), and queues j for a missing alert when it
-// is missing and that has not been recorded for its due time (missing.go).
-func (w *workspace) scheduleStatus(j *job, now int64) {
-	w.jobIdx.timers.set(j, w.statusChangeAt(j, now))
-	if j.idxStatus == missingIdx+1 {
-		w.queueMissed(j, now)
-	}
 }
 
 // rebuildStatusLists works out every job's status at now and builds the
-// status lists and the heap afresh, walking the jobs in name order: cheaper
-// than moving many jobs one by one (after a load, or many changes).
+// status lists afresh, walking the jobs in name order: cheaper than moving
+// many jobs one by one (after a load, or many changes). The heap is already
+// up to date (advanceTimers).
 func (w *workspace) rebuildStatusLists(now int64) {
 	x := &w.jobIdx
 	for _, j := range x.dirty {
@@ -218,12 +202,10 @@ func (w *workspace) rebuildStatusLists(now int64) {
 		clear(x.byStatus[s])
 		x.byStatus[s] = x.byStatus[s][:0]
 	}
-	x.timers.clear()
 	for _, j := range w.jobList {
 		s := uint8(statusIndex(w.jobStatus(j, now)))
 		x.byStatus[s] = append(x.byStatus[s], j)
 		j.idxStatus = s + 1
-		w.scheduleStatus(j, now)
 	}
 }
 
