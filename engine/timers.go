@@ -129,9 +129,9 @@ func (w *workspace) scheduleTrial() {
 	}
 }
 
-// runTimers does, in the actor, everything that has come due at now: job
-// statuses move, missing alerts open, escalations fall due, snoozes end,
-// deliveries go out, a trial ends. Records it makes are applied and logged;
+// runTimers does, in the actor, everything that has come due at now: jobs'
+// status-change instants pass (missing alerts open), escalations fall due,
+// deliveries go out or time out, a trial ends. Records it makes are applied and logged;
 // wg (may be nil) counts them until they are durable. Work one record sets
 // off that is itself due (an escalation of an alert opened an hour ago, after
 // the development clock jumped) runs in the same call.
