@@ -249,7 +249,8 @@ func admState(s *testServer, ws string) map[string]string {
 	s.t.Helper()
 	st := map[string]string{}
 	for _, p := range []string{"/workspaces", "/workspaces/" + ws, "/workspaces/" + ws + "/clients", "/workspaces/" + ws + "/jobs",
-		"/workspaces/" + ws + "/keys", "/workspaces/" + ws + "/alerts", "/workspaces/" + ws + "/activity"} {
+		"/workspaces/" + ws + "/keys", "/workspaces/" + ws + "/alerts", "/workspaces/" + ws + "/activity",
+		"/workspaces/" + ws + "/channels", "/workspaces/" + ws + "/escalations", "/workspaces/" + ws + "/deliveries"} {
 		st[p] = string(s.MustAdmin(200, "GET", p, nil).Body)
 	}
 	for _, j := range s.MustAdmin(200, "GET", "/workspaces/"+ws+"/jobs", nil).List() {
