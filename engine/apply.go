@@ -378,6 +378,7 @@ func (w *workspace) applyJobDeleted(r *wal.JobDeleted) error {
 	for _, d := range w.deliveries {
 		if d.jobID == j.id && d.state == deliveryPending {
 			d.state, d.lastError, d.notice, d.nextAt, d.inFlight = deliveryCancelled, "job deleted", nil, 0, false
+			w.pending.Add(-1)
 		}
 	}
 	w.addActivity(activity{id: r.ActivityID, at: r.At, typ: "job.deleted", actor: "admin", jobID: j.id, subjectName: j.name})

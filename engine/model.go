@@ -78,7 +78,8 @@ type workspace struct {
 	escalations []*escalation
 	deliveries  []*delivery
 	deliveryIx  map[ID]*delivery
-	trialNoted  int64 // the trialEndsAt a TrialEnded record noted
+	pending     atomic.Int64 // pending deliveries, read by the metrics off the actor
+	trialNoted  int64        // the trialEndsAt a TrialEnded record noted
 
 	// Time-driven work (timers.go, missing.go) and what the record being
 	// applied set off (notify.go); none of it is saved.

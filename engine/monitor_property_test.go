@@ -430,8 +430,22 @@ func splitLines(b []byte) [][]byte {
 // checkInvariants checks every invariant of every workspace.
 func (m *mpRun) checkInvariants(what string) {
 	m.t.Helper()
+	var pending int64
 	for _, s := range m.ws {
 		m.checkWorkspace(s, what)
+		list, err := m.e.Deliveries(s.id)
+		if err != nil {
+			m.t.Fatal(err)
+		}
+		for _, d := range list {
+			if d.State == "pending" {
+				pending++
+			}
+		}
+	}
+	// The metrics' count of pending deliveries is the outboxes' own.
+	if got := m.e.PendingDeliveries(); got != pending {
+		m.t.Fatalf("%s: PendingDeliveries %d, the outboxes hold %d pending", what, got, pending)
 	}
 }
 

@@ -139,6 +139,7 @@ func (w *workspace) flushEvents(seq uint64) {
 			w.deliveries = append(w.deliveries, d)
 			w.deliveryIx[d.id] = d
 			w.fresh = append(w.fresh, d)
+			w.pending.Add(1)
 		}
 	}
 	clear(w.events)
@@ -316,7 +317,19 @@ func (w *workspace) applyDeliveryAttempted(r *wal.DeliveryAttempted) error {
 	}
 	d.notice = nil
 	d.nextAt = 0
+	w.pending.Add(-1)
 	return nil
+}
+
+// PendingDeliveries returns how many notification deliveries wait in the
+// outboxes of all workspaces (not yet delivered, failed or cancelled).
+func (e *Engine) PendingDeliveries() int64 {
+	var n int64
+	e.actors.Range(func(_, v any) bool {
+		n += v.(*actor).ws.pending.Load()
+		return true
+	})
+	return n
 }
 
 // DeliveryDone records the outcome of one attempt the deliverer made:
@@ -442,6 +455,7 @@ func (w *workspace) applyChannelDeleted(r *wal.ChannelDeleted) error {
 	for _, d := range w.deliveries {
 		if d.channelID == c.id && d.state == deliveryPending {
 			d.state, d.lastError, d.notice, d.nextAt, d.inFlight = deliveryCancelled, "channel deleted", nil, 0, false
+			w.pending.Add(-1)
 		}
 	}
 	w.addActivity(activity{id: r.ActivityID, at: r.At, typ: "channel.deleted", actor: "admin", subjectID: c.id, subjectName: c.name})

@@ -105,6 +105,9 @@ func (w *workspace) decodeNotifications(r *codec.Reader) error {
 		}
 		w.deliveries = append(w.deliveries, d)
 		w.deliveryIx[d.id] = d
+		if d.state == deliveryPending {
+			w.pending.Add(1)
+		}
 	}
 	return r.Err()
 }

@@ -82,6 +82,15 @@ func (m *Metrics) ObserveNotification(channelType string, ok bool, took time.Dur
 	m.noticeTime.WithLabelValues(channelType).Observe(took.Seconds())
 }
 
+// ObserveOutbox serves the number of pending notification deliveries, as
+// pending reports it, under backupmon_notification_outbox_pending.
+func (m *Metrics) ObserveOutbox(pending func() int64) {
+	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "backupmon_notification_outbox_pending",
+		Help: "Notification deliveries waiting in the outboxes (not yet delivered, failed or cancelled).",
+	}, func() float64 { return float64(pending()) }))
+}
+
 // Register adds a collector (e.g. an engine gauge) to the registry.
 func (m *Metrics) Register(c prometheus.Collector) { m.reg.MustRegister(c) }
 

@@ -331,6 +331,21 @@ func (s *dlServer) restart() {
 
 func (s *dlServer) path(p string) string { return "/workspaces/" + s.ws + p }
 
+// metrics returns the server's /metrics text.
+func (s *dlServer) metrics() string {
+	s.t.Helper()
+	resp, err := s.hc.Get(s.c.adminURL + "/metrics")
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return string(body)
+}
+
 func (s *dlServer) admin(method, path string, body any, want int, out any) {
 	s.t.Helper()
 	if err := adminCall(s.hc, s.c, method, path, body, want, out); err != nil {
@@ -665,6 +680,9 @@ func TestDeliveryRetries(t *testing.T) {
 	if last := dlParse(t, d.LastAttemptAt); !last.Equal(dlT0) || !dlParse(t, d.NextAttemptAt).Equal(last.Add(30*time.Second)) {
 		t.Errorf("after attempt 1: last %v next %v, want %v and 30 s later", *d.LastAttemptAt, *d.NextAttemptAt, dlTS(dlT0))
 	}
+	if m := s.metrics(); !strings.Contains(m, "\nbackupmon_notification_outbox_pending 1\n") {
+		t.Errorf("/metrics after attempt 1 lacks backupmon_notification_outbox_pending 1")
+	}
 	// Not before it is due.
 	s.advance(29)
 	time.Sleep(200 * time.Millisecond)
@@ -713,16 +731,12 @@ func TestDeliveryRetries(t *testing.T) {
 		t.Errorf("%d requests after the delivery, want 3", n)
 	}
 	// /metrics counts the attempts by channel type and outcome.
-	resp, err := s.hc.Get(s.c.adminURL + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	body := s.metrics()
 	for _, want := range []string{
 		`backupmon_notification_attempts_total{channel="webhook",outcome="failed"} 2`,
 		`backupmon_notification_attempts_total{channel="webhook",outcome="delivered"} 1`,
 		`backupmon_notification_attempt_seconds_count{channel="webhook"} 3`,
+		`backupmon_notification_outbox_pending 0`,
 	} {
 		if !strings.Contains(string(body), want+"\n") {
 			t.Errorf("/metrics lacks %q", want)

@@ -252,6 +252,7 @@ func run(cfg *serveConfig, logger *slog.Logger, out io.Writer, stop <-chan os.Si
 		Logger: logger,
 	})
 	eng.SetDeliverer(notifier)
+	metrics.ObserveOutbox(eng.PendingDeliveries)
 	srv.Attach(eng)
 	go func() { errc <- srv.ServePublic(pubLn) }()
 	if cfg.demo {
