@@ -2,7 +2,6 @@ package engine
 
 import (
 	"math/rand"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -56,19 +55,27 @@ func TestWakeUpAfterWallClockStepsBack(t *testing.T) {
 }
 
 // failDeliverer fails every attempt.
-type failDeliverer struct {
-	e  *Engine
-	wg sync.WaitGroup
-	n  atomic.Int64
-}
+type failDeliverer struct{ e *Engine }
 
 func (d *failDeliverer) Deliver(n Notice) {
-	d.n.Add(1)
-	d.wg.Add(1)
-	go func() {
-		defer d.wg.Done()
-		d.e.DeliveryDone(n.Workspace, n.Delivery, n.Attempt, "HTTP 500")
-	}()
+	go d.e.DeliveryDone(n.Workspace, n.Delivery, n.Attempt, "HTTP 500")
+}
+
+// edgeSettled waits (at most 10 s) until the workspace's one delivery has
+// no attempt in flight, and returns it.
+func edgeSettled(t *testing.T, e *Engine, ws string) DeliveryView {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		l := dtDeliveries(t, e, ws)
+		if len(l) == 1 && (l[0].State != "pending" || l[0].NextAttemptAt != 0) {
+			return l[0]
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("deliveries still in flight after 10 s: %+v", l)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
 }
 
 // A development-clock move of 3 days (or a 3-day downtime): the missing
@@ -86,9 +93,7 @@ func TestDeliveryRetriesAfterLateMissedDueTime(t *testing.T) {
 	check(t, "import", e.ImportReports(ws, job, []ImportInput{{ReceivedAt: dtStart, Status: ReportOK, DurationSeconds: -1, SizeBytes: -1}}))
 	_, err = e.SetClock(time.Time{}, 72*time.Hour)
 	check(t, "clock", err)
-	d.wg.Wait()
-	time.Sleep(100 * time.Millisecond)
-	list := dtDeliveries(t, e, ws)
+	list := []DeliveryView{edgeSettled(t, e, ws)}
 	if len(list) != 1 || list[0].State != "pending" || list[0].Attempts != 1 ||
 		int64(list[0].NextAttemptAt) != int64(list[0].LastAttemptAt)+30_000 || list[0].LastError == nil || *list[0].LastError != "HTTP 500" {
 		t.Fatalf("deliveries %+v, want one pending, 1 attempt, the next 30 s after it", list)
@@ -98,12 +103,9 @@ func TestDeliveryRetriesAfterLateMissedDueTime(t *testing.T) {
 	for i := 0; i < 60; i++ {
 		_, err = e.SetClock(time.Time{}, time.Hour)
 		check(t, "clock", err)
-		d.wg.Wait()
-		time.Sleep(5 * time.Millisecond)
-		d.wg.Wait()
-		if l := dtDeliveries(t, e, ws); l[0].State != "pending" {
-			if l[0].State != "failed" || int64(l[0].LastAttemptAt) < first+24*3600_000-3600_000 || int64(l[0].LastAttemptAt) > first+24*3600_000+3600_000 {
-				t.Errorf("delivery %+v: want failed about 24 h after the first attempt at %s", l[0], FormatTime(first))
+		if l := edgeSettled(t, e, ws); l.State != "pending" {
+			if l.State != "failed" || int64(l.LastAttemptAt) < first+24*3600_000-3600_000 || int64(l.LastAttemptAt) > first+24*3600_000+3600_000 {
+				t.Errorf("delivery %+v: want failed about 24 h after the first attempt at %s", l, FormatTime(first))
 			}
 			return
 		}
