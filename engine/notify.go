@@ -265,7 +265,7 @@ func (w *workspace) cancelReason(d *delivery, now int64) string {
 
 // decideAttempt returns the record of attempt's outcome: delivered, or the
 // next attempt after a backoff that doubles from 30 seconds up to an hour,
-// or given up once 24 hours have passed since the delivery was made.
+// or given up once 24 hours have passed since its first attempt.
 func (w *workspace) decideAttempt(d *delivery, attempt int, failure string, now int64) *wal.DeliveryAttempted {
 	rec := &wal.DeliveryAttempted{DeliveryID: d.id, Attempt: int64(attempt), Failure: failure, At: now}
 	if failure == "" {
