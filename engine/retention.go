@@ -3,8 +3,8 @@ package engine
 import "slices"
 
 // prune drops what the retention rules no longer keep: results received
-// before now − retention, resolved alerts resolved before it, and
-// idempotency keys older than 30 days. It runs in the actor just before the
+// before now − retention, resolved alerts resolved before it, activity
+// entries made before it, and idempotency keys older than 30 days. It runs in the actor just before the
 // workspace is written to a snapshot, so the snapshot and the live state
 // agree; it needs no log record because it depends only on time.
 func (w *workspace) prune(now, retentionMs int64) {
@@ -36,6 +36,10 @@ func (w *workspace) prune(now, retentionMs int64) {
 		w.alertLog = kept
 		for _, j := range w.jobs {
 			j.alerts = slices.DeleteFunc(j.alerts, gone)
+		}
+		if n := len(w.activity); n > 0 && w.activity[0].at < cut {
+			// Copy what is kept so the dropped entries' memory is freed.
+			w.activity = slices.Clone(slices.DeleteFunc(w.activity, func(a activity) bool { return a.at < cut }))
 		}
 	}
 	w.pruneDeliveries(now - deliveryKeepMs)
