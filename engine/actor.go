@@ -131,6 +131,7 @@ func change[T any](a *actor, decide func(w *workspace, now int64) (decision[T], 
 			}
 			notices = a.takeFresh(a.eng.nowMs())
 		}
+		dropped := w.takeDropped()
 		v := d.value
 		if d.answer != nil {
 			v = d.answer(w)
@@ -145,6 +146,7 @@ func change[T any](a *actor, decide func(w *workspace, now int64) (decision[T], 
 				return
 			}
 			a.eng.deliverAll(notices)
+			a.eng.dropRaw(dropped)
 			ch <- outcome[T]{v: v}
 		})
 	})

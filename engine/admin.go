@@ -472,7 +472,7 @@ func (e *Engine) CreateJob(wsID string, in JobInput) (JobView, error) {
 			rec.DeviceID = w.ids.next(now)
 		}
 		rec.ActivityID = w.ids.next(now)
-		return decision[JobView]{rec: rec, answer: func(w *workspace) JobView { return w.jobView(w.jobs[rec.ID], now) }}, nil
+		return decision[JobView]{rec: rec, answer: func(w *workspace) JobView { return e.adminJobView(w, w.jobs[rec.ID], now) }}, nil
 	})
 }
 
@@ -588,7 +588,7 @@ func (e *Engine) UpdateJob(wsID, jobID string, in JobInput) (JobView, error) {
 			rec.Fields |= wal.JobPaused
 			rec.Paused, rec.PausedUntil = paused, until
 		}
-		answer := func(w *workspace) JobView { return w.jobView(j, now) }
+		answer := func(w *workspace) JobView { return e.adminJobView(w, j, now) }
 		if rec.Fields == 0 {
 			return decision[JobView]{answer: answer}, nil
 		}
@@ -628,7 +628,7 @@ func (e *Engine) Jobs(wsID string) ([]JobView, error) {
 		sort.Slice(list, func(i, k int) bool { return nameBefore(list[i].name, list[i].id, list[k].name, list[k].id) })
 		views := make([]JobView, len(list))
 		for i, j := range list {
-			views[i] = w.jobView(j, now)
+			views[i] = e.adminJobView(w, j, now)
 		}
 		return views
 	}), nil
@@ -650,7 +650,7 @@ func (e *Engine) JobDetail(wsID, jobID string, limit int) (JobView, error) {
 		if j == nil {
 			return JobView{}
 		}
-		b := w.appendJobDetail(nil, j, e.nowMs())
+		b := e.withIngestAddress(w.appendJobDetail(nil, j, e.nowMs()), j)
 		b = append(b[:len(b)-1], `,"history":[`...)
 		for i, n := len(j.results)-1, 0; i >= 0 && n < limit; i, n = i-1, n+1 {
 			if n > 0 {

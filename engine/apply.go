@@ -57,11 +57,11 @@ func (w *workspace) apply(rec wal.Entry, hooks applyHooks) error {
 	case *wal.ClientUpdated:
 		err = w.applyClientUpdated(r)
 	case *wal.JobCreated:
-		err = w.applyJobCreated(r)
+		err = w.applyJobCreated(r, hooks)
 	case *wal.JobUpdated:
 		err = w.applyJobUpdated(r)
 	case *wal.JobDeleted:
-		err = w.applyJobDeleted(r)
+		err = w.applyJobDeleted(r, hooks)
 	case *wal.KeyCreated:
 		k := &apiKey{id: r.ID, name: r.Name, typ: r.KeyType, prefix: r.Prefix, source: "api:" + r.Prefix, hash: r.Hash, scopes: r.Scopes, readWrite: r.ReadWrite, createdAt: r.CreatedAt, expiresAt: r.ExpiresAt}
 		w.keys[r.ID] = k
@@ -104,6 +104,12 @@ func (w *workspace) apply(rec wal.Entry, hooks applyHooks) error {
 		err = w.applyEscalationCreated(r)
 	case *wal.EscalationDeleted:
 		err = w.applyEscalationDeleted(r)
+	case *wal.IngestRotated:
+		err = w.applyIngestRotated(r, hooks)
+	case *wal.MailUnparsed:
+		w.applyMailUnparsed(r)
+	case *wal.UnparsedGone:
+		w.removeUnparsed(r.ID)
 	case *wal.TrialEnded:
 		w.trialNoted = r.At
 		w.addActivity(activity{id: r.ActivityID, at: r.At, typ: "workspace.trial_ended", actor: "system"})
@@ -117,7 +123,8 @@ func (w *workspace) apply(rec wal.Entry, hooks applyHooks) error {
 	switch rec.(type) {
 	case *wal.KeyCreated, *wal.KeyRevoked, *wal.KeyFirstUsed, *wal.RESTUsage,
 		*wal.DeliveryAttempted, *wal.ChannelCreated, *wal.ChannelDeleted,
-		*wal.EscalationCreated, *wal.EscalationDeleted, *wal.TrialEnded:
+		*wal.EscalationCreated, *wal.EscalationDeleted, *wal.TrialEnded,
+		*wal.IngestRotated, *wal.MailUnparsed, *wal.UnparsedGone:
 	default:
 		w.figVersion++
 	}
@@ -165,11 +172,13 @@ func (w *workspace) forgetEncodings(rec wal.Entry) {
 	}
 }
 
-// applyHooks lets apply tell the engine about keys, which the engine indexes
-// by hash across workspaces.
+// applyHooks lets apply tell the engine about keys and ingest tokens, which
+// the engine indexes across workspaces.
 type applyHooks interface {
 	keyAdded(w *workspace, k *apiKey)
 	keyRemoved(w *workspace, k *apiKey)
+	ingestAdded(w *workspace, j *job)
+	ingestRemoved(token string)
 }
 
 func offAtFor(status string, at int64) int64 {
@@ -280,7 +289,7 @@ func (w *workspace) deviceFor(clientID ID, hostname string) ID {
 	return ID{}
 }
 
-func (w *workspace) applyJobCreated(r *wal.JobCreated) error {
+func (w *workspace) applyJobCreated(r *wal.JobCreated, hooks applyHooks) error {
 	c := w.clients[r.ClientID]
 	if c == nil {
 		return fmt.Errorf("job %s for unknown client %s", ID(r.ID), ID(r.ClientID))
@@ -298,6 +307,7 @@ func (w *workspace) applyJobCreated(r *wal.JobCreated) error {
 	w.indexJob(j)
 	w.ids.observe(r.ID)
 	w.addActivity(activity{id: r.ActivityID, at: r.CreatedAt, typ: "job.created", actor: "admin", jobID: r.ID, subjectName: r.Name})
+	hooks.ingestAdded(w, j)
 	return nil
 }
 
@@ -351,7 +361,7 @@ func (w *workspace) applyJobUpdated(r *wal.JobUpdated) error {
 	return nil
 }
 
-func (w *workspace) applyJobDeleted(r *wal.JobDeleted) error {
+func (w *workspace) applyJobDeleted(r *wal.JobDeleted, hooks applyHooks) error {
 	j := w.jobs[r.ID]
 	if j == nil {
 		return fmt.Errorf("delete unknown job %s", ID(r.ID))
@@ -382,6 +392,8 @@ func (w *workspace) applyJobDeleted(r *wal.JobDeleted) error {
 		}
 	}
 	w.addActivity(activity{id: r.ActivityID, at: r.At, typ: "job.deleted", actor: "admin", jobID: j.id, subjectName: j.name})
+	hooks.ingestRemoved(j.ingestToken)
+	w.removeJobUnparsed(j.id)
 	return nil
 }
 
@@ -428,6 +440,9 @@ func (w *workspace) applyReport(r *wal.Report) error {
 	if r.IdempotencyKey != "" {
 		j.idem[r.IdempotencyKey] = &idemEntry{at: r.ReceivedAt}
 	}
+	if !ID(r.UnparsedID).IsZero() {
+		w.removeUnparsed(r.UnparsedID) // a re-read e-mail leaves the unparsed list
+	}
 	if r.Superseded {
 		return nil
 	}
@@ -440,7 +455,9 @@ func (w *workspace) applyReport(r *wal.Report) error {
 	case resultOK:
 		j.lastSuccessAt = r.CompletedAt
 		j.failureStreak = 0
-		if a := j.alert; a != nil {
+		// An ok report resolves the unresolved alert, unless it comes with
+		// an alert of its own (a failed verification: decisions.md 10).
+		if a := j.alert; a != nil && ID(r.AlertID).IsZero() {
 			w.resolveAlert(a, r.ReceivedAt)
 			if j.monitored(r.ReceivedAt) {
 				w.emit(a, EventResolved, r.ReceivedAt, nil) // the recovery notice
@@ -453,7 +470,7 @@ func (w *workspace) applyReport(r *wal.Report) error {
 		j.failureStreak++
 	}
 	if !ID(r.AlertID).IsZero() {
-		w.raiseAlert(j, r.AlertID, r.AlertType, r.Summary, r.ReceivedAt)
+		w.raiseAlert(j, r.AlertID, r.AlertType, r.Summary, aiOf(r), r.ReceivedAt)
 	}
 	return nil
 }
@@ -482,11 +499,12 @@ func resultBefore(a, b *result) bool {
 // raiseAlert opens an alert on the job, or raises its unresolved one
 // (decisions.md 4.6): new summary and type, the higher severity, and an
 // acknowledged alert whose severity rises goes back to open.
-func (w *workspace) raiseAlert(j *job, id ID, typ uint8, summary string, at int64) {
+// ai is the suggestion for summary (nil: none); it replaces the alert's.
+func (w *workspace) raiseAlert(j *job, id ID, typ uint8, summary string, ai *aiNote, at int64) {
 	sev := severityOf(typ)
 	if a := j.alert; a != nil {
 		settleAlert(a, at)
-		a.summary, a.typ = summary, typ
+		a.summary, a.typ, a.ai = summary, typ, ai
 		if sev > a.severity {
 			a.severity = sev
 			if a.status == alertAcknowledged {
@@ -499,7 +517,7 @@ func (w *workspace) raiseAlert(j *job, id ID, typ uint8, summary string, at int6
 		}
 		return
 	}
-	a := &alert{id: id, job: j, typ: typ, severity: sev, status: alertOpen, summary: summary, createdAt: at, escChecked: at}
+	a := &alert{id: id, job: j, typ: typ, severity: sev, status: alertOpen, summary: summary, ai: ai, createdAt: at, escChecked: at}
 	w.alerts[id] = a
 	w.alertLog = insertOrdered(w.alertLog, a, alertBefore)
 	w.unresolved = insertOrdered(w.unresolved, a, alertBefore)

@@ -65,7 +65,7 @@ func decode[T any](tb testing.TB, raw []byte) T {
 }
 
 // jobOf returns the job object of j at now, decoded.
-func (x *world) jobOf(j *job, now int64) tJob { return decode[tJob](x.t, x.w.jobView(j, now).JSON) }
+func (x *world) jobOf(j *job, now int64) tJob { return decode[tJob](x.t, x.w.appendJob(nil, j, now)) }
 
 // alertOf returns the alert object of a at now, decoded.
 func alertOf(tb testing.TB, a *alert, now int64) tAlert {

@@ -232,7 +232,9 @@ func appendAlert(b []byte, a *alert, now int64) []byte {
 	} else {
 		b = append(b, "null"...)
 	}
-	return append(b, `,"ai":null}`...)
+	b = append(b, `,"ai":`...)
+	b = appendAI(b, a.ai)
+	return append(b, '}')
 }
 
 // appendClient appends a client object (decisions.md 4.2).

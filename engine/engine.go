@@ -45,6 +45,13 @@ type Options struct {
 	// restoring the time the log last recorded: tests use it to let time
 	// pass while the server is down.
 	KeepClock bool
+	// IngestDomain is the domain of jobs' ingest addresses; default
+	// DefaultIngestDomain.
+	IngestDomain string
+	// RawDropped is told (on its own goroutine) the references of raw
+	// e-mails the unparsed list no longer holds, so the mail store can
+	// delete them; nil: nobody keeps them.
+	RawDropped func(refs []string)
 }
 
 // Engine is the whole in-memory state: a registry of workspace actors, the
@@ -58,6 +65,7 @@ type Engine struct {
 
 	actors sync.Map // ID → *actor
 	keys   keyIndex // SHA-256 of a key secret → its actor and key id
+	ingest ingestIndex
 	count  atomic.Int64
 
 	globalMu  sync.Mutex // serialises engine-level records and workspace creation
@@ -102,6 +110,9 @@ func Open(opts Options) (*Engine, error) {
 	}
 	if opts.SnapshotInterval == 0 {
 		opts.SnapshotInterval = 10 * time.Minute
+	}
+	if opts.IngestDomain == "" {
+		opts.IngestDomain = DefaultIngestDomain
 	}
 	if opts.SnapshotsKept < 2 {
 		opts.SnapshotsKept = 2
@@ -229,6 +240,7 @@ func (e *Engine) replay(rec wal.Entry) error {
 		return fmt.Errorf("workspace %s: record %d follows %d: records are missing", w.id, h.Seq, w.seq)
 	}
 	err := w.apply(rec, e)
+	e.dropRaw(w.takeDropped()) // the record let them go: the store may too
 	// Deliveries a replayed record made wait for their timers, rebuilt
 	// once recovery is done.
 	clear(w.fresh)
@@ -282,6 +294,9 @@ func (e *Engine) addActor(w *workspace) *actor {
 	e.count.Add(1)
 	for _, k := range w.keys {
 		e.keyAdded(w, k)
+	}
+	for _, j := range w.jobs {
+		e.ingestAdded(w, j)
 	}
 	return a
 }

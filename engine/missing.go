@@ -51,7 +51,7 @@ func (w *workspace) applyMissed(r *wal.Missed) error {
 	j.missedDue = r.Due
 	w.jobIdx.touch(j)
 	n := len(w.events)
-	w.raiseAlert(j, r.AlertID, alertMissing, r.Summary, r.At)
+	w.raiseAlert(j, r.AlertID, alertMissing, r.Summary, nil, r.At)
 	if len(w.events) > n {
 		// The alert is dated when the grace ended; the job is missing from
 		// the next millisecond, which is what its notice shows.

@@ -78,8 +78,14 @@ type workspace struct {
 	escalations []*escalation
 	deliveries  []*delivery
 	deliveryIx  map[ID]*delivery
-	pending     atomic.Int64 // pending deliveries, read by the metrics off the actor
-	trialNoted  int64        // the trialEndsAt a TrialEnded record noted
+
+	// Report e-mails whose status could not be read, oldest first
+	// (mail.go), and the raw messages records let go of since the mail
+	// store was last told.
+	unparsed   []*unparsedMail
+	droppedRaw []string
+	pending    atomic.Int64 // pending deliveries, read by the metrics off the actor
+	trialNoted int64        // the trialEndsAt a TrialEnded record noted
 
 	// Time-driven work (timers.go, missing.go) and what the record being
 	// applied set off (notify.go); none of it is saved.
@@ -187,6 +193,7 @@ type alert struct {
 	severity       uint8
 	status         uint8
 	summary        string
+	ai             *aiNote // the catalogue's suggestion for summary; nil: none
 	createdAt      int64
 	acknowledgedAt int64
 	snoozedUntil   int64

@@ -43,6 +43,7 @@ func (w *workspace) prune(now, retentionMs int64) {
 		}
 	}
 	w.pruneDeliveries(now - deliveryKeepMs)
+	w.pruneUnparsed(now - unparsedKeepMs)
 	for _, j := range w.jobs {
 		for k, ent := range j.idem {
 			if now-ent.at >= idemKeepMs && !ent.pending.Load() {

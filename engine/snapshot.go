@@ -16,7 +16,7 @@ import (
 // changes whenever the layout below changes.
 const (
 	snapshotMagic   = "BMENGINE"
-	snapshotVersion = 3
+	snapshotVersion = 4
 )
 
 // Snapshot writes every workspace's state to a new snapshot and truncates the
@@ -161,6 +161,7 @@ func (e *Engine) writeSnapshot(bw *bufio.Writer) error {
 		blob := ask(a, func(w *workspace) []byte {
 			now := e.nowMs()
 			w.prune(now, int64(e.opts.RetentionDays)*msPerDay)
+			e.dropRaw(w.takeDropped())
 			return w.encode(now)
 		})
 		n := binary.PutUvarint(lenBuf[:], uint64(len(blob)))
@@ -298,6 +299,12 @@ func (w *workspace) encode(now int64) []byte {
 		b = codec.AppendVarint(b, a.snoozedUntil)
 		b = codec.AppendVarint(b, a.resolvedAt)
 		b = codec.AppendVarint(b, a.escChecked)
+		b = codec.AppendBool(b, a.ai != nil)
+		if a.ai != nil {
+			b = codec.AppendString(b, a.ai.cause)
+			b = codec.AppendString(b, a.ai.confidence)
+			b = codec.AppendString(b, a.ai.category)
+		}
 	}
 	b = codec.AppendUvarint(b, uint64(len(w.activity)))
 	for _, a := range w.activity {
@@ -313,7 +320,8 @@ func (w *workspace) encode(now int64) []byte {
 		b = append(b, a.subjectID[:]...)
 		b = codec.AppendString(b, a.subjectName)
 	}
-	return w.encodeNotifications(b)
+	b = w.encodeNotifications(b)
+	return w.encodeUnparsed(b)
 }
 
 func (j *job) encode(b []byte, now int64) []byte {
@@ -448,6 +456,9 @@ func decodeWorkspace(blob []byte) (*workspace, error) {
 		a.summary = r.String()
 		a.createdAt, a.acknowledgedAt, a.snoozedUntil, a.resolvedAt = r.Varint(), r.Varint(), r.Varint(), r.Varint()
 		a.escChecked = r.Varint()
+		if r.Bool() {
+			a.ai = &aiNote{cause: r.String(), confidence: r.String(), category: r.String()}
+		}
 		if r.Err() != nil {
 			break
 		}
@@ -482,6 +493,7 @@ func decodeWorkspace(blob []byte) (*workspace, error) {
 	if err := w.decodeNotifications(r); err != nil {
 		return nil, fmt.Errorf("workspace %s: %w", w.id, err)
 	}
+	w.decodeUnparsed(r)
 	if err := r.Done(); err != nil {
 		return nil, fmt.Errorf("workspace %s: %w", w.id, err)
 	}

@@ -15,6 +15,8 @@ type noHooks struct{}
 
 func (noHooks) keyAdded(*workspace, *apiKey)   {}
 func (noHooks) keyRemoved(*workspace, *apiKey) {}
+func (noHooks) ingestAdded(*workspace, *job)   {}
+func (noHooks) ingestRemoved(string)           {}
 
 type world struct {
 	t   *testing.T

@@ -132,10 +132,6 @@ func (w *workspace) clientView(c *client, now int64) ClientView {
 	return ClientView{ID: c.id.String(), JSON: w.appendClient(nil, c, now)}
 }
 
-func (w *workspace) jobView(j *job, now int64) JobView {
-	return JobView{ID: j.id.String(), JSON: w.appendJob(nil, j, now)}
-}
-
 func alertView(a *alert, now int64) AlertView {
 	return AlertView{ID: a.id.String(), JSON: appendAlert(nil, a, now)}
 }

@@ -193,6 +193,11 @@ type Report struct {
 	AlertID                 ID // zero: no alert opened or raised
 	AlertType               uint8
 	Summary                 string
+	// A report e-mail's extras, written after a flag byte only when one is
+	// set: the suggestion for the alert's text,
+	// and the unparsed e-mail a successful re-read turns into this report.
+	AICause, AIConfidence, AICategory string
+	UnparsedID                        ID
 }
 
 // Alert actions for AlertChanged.Action.
@@ -414,7 +419,15 @@ func (r *Report) AppendPayload(b []byte) []byte {
 	b = codec.AppendBool(b, r.Superseded)
 	b = append(b, r.AlertID[:]...)
 	b = append(b, r.AlertType)
-	return codec.AppendString(b, r.Summary)
+	b = codec.AppendString(b, r.Summary)
+	if r.AICause == "" && r.AIConfidence == "" && r.AICategory == "" && r.UnparsedID == (ID{}) {
+		return codec.AppendBool(b, false)
+	}
+	b = codec.AppendBool(b, true)
+	b = codec.AppendString(b, r.AICause)
+	b = codec.AppendString(b, r.AIConfidence)
+	b = codec.AppendString(b, r.AICategory)
+	return append(b, r.UnparsedID[:]...)
 }
 
 // AppendPayload appends the record's encoding.
@@ -550,6 +563,10 @@ func Decode(typ byte, payload []byte) (Entry, error) {
 		r.Fixed(x.AlertID[:])
 		x.AlertType = r.Byte()
 		x.Summary = r.String()
+		if r.Bool() {
+			x.AICause, x.AIConfidence, x.AICategory = r.String(), r.String(), r.String()
+			r.Fixed(x.UnparsedID[:])
+		}
 		e = x
 	case TypeAlertChanged:
 		x := &AlertChanged{}
@@ -572,6 +589,9 @@ func Decode(typ byte, payload []byte) (Entry, error) {
 		e = x
 	default:
 		x, ok := decodeMonitor(typ, r)
+		if !ok {
+			x, ok = decodeMail(typ, r)
+		}
 		if !ok {
 			return nil, fmt.Errorf("decode record: unknown type %d", typ)
 		}

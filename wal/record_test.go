@@ -31,10 +31,13 @@ var recordTypes = map[byte]func() Entry{
 	TypeEscalationCreated: func() Entry { return &EscalationCreated{} },
 	TypeEscalationDeleted: func() Entry { return &EscalationDeleted{} },
 	TypeTrialEnded:        func() Entry { return &TrialEnded{} },
+	TypeIngestRotated:     func() Entry { return &IngestRotated{} },
+	TypeMailUnparsed:      func() Entry { return &MailUnparsed{} },
+	TypeUnparsedGone:      func() Entry { return &UnparsedGone{} },
 }
 
 // lastType is the highest record type.
-const lastType = TypeTrialEnded
+const lastType = TypeUnparsedGone
 
 // filler hands out bytes from a fuzz input, over and over, to fill a record.
 type filler struct {

@@ -1,0 +1,752 @@
+package engine
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"backupmon/codec"
+	"backupmon/jsonx"
+	"backupmon/wal"
+)
+
+// Report e-mails (decisions.md 10): every job has an ingest address; an
+// e-mail to it is a report like the Report API's, or, when its status
+// cannot be read, an entry of the workspace's unparsed list whose raw
+// message the mail store keeps for a re-read.
+const (
+	unparsedKeepMs       = 30 * msPerDay
+	unparsedPerWorkspace = 1000 // the oldest entry leaves when a new one would pass it
+	unparsedPerJobPerDay = reportsPerJobPerDay
+	maxMailKey           = 998 // bytes of a Message-ID kept as idempotency key
+	// mailIdemPrefix sets Message-IDs apart from Report API idempotency keys
+	// in a job's key set: a header cannot carry a NUL byte.
+	mailIdemPrefix = "\x00mail:"
+)
+
+// DefaultIngestDomain is the domain of ingest addresses unless
+// Options.IngestDomain says otherwise (decisions.md 10).
+const DefaultIngestDomain = "ingest.localhost"
+
+// unparsedMail is a report e-mail whose status could not be read.
+type unparsedMail struct {
+	id, jobID                ID
+	receivedAt               int64
+	messageID, subject, from string
+	reason, vendor, rawRef   string
+	size                     int64
+}
+
+// aiNote is the catalogue's suggestion on an alert (decisions.md 4.6).
+type aiNote struct {
+	cause, confidence, category string
+}
+
+// Suggestion is a likely cause for an alert's text, as the rule catalogue
+// found it; the zero value is none.
+type Suggestion struct {
+	Cause, Confidence, Category string
+}
+
+// MailInput is one report e-mail as the mail listener read it. A zero
+// Status means the e-mail is unreadable: Reason says why, and RawRef names
+// the raw message in the mail store.
+type MailInput struct {
+	MessageID       string // without angle brackets; "" when none
+	Status          uint8  // ReportOK, ReportWarn, ReportFailed; 0: unreadable
+	CompletedAtMs   int64  // the run's end; 0: not stated
+	DurationSeconds int64  // -1: not stated
+	SizeBytes       int64  // -1: not stated
+	Summary         string // the first error or warning text, at most 500 characters
+	Integrity       bool   // a verification or integrity check failed
+	AI              Suggestion
+
+	Reason, Subject, From, RawRef string // unreadable e-mails only
+	Size                          int64
+}
+
+// MailOutcome is what became of an e-mail for one recipient.
+type MailOutcome uint8
+
+// Mail outcomes and the SMTP answers they map to.
+const (
+	MailAccepted         MailOutcome = iota // 250: recorded (or, for a recipient check, acceptable)
+	MailDuplicate                           // 250: its Message-ID was already recorded for the job
+	MailKeptUnparsed                        // 250: unreadable, kept in the unparsed list
+	MailUnknownRecipient                    // 550 5.1.1
+	MailInactive                            // 550 5.7.1: the workspace is suspended, cancelled or its trial ended
+	MailCapReached                          // 452 4.2.2: the job's daily cap
+	MailInFlight                            // 451 4.3.0: the same Message-ID is being recorded right now
+	MailNotRecorded                         // 451 4.3.0: the log failed or the engine is closing
+)
+
+// MailReply is the engine's answer about one recipient of an e-mail.
+type MailReply struct {
+	Outcome    MailOutcome
+	Vendor     string // the job's vendor: which parser reads its e-mails
+	RetryAfter int64  // seconds, for MailCapReached
+	ResultID   ID
+	AlertID    ID
+	Superseded bool
+}
+
+// ingestRef finds the actor of the job an ingest token belongs to.
+type ingestRef struct {
+	act   *actor
+	jobID ID
+}
+
+// ingestIndex maps ingest tokens to their jobs across workspaces.
+type ingestIndex struct {
+	m sync.Map // token → *ingestRef
+}
+
+func (x *ingestIndex) get(token string) *ingestRef {
+	v, ok := x.m.Load(token)
+	if !ok {
+		return nil
+	}
+	return v.(*ingestRef)
+}
+
+func (e *Engine) ingestAdded(w *workspace, j *job) {
+	if j.ingestToken == "" {
+		return
+	}
+	v, _ := e.actors.Load(w.id)
+	a, _ := v.(*actor)
+	e.ingest.m.Store(j.ingestToken, &ingestRef{act: a, jobID: j.id})
+}
+
+func (e *Engine) ingestRemoved(token string) {
+	if token != "" {
+		e.ingest.m.Delete(token)
+	}
+}
+
+// IngestDomain returns the domain of the engine's ingest addresses.
+func (e *Engine) IngestDomain() string { return e.opts.IngestDomain }
+
+// ingestAddress returns a job's address, "" for a job without a token.
+func (e *Engine) ingestAddress(j *job) string {
+	if j.ingestToken == "" {
+		return ""
+	}
+	return j.ingestToken + "@" + e.opts.IngestDomain
+}
+
+// mailTarget finds the job of an ingest token in its actor: nil when the
+// token is unknown or retired.
+func mailTarget(w *workspace, ref *ingestRef, token string) *job {
+	j := w.jobs[ref.jobID]
+	if j == nil || j.ingestToken != token {
+		return nil
+	}
+	return j
+}
+
+// capRetry returns the seconds until the job's daily cap lets a report in,
+// or 0 when it does now.
+func (j *job) capRetry(now int64) int64 {
+	if n := len(j.results); n >= reportsPerJobPerDay {
+		if oldest := j.results[n-reportsPerJobPerDay].receivedAt; oldest > now-msPerDay {
+			return ceilSeconds(oldest + msPerDay - now)
+		}
+	}
+	return 0
+}
+
+// MailRecipient checks one recipient of an e-mail before its data comes:
+// MailUnknownRecipient for a token that names no job (or a retired one),
+// MailInactive, MailCapReached with RetryAfter, else MailAccepted with the
+// job's vendor. It changes nothing.
+func (e *Engine) MailRecipient(token string) MailReply {
+	ref := e.ingest.get(token)
+	if ref == nil || ref.act == nil {
+		return MailReply{Outcome: MailUnknownRecipient}
+	}
+	if e.closed.Load() {
+		return MailReply{Outcome: MailNotRecorded}
+	}
+	r, ok := askOK(ref.act, func(w *workspace) MailReply {
+		j := mailTarget(w, ref, token)
+		now := e.nowMs()
+		switch {
+		case j == nil:
+			return MailReply{Outcome: MailUnknownRecipient}
+		case !w.active(now):
+			return MailReply{Outcome: MailInactive}
+		}
+		if s := j.capRetry(now); s > 0 {
+			return MailReply{Outcome: MailCapReached, RetryAfter: s}
+		}
+		return MailReply{Outcome: MailAccepted, Vendor: j.vendor}
+	})
+	if !ok {
+		return MailReply{Outcome: MailNotRecorded}
+	}
+	return r
+}
+
+// askOK is ask with a flag saying whether the actor answered.
+func askOK[T any](a *actor, fn func(w *workspace) T) (T, bool) {
+	type answer struct{ v T }
+	p := ask(a, func(w *workspace) *answer { return &answer{fn(w)} })
+	if p == nil {
+		var zero T
+		return zero, false
+	}
+	return p.v, true
+}
+
+// Mail records one e-mail to an ingest address and answers once it is
+// durable: a report when in.Status is set, else an unparsed entry. The
+// checks are the recipient's (unknown, inactive, cap), then the Message-ID
+// (MailDuplicate, or MailInFlight while the same one is being recorded).
+func (e *Engine) Mail(token string, in *MailInput) MailReply {
+	ref := e.ingest.get(token)
+	if ref == nil || ref.act == nil {
+		return MailReply{Outcome: MailUnknownRecipient}
+	}
+	if e.closed.Load() {
+		return MailReply{Outcome: MailNotRecorded}
+	}
+	ch := make(chan MailReply, 1)
+	a := ref.act
+	if !a.send(func(w *workspace) {
+		now := e.nowMs()
+		j := mailTarget(w, ref, token)
+		switch {
+		case j == nil:
+			ch <- MailReply{Outcome: MailUnknownRecipient}
+			return
+		case !w.active(now):
+			ch <- MailReply{Outcome: MailInactive}
+			return
+		}
+		if in.Status == 0 {
+			a.mailUnparsed(w, j, in, now, ch)
+			return
+		}
+		a.mailReport(w, j, in, now, ID{}, ch)
+	}) {
+		return MailReply{Outcome: MailNotRecorded}
+	}
+	return <-ch
+}
+
+// mailKey returns the idempotency key of a Message-ID ("" for none).
+func mailKey(messageID string) string {
+	if messageID == "" {
+		return ""
+	}
+	if len(messageID) > maxMailKey {
+		messageID = messageID[:maxMailKey]
+	}
+	return mailIdemPrefix + messageID
+}
+
+// mailReport runs in the actor: the Message-ID and cap checks, then the
+// report record. unparsedID names the unparsed entry a re-read turns into
+// this report (zero for a new e-mail).
+func (a *actor) mailReport(w *workspace, j *job, in *MailInput, now int64, unparsedID ID, reply chan<- MailReply) {
+	key := mailKey(in.MessageID)
+	if key != "" {
+		if ent := j.idem[key]; ent != nil && now-ent.at < idemKeepMs {
+			if ent.pending.Load() {
+				reply <- MailReply{Outcome: MailInFlight}
+				return
+			}
+			if !unparsedID.IsZero() {
+				a.dropUnparsed(w, unparsedID, now, MailReply{Outcome: MailDuplicate}, reply)
+				return
+			}
+			reply <- MailReply{Outcome: MailDuplicate, Vendor: j.vendor}
+			return
+		}
+	}
+	if s := j.capRetry(now); s > 0 {
+		reply <- MailReply{Outcome: MailCapReached, RetryAfter: s}
+		return
+	}
+	rec := w.decideMail(j, in, key, now)
+	rec.UnparsedID = unparsedID
+	if err := a.applyNew(rec); err != nil {
+		a.eng.logger.Error("apply mail report", "workspace", w.id, "job", j.id, "err", err)
+		reply <- MailReply{Outcome: MailNotRecorded}
+		return
+	}
+	var ent *idemEntry
+	if key != "" {
+		ent = j.idem[key]
+		ent.pending.Store(true)
+	}
+	ans := MailReply{Outcome: MailAccepted, Vendor: j.vendor, ResultID: rec.ResultID, AlertID: rec.AlertID, Superseded: rec.Superseded}
+	notices := a.takeFresh(now)
+	dropped := w.takeDropped()
+	a.eng.submit(rec, func(_ uint64, err error) {
+		if ent != nil {
+			ent.pending.Store(false)
+		}
+		if err != nil {
+			reply <- MailReply{Outcome: MailNotRecorded}
+			return
+		}
+		a.eng.deliverAll(notices)
+		a.eng.dropRaw(dropped)
+		reply <- ans
+	})
+}
+
+// decideMail builds the record of an accepted report e-mail: the Report
+// API's rules for times, superseded reports and alerts, with the mail's own
+// text as the alert summary, the suggestion for it, and an integrity alert
+// when a verification failed (decisions.md 10).
+func (w *workspace) decideMail(j *job, in *MailInput, key string, now int64) *wal.Report {
+	rec := w.decideReport(j, &ReportInput{
+		Status: in.Status, DurationSeconds: in.DurationSeconds, SizeBytes: in.SizeBytes,
+		TimestampMs: in.CompletedAtMs, IdempotencyKey: key,
+	}, now, "email:"+j.vendor)
+	if rec.Superseded || !j.monitored(now) {
+		return rec
+	}
+	summary := in.Summary
+	switch {
+	case in.Integrity:
+		if ID(rec.AlertID).IsZero() {
+			if j.alert != nil {
+				rec.AlertID = j.alert.id
+			} else {
+				rec.AlertID = w.ids.next(now)
+			}
+		}
+		rec.AlertType = alertIntegrity
+		if summary == "" {
+			summary = "Backup verification failed (reported by e-mail)"
+		}
+	case in.Status == ReportFailed:
+		if summary == "" {
+			summary = "Backup failed (reported by e-mail)"
+		}
+	case in.Status == ReportWarn:
+		if summary == "" {
+			summary = "Backup completed with warnings (reported by e-mail)"
+		}
+	}
+	if ID(rec.AlertID).IsZero() {
+		return rec
+	}
+	rec.Summary = summary
+	if in.Summary != "" && in.AI.Cause != "" {
+		rec.AICause, rec.AIConfidence, rec.AICategory = in.AI.Cause, in.AI.Confidence, in.AI.Category
+	}
+	return rec
+}
+
+// mailUnparsed runs in the actor: an unreadable e-mail joins the unparsed
+// list, unless the job already has it (same Message-ID) or has had its
+// day's worth of them.
+func (a *actor) mailUnparsed(w *workspace, j *job, in *MailInput, now int64, reply chan<- MailReply) {
+	n := 0
+	for _, u := range w.unparsed {
+		if u.jobID != j.id {
+			continue
+		}
+		if in.MessageID != "" && u.messageID == in.MessageID {
+			reply <- MailReply{Outcome: MailDuplicate, Vendor: j.vendor}
+			return
+		}
+		if u.receivedAt > now-msPerDay {
+			n++
+		}
+	}
+	if n >= unparsedPerJobPerDay {
+		reply <- MailReply{Outcome: MailCapReached, RetryAfter: 3600}
+		return
+	}
+	rec := &wal.MailUnparsed{
+		ID: w.ids.next(now), JobID: j.id, ReceivedAt: now,
+		MessageID: in.MessageID, Subject: in.Subject, From: in.From,
+		Reason: in.Reason, Vendor: j.vendor, RawRef: in.RawRef, Size: in.Size,
+	}
+	a.commitMail(w, rec, MailReply{Outcome: MailKeptUnparsed, Vendor: j.vendor}, reply)
+}
+
+// commitMail applies rec and answers ans once it is durable.
+func (a *actor) commitMail(w *workspace, rec wal.Entry, ans MailReply, reply chan<- MailReply) {
+	if err := a.applyNew(rec); err != nil {
+		a.eng.logger.Error("apply mail record", "workspace", w.id, "type", rec.Type(), "err", err)
+		reply <- MailReply{Outcome: MailNotRecorded}
+		return
+	}
+	dropped := w.takeDropped()
+	a.eng.submit(rec, func(_ uint64, err error) {
+		if err != nil {
+			reply <- MailReply{Outcome: MailNotRecorded}
+			return
+		}
+		a.eng.dropRaw(dropped)
+		reply <- ans
+	})
+}
+
+// dropUnparsed records that an unparsed entry leaves the list.
+func (a *actor) dropUnparsed(w *workspace, id ID, now int64, ans MailReply, reply chan<- MailReply) {
+	a.commitMail(w, &wal.UnparsedGone{ID: id, At: now}, ans, reply)
+}
+
+// takeDropped returns the raw messages that records applied since the last
+// call let go of.
+func (w *workspace) takeDropped() []string {
+	d := w.droppedRaw
+	w.droppedRaw = nil
+	return d
+}
+
+// dropRaw tells the mail store which raw messages are no longer kept.
+func (e *Engine) dropRaw(refs []string) {
+	if len(refs) == 0 || e.opts.RawDropped == nil {
+		return
+	}
+	go e.opts.RawDropped(refs)
+}
+
+// applyMailUnparsed adds an entry to the unparsed list; past the
+// workspace's limit the oldest one leaves.
+func (w *workspace) applyMailUnparsed(r *wal.MailUnparsed) {
+	u := &unparsedMail{
+		id: r.ID, jobID: r.JobID, receivedAt: r.ReceivedAt, messageID: r.MessageID,
+		subject: r.Subject, from: r.From, reason: r.Reason, vendor: r.Vendor, rawRef: r.RawRef, size: r.Size,
+	}
+	w.unparsed = append(w.unparsed, u)
+	if over := len(w.unparsed) - unparsedPerWorkspace; over > 0 {
+		for _, old := range w.unparsed[:over] {
+			w.droppedRaw = append(w.droppedRaw, old.rawRef)
+		}
+		w.unparsed = slices.Delete(w.unparsed, 0, over)
+	}
+	w.ids.observe(r.ID)
+}
+
+// removeUnparsed takes an entry off the list; it reports whether it was there.
+func (w *workspace) removeUnparsed(id ID) bool {
+	for i, u := range w.unparsed {
+		if u.id == id {
+			w.droppedRaw = append(w.droppedRaw, u.rawRef)
+			w.unparsed = slices.Delete(w.unparsed, i, i+1)
+			return true
+		}
+	}
+	return false
+}
+
+// removeJobUnparsed takes a deleted job's entries off the list.
+func (w *workspace) removeJobUnparsed(jobID ID) {
+	w.unparsed = slices.DeleteFunc(w.unparsed, func(u *unparsedMail) bool {
+		if u.jobID == jobID {
+			w.droppedRaw = append(w.droppedRaw, u.rawRef)
+			return true
+		}
+		return false
+	})
+}
+
+// pruneUnparsed drops entries received before cut.
+func (w *workspace) pruneUnparsed(cut int64) {
+	n := 0
+	for n < len(w.unparsed) && w.unparsed[n].receivedAt < cut {
+		w.droppedRaw = append(w.droppedRaw, w.unparsed[n].rawRef)
+		n++
+	}
+	if n > 0 {
+		w.unparsed = slices.Clone(w.unparsed[n:])
+	}
+}
+
+func (w *workspace) unparsedByID(id string) *unparsedMail {
+	uid, ok := ParseID(id)
+	if !ok {
+		return nil
+	}
+	for _, u := range w.unparsed {
+		if u.id == uid {
+			return u
+		}
+	}
+	return nil
+}
+
+// UnparsedView is an entry of the admin unparsed list.
+type UnparsedView struct {
+	ID   string
+	JSON []byte
+}
+
+// MarshalJSON returns the entry's JSON.
+func (v UnparsedView) MarshalJSON() ([]byte, error) { return v.JSON, nil }
+
+func (w *workspace) unparsedView(u *unparsedMail) UnparsedView {
+	b := append([]byte(nil), `{"id":`...)
+	b = appendID(b, u.id)
+	b = append(b, `,"jobId":`...)
+	b = appendID(b, u.jobID)
+	b = append(b, `,"jobName":`...)
+	if j := w.jobs[u.jobID]; j != nil {
+		b = jsonx.AppendString(b, j.name)
+	} else {
+		b = append(b, "null"...)
+	}
+	b = append(b, `,"vendor":`...)
+	b = jsonx.AppendString(b, u.vendor)
+	b = append(b, `,"receivedAt":`...)
+	b = jsonx.AppendTime(b, u.receivedAt)
+	b = append(b, `,"messageId":`...)
+	b = appendNullString(b, u.messageID)
+	b = append(b, `,"subject":`...)
+	b = jsonx.AppendString(b, u.subject)
+	b = append(b, `,"from":`...)
+	b = jsonx.AppendString(b, u.from)
+	b = append(b, `,"sizeBytes":`...)
+	b = jsonx.AppendInt(b, u.size)
+	b = append(b, `,"reason":`...)
+	b = jsonx.AppendString(b, u.reason)
+	return UnparsedView{ID: u.id.String(), JSON: append(b, '}')}
+}
+
+func appendNullString(b []byte, s string) []byte {
+	if s == "" {
+		return append(b, "null"...)
+	}
+	return jsonx.AppendString(b, s)
+}
+
+// Unparsed returns a workspace's unreadable e-mails, newest first.
+func (e *Engine) Unparsed(wsID string) ([]UnparsedView, error) {
+	a, err := e.workspaceActor(wsID)
+	if err != nil {
+		return nil, err
+	}
+	views, ok := askOK(a, func(w *workspace) []UnparsedView {
+		out := make([]UnparsedView, 0, len(w.unparsed))
+		for i := len(w.unparsed) - 1; i >= 0; i-- {
+			out = append(out, w.unparsedView(w.unparsed[i]))
+		}
+		return out
+	})
+	if !ok {
+		return nil, ErrClosed
+	}
+	return views, nil
+}
+
+// UnparsedRef is what a re-read needs of an unparsed e-mail: its raw
+// message and the parser its job uses now.
+type UnparsedRef struct {
+	ID, JobID string
+	Vendor    string // the job's vendor now (it may have been corrected)
+	RawRef    string
+}
+
+// UnparsedMail returns one unparsed e-mail's reference; a KindNotFound
+// error when the workspace or the entry does not exist.
+func (e *Engine) UnparsedMail(wsID, id string) (UnparsedRef, error) {
+	a, err := e.workspaceActor(wsID)
+	if err != nil {
+		return UnparsedRef{}, err
+	}
+	ref, ok := askOK(a, func(w *workspace) *UnparsedRef {
+		u := w.unparsedByID(id)
+		if u == nil {
+			return nil
+		}
+		r := &UnparsedRef{ID: u.id.String(), JobID: u.jobID.String(), Vendor: u.vendor, RawRef: u.rawRef}
+		if j := w.jobs[u.jobID]; j != nil {
+			r.Vendor = j.vendor
+		}
+		return r
+	})
+	if !ok {
+		return UnparsedRef{}, ErrClosed
+	}
+	if ref == nil {
+		return UnparsedRef{}, notFound("unparsed e-mail")
+	}
+	return *ref, nil
+}
+
+// Reparsed records an unparsed e-mail that now reads as a report (in, with
+// Status set): the report as if the e-mail arrived now, and the entry
+// leaves the list in the same record. A Message-ID the job already recorded
+// makes it MailDuplicate and only removes the entry. Errors: KindNotFound
+// for an unknown workspace or entry, KindConflict when the job is at its
+// daily cap or the workspace is inactive.
+func (e *Engine) Reparsed(wsID, id string, in *MailInput) (MailReply, error) {
+	a, err := e.workspaceActor(wsID)
+	if err != nil {
+		return MailReply{}, err
+	}
+	if e.closed.Load() {
+		return MailReply{}, ErrClosed
+	}
+	type answer struct {
+		r   MailReply
+		err error
+	}
+	ch := make(chan answer, 1)
+	if !a.send(func(w *workspace) {
+		now := e.nowMs()
+		u := w.unparsedByID(id)
+		if u == nil {
+			ch <- answer{err: notFound("unparsed e-mail")}
+			return
+		}
+		j := w.jobs[u.jobID]
+		if j == nil {
+			ch <- answer{err: notFound("job")}
+			return
+		}
+		if !w.active(now) {
+			ch <- answer{err: conflict("the workspace is not active: its e-mails are not recorded")}
+			return
+		}
+		replies := make(chan MailReply, 1)
+		in.MessageID = u.messageID
+		a.mailReport(w, j, in, now, u.id, replies)
+		go func() {
+			r := <-replies
+			switch r.Outcome {
+			case MailCapReached:
+				ch <- answer{err: conflict("Daily ingest cap (100 reports/job) reached — try again after the trailing 24h window rolls over")}
+			case MailInFlight:
+				ch <- answer{err: conflict("an e-mail with this Message-ID is being recorded right now; try again shortly")}
+			case MailNotRecorded:
+				ch <- answer{err: ErrFailed}
+			default:
+				ch <- answer{r: r}
+			}
+		}()
+	}) {
+		return MailReply{}, ErrClosed
+	}
+	ans := <-ch
+	return ans.r, ans.err
+}
+
+// DropUnparsed removes an unparsed e-mail from the list (and lets the mail
+// store delete its raw message). KindNotFound for an unknown entry.
+func (e *Engine) DropUnparsed(wsID, id string) error {
+	a, err := e.workspaceActor(wsID)
+	if err != nil {
+		return err
+	}
+	_, err = change(a, func(w *workspace, now int64) (decision[struct{}], error) {
+		u := w.unparsedByID(id)
+		if u == nil {
+			return decision[struct{}]{}, notFound("unparsed e-mail")
+		}
+		return decision[struct{}]{rec: &wal.UnparsedGone{ID: u.id, At: now}}, nil
+	})
+	return err
+}
+
+// RotateIngestAddress gives a job a new ingest address and retires the old
+// one, which answers 550 from now on. It returns the admin job view.
+func (e *Engine) RotateIngestAddress(wsID, jobID string) (JobView, error) {
+	a, err := e.workspaceActor(wsID)
+	if err != nil {
+		return JobView{}, err
+	}
+	return change(a, func(w *workspace, now int64) (decision[JobView], error) {
+		j := w.job(jobID)
+		if j == nil {
+			return decision[JobView]{}, notFound("job")
+		}
+		rec := &wal.IngestRotated{JobID: j.id, ActivityID: w.ids.next(now), Token: newIngestToken(), At: now}
+		return decision[JobView]{rec: rec, answer: func(w *workspace) JobView { return e.adminJobView(w, j, now) }}, nil
+	})
+}
+
+// applyIngestRotated moves a job to its new token.
+func (w *workspace) applyIngestRotated(r *wal.IngestRotated, hooks applyHooks) error {
+	j := w.jobs[r.JobID]
+	if j == nil {
+		return fmt.Errorf("rotate the ingest address of unknown job %s", ID(r.JobID))
+	}
+	hooks.ingestRemoved(j.ingestToken)
+	j.ingestToken = r.Token
+	hooks.ingestAdded(w, j)
+	w.addActivity(activity{id: r.ActivityID, at: r.At, typ: "job.ingest_address_rotated", actor: "admin", jobID: j.id, subjectName: j.name})
+	return nil
+}
+
+// adminJobView is the admin API's job: the REST job object plus its
+// ingest address, which only the admin API shows.
+func (e *Engine) adminJobView(w *workspace, j *job, now int64) JobView {
+	b := w.appendJob(nil, j, now)
+	return JobView{ID: j.id.String(), JSON: e.withIngestAddress(b, j)}
+}
+
+// withIngestAddress adds "ingestAddress" to the job object that ends b.
+func (e *Engine) withIngestAddress(b []byte, j *job) []byte {
+	b = append(b[:len(b)-1], `,"ingestAddress":`...)
+	b = appendNullString(b, e.ingestAddress(j))
+	return append(b, '}')
+}
+
+// appendAI appends an alert's "ai" value (decisions.md 4.6).
+func appendAI(b []byte, n *aiNote) []byte {
+	if n == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, `{"likelyCause":`...)
+	b = jsonx.AppendString(b, n.cause)
+	b = append(b, `,"confidence":`...)
+	b = jsonx.AppendString(b, n.confidence)
+	b = append(b, `,"category":`...)
+	b = jsonx.AppendString(b, n.category)
+	return append(b, '}')
+}
+
+// aiOf returns the suggestion a report record carries, nil for none.
+func aiOf(r *wal.Report) *aiNote {
+	if r.AICause == "" {
+		return nil
+	}
+	return &aiNote{cause: strings.Clone(r.AICause), confidence: r.AIConfidence, category: r.AICategory}
+}
+
+// encodeUnparsed appends the unparsed list to a workspace's snapshot.
+func (w *workspace) encodeUnparsed(b []byte) []byte {
+	b = codec.AppendUvarint(b, uint64(len(w.unparsed)))
+	for _, u := range w.unparsed {
+		b = append(b, u.id[:]...)
+		b = append(b, u.jobID[:]...)
+		b = codec.AppendVarint(b, u.receivedAt)
+		b = codec.AppendString(b, u.messageID)
+		b = codec.AppendString(b, u.subject)
+		b = codec.AppendString(b, u.from)
+		b = codec.AppendString(b, u.reason)
+		b = codec.AppendString(b, u.vendor)
+		b = codec.AppendString(b, u.rawRef)
+		b = codec.AppendVarint(b, u.size)
+	}
+	return b
+}
+
+// decodeUnparsed reads what encodeUnparsed wrote; errors stay in r.
+func (w *workspace) decodeUnparsed(r *codec.Reader) {
+	n := count(r)
+	w.unparsed = make([]*unparsedMail, 0, n)
+	for i := 0; i < n && r.Err() == nil; i++ {
+		u := &unparsedMail{}
+		r.Fixed(u.id[:])
+		r.Fixed(u.jobID[:])
+		u.receivedAt = r.Varint()
+		u.messageID, u.subject, u.from = r.String(), r.String(), r.String()
+		u.reason, u.vendor, u.rawRef = r.String(), r.String(), r.String()
+		u.size = r.Varint()
+		w.unparsed = append(w.unparsed, u)
+		w.ids.observe(u.id)
+	}
+}
