@@ -85,6 +85,7 @@ const (
 type MailReply struct {
 	Outcome    MailOutcome
 	Vendor     string // the job's vendor: which parser reads its e-mails
+	Status     uint8  // the report's status, for MailAccepted and MailDuplicate
 	RetryAfter int64  // seconds, for MailCapReached
 	ResultID   ID
 	AlertID    ID
@@ -259,10 +260,10 @@ func (a *actor) mailReport(w *workspace, j *job, in *MailInput, now int64, unpar
 				return
 			}
 			if !unparsedID.IsZero() {
-				a.dropUnparsed(w, unparsedID, now, MailReply{Outcome: MailDuplicate}, reply)
+				a.dropUnparsed(w, unparsedID, now, MailReply{Outcome: MailDuplicate, Vendor: j.vendor, Status: in.Status}, reply)
 				return
 			}
-			reply <- MailReply{Outcome: MailDuplicate, Vendor: j.vendor}
+			reply <- MailReply{Outcome: MailDuplicate, Vendor: j.vendor, Status: in.Status}
 			return
 		}
 	}
@@ -282,7 +283,7 @@ func (a *actor) mailReport(w *workspace, j *job, in *MailInput, now int64, unpar
 		ent = j.idem[key]
 		ent.pending.Store(true)
 	}
-	ans := MailReply{Outcome: MailAccepted, Vendor: j.vendor, ResultID: rec.ResultID, AlertID: rec.AlertID, Superseded: rec.Superseded}
+	ans := MailReply{Outcome: MailAccepted, Vendor: j.vendor, Status: in.Status, ResultID: rec.ResultID, AlertID: rec.AlertID, Superseded: rec.Superseded}
 	notices := a.takeFresh(now)
 	dropped := w.takeDropped()
 	a.eng.submit(rec, func(_ uint64, err error) {

@@ -55,6 +55,10 @@ func (s *Server) adminHandler(extra func(r *router.Router)) fasthttp.RequestHand
 	r.GET(ws+"/escalations", a("escalation_list", s.adminListEscalations))
 	r.DELETE(ws+"/escalations/{eid}", a("escalation_delete", s.adminDeleteEscalation))
 	r.GET(ws+"/deliveries", a("delivery_list", s.adminListDeliveries))
+	r.POST(ws+"/jobs/{jid}/ingest-address/rotate", a("ingest_rotate", s.adminRotateIngest))
+	r.GET(ws+"/unparsed", a("unparsed_list", s.adminListUnparsed))
+	r.POST(ws+"/unparsed/{uid}/reparse", a("unparsed_reparse", s.adminReparse))
+	r.DELETE(ws+"/unparsed/{uid}", a("unparsed_delete", s.adminDeleteUnparsed))
 	r.POST("/admin/v1/clock", a("clock", s.adminClock))
 
 	r.GET("/livez", s.route("livez", func(ctx *fasthttp.RequestCtx) {

@@ -6,6 +6,7 @@ package transport_test
 
 import (
 	"encoding/json"
+	"maps"
 	"regexp"
 	"slices"
 	"sort"
@@ -152,6 +153,8 @@ var (
 	admJobFields       = []string{"id", "name", "clientId", "clientName", "device", "vendor", "vendorName", "status", "late",
 		"lastResult", "lastReportAt", "lastSuccessAt", "lastFailureAt", "failureStreak", "paused", "pausedUntil",
 		"schedule", "sla", "createdAt"}
+	// The admin views add the job's ingest address, which REST never shows.
+	admJobAdminFields  = append(slices.Clone(admJobFields), "ingestAddress")
 	admJobDetailFields = append(slices.Clone(admJobFields), "recentResults", "unresolvedAlerts", "history")
 	admDeviceFields    = []string{"id", "name", "type", "hostname"}
 	admScheduleFields  = []string{"intervalMinutes", "expectedDays", "graceMinutes", "nextExpectedAt"}
@@ -164,6 +167,20 @@ var (
 	admAllScopes = []string{"workspace:read", "clients:read", "jobs:read", "reports:read", "alerts:read", "health:read"}
 	admAllDays   = []string{"mon", "tue", "wed", "thu", "fri", "sat", "sun"}
 )
+
+var admIngestRe = regexp.MustCompile(`^[a-z2-7]{20}@ingest\.localhost$`)
+
+// admCheckAdminJob checks an admin job view: the job object of
+// admCheckJob plus its ingest address (decisions.md 10).
+func admCheckAdminJob(t *testing.T, what string, j map[string]any, detail bool) {
+	t.Helper()
+	if a, _ := j["ingestAddress"].(string); !admIngestRe.MatchString(a) {
+		t.Errorf("%s.ingestAddress: %#v is not 20 lowercase base32 characters at ingest.localhost", what, j["ingestAddress"])
+	}
+	rest := maps.Clone(j)
+	delete(rest, "ingestAddress")
+	admCheckJob(t, what, rest, detail)
+}
 
 // admCheckJob checks the job object of api.md 2.5: every member present,
 // of its type, nothing more (detail adds the admin view's collections).

@@ -102,7 +102,7 @@ func TestAdminJobPauseAndResume(t *testing.T) {
 	s.Advance(time.Hour) // t0+2h
 	r := s.Admin("PATCH", path, map[string]any{"paused": true})
 	admWantData(t, "pause", r, 200)
-	admCheckJob(t, "paused job", r.Data(), false)
+	admCheckAdminJob(t, "paused job", r.Data(), false)
 	admJobWant(t, "paused job", r.Data(), map[string]any{"status": "paused", "paused": true, "pausedUntil": nil, "late": nil, "lastResult": "ok"})
 
 	// Far past its due time plus grace it stays paused: never missing, never late.
@@ -232,7 +232,7 @@ func TestAdminJobScheduleChange(t *testing.T) {
 	r = s.MustAdmin(200, "PATCH", path, map[string]any{"name": "Renamed", "vendor": "datto", "slaTarget": 99.5,
 		"device": map[string]any{"hostname": "fs02"}})
 	j := r.Data()
-	admCheckJob(t, "patched job", j, false)
+	admCheckAdminJob(t, "patched job", j, false)
 	dev := admObj(t, j, "device")
 	if j["name"] != "Renamed" || j["vendor"] != "datto" || j["vendorName"] != "Datto BCDR" || admObj(t, j, "sla")["target"] != 99.5 ||
 		dev["hostname"] != "fs02" || dev["name"] != "File server" || dev["type"] != "server" || dev["id"] == admObj(t, before, "device")["id"] {

@@ -21,6 +21,7 @@ type Metrics struct {
 	walBatch        prometheus.Histogram
 	notices         *prometheus.CounterVec
 	noticeTime      *prometheus.HistogramVec
+	mail            *prometheus.CounterVec
 	counters        sync.Map // requestKey → prometheus.Counter
 }
 
@@ -60,7 +61,11 @@ func NewMetrics() *Metrics {
 		Help:    "Time one notification delivery attempt took, by channel type.",
 		Buckets: prometheus.ExponentialBuckets(0.005, 2, 12),
 	}, []string{"channel"})
-	m.reg.MustRegister(m.requests, m.reportsIngested, m.walSync, m.walBatch, m.notices, m.noticeTime,
+	m.mail = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "backupmon_mail_received_total",
+		Help: "Report e-mails received, one per recipient, by outcome (recorded, duplicate, unparsed, unknown_recipient, inactive, cap_reached, not_recorded) and the job's vendor.",
+	}, []string{"outcome", "vendor"})
+	m.reg.MustRegister(m.requests, m.reportsIngested, m.walSync, m.walBatch, m.notices, m.noticeTime, m.mail,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -106,4 +111,10 @@ func (m *Metrics) countRequest(route string, status int) {
 
 func (m *Metrics) handler() fasthttp.RequestHandler {
 	return fasthttpadaptor.NewFastHTTPHandler(promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}))
+}
+
+// ObserveMail counts one recipient of a report e-mail by outcome and
+// vendor; it is the SMTP listener's Observe hook.
+func (m *Metrics) ObserveMail(outcome, vendor string) {
+	m.mail.WithLabelValues(outcome, vendor).Inc()
 }

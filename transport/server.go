@@ -36,6 +36,9 @@ type Config struct {
 	// both listeners; default 15 seconds. A request that takes longer is
 	// answered 408.
 	ReadTimeout time.Duration
+	// Reparse reads an unparsed report e-mail again (POST
+	// .../unparsed/{id}/reparse); nil: the endpoint answers 409.
+	Reparse func(wsID, id string) (engine.MailReply, error)
 }
 
 // Listener limits.
@@ -60,6 +63,7 @@ type Server struct {
 	tls      *tls.Config
 	cursors  cursorCodec
 	marks    reportMarks // Report API requests whose body is being read
+	reparse  func(wsID, id string) (engine.MailReply, error)
 
 	public *fasthttp.Server
 	admin  *fasthttp.Server
@@ -68,7 +72,7 @@ type Server struct {
 // New builds a Server from cfg. Without cfg.Engine, the admin listener
 // answers as a server still starting until Attach.
 func New(cfg Config) *Server {
-	s := &Server{log: cfg.Logger, metrics: cfg.Metrics, token: []byte(cfg.AdminToken), dev: cfg.DevClock, tls: cfg.TLS}
+	s := &Server{log: cfg.Logger, metrics: cfg.Metrics, token: []byte(cfg.AdminToken), dev: cfg.DevClock, tls: cfg.TLS, reparse: cfg.Reparse}
 	if s.log == nil {
 		s.log = slog.Default()
 	}

@@ -1,0 +1,391 @@
+// Package smtpin receives report e-mails over SMTP and hands each one to the
+// engine as a report (or, unreadable, as an unparsed e-mail), answering 250
+// only once the engine says it is durable (decisions.md 10).
+package smtpin
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/emersion/go-smtp"
+
+	"backupmon/engine"
+	"backupmon/mailparse"
+	"backupmon/mailstore"
+)
+
+// Limits of the listener.
+const (
+	MaxMessageBytes = mailparse.MaxMessageBytes // 552 above it
+	maxRecipients   = 50
+	maxLineLength   = 16 << 10 // HTML mails sent 8bit can have long lines
+	ioTimeout       = 2 * time.Minute
+	tokenLength     = 20
+)
+
+// The contract's messages (decisions.md 10, api.md 8.3).
+const (
+	msgUnknown   = "No such ingest address"
+	msgInactive  = "Workspace suspended"
+	msgDailyCap  = "Daily ingest cap (100 reports/job) reached — try again after the trailing 24h window rolls over"
+	msgTryLater  = "The report was not recorded; try again later"
+	msgDuplicate = "An e-mail with this Message-ID is being recorded right now; try again shortly"
+)
+
+// Outcomes counted by Config.Observe, one per recipient of each e-mail.
+const (
+	OutcomeRecorded  = "recorded"
+	OutcomeDuplicate = "duplicate"
+	OutcomeUnparsed  = "unparsed"
+	OutcomeUnknown   = "unknown_recipient"
+	OutcomeInactive  = "inactive"
+	OutcomeCapped    = "cap_reached"
+	OutcomeFailed    = "not_recorded"
+)
+
+// Config configures a Server.
+type Config struct {
+	// Domain is the ingest domain: recipients elsewhere are unknown.
+	Domain string
+	// Hostname is the name the server greets with; default Domain.
+	Hostname string
+	// TLS, when set, offers STARTTLS.
+	TLS *tls.Config
+	// Suggest returns the catalogue's suggestion for an alert's text from
+	// vendor's e-mails; nil: no suggestions.
+	Suggest func(vendor, text string) (engine.Suggestion, bool)
+	// Observe counts one recipient's outcome (the Outcome constants) for a
+	// vendor ("" when the recipient was refused before its job was known).
+	Observe func(outcome, vendor string)
+	// Logger receives failures; default slog.Default().
+	Logger *slog.Logger
+}
+
+// Server is the SMTP ingest listener.
+type Server struct {
+	eng   *engine.Engine
+	store *mailstore.Store
+	cfg   Config
+	srv   *smtp.Server
+}
+
+// New makes a Server that records e-mails in eng and keeps unreadable ones'
+// raw messages in store.
+func New(eng *engine.Engine, store *mailstore.Store, cfg Config) *Server {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Hostname == "" {
+		cfg.Hostname = cfg.Domain
+	}
+	cfg.Domain = strings.ToLower(cfg.Domain)
+	s := &Server{eng: eng, store: store, cfg: cfg}
+	srv := smtp.NewServer(backend{s})
+	srv.Domain = cfg.Hostname
+	srv.MaxMessageBytes = MaxMessageBytes
+	srv.MaxRecipients = maxRecipients
+	srv.MaxLineLength = maxLineLength
+	srv.ReadTimeout = ioTimeout
+	srv.WriteTimeout = ioTimeout
+	srv.TLSConfig = cfg.TLS
+	srv.EnableSMTPUTF8 = true
+	srv.ErrorLog = slogAdapter{cfg.Logger}
+	s.srv = srv
+	return s
+}
+
+// Serve accepts connections on l until Shutdown; it returns
+// smtp.ErrServerClosed after a shutdown.
+func (s *Server) Serve(l net.Listener) error { return s.srv.Serve(l) }
+
+// Shutdown stops accepting, waits for sessions in progress (until ctx
+// ends), and returns ctx's error if it ended first.
+func (s *Server) Shutdown(ctx context.Context) error { return s.srv.Shutdown(ctx) }
+
+// ErrServerClosed is what Serve returns after Shutdown.
+var ErrServerClosed = smtp.ErrServerClosed
+
+type backend struct{ s *Server }
+
+func (b backend) NewSession(*smtp.Conn) (smtp.Session, error) {
+	return &session{s: b.s}, nil
+}
+
+// recipient is one accepted RCPT of the current message.
+type recipient struct {
+	token  string
+	vendor string
+}
+
+type session struct {
+	s     *Server
+	rcpts []recipient
+}
+
+func (ss *session) Reset()        { ss.rcpts = ss.rcpts[:0] }
+func (ss *session) Logout() error { return nil }
+
+func (ss *session) Mail(string, *smtp.MailOptions) error {
+	ss.rcpts = ss.rcpts[:0]
+	return nil
+}
+
+// Rcpt accepts an ingest address whose job can take a report now.
+func (ss *session) Rcpt(to string, _ *smtp.RcptOptions) error {
+	token, ok := ss.s.token(to)
+	if !ok {
+		ss.s.observe(OutcomeUnknown, "")
+		return errUnknown
+	}
+	for _, r := range ss.rcpts {
+		if r.token == token {
+			return nil // named twice: one report
+		}
+	}
+	r := ss.s.eng.MailRecipient(token)
+	if err := ss.s.refusal(r); err != nil {
+		return err
+	}
+	ss.rcpts = append(ss.rcpts, recipient{token: token, vendor: r.Vendor})
+	return nil
+}
+
+// token returns the ingest token of an address at the ingest domain.
+func (s *Server) token(addr string) (string, bool) {
+	addr = strings.Trim(strings.TrimSpace(addr), "<>")
+	at := strings.LastIndexByte(addr, '@')
+	if at <= 0 || !strings.EqualFold(addr[at+1:], s.cfg.Domain) {
+		return "", false
+	}
+	local := strings.ToLower(addr[:at])
+	if len(local) != tokenLength {
+		return "", false
+	}
+	for i := 0; i < len(local); i++ {
+		c := local[i]
+		if !(c >= 'a' && c <= 'z' || c >= '2' && c <= '7') {
+			return "", false
+		}
+	}
+	return local, true
+}
+
+var (
+	errUnknown = &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 1, 1}, Message: msgUnknown}
+	errTryLate = &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0}, Message: msgTryLater}
+)
+
+// refusal maps a refused recipient to its SMTP answer (and counts it); nil
+// for an accepted one.
+func (s *Server) refusal(r engine.MailReply) error {
+	switch r.Outcome {
+	case engine.MailAccepted, engine.MailDuplicate, engine.MailKeptUnparsed:
+		return nil
+	case engine.MailUnknownRecipient:
+		s.observe(OutcomeUnknown, "")
+		return errUnknown
+	case engine.MailInactive:
+		s.observe(OutcomeInactive, r.Vendor)
+		return &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 7, 1}, Message: msgInactive}
+	case engine.MailCapReached:
+		s.observe(OutcomeCapped, r.Vendor)
+		return &smtp.SMTPError{Code: 452, EnhancedCode: smtp.EnhancedCode{4, 2, 2}, Message: msgDailyCap}
+	case engine.MailInFlight:
+		s.observe(OutcomeFailed, r.Vendor)
+		return &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0}, Message: msgDuplicate}
+	default:
+		s.observe(OutcomeFailed, r.Vendor)
+		return errTryLate
+	}
+}
+
+func (s *Server) observe(outcome, vendor string) {
+	if s.cfg.Observe != nil {
+		s.cfg.Observe(outcome, vendor)
+	}
+}
+
+// Data reads the message and records it for every recipient; it answers
+// 250 (nil) only when each is durable. A message with several recipients
+// that fails for one is refused whole: the sender retries it, and the
+// recipients that took it see the retry as a duplicate by its Message-ID.
+func (ss *session) Data(r io.Reader) error {
+	raw, err := io.ReadAll(r)
+	if err != nil {
+		var se *smtp.SMTPError
+		if errors.As(err, &se) {
+			return se // 552 when over the size limit
+		}
+		return errTryLate
+	}
+	if len(ss.rcpts) == 0 {
+		return &smtp.SMTPError{Code: 554, EnhancedCode: smtp.EnhancedCode{5, 5, 1}, Message: "No valid recipients"}
+	}
+	var worst error
+	parsed := map[string]*parse{} // by vendor: each parser reads the message once
+	for _, rc := range ss.rcpts {
+		p := parsed[rc.vendor]
+		if p == nil {
+			p = ss.s.parse(rc.vendor, raw)
+			parsed[rc.vendor] = p
+		}
+		if err := ss.s.deliver(rc, p, raw); err != nil && worse(err, worst) {
+			worst = err
+		}
+	}
+	return worst
+}
+
+// worse reports whether a is a stronger refusal than b: permanent over
+// temporary over none.
+func worse(a, b error) bool {
+	if b == nil {
+		return true
+	}
+	ae, _ := a.(*smtp.SMTPError)
+	be, _ := b.(*smtp.SMTPError)
+	return ae != nil && be != nil && ae.Code/100 > be.Code/100
+}
+
+// parse is one vendor parser's reading of a message.
+type parse struct {
+	in      engine.MailInput
+	unread  bool
+	subject string
+}
+
+// parse reads raw with vendor's parser into the engine's input.
+func (s *Server) parse(vendor string, raw []byte) *parse {
+	res, m, err := mailparse.Parse(vendor, raw)
+	p := &parse{}
+	if m != nil {
+		p.in.MessageID, p.in.Subject, p.in.From = m.MessageID, mailparse.Truncate(m.Subject, 500), mailparse.Truncate(m.From, 320)
+	} else {
+		p.in.MessageID = headerMessageID(raw)
+	}
+	if err != nil {
+		p.unread = true
+		p.in.Reason = mailparse.Truncate(err.Error(), 500)
+		p.in.Size = int64(len(raw))
+		return p
+	}
+	p.in.Status = statusOf(res.Status)
+	p.in.DurationSeconds, p.in.SizeBytes = res.DurationSeconds, res.SizeBytes
+	if !res.CompletedAt.IsZero() {
+		p.in.CompletedAtMs = res.CompletedAt.UnixMilli()
+	}
+	if p.in.DurationSeconds > 604800 {
+		p.in.DurationSeconds = -1 // the Report API's bound on a run
+	}
+	p.in.Summary = res.Summary
+	p.in.Integrity = res.IntegrityFailed
+	if s.cfg.Suggest != nil && res.Summary != "" && (res.Status != mailparse.OK || res.IntegrityFailed) {
+		if sg, ok := s.cfg.Suggest(vendor, res.Summary); ok {
+			p.in.AI = sg
+		}
+	}
+	return p
+}
+
+func statusOf(st mailparse.Status) uint8 {
+	switch st {
+	case mailparse.OK:
+		return engine.ReportOK
+	case mailparse.Warn:
+		return engine.ReportWarn
+	case mailparse.Failed:
+		return engine.ReportFailed
+	}
+	return 0
+}
+
+// deliver records the message for one recipient.
+func (s *Server) deliver(rc recipient, p *parse, raw []byte) error {
+	in := p.in // a copy: RawRef is the recipient's own
+	if p.unread {
+		ref, err := s.store.Put(raw)
+		if err != nil {
+			s.cfg.Logger.Error("keep unreadable e-mail", "err", err)
+			s.observe(OutcomeFailed, rc.vendor)
+			return errTryLate
+		}
+		in.RawRef = ref
+	}
+	r := s.eng.Mail(rc.token, &in)
+	if in.RawRef != "" && r.Outcome != engine.MailKeptUnparsed {
+		s.store.Remove([]string{in.RawRef}) // not listed: nothing refers to it
+	}
+	if err := s.refusal(r); err != nil {
+		return err
+	}
+	switch r.Outcome {
+	case engine.MailDuplicate:
+		s.observe(OutcomeDuplicate, rc.vendor)
+	case engine.MailKeptUnparsed:
+		s.observe(OutcomeUnparsed, rc.vendor)
+	default:
+		s.observe(OutcomeRecorded, rc.vendor)
+	}
+	return nil
+}
+
+// headerMessageID finds the Message-ID of a message whose header could not
+// be read as a whole.
+func headerMessageID(raw []byte) string {
+	end := bytes.Index(raw, []byte("\r\n\r\n"))
+	if end < 0 {
+		end = min(len(raw), 64<<10)
+	}
+	for line := range strings.SplitSeq(string(raw[:end]), "\n") {
+		if len(line) > 11 && strings.EqualFold(line[:11], "message-id:") {
+			return mailparse.Truncate(strings.Trim(strings.TrimSpace(line[11:]), "<>"), 998)
+		}
+	}
+	return ""
+}
+
+// Reparse reads an unparsed e-mail again with its job's parser (the
+// current one: the parser or the job's vendor may have been fixed). It
+// returns the engine's reply, or a *mailparse.UnreadableError when the
+// e-mail still cannot be read, or the engine's error.
+func (s *Server) Reparse(wsID, id string) (engine.MailReply, error) {
+	return Reparse(s.eng, s.store, s.cfg.Suggest, wsID, id)
+}
+
+// Reparse is Server.Reparse for callers without a listener (the admin API
+// works whether or not --smtp-listen is on).
+func Reparse(eng *engine.Engine, store *mailstore.Store, suggest func(vendor, text string) (engine.Suggestion, bool), wsID, id string) (engine.MailReply, error) {
+	ref, err := eng.UnparsedMail(wsID, id)
+	if err != nil {
+		return engine.MailReply{}, err
+	}
+	raw, err := store.Get(ref.RawRef)
+	if err != nil {
+		return engine.MailReply{}, err
+	}
+	s := &Server{cfg: Config{Suggest: suggest}}
+	p := s.parse(ref.Vendor, raw)
+	if p.unread {
+		return engine.MailReply{}, &mailparse.UnreadableError{Reason: p.in.Reason}
+	}
+	return eng.Reparsed(wsID, id, &p.in)
+}
+
+// slogAdapter lets go-smtp log through slog.
+type slogAdapter struct{ l *slog.Logger }
+
+func (a slogAdapter) Printf(format string, v ...any) {
+	a.l.Warn("smtp", "msg", strings.TrimSpace(fmt.Sprintf(format, v...)))
+}
+
+func (a slogAdapter) Println(v ...any) {
+	a.l.Warn("smtp", "msg", strings.TrimSpace(fmt.Sprintln(v...)))
+}
