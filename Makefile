@@ -5,7 +5,7 @@ GO ?= go
 .PHONY: run test bench build fuzz clean
 
 run: build
-	./bin/backupmon serve --demo --data ./data
+	./bin/backupmon serve --demo --data ./data --smtp-listen 127.0.0.1:2525
 
 build:
 	$(GO) build -o bin/backupmon ./cmd/backupmon

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -121,7 +122,7 @@ func createDemo(eng *engine.Engine, dataDir string, logger *slog.Logger) error {
 		return err
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "workspace=%s\nrest_key=%s\nreport_key=%s\njob=%s\nfailed_job=%s\n", ws.ID, rest.Key, report.Key, jobIDs[0], jobIDs[4])
+	fmt.Fprintf(&b, "workspace=%s\nrest_key=%s\nreport_key=%s\njob=%s\nfailed_job=%s\nmail_job=%s\n", ws.ID, rest.Key, report.Key, jobIDs[0], jobIDs[4], jobIDs[demoMailJob])
 	if err := writeFileAtomic(filepath.Join(dataDir, "demo-keys.txt"), []byte(b.String()), 0o600); err != nil {
 		return fmt.Errorf("write demo keys: %w", err)
 	}
@@ -131,7 +132,7 @@ func createDemo(eng *engine.Engine, dataDir string, logger *slog.Logger) error {
 
 // printDemo prints the demo's keys and ready curl lines, read from
 // <data>/demo-keys.txt (so they show again on every start).
-func printDemo(out io.Writer, dataDir, publicURL, adminURL, token string) {
+func printDemo(out io.Writer, eng *engine.Engine, dataDir, publicURL, adminURL, token, smtpAddr string) {
 	raw, err := os.ReadFile(filepath.Join(dataDir, "demo-keys.txt"))
 	if err != nil {
 		return
@@ -151,4 +152,56 @@ func printDemo(out io.Writer, dataDir, publicURL, adminURL, token string) {
 		adminURL, kv["workspace"], kv["job"], token)
 	fmt.Fprintf(out, "read the jobs that failed through the REST API:\n  curl -s '%s/api/v1/jobs?status=failed&limit=5' -H 'Authorization: Bearer %s'\n",
 		publicURL, kv["rest_key"])
+	printDemoMail(out, eng, dataDir, kv["workspace"], kv["mail_job"], smtpAddr)
+}
+
+// demoMailJob is the demo job whose ingest address the demo prints: its
+// vendor is generic, whose e-mail any script can write.
+const demoMailJob = 11
+
+// printDemoMail prints the ingest address of the demo's mail job and, with
+// the SMTP listener on, a command that sends it a report e-mail written to
+// <data>/demo-mail.eml (dated now, with a new Message-ID on every start).
+func printDemoMail(out io.Writer, eng *engine.Engine, dataDir, wsID, jobID, smtpAddr string) {
+	if jobID == "" {
+		return
+	}
+	v, err := eng.JobDetail(wsID, jobID, 0)
+	if err != nil {
+		return
+	}
+	var job struct {
+		Name          string `json:"name"`
+		IngestAddress string `json:"ingestAddress"`
+	}
+	if json.Unmarshal(v.JSON, &job) != nil || job.IngestAddress == "" {
+		return
+	}
+	fmt.Fprintf(out, "ingest address of the job %q: %s\n", job.Name, job.IngestAddress)
+	if smtpAddr == "" {
+		fmt.Fprintln(out, "  (start with --smtp-listen 127.0.0.1:2525 to receive report e-mails)")
+		return
+	}
+	path := filepath.Join(dataDir, "demo-mail.eml")
+	if err := os.WriteFile(path, demoMail(eng.Now(), job.IngestAddress), 0o600); err != nil {
+		return
+	}
+	fmt.Fprintf(out, "send it a report e-mail:\n  curl -s smtp://%s --mail-from backups@fl-db01.example --mail-rcpt %s --upload-file %s\n",
+		smtpAddr, job.IngestAddress, path)
+}
+
+// demoMail is a generic report e-mail of a failed database dump that ended
+// a minute before now.
+func demoMail(now time.Time, to string) []byte {
+	end := now.Add(-time.Minute).UTC()
+	start := end.Add(-95 * time.Second)
+	var b strings.Builder
+	fmt.Fprintf(&b, "From: backups@fl-db01.example\r\nTo: %s\r\nSubject: Backup FAILED: case-db-dump\r\n", to)
+	fmt.Fprintf(&b, "Date: %s\r\nMessage-ID: <demo-%d@fl-db01.example>\r\n", end.Format(time.RFC1123Z), now.UnixNano())
+	b.WriteString("MIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n")
+	fmt.Fprintf(&b, "Job:          case-db-dump\r\nHost:         fl-db01\r\nStatus:       FAILED\r\n")
+	fmt.Fprintf(&b, "Started:      %s\r\nFinished:     %s\r\n", start.Format("2006-01-02 15:04:05 -0700"), end.Format("2006-01-02 15:04:05 -0700"))
+	b.WriteString("Duration:     95s\r\nSize:         0 B\r\nVerification: skipped\r\n")
+	b.WriteString("Message:      pg_dump: error: could not write to output file: No space left on device\r\n")
+	return []byte(b.String())
 }

@@ -228,7 +228,7 @@ func TestDemoCurlLines(t *testing.T) {
 	}
 	kv := cliDemoKeys(t, dir)
 	var buf bytes.Buffer
-	printDemo(&buf, dir, s.publicURL, s.adminURL, cliToken)
+	printDemo(&buf, s.eng, dir, s.publicURL, s.adminURL, cliToken, "")
 	out := buf.String()
 	if !strings.Contains(out, kv["rest_key"]) || !strings.Contains(out, kv["report_key"]) || !strings.Contains(out, kv["workspace"]) {
 		t.Errorf("printDemo does not show the workspace and both keys:\n%s", out)

@@ -21,7 +21,9 @@ import (
 	"time"
 
 	"backupmon/engine"
+	"backupmon/mailstore"
 	"backupmon/notify"
+	"backupmon/smtpin"
 	"backupmon/transport"
 	"backupmon/wal"
 )
@@ -40,6 +42,10 @@ type serveConfig struct {
 	smtpRelay, smtpFrom        string
 	smtpUsername, smtpPassword string
 	smtpStartTLS               bool
+
+	// The SMTP ingest listener of report e-mails (decisions.md 10).
+	smtpListen, ingestDomain string
+	smtpTLSCert, smtpTLSKey  string
 
 	// beforeOpen, when set (tests only), runs after the admin listener
 	// serves and before the engine's recovery starts, so that a test can
@@ -87,6 +93,10 @@ func parseServeFlags(args []string) (*serveConfig, error) {
 	fs.StringVar(&c.smtpUsername, "smtp-username", envDefault("smtp-username", ""), "SMTP relay user name (AUTH PLAIN; only over TLS or to localhost)")
 	fs.StringVar(&c.smtpPassword, "smtp-password", envDefault("smtp-password", ""), "SMTP relay password")
 	fs.BoolVar(&c.smtpStartTLS, "smtp-starttls", envBool("smtp-starttls"), "require STARTTLS from the SMTP relay (it is used whenever offered)")
+	fs.StringVar(&c.smtpListen, "smtp-listen", envDefault("smtp-listen", ""), "SMTP listener for report e-mails, e.g. 127.0.0.1:2525 (default: off)")
+	fs.StringVar(&c.ingestDomain, "ingest-domain", envDefault("ingest-domain", engine.DefaultIngestDomain), "domain of the jobs' ingest addresses")
+	fs.StringVar(&c.smtpTLSCert, "smtp-tls-cert", envDefault("smtp-tls-cert", ""), "certificate file: offer STARTTLS on --smtp-listen (with --smtp-tls-key)")
+	fs.StringVar(&c.smtpTLSKey, "smtp-tls-key", envDefault("smtp-tls-key", ""), "private key file for --smtp-tls-cert")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -107,6 +117,17 @@ func parseServeFlags(args []string) (*serveConfig, error) {
 	}
 	if (c.tlsCert == "") != (c.tlsKey == "") {
 		return nil, errors.New("--tls-cert and --tls-key go together")
+	}
+	if (c.smtpTLSCert == "") != (c.smtpTLSKey == "") {
+		return nil, errors.New("--smtp-tls-cert and --smtp-tls-key go together")
+	}
+	if c.smtpListen != "" {
+		if _, _, err := net.SplitHostPort(c.smtpListen); err != nil {
+			return nil, fmt.Errorf("--smtp-listen must be host:port, not %q", c.smtpListen)
+		}
+	}
+	if !validDomain(c.ingestDomain) {
+		return nil, fmt.Errorf("--ingest-domain must be a domain name, not %q", c.ingestDomain)
 	}
 	if c.smtpRelay != "" {
 		if _, _, err := net.SplitHostPort(c.smtpRelay); err != nil {
@@ -181,8 +202,28 @@ func run(cfg *serveConfig, logger *slog.Logger, out io.Writer, stop <-chan os.Si
 	if err != nil {
 		return err
 	}
+	var smtpTLS *tls.Config
+	if cfg.smtpTLSCert != "" {
+		cert, err := tls.LoadX509KeyPair(cfg.smtpTLSCert, cfg.smtpTLSKey)
+		if err != nil {
+			return fmt.Errorf("load SMTP TLS certificate: %w", err)
+		}
+		smtpTLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	// Unreadable report e-mails are kept here for a re-read, whether or
+	// not this run listens for e-mail: the admin API re-reads them.
+	store, err := mailstore.Open(filepath.Join(cfg.data, "mail"))
+	if err != nil {
+		return err
+	}
+	var eng *engine.Engine // set before the admin API is attached to it
 	metrics := transport.NewMetrics()
-	srv := transport.New(transport.Config{Logger: logger, Metrics: metrics, AdminToken: token, DevClock: cfg.devClock, TLS: tlsConf, CursorKey: curKey})
+	srv := transport.New(transport.Config{
+		Logger: logger, Metrics: metrics, AdminToken: token, DevClock: cfg.devClock, TLS: tlsConf, CursorKey: curKey,
+		Reparse: func(wsID, id string) (engine.MailReply, error) {
+			return smtpin.Reparse(eng, store, suggestFor, wsID, id)
+		},
+	})
 
 	pubLn, err := net.Listen("tcp", cfg.listen)
 	if err != nil {
@@ -215,13 +256,19 @@ func run(cfg *serveConfig, logger *slog.Logger, out io.Writer, stop <-chan os.Si
 	if cfg.devClock {
 		clock = engine.NewDevClock(time.Now())
 	}
-	eng, err := engine.Open(engine.Options{
+	eng, err = engine.Open(engine.Options{
 		Dir:           cfg.data,
 		Clock:         clock,
 		Logger:        logger,
 		WAL:           walOptions(logger, metrics),
 		RetentionDays: cfg.retentionDays,
 		SnapshotEvery: cfg.snapshotEvery,
+		IngestDomain:  cfg.ingestDomain,
+		RawDropped: func(refs []string) {
+			if err := store.Remove(refs); err != nil {
+				logger.Warn("delete kept e-mails", "err", err)
+			}
+		},
 	})
 	if err != nil {
 		stopListeners(srv, pubLn, logger)
@@ -255,8 +302,34 @@ func run(cfg *serveConfig, logger *slog.Logger, out io.Writer, stop <-chan os.Si
 	metrics.ObserveOutbox(eng.PendingDeliveries)
 	srv.Attach(eng)
 	go func() { errc <- srv.ServePublic(pubLn) }()
+	var mailSrv *smtpin.Server
+	smtpAddr := ""
+	if cfg.smtpListen != "" {
+		mailLn, err := net.Listen("tcp", cfg.smtpListen)
+		if err != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			srv.Shutdown(ctx)
+			cancel()
+			notifier.Close()
+			eng.Close()
+			return fmt.Errorf("listen %s: %w", cfg.smtpListen, err)
+		}
+		mailSrv = smtpin.New(eng, store, smtpin.Config{
+			Domain: cfg.ingestDomain, TLS: smtpTLS, Suggest: suggestFor,
+			Observe: metrics.ObserveMail, Logger: logger,
+		})
+		go func() {
+			if err := mailSrv.Serve(mailLn); err != nil && !errors.Is(err, smtpin.ErrServerClosed) {
+				errc <- err
+			}
+		}()
+		smtpAddr = mailLn.Addr().String()
+		fmt.Fprintf(out, "smtp listening on %s\n", smtpAddr)
+	}
+	sweepDone := make(chan struct{})
+	go sweepMail(store, logger, sweepDone)
 	if cfg.demo {
-		printDemo(out, cfg.data, publicURL, adminURL, token)
+		printDemo(out, eng, cfg.data, publicURL, adminURL, token, smtpAddr)
 	}
 	fmt.Fprintln(out, "ready")
 
@@ -269,6 +342,14 @@ func run(cfg *serveConfig, logger *slog.Logger, out io.Writer, stop <-chan os.Si
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	close(sweepDone)
+	if mailSrv != nil {
+		// Sessions in progress finish: an e-mail being recorded gets its
+		// answer before the engine closes.
+		if err := mailSrv.Shutdown(ctx); err != nil {
+			logger.Warn("smtp shutdown", "err", err)
+		}
+	}
 	if err := srv.Shutdown(ctx); err != nil {
 		logger.Warn("shutdown", "err", err)
 	}
