@@ -18,6 +18,7 @@ func htmlLines(src string) []string {
 	r := lineRenderer{}
 	z := html.NewTokenizer(strings.NewReader(src))
 	skip := 0 // depth inside head, style, script
+	pre := 0  // depth inside pre, whose line breaks are kept
 	for len(r.out) < maxLines {
 		tt := z.Next()
 		switch tt {
@@ -25,8 +26,22 @@ func htmlLines(src string) []string {
 			r.flush()
 			return r.out
 		case html.TextToken:
-			if skip == 0 {
+			if skip > 0 {
+				continue
+			}
+			if pre == 0 {
 				r.text(string(z.Text()))
+				continue
+			}
+			// Inside pre each line of text is a line of its own (logs).
+			for i, part := range strings.Split(string(z.Text()), "\n") {
+				if i > 0 {
+					r.flush()
+					if len(r.out) >= maxLines {
+						break
+					}
+				}
+				r.text(part)
 			}
 		case html.StartTagToken, html.SelfClosingTagToken, html.EndTagToken:
 			name, _ := z.TagName()
@@ -42,6 +57,13 @@ func htmlLines(src string) []string {
 			}
 			if skip > 0 {
 				continue
+			}
+			if a == atom.Pre {
+				if tt == html.StartTagToken {
+					pre++
+				} else if tt == html.EndTagToken && pre > 0 {
+					pre--
+				}
 			}
 			switch {
 			case a == atom.Td || a == atom.Th:

@@ -1,0 +1,174 @@
+package mailparse
+
+import (
+	"regexp"
+	"strings"
+)
+
+// The altaro parser reads Hornetsecurity VM Backup (formerly Altaro VM
+// Backup) notifications: a subject `[Hornetsecurity VM Backup] Backup
+// Successful - <host> (<n> VMs)`, a headline, labelled values (Host,
+// Operation, Result, Start Time, End Time, Duration, Total Transfer Size),
+// a table of the VMs (result, transfer size, details) and the VMs' errors
+// under it. The operation may be a backup, an offsite copy, or a sandbox
+// restore test / backup health check, whose failure is an integrity
+// failure. Dates are printed day-first in most locales.
+
+func init() { register("altaro", altaroParser{}) }
+
+type altaroParser struct{}
+
+var (
+	altaroSubjectRe = regexp.MustCompile(`(?i)^\s*(?:\[[^\]]*\]\s*)?(.+?)\s+[-–—]\s+(.+?)(?:\s*\(\s*\d+\s*(?:vms?|virtual machines?|vm\(s\))\s*\))?\s*$`)
+
+	altaroHostLabels   = []string{"host", "hyper-v host", "vmware host", "host name", "hostname", "server", "hôte", "hote"}
+	altaroStatusLabels = []string{"result", "status", "operation result", "ergebnis", "résultat", "resultat", "resultado", "risultato"}
+	altaroOpLabels     = []string{"operation", "operation type", "vorgang", "opération", "operación"}
+	altaroStartLabels  = []string{"start time", "started", "start", "startzeit", "heure de début", "hora de inicio"}
+	altaroEndLabels    = []string{"end time", "finished", "end", "completed", "endzeit", "heure de fin", "hora de finalización"}
+	altaroDurLabels    = []string{"duration", "dauer", "durée", "duración"}
+	altaroSizeLabels   = []string{
+		"total transfer size", "transfer size", "total transferred", "data transferred", "transferred",
+		"total size transferred", "übertragungsgröße", "taille du transfert", "tamaño de transferencia",
+	}
+
+	altaroVMKeyRe   = regexp.MustCompile(`(?i)^(?:vm name|vm|virtual machine|vm-name|nom de la vm|nombre de vm)$`)
+	altaroVMResult  = regexp.MustCompile(`(?i)^(?:result|status|ergebnis|résultat|resultado)$`)
+	altaroVMDetails = regexp.MustCompile(`(?i)^(?:details?|error|errors|message|reason|notes?|détails|detalles)$`)
+	altaroVMSize    = regexp.MustCompile(`(?i)^(?:transfer size|transferred|data transferred|size)`)
+	altaroTestOpRe  = regexp.MustCompile(`(?i)sandbox|restore test|test restore|test drill|verification|verify|health monitor|boot test`)
+)
+
+// Parse reads a Hornetsecurity / Altaro VM Backup notification.
+func (altaroParser) Parse(m *Message) (Result, error) {
+	r := noResult()
+	lines := m.Lines
+	f := FieldsOf(lines)
+	isAltaro := namesProduct(m, "altaro", "hornetsecurity")
+
+	subjectHead, subjectHost := "", ""
+	if isAltaro {
+		if mm := altaroSubjectRe.FindStringSubmatch(m.Subject); mm != nil {
+			subjectHead, subjectHost = mm[1], mm[2]
+		}
+	}
+
+	if v, ok := f.Get(altaroHostLabels...); ok && !emptyValue(v) {
+		r.JobName = v
+	} else {
+		r.JobName = subjectHost
+	}
+
+	if !isAltaro {
+		return r, unreadable("not a Hornetsecurity/Altaro VM Backup notification: the mail does not name the product")
+	}
+	if v, ok := f.Get(altaroStatusLabels...); ok {
+		r.Status = StatusOf(v)
+	}
+	if r.Status == Unknown && subjectHead != "" {
+		r.Status = StatusOf(subjectHead)
+	}
+	if r.Status == Unknown {
+		// The headline under the product's name ("Backup Failed").
+		for i, l := range lines {
+			if i > 4 {
+				break
+			}
+			if strings.IndexByte(l, '\t') < 0 && !strings.Contains(strings.ToLower(l), "vm backup") {
+				if st := StatusOf(l); st != Unknown {
+					r.Status = st
+					break
+				}
+			}
+		}
+	}
+	if r.Status == Unknown {
+		return r, unreadable("no VM Backup result found: no Result line and no result in the subject or headline")
+	}
+
+	if v, ok := f.Get(altaroStartLabels...); ok {
+		r.StartedAt = timeIn(v, m)
+	}
+	if v, ok := f.Get(altaroEndLabels...); ok {
+		r.CompletedAt = timeIn(v, m)
+	}
+	if v, ok := f.Get(altaroDurLabels...); ok {
+		if d, ok := ParseDuration(v); ok {
+			r.DurationSeconds = d
+		}
+	}
+
+	rows, cols := findTable(lines, altaroVMKeyRe, map[string]*regexp.Regexp{
+		"result": altaroVMResult, "details": altaroVMDetails, "size": altaroVMSize,
+	})
+	if v, ok := f.Get(altaroSizeLabels...); ok {
+		r.SizeBytes = sizeIn(v)
+	}
+	if r.SizeBytes < 0 && cols != nil && cols["size"] >= 0 {
+		var sum int64
+		found := false
+		for _, row := range rows {
+			if n := sizeIn(cellAt(row, cols["size"])); n >= 0 {
+				sum += n
+				found = true
+			}
+		}
+		if found {
+			r.SizeBytes = sum
+		}
+	}
+
+	// A failed sandbox restore test, verification or health check is an
+	// integrity failure; so is any line that says one failed.
+	op, _ := f.Get(altaroOpLabels...)
+	r.IntegrityFailed = integrityFailedIn(m.Subject, lines) ||
+		(r.Status == Failed && (altaroTestOpRe.MatchString(op) || altaroTestOpRe.MatchString(subjectHead)))
+
+	if r.Status != OK || r.IntegrityFailed {
+		r.Summary = altaroSummary(lines, rows, cols)
+	}
+	return r, nil
+}
+
+// altaroSummary returns the first error under the VM table, else the
+// details of the first VM that did not succeed, else an Errors list.
+func altaroSummary(lines []string, rows [][]string, cols map[string]int) string {
+	if len(rows) > 0 {
+		// The paragraphs after the table's last row.
+		last := rows[len(rows)-1]
+		after := -1
+		for i, l := range lines {
+			if strings.Join(last, "\t") == l {
+				after = i + 1
+			}
+		}
+		for i := after; i >= 0 && i < len(lines); i++ {
+			l := lines[i]
+			if isMailFooter(l) {
+				break
+			}
+			if strings.IndexByte(l, '\t') < 0 {
+				if s := cleanSummary(l); s != "" {
+					return s
+				}
+			}
+		}
+		for _, row := range rows {
+			d := cellAt(row, cols["details"])
+			if d != "" && StatusOf(cellAt(row, cols["result"])) != OK {
+				return cleanSummary(d)
+			}
+		}
+		for _, row := range rows {
+			if d := cellAt(row, cols["details"]); d != "" {
+				return cleanSummary(d)
+			}
+		}
+	}
+	for _, h := range []string{"errors", "error", "warnings", "warning", "details", "fehler", "warnungen", "erreurs"} {
+		if s := firstSummaryLine(Section(lines, h, isMailFooter)); s != "" {
+			return s
+		}
+	}
+	return ""
+}

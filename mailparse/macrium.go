@@ -1,0 +1,155 @@
+package mailparse
+
+import (
+	"regexp"
+	"strings"
+)
+
+// The macrium parser reads Macrium Reflect backup e-mails: a subject
+// `<computer> Macrium Reflect - Backup Success` (or "with Warnings",
+// "Failed"), a headline ("Success :)", "Warning :|", "Failed :("),
+// labelled values (Computer Name, Backup definition, Backup Status, Start
+// Time, End Time, Duration, Data Written, Auto Verify) and the run's log.
+// The first warning or error of the log is the summary; a failed image
+// verification is an integrity failure.
+
+func init() { register("macrium", macriumParser{}) }
+
+type macriumParser struct{}
+
+var (
+	macriumSubjectRe = regexp.MustCompile(`(?i)^\s*(.*?)\s*macrium\s+reflect\s*[-–—:]\s*(.+)$`)
+
+	macriumStatusLabels = []string{"backup status", "status", "result", "backup result", "job status", "sicherungsstatus", "statut de la sauvegarde", "estado de la copia"}
+	macriumJobLabels    = []string{"backup definition", "definition", "backup definition file", "definition file", "job", "job name", "backup name", "task", "sicherungsdefinition", "définition de sauvegarde"}
+	macriumHostLabels   = []string{"computer name", "computer", "machine", "host", "computername", "nom de l'ordinateur"}
+	macriumStartLabels  = []string{"start time", "started", "backup started", "start", "startzeit", "heure de début", "hora de inicio"}
+	macriumEndLabels    = []string{"end time", "finished", "backup completed", "completed", "end", "endzeit", "heure de fin", "hora de finalización"}
+	macriumDurLabels    = []string{"duration", "elapsed", "elapsed time", "dauer", "durée", "duración"}
+	macriumSizeLabels   = []string{"data written", "backup size", "image size", "written", "total written", "file size", "geschriebene daten", "données écrites"}
+	macriumVerifyLabels = []string{"verify", "verification", "verify status", "verify result", "image verification", "auto verify result", "überprüfung", "vérification"}
+
+	// macriumProblemRe finds the log lines that report a problem.
+	macriumProblemRe = regexp.MustCompile(`(?i)\b(?:warning|warnung|error|fehler|erreur|unable|failed|failure|fail|cannot|can't|could not|couldn't|not found|denied|aborted|insufficient|no space|disconnected|timed out|timeout|corrupt\w*|invalid|skipped|gave up|is not available|no longer available|lost)\b`)
+	// macriumEndLineRe is the log's closing line, which only repeats the
+	// status ("Backup completed successfully", "Backup aborted!").
+	macriumEndLineRe = regexp.MustCompile(`(?i)^(?:backup|image|file and folder backup|clone|operation|job)\s+(?:completed|aborted|failed|cancel+ed|finished|succeeded)\b[^:]*$`)
+	macriumPathRe    = regexp.MustCompile(`^.*[\\/]`)
+)
+
+// Parse reads a Macrium Reflect e-mail.
+func (macriumParser) Parse(m *Message) (Result, error) {
+	r := noResult()
+	lines := m.Lines
+	f := FieldsOf(lines)
+	isMacrium := namesProduct(m, "macrium")
+
+	subjectHost, subjectStatus := "", ""
+	if mm := macriumSubjectRe.FindStringSubmatch(m.Subject); mm != nil {
+		subjectHost, subjectStatus = mm[1], mm[2]
+	}
+
+	if v, ok := f.Get(macriumJobLabels...); ok && !emptyValue(v) {
+		r.JobName = macriumJobName(v)
+	} else if v, ok := f.Get(macriumHostLabels...); ok && !emptyValue(v) {
+		r.JobName = v
+	} else {
+		r.JobName = subjectHost
+	}
+
+	if !isMacrium {
+		return r, unreadable("not a Macrium Reflect e-mail: the mail does not name the product")
+	}
+	if v, ok := f.Get(macriumStatusLabels...); ok {
+		r.Status = StatusOf(v)
+	}
+	if r.Status == Unknown && subjectStatus != "" {
+		r.Status = StatusOf(subjectStatus)
+	}
+	if r.Status == Unknown {
+		// The headline ("Success :)", "Warning :|", "Failed :(").
+		for i, l := range lines {
+			if i > 4 {
+				break
+			}
+			if strings.IndexByte(l, '\t') < 0 && !strings.Contains(strings.ToLower(l), "macrium") {
+				if st := StatusOf(strings.Trim(l, " :()|")); st != Unknown {
+					r.Status = st
+					break
+				}
+			}
+		}
+	}
+	if r.Status == Unknown {
+		return r, unreadable("no Macrium Reflect backup status found: no Backup Status line and no status in the subject or headline")
+	}
+
+	if v, ok := f.Get(macriumStartLabels...); ok {
+		r.StartedAt = timeIn(v, m)
+	}
+	if v, ok := f.Get(macriumEndLabels...); ok {
+		r.CompletedAt = timeIn(v, m)
+	}
+	if v, ok := f.Get(macriumDurLabels...); ok {
+		if d, ok := ParseDuration(v); ok {
+			r.DurationSeconds = d
+		}
+	}
+	if v, ok := f.Get(macriumSizeLabels...); ok {
+		r.SizeBytes = sizeIn(v)
+	}
+
+	log := Section(lines, "log", isMailFooter)
+	if log == nil {
+		log = Section(lines, "backup log", isMailFooter)
+	}
+	r.IntegrityFailed = fieldsSayFailed(f, macriumVerifyLabels) || integrityFailedIn(m.Subject, lines)
+
+	if r.Status != OK || r.IntegrityFailed {
+		r.Summary = macriumSummary(log, f, r.IntegrityFailed)
+	}
+	return r, nil
+}
+
+// macriumJobName reads a backup definition, which may be printed as its
+// XML file's path ("C:\Users\x\Documents\Reflect\Daily Image.xml").
+func macriumJobName(v string) string {
+	low := strings.ToLower(v)
+	if strings.HasSuffix(low, ".xml") || strings.ContainsAny(v, `\/`) && strings.Contains(low, ".xml") {
+		v = macriumPathRe.ReplaceAllString(v, "")
+		if i := strings.LastIndexByte(v, '.'); i > 0 {
+			v = v[:i]
+		}
+	}
+	return strings.TrimSpace(v)
+}
+
+// macriumSummary returns the log's first line that reports a problem (the
+// first verification failure when that is what went wrong), else an
+// error label, else the log's closing line.
+func macriumSummary(log []string, f Fields, integrity bool) string {
+	if integrity {
+		for _, l := range log {
+			if lineSaysIntegrityFailed(l) {
+				return cleanSummary(l)
+			}
+		}
+	}
+	closing := ""
+	for _, l := range log {
+		l = strings.TrimSpace(l)
+		if macriumEndLineRe.MatchString(l) {
+			if closing == "" {
+				closing = l
+			}
+			continue
+		}
+		if macriumProblemRe.MatchString(l) {
+			return cleanSummary(l)
+		}
+	}
+	if v, ok := f.Get("error", "error message", "reason", "message", "fehler"); ok && !emptyValue(v) {
+		return cleanSummary(v)
+	}
+	return cleanSummary(closing)
+}

@@ -1,0 +1,194 @@
+package mailparse
+
+import (
+	"regexp"
+	"strings"
+)
+
+// The nakivo parser reads NAKIVO Backup & Replication job reports: a
+// subject `Job "<name>" has completed: <status>`, the job's name and status
+// as a heading, a table of labelled values (Job status, Started, Finished,
+// Duration, Data transferred), a table of the job's VMs (status, notes) and
+// an Alerts list. Labels may be localized, the body may be plain text, and
+// a VM's screenshot verification may fail while the backup succeeded.
+
+func init() { register("nakivo", nakivoParser{}) }
+
+type nakivoParser struct{}
+
+var (
+	nakivoSubjectRe = regexp.MustCompile(`(?i)\b(?:job|auftrag|tâche|tache|trabajo|lavoro|taak)\s*[„"“”«']\s*(.+?)\s*[”"“»'](.*)$`)
+
+	nakivoStatusLabels = []string{
+		"job status", "job run status", "run status", "jobstatus", "auftragsstatus", "job-status",
+		"statut de la tâche", "statut du travail", "statut de la tache", "estado del trabajo",
+		"stato del lavoro", "taakstatus",
+	}
+	nakivoStartLabels = []string{
+		"started", "start time", "started at", "job started", "start", "gestartet", "startzeit",
+		"beginn", "démarré", "demarre", "début", "debut", "iniciado", "inicio", "avviato", "gestart",
+	}
+	nakivoEndLabels = []string{
+		"finished", "end time", "finished at", "job finished", "completed", "ended", "end",
+		"beendet", "endzeit", "abgeschlossen", "terminé", "termine", "fin", "finalizado",
+		"completato", "voltooid",
+	}
+	nakivoDurationLabels = []string{"duration", "job duration", "dauer", "durée", "duree", "duración", "durata", "duur"}
+	nakivoSizeLabels     = []string{
+		"data transferred", "transferred", "transferred data", "data written", "total transferred",
+		"übertragene daten", "übertragen", "datenmenge", "données transférées", "donnees transferees",
+		"datos transferidos", "dati trasferiti", "overgedragen gegevens",
+	}
+	nakivoAlertHeadings = []string{
+		"alerts", "alert", "errors", "warnings", "events", "job alerts", "warnungen", "fehler",
+		"alarme", "alertes", "erreurs", "alertas", "errores", "avvisi", "errori", "waarschuwingen",
+	}
+
+	nakivoVMKeyRe  = regexp.MustCompile(`(?i)^(?:vm|vms|virtual machine|machine|source|object|item|name|instance|host|vm name|server)$`)
+	nakivoVMStatus = regexp.MustCompile(`(?i)^(?:status|result|state|statut|estado|ergebnis|stato)$`)
+	nakivoVMNotes  = regexp.MustCompile(`(?i)^(?:notes?|details?|description|reason|errors?|message|comment|hinweise?|remarques?|notas?)$`)
+	nakivoVMSize   = regexp.MustCompile(`(?i)^(?:data transferred|transferred|übertragen|transféré|transferido)`)
+)
+
+// Parse reads a NAKIVO job report.
+func (nakivoParser) Parse(m *Message) (Result, error) {
+	r := noResult()
+	lines := m.Lines
+	f := FieldsOf(lines)
+	isNakivo := namesProduct(m, "nakivo")
+
+	subjectJob, subjectRest := "", ""
+	if mm := nakivoSubjectRe.FindStringSubmatch(m.Subject); mm != nil {
+		subjectJob, subjectRest = mm[1], mm[2]
+	}
+
+	// The job: the subject's quoted name, a Job name label, or the heading
+	// under the report's title.
+	headIdx := -1
+	for i, l := range lines {
+		if i > 4 {
+			break
+		}
+		if strings.Contains(strings.ToLower(l), "nakivo") && i+1 < len(lines) && strings.IndexByte(lines[i+1], '\t') < 0 {
+			headIdx = i + 1
+			break
+		}
+	}
+	switch {
+	case subjectJob != "":
+		r.JobName = subjectJob
+	default:
+		if v, ok := f.Get("job name", "job", "auftragsname", "nom de la tâche", "nombre del trabajo"); ok && !emptyValue(v) {
+			r.JobName = v
+		} else if headIdx >= 0 {
+			r.JobName = lines[headIdx]
+		}
+	}
+
+	// The status: the Job status label, the subject after the job's name,
+	// the badge under the job's name; a plain "Status" label only when the
+	// mail names NAKIVO.
+	if v, ok := f.Get(nakivoStatusLabels...); ok {
+		r.Status = nakivoStatus(v)
+	}
+	if r.Status == Unknown && subjectRest != "" {
+		r.Status = nakivoStatus(subjectRest)
+	}
+	if r.Status == Unknown && isNakivo {
+		if v, ok := f.Get("status", "result", "job result"); ok {
+			r.Status = nakivoStatus(v)
+		}
+		if r.Status == Unknown && headIdx >= 0 {
+			for _, l := range lines[headIdx:min(headIdx+3, len(lines))] {
+				if strings.IndexByte(l, '\t') < 0 && l != r.JobName {
+					if st := nakivoStatus(l); st != Unknown {
+						r.Status = st
+						break
+					}
+				}
+			}
+		}
+	}
+	if r.Status == Unknown {
+		return r, unreadable("no NAKIVO job status found: no \"Job status\" line and no status after the job's name in the subject")
+	}
+
+	if v, ok := f.Get(nakivoStartLabels...); ok {
+		r.StartedAt = timeIn(v, m)
+	}
+	if v, ok := f.Get(nakivoEndLabels...); ok {
+		r.CompletedAt = timeIn(v, m)
+	}
+	if v, ok := f.Get(nakivoDurationLabels...); ok {
+		if d, ok := ParseDuration(v); ok {
+			r.DurationSeconds = d
+		}
+	}
+
+	rows, cols := findTable(lines, nakivoVMKeyRe, map[string]*regexp.Regexp{
+		"status": nakivoVMStatus, "notes": nakivoVMNotes, "size": nakivoVMSize,
+	})
+
+	r.SizeBytes = -1
+	if v, ok := f.Get(nakivoSizeLabels...); ok {
+		r.SizeBytes = sizeIn(v)
+	}
+	if r.SizeBytes < 0 && len(rows) > 0 && cols["size"] >= 0 {
+		// No job total: the VMs' sum.
+		var sum int64
+		found := false
+		for _, row := range rows {
+			if n := sizeIn(cellAt(row, cols["size"])); n >= 0 {
+				sum += n
+				found = true
+			}
+		}
+		if found {
+			r.SizeBytes = sum
+		}
+	}
+
+	r.IntegrityFailed = integrityFailedIn(m.Subject, lines)
+
+	// The summary: the first alert, else the notes of the first VM that did
+	// not succeed.
+	if r.Status != OK || r.IntegrityFailed {
+		for _, h := range nakivoAlertHeadings {
+			if s := firstSummaryLine(Section(lines, h, nakivoSectionEnd)); s != "" {
+				r.Summary = s
+				break
+			}
+		}
+		if r.Summary == "" && len(rows) > 0 {
+			for _, row := range rows {
+				notes := cellAt(row, cols["notes"])
+				st := StatusOf(cellAt(row, cols["status"]))
+				if notes != "" && (st != OK || r.Status == OK) {
+					r.Summary = cleanSummary(notes)
+					break
+				}
+			}
+		}
+	}
+	return r, nil
+}
+
+// nakivoStatus reads a NAKIVO status phrase ("Successful", "Completed with
+// warnings", "Partially successful", "Failed", "Stopped": a stopped run
+// protected nothing, so it counts as failed).
+func nakivoStatus(s string) Status {
+	return StatusOf(strings.TrimSpace(s))
+}
+
+// nakivoSectionEnd ends an Alerts list: the footer, or a new heading.
+func nakivoSectionEnd(l string) bool {
+	if isMailFooter(l) {
+		return true
+	}
+	low := strings.ToLower(strings.TrimSuffix(strings.TrimSpace(l), ":"))
+	switch low {
+	case "virtual machines", "vms", "objects", "summary", "details", "job details", "machines":
+		return true
+	}
+	return false
+}
