@@ -177,10 +177,10 @@ func (e *Engine) MailRecipient(token string) MailReply {
 		case j == nil:
 			return MailReply{Outcome: MailUnknownRecipient}
 		case !w.active(now):
-			return MailReply{Outcome: MailInactive}
+			return MailReply{Outcome: MailInactive, Vendor: j.vendor}
 		}
 		if s := j.capRetry(now); s > 0 {
-			return MailReply{Outcome: MailCapReached, RetryAfter: s}
+			return MailReply{Outcome: MailCapReached, Vendor: j.vendor, RetryAfter: s}
 		}
 		return MailReply{Outcome: MailAccepted, Vendor: j.vendor}
 	})
@@ -223,7 +223,7 @@ func (e *Engine) Mail(token string, in *MailInput) MailReply {
 			ch <- MailReply{Outcome: MailUnknownRecipient}
 			return
 		case !w.active(now):
-			ch <- MailReply{Outcome: MailInactive}
+			ch <- MailReply{Outcome: MailInactive, Vendor: j.vendor}
 			return
 		}
 		if in.Status == 0 {
@@ -256,7 +256,7 @@ func (a *actor) mailReport(w *workspace, j *job, in *MailInput, now int64, unpar
 	if key != "" {
 		if ent := j.idem[key]; ent != nil && now-ent.at < idemKeepMs {
 			if ent.pending.Load() {
-				reply <- MailReply{Outcome: MailInFlight}
+				reply <- MailReply{Outcome: MailInFlight, Vendor: j.vendor}
 				return
 			}
 			if !unparsedID.IsZero() {
@@ -268,7 +268,7 @@ func (a *actor) mailReport(w *workspace, j *job, in *MailInput, now int64, unpar
 		}
 	}
 	if s := j.capRetry(now); s > 0 {
-		reply <- MailReply{Outcome: MailCapReached, RetryAfter: s}
+		reply <- MailReply{Outcome: MailCapReached, Vendor: j.vendor, RetryAfter: s}
 		return
 	}
 	rec := w.decideMail(j, in, key, now)
@@ -363,7 +363,7 @@ func (a *actor) mailUnparsed(w *workspace, j *job, in *MailInput, now int64, rep
 		}
 	}
 	if n >= unparsedPerJobPerDay {
-		reply <- MailReply{Outcome: MailCapReached, RetryAfter: 3600}
+		reply <- MailReply{Outcome: MailCapReached, Vendor: j.vendor, RetryAfter: 3600}
 		return
 	}
 	rec := &wal.MailUnparsed{

@@ -118,6 +118,7 @@ type bmChild struct {
 	stderr    *lockedBuffer
 	publicURL string
 	adminURL  string
+	smtpAddr  string // host:port of the SMTP listener; "" when off
 
 	exited  chan struct{} // closed when the process has been waited for
 	exitErr error         // Wait's error; read after exited is closed
@@ -185,6 +186,8 @@ func launchChild(t testing.TB, name, dataDir string, extra ...string) (*bmChild,
 				c.publicURL = strings.TrimPrefix(line, "public listening on ")
 			case strings.HasPrefix(line, "admin listening on "):
 				c.adminURL = strings.TrimPrefix(line, "admin listening on ")
+			case strings.HasPrefix(line, "smtp listening on "):
+				c.smtpAddr = strings.TrimPrefix(line, "smtp listening on ")
 			case line == "ready" && !signalled:
 				signalled = true
 				close(readyc)
