@@ -41,7 +41,7 @@ type cliCommand struct {
 }
 
 var idFlags = map[string]string{"{wid}": "workspace", "{cid}": "client", "{jid}": "job", "{kid}": "key", "{aid}": "alert",
-	"{chid}": "channel", "{eid}": "escalation"}
+	"{chid}": "channel", "{eid}": "escalation", "{uid}": "unparsed"}
 
 var workspaceFlags = []cliFlag{
 	{"name", "name", "workspace name", kString},
@@ -106,6 +106,10 @@ var cliCommands = []cliCommand{
 		{"after-minutes", "afterMinutes", "minutes after the alert opened (1..43200)", kInt}}},
 	{group: "escalation", verb: "list", method: "GET", path: "/workspaces/{wid}/escalations", help: "list escalation rules"},
 	{group: "escalation", verb: "delete", method: "DELETE", path: "/workspaces/{wid}/escalations/{eid}", help: "delete an escalation rule"},
+	{group: "job", verb: "rotate-ingest-address", method: "POST", path: "/workspaces/{wid}/jobs/{jid}/ingest-address/rotate", help: "give a job a new ingest address; the old one is refused from now on"},
+	{group: "unparsed", verb: "list", method: "GET", path: "/workspaces/{wid}/unparsed", help: "list report e-mails that could not be read, newest first, with the reason"},
+	{group: "unparsed", verb: "reparse", method: "POST", path: "/workspaces/{wid}/unparsed/{uid}/reparse", help: "read an unparsed e-mail again with its job's parser"},
+	{group: "unparsed", verb: "delete", method: "DELETE", path: "/workspaces/{wid}/unparsed/{uid}", help: "drop an unparsed e-mail and its kept copy"},
 	{group: "delivery", verb: "list", method: "GET", path: "/workspaces/{wid}/deliveries", help: "list notification deliveries, newest first"},
 	{group: "activity", verb: "list", method: "GET", path: "/workspaces/{wid}/activity", help: "show the activity log, newest first"},
 	{group: "clock", verb: "set", method: "POST", path: "/clock", help: "development clock: set and/or advance (server needs --dev-clock)", flags: []cliFlag{

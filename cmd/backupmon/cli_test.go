@@ -24,6 +24,8 @@ import (
 	"time"
 
 	"backupmon/engine"
+	"backupmon/mailstore"
+	"backupmon/smtpin"
 	"backupmon/transport"
 	"backupmon/wal"
 )
@@ -37,6 +39,7 @@ var cliT0 = time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC)
 type cliServer struct {
 	dir                 string
 	eng                 *engine.Engine
+	store               *mailstore.Store
 	srv                 *transport.Server
 	adminURL, publicURL string
 	closed              bool
@@ -55,8 +58,15 @@ func startCLIServer(t *testing.T, dir string, start time.Time) *cliServer {
 	if err != nil {
 		t.Fatalf("open engine: %v", err)
 	}
-	s := &cliServer{dir: dir, eng: eng}
-	s.srv = transport.New(transport.Config{Engine: eng, Logger: logger, Metrics: metrics, AdminToken: cliToken, DevClock: true})
+	store, err := mailstore.Open(filepath.Join(dir, "mail"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &cliServer{dir: dir, eng: eng, store: store}
+	s.srv = transport.New(transport.Config{Engine: eng, Logger: logger, Metrics: metrics, AdminToken: cliToken, DevClock: true,
+		Reparse: func(wsID, id string) (engine.MailReply, error) {
+			return smtpin.Reparse(eng, store, suggestFor, wsID, id)
+		}})
 	pub, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -389,6 +399,42 @@ func TestCLISubcommands(t *testing.T) {
 	if r := s.must(t, "delivery", "list", "--workspace", wid); r.json == nil || len(r.list()) != 0 {
 		t.Errorf("delivery list: %s", r.stdout)
 	}
+
+	// job rotate-ingest-address; unparsed list / reparse / delete, with
+	// two unreadable e-mails put in as the SMTP listener would.
+	mj := s.must(t, "job", "create", "--workspace", wid, "--client-id", cid, "--name", "Dump", "--vendor", "veeam",
+		"--device-name", "DB", "--device-type", "database", "--hostname", "db01", "--interval-minutes", "1440").data()
+	mjid, oldAddr := mj["id"].(string), mj["ingestAddress"].(string)
+	rot := s.must(t, "job", "rotate-ingest-address", "--workspace", wid, "--job", mjid).data()
+	addr, _ := rot["ingestAddress"].(string)
+	if addr == "" || addr == oldAddr || rot["id"] != mjid {
+		t.Errorf("job rotate-ingest-address: %v (was %s)", rot, oldAddr)
+	}
+	token := addr[:strings.IndexByte(addr, '@')]
+	raw := []byte("Subject: dump done\r\nMessage-ID: <d1@db01>\r\n\r\nJob: Dump\r\nStatus: OK\r\n")
+	for _, id := range []string{"d1", "d2"} {
+		ref, err := s.store.Put(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := s.eng.Mail(token, &engine.MailInput{MessageID: id, Reason: "not a Veeam report", RawRef: ref, Size: int64(len(raw))}); r.Outcome != engine.MailKeptUnparsed {
+			t.Fatalf("unreadable mail: %+v", r)
+		}
+	}
+	ul := s.must(t, "unparsed", "list", "--workspace", wid).list()
+	if len(ul) != 2 || ul[0]["messageId"] != "d2" || ul[0]["reason"] != "not a Veeam report" {
+		t.Fatalf("unparsed list: %v", ul)
+	}
+	cliWantError(t, "unparsed reparse, still unreadable", s.cli(t, "unparsed", "reparse", "--workspace", wid, "--unparsed", ul[0]["id"].(string)), 409, "CONFLICT")
+	s.must(t, "job", "update", "--workspace", wid, "--job", mjid, "--vendor", "generic")
+	if r := s.must(t, "unparsed", "reparse", "--workspace", wid, "--unparsed", ul[0]["id"].(string)).data(); r["status"] != "ok" || r["resultId"] == nil {
+		t.Errorf("unparsed reparse: %v", r)
+	}
+	s.must(t, "unparsed", "delete", "--workspace", wid, "--unparsed", ul[1]["id"].(string))
+	if l := s.must(t, "unparsed", "list", "--workspace", wid).list(); len(l) != 0 {
+		t.Errorf("unparsed list after reparse and delete: %v", l)
+	}
+	cliWantError(t, "unparsed delete, gone", s.cli(t, "unparsed", "delete", "--workspace", wid, "--unparsed", ul[1]["id"].(string)), 404, "NOT_FOUND")
 
 	// Every subcommand ran.
 	for _, c := range cliCommands {
