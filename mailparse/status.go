@@ -1,6 +1,14 @@
 package mailparse
 
-import "strings"
+import (
+	"regexp"
+	"strings"
+)
+
+// negatedRe matches phrases that name a problem only to deny it ("no
+// errors", "0 warnings", "without errors", "keine Fehler"): StatusOf reads
+// the rest of the phrase.
+var negatedRe = regexp.MustCompile(`(?i)\b(?:no|0|without|ohne|keine|sans|geen)\s+(?:errors?|warnings?|failures?|issues?|exceptions?|fehler|warnungen|erreurs?|avertissements?|fouten|waarschuwingen)\b`)
 
 // Status is a run's result as a mail states it.
 type Status uint8
@@ -35,18 +43,22 @@ var (
 	warnWords = []string{
 		"with warning", "with exception", "with error", "partially", "partial success",
 		"partly", "warning", "warnung", "avertissement", "waarschuwing", "advertencia",
-		"avviso", "exceptions",
+		"avviso", "exceptions", "teilweise", "partiellement", "gedeeltelijk", "parcialmente",
+		"parzialmente", "avvisi", "aviso", "mit fehler", "mit warnung", "avec erreur",
+		"avec des erreur", "met fout", "met waarschuwing", "con error", "con avvis", "com erro",
 	}
 	failWords = []string{
 		"fail", "error", "abort", "unsuccessful", "not completed", "did not complete",
 		"cancel", "fehler", "fehlgeschlagen", "échec", "echec", "échoué", "mislukt",
 		"fallid", "fallo", "errore", "non riuscit", "crash", "missed", "stopped",
-		"terminated", "killed", "critical",
+		"terminated", "killed", "critical", "abgebrochen", "annulé", "geannuleerd", "fallit",
+		"falhou", "falha",
 	}
 	okWords = []string{
 		"success", "succeeded", "successful", "completed", "complete", "ok", "passed",
 		"finished", "done", "erfolgreich", "abgeschlossen", "réussi", "reussi", "terminé",
 		"geslaagd", "voltooid", "correcto", "completado", "riuscit", "completato",
+		"bem-sucedid", "concluído", "sucesso",
 	}
 )
 
@@ -54,7 +66,7 @@ var (
 // Failed", "Completed") with the vocabulary the products share. It returns
 // Unknown when s says none of them.
 func StatusOf(s string) Status {
-	low := strings.ToLower(s)
+	low := negatedRe.ReplaceAllString(strings.ToLower(s), " ")
 	for _, w := range warnWords {
 		if strings.Contains(low, w) {
 			return Warn

@@ -236,3 +236,12 @@ func submatches(s string, ix []int) []string {
 	}
 	return out
 }
+
+// Time reads s with ParseTime in the zone of m's Date header, the Date
+// itself deciding between day-first and month-first readings.
+func (m *Message) Time(s string) (time.Time, bool) {
+	if m == nil {
+		return ParseTime(s, time.UTC, time.Time{})
+	}
+	return ParseTime(s, m.Zone, m.Date)
+}

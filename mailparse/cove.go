@@ -1,0 +1,117 @@
+package mailparse
+
+import (
+	"regexp"
+	"strings"
+)
+
+func init() { register("cove", coveParser{}) }
+
+// coveParser reads the session notifications of N-able Cove Data
+// Protection (formerly Backup Manager): the device is the job; fields give
+// the session's type, status, times, sizes and error count; a table lists
+// the data sources and an "Errors" list the first errors. Cove's session
+// statuses are Completed (ok), Completed with errors (warn), and Failed,
+// Aborted, Interrupted, Over quota or Not started (failed); a session "In
+// process" has no result yet. A failed recovery test sets IntegrityFailed.
+type coveParser struct{}
+
+var (
+	coveSubjectRe     = regexp.MustCompile(`(?i)^(?:\[[^\]]*\]\s*)?(?:backup|restore|recovery test\w*|session)?\s*(.+?)\s+[-–]\s+(.+?)(?:\s+\(([^()]*)\))?$`)
+	coveDeviceLabels  = []string{"device name", "device", "account", "gerätename", "nom de l'appareil", "apparaatnaam", "nombre del dispositivo"}
+	coveTypeLabels    = []string{"session type", "sitzungstyp", "type de session", "sessietype", "tipo de sesión"}
+	coveStatusLabels  = []string{"status", "session status", "statut", "estado", "stato"}
+	coveStartLabels   = []string{"start time", "started", "startzeit", "heure de début", "starttijd", "hora de inicio"}
+	coveEndLabels     = []string{"end time", "finished", "completed", "endzeit", "heure de fin", "eindtijd", "hora de finalización"}
+	coveDurLabels     = []string{"duration", "dauer", "durée", "duur", "duración"}
+	coveSizeLabels    = []string{"sent size", "transferred size", "gesendete größe", "taille envoyée", "verzonden grootte", "tamaño enviado"}
+	coveErrorHeadings = []string{"errors", "error", "warnings", "session errors", "error details", "fehler", "erreurs", "fouten", "errores"}
+	// coveVerifyRe names a recovery test or a verification.
+	coveVerifyRe = regexp.MustCompile(`(?i)recovery test|recovery testing|verification|standby image|screenshot|integrity`)
+)
+
+// coveStatus reads a Cove session status.
+func coveStatus(s string) (Status, bool) {
+	low := strings.ToLower(strings.TrimSpace(s))
+	switch {
+	case strings.Contains(low, "in process"), strings.Contains(low, "in progress"), low == "running":
+		return Unknown, true // still running
+	case strings.Contains(low, "interrupted"), strings.Contains(low, "over quota"),
+		strings.Contains(low, "not started"), strings.Contains(low, "unterbrochen"),
+		strings.Contains(low, "interrompu"), strings.Contains(low, "onderbroken"):
+		return Failed, false
+	case strings.Contains(low, "no selection"):
+		return Warn, false
+	}
+	return StatusOf(s), false
+}
+
+// Parse reads a Cove session notification.
+func (coveParser) Parse(m *Message) (Result, error) {
+	r := noResult()
+	lines := m.Lines
+	f := FieldsOf(lines)
+	device, hasDevice := f.Value(coveDeviceLabels...)
+	sessionType, _ := f.Value(coveTypeLabels...)
+	_, own := f.Get(append([]string{"device name", "gerätename", "nom de l'appareil", "apparaatnaam", "nombre del dispositivo"}, coveTypeLabels...)...)
+	if !own && !mailNames(m, "cove") && !mailNames(m, "backup manager") {
+		return r, unreadable("not a Cove Data Protection notification: no device name or session type, and no mention of Cove")
+	}
+	subj := coveSubjectRe.FindStringSubmatch(m.Subject)
+
+	running := false
+	if v, ok := f.Value(coveStatusLabels...); ok {
+		r.Status, running = coveStatus(v)
+	}
+	if r.Status == Unknown && !running && subj != nil {
+		r.Status, running = coveStatus(subj[1])
+	}
+	if r.Status == Unknown {
+		if running {
+			return r, unreadable("the Cove session is still in process: the notification has no result yet")
+		}
+		return r, unreadable("the Cove notification states no session status (Completed, Completed with errors, Failed...)")
+	}
+
+	switch {
+	case hasDevice:
+		r.JobName = device
+	case subj != nil:
+		r.JobName = subj[2]
+	}
+	if v, ok := f.Value(coveStartLabels...); ok {
+		r.StartedAt, _ = m.Time(v)
+	}
+	if v, ok := f.Value(coveEndLabels...); ok {
+		r.CompletedAt, _ = m.Time(v)
+	}
+	if v, ok := f.Value(coveDurLabels...); ok {
+		if d, ok := ParseDuration(v); ok {
+			r.DurationSeconds = d
+		}
+	}
+	if v, ok := f.Value(coveSizeLabels...); ok {
+		r.SizeBytes = sizeValue(v)
+	}
+
+	if i := headingAt(lines, coveErrorHeadings...); i >= 0 {
+		for _, l := range lines[i+1:] {
+			if s := summaryText(l); s != "" && strings.IndexByte(l, '\t') < 0 {
+				r.Summary = s
+				break
+			}
+		}
+	}
+	if r.Summary == "" {
+		if v, ok := f.Value("error message", "last error", "error details"); ok {
+			r.Summary = summaryText(v)
+		}
+	}
+	if r.Status != OK && coveVerifyRe.MatchString(sessionType+" "+m.Subject) {
+		r.IntegrityFailed = true
+	}
+	if r.Status == OK && !r.IntegrityFailed {
+		r.Summary = ""
+	}
+	return r, nil
+}

@@ -1,0 +1,115 @@
+package mailparse
+
+import (
+	"regexp"
+	"strings"
+)
+
+func init() { register("datto", dattoParser{}) }
+
+// dattoParser reads the alerts of Datto BCDR appliances (SIRIS, ALTO) and
+// Datto Endpoint Backup: backup results ("Backup Successful", "Backup
+// Completed with Warnings", "Backup Failed") and verification results
+// ("Screenshot Verification Failed", "Local Verification Failed"). The
+// protected machine is the job; the subject is "Datto Alert: <headline> -
+// <machine> on <appliance>". A failed screenshot or local verification
+// keeps the alert's own status and sets IntegrityFailed.
+type dattoParser struct{}
+
+var (
+	dattoSubjectRe = regexp.MustCompile(`(?i)^(?:datto(?:\s+\w+)?\s+alert\s*:\s*)?(.+?)\s+[-–]\s+(.+?)(?:\s+on\s+(\S+))?$`)
+	dattoJobLabels = []string{"protected machine", "protected system", "agent", "asset", "protected asset", "machine", "endpoint"}
+	dattoStart     = []string{"backup started", "started", "start time", "verification started", "screenshot started"}
+	dattoEnd       = []string{"backup completed", "backup failed at", "backup ended", "completed", "finished", "failed at", "end time", "verification completed", "screenshot taken", "screenshot completed"}
+	dattoSize      = []string{"data transferred", "transferred", "backup size", "data backed up"}
+	dattoHeadings  = []string{"error", "errors", "warning", "warnings", "details", "reason", "error details", "screenshot result", "verification result", "failure reason"}
+	// dattoVerifyRe names a verification: screenshot, local or boot.
+	dattoVerifyRe = regexp.MustCompile(`(?i)screenshot|verification|boot test|integrity`)
+)
+
+// Parse reads a Datto alert.
+func (dattoParser) Parse(m *Message) (Result, error) {
+	r := noResult()
+	lines := m.Lines
+	f := FieldsOf(lines)
+	machine, hasMachine := f.Value(dattoJobLabels...)
+	if !hasMachine && !mailNames(m, "datto") {
+		return r, unreadable("not a Datto alert: no protected machine named and no mention of Datto")
+	}
+	subj := dattoSubjectRe.FindStringSubmatch(m.Subject)
+
+	// The alert's headline: the Status field, the subject's, or the body's
+	// first line that reads as one.
+	phrase := ""
+	if v, ok := f.Value("status", "backup status", "result"); ok && StatusOf(v) != Unknown {
+		phrase = v
+	}
+	if phrase == "" && subj != nil && StatusOf(subj[1]) != Unknown {
+		phrase = subj[1]
+	}
+	if phrase == "" {
+		for i, l := range lines {
+			if i >= 4 {
+				break
+			}
+			if strings.IndexByte(l, '\t') < 0 && !strings.Contains(l, ": ") && StatusOf(l) != Unknown {
+				phrase = l
+				break
+			}
+		}
+	}
+	r.Status = StatusOf(phrase)
+	if r.Status == Unknown {
+		return r, unreadable("the Datto alert states no status (no Status field, and the subject and headline say neither successful, warnings nor failed)")
+	}
+
+	switch {
+	case hasMachine:
+		r.JobName = machine
+	case subj != nil:
+		r.JobName = subj[2]
+	}
+
+	if v, ok := f.Value(dattoStart...); ok {
+		r.StartedAt, _ = m.Time(v)
+	}
+	if v, ok := f.Value(dattoEnd...); ok {
+		r.CompletedAt, _ = m.Time(v)
+	}
+	if v, ok := f.Value("duration", "backup duration"); ok {
+		if d, ok := ParseDuration(v); ok {
+			r.DurationSeconds = d
+		}
+	}
+	if v, ok := f.Value(dattoSize...); ok {
+		r.SizeBytes = sizeValue(v)
+	}
+
+	// A verification failed: the alert is about one, or a field reports one.
+	if dattoVerifyRe.MatchString(phrase) && r.Status != OK {
+		r.IntegrityFailed = true
+	}
+	for _, l := range []string{"screenshot verification", "screenshot", "local verification", "verification", "boot verification"} {
+		if v, ok := f.Value(l); ok && StatusOf(v) == Failed {
+			r.IntegrityFailed = true
+		}
+	}
+
+	if i := headingAt(lines, dattoHeadings...); i >= 0 {
+		for _, l := range lines[i+1:] {
+			if s := summaryText(l); s != "" && strings.IndexByte(l, '\t') < 0 {
+				r.Summary = s
+				break
+			}
+		}
+	}
+	if r.Summary == "" {
+		if v, ok := f.Value(dattoHeadings...); ok {
+			r.Summary = summaryText(v)
+		}
+	}
+	if r.Status == OK && !r.IntegrityFailed {
+		r.Summary = ""
+	}
+	return r, nil
+}

@@ -1,0 +1,78 @@
+package mailparse
+
+import "testing"
+
+func TestSynologyCases(t *testing.T) {
+	from := `"NAS01" <nas01@acme.example>`
+	date := "Thu, 19 Feb 2026 01:17:44 +0100"
+	cases := []struct {
+		name, subject, body string
+		check               func(t *testing.T, r Result)
+	}{
+		{"a device whose name says failed is no result",
+			"[NAS01] Active Backup for Business - Backup task PCs on Failover-PC completed successfully",
+			"Dear user,\n\nThe backup task PCs on Failover-PC was successfully completed.\n\nTask: PCs\nDevice: Failover-PC\n",
+			func(t *testing.T, r Result) {
+				if r.Status != OK || r.JobName != "PCs" || r.Summary != "" {
+					t.Errorf("got %s %q %q", r.Status, r.JobName, r.Summary)
+				}
+			}},
+		{"no Task field: the task from the sentence; canceled",
+			"[NAS01] Hyper Backup - Backup task USB-Copy was canceled",
+			"Dear user,\n\nBackup task USB-Copy on NAS01 was canceled.\n\nThe destination USB disk was ejected.\n\nSincerely,\nSynology DiskStation NAS01\n",
+			func(t *testing.T, r Result) {
+				if r.Status != Failed || r.JobName != "USB-Copy" || r.Summary != "The destination USB disk was ejected." {
+					t.Errorf("got %s %q %q", r.Status, r.JobName, r.Summary)
+				}
+			}},
+		{"integrity check passed",
+			"[NAS01] Hyper Backup - Integrity check of backup task Cloud completed",
+			"Dear user,\n\nThe backup integrity check of task Cloud on NAS01 has completed. No errors were found.\n\nTask: Cloud\n",
+			func(t *testing.T, r Result) {
+				if r.Status != OK || r.IntegrityFailed {
+					t.Errorf("got %s %v", r.Status, r.IntegrityFailed)
+				}
+			}},
+		{"suspended is a warning",
+			"[NAS01] Hyper Backup - Backup task Offsite on NAS01 was suspended",
+			"Dear user,\n\nBackup task Offsite on NAS01 was suspended.\n\nThe connection to the destination was lost; the task resumes when it returns.\n\nTask: Offsite\n",
+			func(t *testing.T, r Result) {
+				if r.Status != Warn || r.Summary != "The connection to the destination was lost; the task resumes when it returns." {
+					t.Errorf("got %s %q", r.Status, r.Summary)
+				}
+			}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r, _, err := Parse("synology", buildMail(from, c.subject, date, "text/plain", c.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.check(t, r)
+		})
+	}
+}
+
+func TestSynologyUnreadable(t *testing.T) {
+	from := `"NAS01" <nas01@acme.example>`
+	date := "Thu, 19 Feb 2026 01:17:44 +0100"
+	cases := []struct{ name, subject, body string }{
+		{"a task that only started", "[NAS01] Hyper Backup - Backup task Offsite on NAS01 has started",
+			"Dear user,\n\nBackup task Offsite on NAS01 has started.\n\nTask: Offsite\n"},
+		{"a DSM notice without a task", "[NAS01] Volume 1 is running out of space",
+			"Dear user,\n\nVolume 1 on NAS01 is running out of space.\n\nSincerely,\nSynology DiskStation NAS01\n"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			expectUnreadable(t, "synology", buildMail(from, c.subject, date, "text/plain", c.body))
+		})
+	}
+}
+
+func TestSynologyOtherVendorRefused(t *testing.T) {
+	expectForeignRefused(t, "synology", "macrium/01-success.eml")
+}
+
+func TestSynologyNeverPanics(t *testing.T) {
+	expectNoPanic(t, "synology")
+}

@@ -1,0 +1,106 @@
+package mailparse
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// veeamReport is a small Veeam job report in HTML: the heading with the
+// result, the session line, the session table and the objects.
+func veeamReport(heading, result, session, stats, objects string) string {
+	return `<html><body><table><tr><td>` + heading + `<div>Created by ACME\admin at 01.02.2026 10:00.</div></td><td>` + result +
+		`<div>1 of 1 VMs processed</div></td></tr></table><table><tr><td colspan="8">` + session + `</td></tr>` + stats +
+		`<tr><td>Details</td></tr><tr><td>Name</td><td>Status</td><td>Start time</td><td>End time</td><td>Details</td></tr>` +
+		objects + `</table></body></html>`
+}
+
+const veeamStats = `<tr><td>Success</td><td>0</td><td>Start time</td><td>23:50:00</td><td>Backup size</td><td>1.0 GB</td></tr>` +
+	`<tr><td>Warning</td><td>0</td><td>End time</td><td>00:10:30</td><td>Transferred</td><td>-</td></tr>` +
+	`<tr><td>Error</td><td>1</td><td>Duration</td><td>0:20:30</td></tr>`
+
+func TestVeeamCases(t *testing.T) {
+	date := "Tue, 03 Mar 2026 00:11:00 +0100"
+	cases := []struct {
+		name, subject, body string
+		check               func(t *testing.T, r Result)
+	}{
+		{"retry in heading and subject, across midnight, transferred printed as -",
+			"[Failed] Nightly (Retry 1) (1 VMs) 1 failed",
+			veeamReport("Backup job: Nightly (Retry 1)", "Failed", "Monday, 2 March 2026 23:50:00", veeamStats,
+				`<tr><td>VM1</td><td>Failed</td><td>23:50:10</td><td>00:10:20</td><td>Error: Access is denied.<br>Error: Second problem.</td></tr>`),
+			func(t *testing.T, r Result) {
+				if r.JobName != "Nightly" || r.Status != Failed || r.Summary != "Access is denied." {
+					t.Errorf("got %q %s %q", r.JobName, r.Status, r.Summary)
+				}
+				if r.StartedAt.UTC().Format(time.RFC3339) != "2026-03-02T22:50:00Z" || r.DurationSeconds != 1230 {
+					t.Errorf("start %s, duration %d", r.StartedAt.UTC(), r.DurationSeconds)
+				}
+				if r.SizeBytes != -1 {
+					t.Errorf("size %d, want -1 for a transferred size printed as -", r.SizeBytes)
+				}
+			}},
+		{"custom subject: the heading's result wins",
+			"Backup report for ACME",
+			veeamReport("Backup job: Nightly", "Warning", "Monday, 2 March 2026 23:50:00", veeamStats,
+				`<tr><td>VM1</td><td>Warning</td><td>23:50:10</td><td>00:10:20</td><td>Low free space on the repository.</td></tr>`),
+			func(t *testing.T, r Result) {
+				if r.Status != Warn || r.Summary != "Low free space on the repository." {
+					t.Errorf("got %s %q", r.Status, r.Summary)
+				}
+			}},
+		{"no session line: clocks read on the Date's day",
+			"[Success] Nightly (1 VMs)",
+			strings.Replace(veeamReport("Backup job: Nightly", "Success", "", veeamStats,
+				`<tr><td>VM1</td><td>Success</td><td>23:50:10</td><td>00:10:20</td><td></td></tr>`), `<tr><td colspan="8"></td></tr>`, "", 1),
+			func(t *testing.T, r Result) {
+				if r.Status != OK || r.Summary != "" || r.IntegrityFailed {
+					t.Errorf("got %s %q %v", r.Status, r.Summary, r.IntegrityFailed)
+				}
+				if r.CompletedAt.UTC().Format(time.RFC3339) != "2026-03-02T23:10:30Z" || r.DurationSeconds != 1230 {
+					t.Errorf("end %s, duration %d", r.CompletedAt.UTC(), r.DurationSeconds)
+				}
+			}},
+		{"subject only names the job",
+			"[Warning] File Server Copy (2 objects) 1 warning",
+			"<html><body><p>Warning</p><p>Job finished with warnings.</p></body></html>",
+			func(t *testing.T, r Result) {
+				if r.JobName != "File Server Copy" || r.Status != Warn {
+					t.Errorf("got %q %s", r.JobName, r.Status)
+				}
+			}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r, _, err := Parse("veeam", buildMail("veeam@acme.example", c.subject, date, "text/html", c.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.check(t, r)
+		})
+	}
+}
+
+func TestVeeamUnreadable(t *testing.T) {
+	date := "Tue, 03 Mar 2026 00:11:00 +0100"
+	cases := []struct{ name, subject, body string }{
+		{"heading without a result", "Nightly report",
+			veeamReport("Backup job: Nightly", "", "Monday, 2 March 2026 23:50:00", veeamStats, "")},
+		{"a running session", "Nightly report",
+			veeamReport("Backup job: Nightly", "Running", "Monday, 2 March 2026 23:50:00", "", "")},
+		{"neither heading nor subject", "Hello", "<p>Your backup ran.</p>"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			expectUnreadable(t, "veeam", buildMail("veeam@acme.example", c.subject, date, "text/html", c.body))
+		})
+	}
+}
+
+func TestVeeamOtherVendorRefused(t *testing.T) {
+	expectForeignRefused(t, "veeam", "nakivo/01-success.eml")
+}
+
+func TestVeeamNeverPanics(t *testing.T) {
+	expectNoPanic(t, "veeam")
+}
