@@ -61,7 +61,7 @@ var (
 		"avviso", "fouten", "fout", "waarschuwingen", "waarschuwing", "erros", "erro", "avisos", "aviso",
 	}
 	// acronisIntegrityRe finds a failed validation or a damaged archive.
-	acronisIntegrityRe = regexp.MustCompile(`(?i)(validation|validierung|verification|verifizierung|überprüfung|vérification|validación|verifica|convalida|validatie|integrity|integrität|intégrité|checksum|prüfsumme)[^.]{0,80}?(fail|fehl|échou|echou|error|fallid|mislukt|corrupt|beschädigt|endommag)|corrupt|beschädigt|endommagé`)
+	acronisIntegrityRe = regexp.MustCompile(`(?i)(validation|validierung|verification|verifizierung|überprüfung|vérification|validación|verifica|convalida|validatie|integrity|integrität|intégrité|checksum|prüfsumme)[^.]{0,80}?(fail|fehl|échou|echou|error|fallid|mislukt|corrupt|beschädigt|endommag|mismatch)|(archive|archiv|backup|sicherung|sauvegarde|recovery point|wiederherstellungspunkt|point de récupération|block)[^.]{0,60}?(corrupt|beschädigt|endommag|damaged|beschadigd)`)
 	// acronisValidationRe names a validation activity.
 	acronisValidationRe = regexp.MustCompile(`(?i)validat|validier|verif|überprüf|vérif|convalid`)
 )
@@ -146,12 +146,11 @@ func (acronisParser) Parse(m *Message) (Result, error) {
 	// The first error or warning: the first item under its heading, else
 	// a labelled "Error: text" line.
 	if i := headingAt(lines, acronisProblemHeadings...); i >= 0 {
-		for _, l := range lines[i+1:] {
-			if s := summaryText(l); s != "" && strings.IndexByte(l, '\t') < 0 {
-				r.Summary = s
-				break
-			}
-		}
+		r.Summary = firstAfter(m, lines, i)
+	}
+	if r.Summary == "" && r.Status != OK {
+		// Several machines or data sources: the first one's problem.
+		r.Summary = problemRow(lines, 0)
 	}
 	if r.Summary == "" {
 		if v, ok := f.Value(acronisProblemHeadings...); ok {

@@ -35,6 +35,18 @@ func TestAcronisCases(t *testing.T) {
 					t.Errorf("size %d, duration %d, start %s: want none", r.SizeBytes, r.DurationSeconds, r.StartedAt)
 				}
 			}},
+		{"a long error wrapped in the text body",
+			"Backup failed: WS-02 - Laptops", "Wed, 04 Mar 2026 12:00:00 +0000",
+			"Backup failed\nWorkload: WS-02\nProtection plan: Laptops\nStatus: Failed\nErrors:\n" +
+				"- The backup location 'Cloud storage' is not reachable: the connection to\n" +
+				"  the data center timed out after 300 seconds.\n" +
+				"- A second error.\n\nGo to the console: https://cloud.acronis.example/\n",
+			func(t *testing.T, r Result) {
+				want := "The backup location 'Cloud storage' is not reachable: the connection to the data center timed out after 300 seconds."
+				if r.Summary != want {
+					t.Errorf("summary %q, want %q", r.Summary, want)
+				}
+			}},
 		{"success keeps no summary",
 			"Backup succeeded: SRV - Nightly", "Wed, 04 Mar 2026 12:00:00 +0000",
 			"Workload: SRV\nProtection plan: Nightly\nStatus: Succeeded\nBackup size: 0 B\nDetails:\n- 0 errors\n",
@@ -76,4 +88,25 @@ func TestAcronisOtherVendorRefused(t *testing.T) {
 
 func TestAcronisNeverPanics(t *testing.T) {
 	expectNoPanic(t, "acronis")
+}
+
+func TestAcronisIntegrityWords(t *testing.T) {
+	cases := []struct {
+		msg  string
+		want bool
+	}{
+		{"The backup archive 'A' is corrupted: checksum mismatch in 3 data blocks.", true},
+		{"Validation failed: the recovery point cannot be read.", true},
+		{"Die Sicherung ist beschädigt.", true},
+		{"La vérification a échoué.", true},
+		{"The file C:\\data\\x.pst is corrupt and was skipped.", false},
+		{"The backup location 'Cloud storage' is not reachable.", false},
+	}
+	for _, c := range cases {
+		t.Run(c.msg, func(t *testing.T) {
+			if got := acronisIntegrityRe.MatchString(c.msg); got != c.want {
+				t.Errorf("integrity(%q) = %v, want %v", c.msg, got, c.want)
+			}
+		})
+	}
 }

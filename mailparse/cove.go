@@ -95,12 +95,11 @@ func (coveParser) Parse(m *Message) (Result, error) {
 	}
 
 	if i := headingAt(lines, coveErrorHeadings...); i >= 0 {
-		for _, l := range lines[i+1:] {
-			if s := summaryText(l); s != "" && strings.IndexByte(l, '\t') < 0 {
-				r.Summary = s
-				break
-			}
-		}
+		r.Summary = firstAfter(m, lines, i)
+	}
+	if r.Summary == "" && r.Status != OK {
+		// Several machines or data sources: the first one's problem.
+		r.Summary = problemRow(lines, 0)
 	}
 	if r.Summary == "" {
 		if v, ok := f.Value("error message", "last error", "error details"); ok {

@@ -258,3 +258,50 @@ func problemRow(lines []string, from int) string {
 	}
 	return ""
 }
+
+// wrapped returns line, a line of m's plain-text body, joined with the
+// indented lines that continue it there (text bodies wrap long messages:
+// "- The backup location is not reachable: the connection to" then "  the
+// data center timed out."). It returns line alone when the text body has
+// no such continuation.
+func wrapped(m *Message, line string) string {
+	if m == nil || m.Text == "" || line == "" {
+		return line
+	}
+	raw := strings.Split(m.Text, "\n")
+	for i, r := range raw {
+		if clean(r) != line {
+			continue
+		}
+		out := line
+		for _, next := range raw[i+1:] {
+			c := clean(next)
+			if c == "" || !(strings.HasPrefix(next, " ") || strings.HasPrefix(next, "\t")) ||
+				strings.HasPrefix(c, "- ") || strings.HasPrefix(c, "* ") || strings.HasPrefix(c, "• ") ||
+				len(out) > maxBodyBytes/4 {
+				break
+			}
+			if len(c) > 2 && c[0] >= '0' && c[0] <= '9' && (c[1] == '.' || c[1] == ')') && c[2] == ' ' {
+				break // the next item of a numbered list
+			}
+			out += " " + c
+		}
+		return out
+	}
+	return line
+}
+
+// firstAfter returns the first line after lines[i] as a summary (see
+// summaryText), joined with its continuation in a wrapped text body; ""
+// when the next line is a table row or there is none.
+func firstAfter(m *Message, lines []string, i int) string {
+	for _, l := range lines[min(max(i+1, 0), len(lines)):] {
+		if strings.IndexByte(l, '\t') >= 0 {
+			return ""
+		}
+		if s := summaryText(wrapped(m, l)); s != "" {
+			return s
+		}
+	}
+	return ""
+}

@@ -19,9 +19,11 @@ type synologyParser struct{}
 var (
 	// synologyTaskRe finds the task in the subject or the result sentence:
 	// "Backup task Offsite-C2 on KL-NAS01 has failed".
-	synologyTaskRe = regexp.MustCompile(`(?i)(?:backup|integrity check|restore|sicherungs|sauvegarde|back-up|copia de seguridad)?\s*(?:task|aufgabe|tâche|taak|tarea|attività)\s+(?:of\s+)?["'“„«]?(.+?)["'”“»]?\s+(?:on|auf|sur|op|en|su)\s+(\S+)\s+(.*)$`)
-	// synologyTaskEndRe finds a task named at the end: "... for task Offsite-C2 failed".
-	synologyTaskEndRe  = regexp.MustCompile(`(?i)(?:task|aufgabe|tâche|taak|tarea)\s+["'“„«]?(.+?)["'”“»]?\s+((?:has|have|was|is|were|ist|wurde|a|est|is|werd|ha)?\s*\S+(?:\s+\S+)?)\.?$`)
+	synologyTaskRe = regexp.MustCompile(`(?i)(?:backup|integrity check|restore|sicherungs|sauvegarde|back-up|copia de seguridad)?\s*(?:task|aufgabe|tâche|taak|tarea|attività)\s+(?:of\s+)?["'“„«\[]?(.+?)["'”“»\]]?\s+(?:on|auf|sur|op|en|su)\s+(\S+)\s+(.*)$`)
+	// synologyTaskEndRe finds a task whose result ends the line, the device
+	// perhaps after it: "... of backup task Offsite-C2 failed", "Backup task
+	// [Offsite-C2] has been completed on NAS01".
+	synologyTaskEndRe  = regexp.MustCompile(`(?i)(?:task|aufgabe|tâche|taak|tarea)\s+["'“„«\[]?(.+?)["'”“»\]]?\s+((?:has|have|was|is|were|ist|wurde|a|est|werd|ha)?\s*(?:been\s+)?\S+(?:\s+\S+)?)(?:\s+(?:on|auf|sur|op)\s+\S+)?\.?$`)
 	synologyTaskLabels = []string{"task", "task name", "backup task", "aufgabe", "aufgabenname", "sicherungsaufgabe", "tâche", "nom de la tâche", "taak", "tarea", "attività"}
 	synologyStart      = []string{"start time", "started", "startzeit", "heure de début", "starttijd", "hora de inicio", "ora di inizio", "begintijd"}
 	synologyEnd        = []string{"end time", "finished", "completed", "endzeit", "heure de fin", "eindtijd", "hora de finalización", "ora di fine"}
@@ -70,6 +72,13 @@ func (synologyParser) Parse(m *Message) (Result, error) {
 		}
 		if t := synologyTaskRe.FindStringSubmatch(l); t != nil && synologyStatus(t[3]) != Unknown {
 			sentence, rest = i, t[3]
+			if !hasTask {
+				task = strings.TrimSpace(t[1])
+			}
+			break
+		}
+		if t := synologyTaskEndRe.FindStringSubmatch(l); t != nil && synologyStatus(t[2]) != Unknown {
+			sentence, rest = i, t[2]
 			if !hasTask {
 				task = strings.TrimSpace(t[1])
 			}
@@ -133,7 +142,7 @@ func (synologyParser) Parse(m *Message) (Result, error) {
 			if strings.IndexByte(l, '\t') >= 0 || synologyCourtesy.MatchString(l) || synologyFieldLine(l) {
 				break
 			}
-			if s := summaryText(l); s != "" {
+			if s := summaryText(wrapped(m, l)); s != "" {
 				r.Summary = s
 				break
 			}
@@ -149,7 +158,7 @@ func (synologyParser) Parse(m *Message) (Result, error) {
 		}
 	}
 	whole := m.Subject + " " + rest
-	if synologyIntegrityRe.MatchString(whole) && (r.Status != OK || synologyDamagedRe.MatchString(r.Summary)) {
+	if synologyIntegrityRe.MatchString(whole) && (r.Status != OK || synologyDamagedRe.MatchString(negatedRe.ReplaceAllString(r.Summary, " "))) {
 		r.IntegrityFailed = true
 	}
 	if r.Status == OK && !r.IntegrityFailed {

@@ -27,10 +27,26 @@ func TestSynologyCases(t *testing.T) {
 			}},
 		{"integrity check passed",
 			"[NAS01] Hyper Backup - Integrity check of backup task Cloud completed",
-			"Dear user,\n\nThe backup integrity check of task Cloud on NAS01 has completed. No errors were found.\n\nTask: Cloud\n",
+			"Dear user,\n\nThe backup integrity check of task Cloud on NAS01 has completed.\n\nNo errors were found.\n\nTask: Cloud\n",
 			func(t *testing.T, r Result) {
 				if r.Status != OK || r.IntegrityFailed {
 					t.Errorf("got %s %v", r.Status, r.IntegrityFailed)
+				}
+			}},
+		{"task in brackets, device after the result, no fields",
+			"[NAS01] Hyper Backup - Backup task [Offsite] failed on NAS01",
+			"Dear user,\n\nBackup task [Offsite] failed on NAS01.\n\nThe destination could not be reached.\n",
+			func(t *testing.T, r Result) {
+				if r.Status != Failed || r.JobName != "Offsite" || r.Summary != "The destination could not be reached." {
+					t.Errorf("got %s %q %q", r.Status, r.JobName, r.Summary)
+				}
+			}},
+		{"integrity check completed but found damage",
+			"[NAS01] Hyper Backup - Integrity check of backup task Cloud completed",
+			"Dear user,\n\nThe backup integrity check of task Cloud on NAS01 has completed.\n\nErrors were found: version 12 is damaged.\n\nTask: Cloud\n",
+			func(t *testing.T, r Result) {
+				if r.Status != OK || !r.IntegrityFailed || r.Summary != "Errors were found: version 12 is damaged." {
+					t.Errorf("got %s %v %q", r.Status, r.IntegrityFailed, r.Summary)
 				}
 			}},
 		{"suspended is a warning",

@@ -363,6 +363,40 @@ func TestProblemRow(t *testing.T) {
 	}
 }
 
+func TestWrapped(t *testing.T) {
+	m := &Message{Text: "Errors:\r\n- first part of a long\r\n  message that wraps\r\n  twice.\r\n- second\r\n" +
+		"Warnings:\r\n1. one\r\n   more\r\n2. two\r\nFooter: x\r\n  \r\n  indented after a blank\r\n"}
+	m.TextLines = textLines(m.Text)
+	m.Lines = m.TextLines
+	cases := []struct{ line, want string }{
+		{"- first part of a long", "- first part of a long message that wraps twice."},
+		{"- second", "- second"},
+		{"1. one", "1. one more"},
+		{"2. two", "2. two"},
+		{"Footer: x", "Footer: x"},
+		{"not in the text", "not in the text"},
+	}
+	for _, c := range cases {
+		t.Run(c.line, func(t *testing.T) {
+			if got := wrapped(m, c.line); got != c.want {
+				t.Errorf("wrapped(%q) = %q, want %q", c.line, got, c.want)
+			}
+		})
+	}
+	if got := firstAfter(m, m.Lines, headingAt(m.Lines, "errors")); got != "first part of a long message that wraps twice." {
+		t.Errorf("firstAfter = %q", got)
+	}
+	if got := firstAfter(m, m.Lines, len(m.Lines)-1); got != "" {
+		t.Errorf("firstAfter the last line = %q", got)
+	}
+	if got := firstAfter(nil, []string{"h", "a\tb", "c"}, 0); got != "" {
+		t.Errorf("firstAfter before a table row = %q", got)
+	}
+	if got := wrapped(nil, "x"); got != "x" {
+		t.Errorf("wrapped(nil) = %q", got)
+	}
+}
+
 func TestMailNames(t *testing.T) {
 	m := &Message{From: "Datto Alerts <noreply@datto.example>", Subject: "Recovery point", Lines: []string{"Cove Data Protection"}}
 	for word, want := range map[string]bool{"datto": true, "cove": true, "recovery": true, "over": false, "acronis": false} {

@@ -27,7 +27,7 @@ var (
 	veeamSuffixRe = regexp.MustCompile(`(?i)(?:\s+\d+\s+(?:warnings?|failed|errors?)|\s*\(\d+\s+[\w ]+?\)|\s*\((?:retry|retry #)\s*\d+\)|\s*\((?:full|incremental|active full|synthetic full|retry)\))\s*$`)
 	// veeamIntegrityRe finds a failed health check, verification or
 	// corruption in a message.
-	veeamIntegrityRe = regexp.MustCompile(`(?i)(health check|integrity check|verification|surebackup|heartbeat test|ping test|script test|backup file|restore point|storage)[^.]{0,80}?(fail|corrupt|damaged|did not pass)|corrupt\w*[^.]{0,40}?(backup file|restore point|storage|block|data)`)
+	veeamIntegrityRe = regexp.MustCompile(`(?i)(health check|integrity check|consistency check|(?:backup|recovery|data|file|restore point) verification|surebackup|heartbeat test|ping test|script test)[^.]{0,80}?(fail|corrupt|damaged|did not pass)|corrupt\w*[^.]{0,40}?(backup file|restore point|storage|block|data)|(backup file|restore point|block)s?[^.]{0,40}?(corrupt|damaged)`)
 )
 
 // veeamWord reads one of the result words Veeam prints.

@@ -104,3 +104,27 @@ func TestVeeamOtherVendorRefused(t *testing.T) {
 func TestVeeamNeverPanics(t *testing.T) {
 	expectNoPanic(t, "veeam")
 }
+
+func TestVeeamIntegrityWords(t *testing.T) {
+	cases := []struct {
+		msg  string
+		want bool
+	}{
+		{"Backup file health check has detected corrupted blocks in restore point 10.03.2026 02:00.", true},
+		{"Storage-level corruption guard: the backup file is corrupted and cannot be repaired.", true},
+		{"Recovery verification failed: the VM did not boot.", true},
+		{"Ping test failed: no answer from 10.0.0.5.", true},
+		{"Restore point 2026-03-01 is damaged.", true},
+		{"Failed to open backup repository: the network path was not found.", false},
+		{"Certificate verification failed for host vc01.", false},
+		{"Backup file D:\\x.vbk is locked by another process.", false},
+		{"Unable to truncate transaction logs.", false},
+	}
+	for _, c := range cases {
+		t.Run(c.msg, func(t *testing.T) {
+			if got := veeamIntegrityRe.MatchString(c.msg); got != c.want {
+				t.Errorf("integrity(%q) = %v, want %v", c.msg, got, c.want)
+			}
+		})
+	}
+}
