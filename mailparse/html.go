@@ -2,6 +2,7 @@ package mailparse
 
 import (
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
@@ -100,8 +101,8 @@ func (r *lineRenderer) text(s string) {
 		r.cells = append(r.cells, strings.Builder{})
 	}
 	b := &r.cells[len(r.cells)-1]
-	if b.Len() < maxBodyBytes {
-		b.WriteString(s)
+	if room := maxLineBytes - b.Len(); room > 0 {
+		b.WriteString(cutLine(s[:min(len(s), room+utf8.UTFMax)]))
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"mime"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/emersion/go-message"
 	_ "github.com/emersion/go-message/charset" // registers the charsets mails use
@@ -21,6 +22,10 @@ const (
 	maxDepth        = 8       // nested multiparts
 	maxParts        = 64      // parts visited in all
 	maxBodyBytes    = 2 << 20 // decoded text kept per body
+	// maxLineBytes cuts longer lines (and table cells): no report prints
+	// one that long, and it keeps every parser's per-line work bounded
+	// however the body is built.
+	maxLineBytes = 8 << 10
 )
 
 // Message is a report e-mail decoded for the parsers.
@@ -140,11 +145,23 @@ func readBody(r io.Reader) string {
 func textLines(s string) []string {
 	var out []string
 	for line := range strings.SplitSeq(s, "\n") {
-		if line = clean(line); line != "" {
+		if line = clean(cutLine(line)); line != "" {
 			out = append(out, line)
 		}
 	}
 	return out
+}
+
+// cutLine cuts s to at most maxLineBytes, at a character boundary.
+func cutLine(s string) string {
+	if len(s) <= maxLineBytes {
+		return s
+	}
+	i := maxLineBytes
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i]
 }
 
 // clean collapses runs of spaces (including non-breaking ones) and trims.

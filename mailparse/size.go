@@ -35,6 +35,9 @@ func ParseSize(s string) (int64, bool) {
 		unit := strings.ToLower(m[2])
 		if sizeUnits[unit] == 1 && len(strings.TrimSpace(m[1])) > 0 {
 			if v, ok := parseNumber(m[1], true); ok {
+				if v > math.MaxInt64/2 {
+					return 0, false // no backup writes 4 EiB: a misread number
+				}
 				return int64(math.Round(v)), true
 			}
 		}
