@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -51,6 +52,7 @@ type wsViews struct {
 	Alerts    []AlertView
 	Keys      []KeyView
 	Activity  []ActivityView
+	Unparsed  []UnparsedView
 }
 
 type allViews struct {
@@ -77,6 +79,9 @@ func takeViews(t *testing.T, e *Engine) allViews {
 		x.Alerts, e3 = e.Alerts(w.ID)
 		x.Keys, e4 = e.Keys(w.ID)
 		x.Activity, e5 = e.Activity(w.ID)
+		var e6 error
+		x.Unparsed, e6 = e.Unparsed(w.ID)
+		must(e6)
 		must(e1)
 		must(e2)
 		must(e3)
@@ -320,6 +325,68 @@ func (l *workload) report(s *wsState) {
 	}
 }
 
+// mail sends a report e-mail as the SMTP listener would: parsed (with a
+// suggestion, an integrity failure, a Message-ID seen before) or
+// unreadable; or re-reads, drops or rotates.
+func (l *workload) mail(s *wsState) {
+	r := s.rng
+	if len(s.jobs) == 0 {
+		return
+	}
+	j := s.jobs[r.IntN(len(s.jobs))]
+	v, err := l.e.JobDetail(s.id, j.id, 1)
+	if err != nil {
+		return // deleted meanwhile
+	}
+	var jv struct{ IngestAddress string }
+	json.Unmarshal(v.JSON, &jv)
+	token, _, _ := strings.Cut(jv.IngestAddress, "@")
+	switch r.IntN(6) {
+	case 0:
+		if _, err := l.e.RotateIngestAddress(s.id, j.id); !allowed(err) {
+			l.t.Fatalf("rotate: %v", err)
+		}
+		return
+	case 1:
+		list, err := l.e.Unparsed(s.id)
+		check(l.t, "unparsed", err)
+		if len(list) == 0 {
+			return
+		}
+		u := list[r.IntN(len(list))]
+		if r.IntN(2) == 0 {
+			if err := l.e.DropUnparsed(s.id, u.ID); !allowed(err) {
+				l.t.Fatalf("drop: %v", err)
+			}
+			return
+		}
+		_, err = l.e.Reparsed(s.id, u.ID, &MailInput{Status: uint8(1 + r.IntN(3)), DurationSeconds: -1, SizeBytes: -1, Summary: "re-read"})
+		if !allowed(err) {
+			l.t.Fatalf("reparse: %v", err)
+		}
+		return
+	}
+	in := &MailInput{MessageID: fmt.Sprintf("m%d@host", r.IntN(40)), Status: uint8(r.IntN(4)), DurationSeconds: -1, SizeBytes: -1}
+	if in.Status == 0 {
+		in.Reason, in.Subject, in.From, in.RawRef, in.Size = "no status", "hello", "x@host", fmt.Sprintf("%032x", r.Uint64()), 100
+	} else {
+		if r.IntN(4) == 0 {
+			in.CompletedAtMs = l.e.Now().Add(-time.Duration(r.IntN(7200)) * time.Second).UnixMilli()
+		}
+		in.DurationSeconds = int64(r.IntN(3600))
+		if in.Status != ReportOK || r.IntN(4) == 0 {
+			in.Summary = fmt.Sprintf("error %d: no space left", r.IntN(5))
+			in.Integrity = r.IntN(4) == 0
+			if r.IntN(3) > 0 {
+				in.AI = Suggestion{Cause: "The destination may be full.", Confidence: "high", Category: "storage"}
+			}
+		}
+	}
+	if rep := l.e.Mail(token, in); rep.Outcome == MailNotRecorded {
+		l.t.Fatalf("mail not recorded")
+	}
+}
+
 func (l *workload) alertAction(s *wsState) {
 	r := s.rng
 	alerts, err := l.e.Alerts(s.id)
@@ -404,8 +471,10 @@ func (l *workload) keyChange(s *wsState) {
 // step runs one random command on s.
 func (l *workload) step(s *wsState) {
 	switch n := s.rng.IntN(100); {
-	case n < 55:
+	case n < 47:
 		l.report(s)
+	case n < 55:
+		l.mail(s)
 	case n < 70:
 		l.alertAction(s)
 	case n < 90:
@@ -503,7 +572,11 @@ func TestSnapshotAndReplayGiveTheSameViews(t *testing.T) {
 	dir := t.TempDir()
 	e := openTestEngine(t, dir)
 	l := newWorkload(t, e, 1)
-	l.run(600)
+	l.run(800)
+	// Random client changes end in any mix; make sure one client ends
+	// paused, a state worth recovering.
+	_, err := e.UpdateClient(l.ws[0].id, l.ws[0].clients[0], ClientInput{Status: Some("paused")})
+	check(t, "pause a client", err)
 	before := takeViews(t, e)
 	if len(before.Each) != 4 {
 		t.Fatalf("%d workspaces", len(before.Each))
@@ -530,7 +603,14 @@ func TestSnapshotAndReplayGiveTheSameViews(t *testing.T) {
 		}
 		for _, a := range w.Alerts {
 			seen["alert "+decode[tAlert](t, a.JSON).Status]++
+			if bytes.Contains(a.JSON, []byte(`"likelyCause"`)) {
+				seen["alert ai"]++
+			}
+			if bytes.Contains(a.JSON, []byte(`"type":"integrity"`)) {
+				seen["alert integrity"]++
+			}
 		}
+		seen["unparsed"] += len(w.Unparsed)
 		for _, d := range w.Details {
 			seen["results"] += len(decode[tJob](t, d.JSON).History)
 		}
@@ -541,7 +621,8 @@ func TestSnapshotAndReplayGiveTheSameViews(t *testing.T) {
 	}
 	t.Logf("workload: %v", seen)
 	for _, k := range []string{"job healthy", "job warning", "job failed", "job missing", "job paused", "late", "shared device",
-		"alert open", "alert acknowledged", "alert resolved", "client paused", "client archived"} {
+		"alert open", "alert acknowledged", "alert resolved", "client paused", "client archived",
+		"alert ai", "alert integrity", "unparsed"} {
 		if seen[k] == 0 {
 			t.Errorf("the workload never reached %q", k)
 		}
