@@ -234,7 +234,7 @@ func (ss *session) Data(r io.Reader) error {
 	for _, rc := range ss.rcpts {
 		p := parsed[rc.vendor]
 		if p == nil {
-			p = ss.s.parse(rc.vendor, raw)
+			p = readMail(ss.s.cfg.Suggest, rc.vendor, raw)
 			parsed[rc.vendor] = p
 		}
 		if err := ss.s.deliver(rc, p, raw); err != nil && worse(err, worst) {
@@ -262,8 +262,9 @@ type parse struct {
 	subject string
 }
 
-// parse reads raw with vendor's parser into the engine's input.
-func (s *Server) parse(vendor string, raw []byte) *parse {
+// readMail reads raw with vendor's parser into the engine's input, with
+// the suggestion for its text when suggest is set.
+func readMail(suggest func(vendor, text string) (engine.Suggestion, bool), vendor string, raw []byte) *parse {
 	res, m, err := mailparse.Parse(vendor, raw)
 	p := &parse{}
 	if m != nil {
@@ -287,8 +288,8 @@ func (s *Server) parse(vendor string, raw []byte) *parse {
 	}
 	p.in.Summary = res.Summary
 	p.in.Integrity = res.IntegrityFailed
-	if s.cfg.Suggest != nil && res.Summary != "" && (res.Status != mailparse.OK || res.IntegrityFailed) {
-		if sg, ok := s.cfg.Suggest(vendor, res.Summary); ok {
+	if suggest != nil && res.Summary != "" && (res.Status != mailparse.OK || res.IntegrityFailed) {
+		if sg, ok := suggest(vendor, res.Summary); ok {
 			p.in.AI = sg
 		}
 	}
@@ -371,8 +372,7 @@ func Reparse(eng *engine.Engine, store *mailstore.Store, suggest func(vendor, te
 	if err != nil {
 		return engine.MailReply{}, err
 	}
-	s := &Server{cfg: Config{Suggest: suggest}}
-	p := s.parse(ref.Vendor, raw)
+	p := readMail(suggest, ref.Vendor, raw)
 	if p.unread {
 		return engine.MailReply{}, &mailparse.UnreadableError{Reason: p.in.Reason}
 	}
