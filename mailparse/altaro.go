@@ -87,10 +87,10 @@ func (altaroParser) Parse(m *Message) (Result, error) {
 	}
 
 	if v, ok := f.Get(altaroStartLabels...); ok {
-		r.StartedAt = timeIn(v, m)
+		r.StartedAt, _ = m.Time(v)
 	}
 	if v, ok := f.Get(altaroEndLabels...); ok {
-		r.CompletedAt = timeIn(v, m)
+		r.CompletedAt, _ = m.Time(v)
 	}
 	if v, ok := f.Get(altaroDurLabels...); ok {
 		if d, ok := ParseDuration(v); ok {

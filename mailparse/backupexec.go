@@ -80,10 +80,10 @@ func (backupExecParser) Parse(m *Message) (Result, error) {
 	}
 
 	if v, ok := f.Get(beStartLabels...); ok {
-		r.StartedAt = timeIn(v, m)
+		r.StartedAt, _ = m.Time(v)
 	}
 	if v, ok := f.Get(beEndLabels...); ok {
-		r.CompletedAt = timeIn(v, m)
+		r.CompletedAt, _ = m.Time(v)
 	}
 	if v, ok := f.Get(beDurLabels...); ok {
 		if d, ok := ParseDuration(v); ok {

@@ -228,7 +228,8 @@ func genericTime(v string, m *Message) time.Time {
 		// date(1)'s "Mon Mar  2 03:00:01 CET 2026": the year after the zone.
 		v = mm[2] + " " + mm[1] + " " + mm[4] + " " + mm[3]
 	}
-	return timeIn(v, m)
+	t, _ := m.Time(v)
+	return t
 }
 
 // genericSize reads the size from the first size label that holds one; a
@@ -363,18 +364,6 @@ func sizeIn(v string) int64 {
 		return 0
 	}
 	return -1
-}
-
-// timeIn reads a local time in the mail's zone.
-func timeIn(v string, m *Message) time.Time {
-	if emptyValue(v) {
-		return time.Time{}
-	}
-	t, ok := ParseTime(v, m.Zone, m.Date)
-	if !ok {
-		return time.Time{}
-	}
-	return t
 }
 
 // integrityFailedIn reports whether the subject or a line says a

@@ -85,10 +85,10 @@ func (macriumParser) Parse(m *Message) (Result, error) {
 	}
 
 	if v, ok := f.Get(macriumStartLabels...); ok {
-		r.StartedAt = timeIn(v, m)
+		r.StartedAt, _ = m.Time(v)
 	}
 	if v, ok := f.Get(macriumEndLabels...); ok {
-		r.CompletedAt = timeIn(v, m)
+		r.CompletedAt, _ = m.Time(v)
 	}
 	if v, ok := f.Get(macriumDurLabels...); ok {
 		if d, ok := ParseDuration(v); ok {

@@ -84,10 +84,10 @@ func (msp360Parser) Parse(m *Message) (Result, error) {
 	}
 
 	if v, ok := f.Get(mspStartLabels...); ok {
-		r.StartedAt = timeIn(v, m)
+		r.StartedAt, _ = m.Time(v)
 	}
 	if v, ok := f.Get(mspEndLabels...); ok {
-		r.CompletedAt = timeIn(v, m)
+		r.CompletedAt, _ = m.Time(v)
 	}
 	if v, ok := f.Get(mspDurLabels...); ok {
 		if d, ok := ParseDuration(v); ok {

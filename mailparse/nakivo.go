@@ -114,10 +114,10 @@ func (nakivoParser) Parse(m *Message) (Result, error) {
 	}
 
 	if v, ok := f.Get(nakivoStartLabels...); ok {
-		r.StartedAt = timeIn(v, m)
+		r.StartedAt, _ = m.Time(v)
 	}
 	if v, ok := f.Get(nakivoEndLabels...); ok {
-		r.CompletedAt = timeIn(v, m)
+		r.CompletedAt, _ = m.Time(v)
 	}
 	if v, ok := f.Get(nakivoDurationLabels...); ok {
 		if d, ok := ParseDuration(v); ok {

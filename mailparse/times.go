@@ -63,31 +63,12 @@ func ParseTime(s string, zone *time.Location, ref time.Time) (time.Time, bool) {
 	if cm == nil {
 		return time.Time{}, false
 	}
-	hour, _ := strconv.Atoi(low[cm[2]:cm[3]])
-	minute, _ := strconv.Atoi(low[cm[4]:cm[5]])
-	sec := 0
-	if cm[6] >= 0 {
-		sec, _ = strconv.Atoi(low[cm[6]:cm[7]])
-	}
-	ampm := ""
-	if cm[8] >= 0 {
-		ampm = strings.ReplaceAll(low[cm[8]:cm[9]], ".", "")
-	}
-	switch ampm {
-	case "am":
-		if hour == 12 {
-			hour = 0
-		}
-	case "pm":
-		if hour < 12 {
-			hour += 12
-		}
-	}
-	if hour > 23 || minute > 59 || sec > 60 {
+	hour, minute, sec, twelveHour, ok := clockOf(low, cm)
+	if !ok {
 		return time.Time{}, false
 	}
 	if sec == 60 {
-		sec = 59
+		sec = 59 // a leap second
 	}
 	datePart := low[:cm[0]]
 	rest := low[cm[1]-1:]
@@ -111,9 +92,9 @@ func ParseTime(s string, zone *time.Location, ref time.Time) (time.Time, bool) {
 		}
 	}
 	// The date may come before the time (usual) or after it.
-	y, mo, d, ok := readDate(datePart, ampm != "", ref, hour, minute, sec, loc)
+	y, mo, d, ok := readDate(datePart, twelveHour, ref, hour, minute, sec, loc)
 	if !ok {
-		y, mo, d, ok = readDate(rest, ampm != "", ref, hour, minute, sec, loc)
+		y, mo, d, ok = readDate(rest, twelveHour, ref, hour, minute, sec, loc)
 	}
 	if !ok {
 		return time.Time{}, false
@@ -125,27 +106,50 @@ func ParseTime(s string, zone *time.Location, ref time.Time) (time.Time, bool) {
 // returns it on day's date in day's zone, false when s holds none.
 func ParseClock(s string, day time.Time) (time.Time, bool) {
 	low := strings.ToLower(s)
-	m := clockRe.FindStringSubmatch(low)
-	if m == nil {
+	cm := clockRe.FindStringSubmatchIndex(low)
+	if cm == nil {
 		return time.Time{}, false
 	}
-	hour, _ := strconv.Atoi(m[1])
-	minute, _ := strconv.Atoi(m[2])
-	sec, _ := strconv.Atoi("0" + m[3])
-	switch strings.ReplaceAll(m[4], ".", "") {
+	hour, minute, sec, _, ok := clockOf(low, cm)
+	if !ok || sec > 59 { // unlike ParseTime, no leap second
+		return time.Time{}, false
+	}
+	return time.Date(day.Year(), day.Month(), day.Day(), hour, minute, sec, 0, day.Location()), true
+}
+
+// clockOf returns the time of day of clockRe's match cm in low: the hour
+// on the 24-hour clock (an AM or PM after it applied), the minute, the
+// second (0 when not printed; 60 passes, for a leap second), whether the
+// clock was a 12-hour one, and false when one of them is out of
+// range.
+func clockOf(low string, cm []int) (hour, minute, sec int, twelveHour, ok bool) {
+	group := func(i int) string {
+		if cm[2*i] < 0 {
+			return ""
+		}
+		return low[cm[2*i]:cm[2*i+1]]
+	}
+	hour, _ = strconv.Atoi(group(1))
+	minute, _ = strconv.Atoi(group(2))
+	if g := group(3); g != "" {
+		sec, _ = strconv.Atoi(g)
+	}
+	switch strings.ReplaceAll(group(4), ".", "") {
 	case "am":
+		twelveHour = true
 		if hour == 12 {
 			hour = 0
 		}
 	case "pm":
+		twelveHour = true
 		if hour < 12 {
 			hour += 12
 		}
 	}
-	if hour > 23 || minute > 59 || sec > 59 {
-		return time.Time{}, false
+	if hour > 23 || minute > 59 || sec > 60 {
+		return 0, 0, 0, false, false
 	}
-	return time.Date(day.Year(), day.Month(), day.Day(), hour, minute, sec, 0, day.Location()), true
+	return hour, minute, sec, twelveHour, true
 }
 
 func readDate(s string, twelveHour bool, ref time.Time, h, mi, sec int, loc *time.Location) (int, time.Month, int, bool) {
