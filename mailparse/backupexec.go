@@ -138,8 +138,8 @@ func beSize(lines []string) int64 {
 		}
 		n := sizeIn(mm[1])
 		if n < 0 {
-			if v, ok := parseNumber(mm[1], true); ok && genIntRe.MatchString(strings.TrimSpace(mm[1])) {
-				n = int64(v)
+			if v, ok := byteCount(mm[1]); ok {
+				n = v
 			}
 		}
 		if n < 0 {

@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 )
 
 // The generic parser reads the mails of scripts and tools that have no
@@ -14,9 +13,6 @@ import (
 // Duration, Size, Verification, Message) under many label names, in plain
 // text or HTML, and a status word in the subject when the body has none
 // ("Backup OK: x", "[FAILED] x", "SUCCESS").
-//
-// This file also holds the small helpers the nakivo, backupexec, msp360,
-// altaro and macrium parsers share (summaries, sizes, times, integrity).
 
 func init() { register("generic", genericParser{}) }
 
@@ -78,7 +74,6 @@ var (
 	genUnitDigitRe = regexp.MustCompile(`([A-Za-z])(\d)`)
 	genEpochRe     = regexp.MustCompile(`^\d{10}(?:\.\d+)?$`)
 	genDateCmdRe   = regexp.MustCompile(`^\p{L}{2,3}\.?,?\s+(\p{L}{3,4})\.?\s+(\d{1,2}),?\s+(\d{1,2}:\d{2}(?::\d{2})?)(?:\s+[A-Za-z]{1,5})?\s+(\d{4})$`)
-	genIntRe       = regexp.MustCompile(`^\d[\d,.' ]*$`)
 	// zeroCountRe is a count that says nothing went wrong ("0 errors").
 	zeroCountRe  = regexp.MustCompile(`(?i)\b(?:0|no|zero|without)\s+(?:errors?|warnings?|failures?|failed|exceptions?)\b`)
 	genLogLineRe = regexp.MustCompile(`(?i)^(?:\[?\d[\d:.\-/ tTz]*\]?\s*)?(?:\[?(?:error|fatal|warning|warn|critical|fehler|erreur)\]?\s*[:\-]|\[(?:error|fatal|warning|warn|critical)\])\s*(.+)$`)
@@ -243,9 +238,9 @@ func genericSize(f Fields) int64 {
 		if n := sizeIn(v); n >= 0 {
 			return n
 		}
-		if strings.Contains(l, "bytes") && genIntRe.MatchString(strings.TrimSpace(v)) {
-			if n, ok := parseNumber(v, true); ok {
-				return int64(n)
+		if strings.Contains(l, "bytes") {
+			if n, ok := byteCount(v); ok {
+				return n
 			}
 		}
 	}
@@ -277,246 +272,4 @@ func genericSummary(m *Message, f Fields) string {
 		return cleanSummary(l)
 	}
 	return ""
-}
-
-// ---- helpers shared by this package's vendor parsers ----
-
-var (
-	// summaryPrefixRe is what a summary loses in front: list bullets and a
-	// bare severity word ("Error: ", "- ", "• ", "WARNING - ").
-	summaryPrefixRe = regexp.MustCompile(`(?i)^(?:[-–—•·*●▪◦>]+\s*|\d{1,2}[.)]\s+)?(?:(?:error|errors|warning|warnings|warn|fatal|critical|fehler|warnung|erreur|avertissement|failure|failed|alert)\s*(?::|-|–)\s+|\[(?:error|warning|warn|fatal|critical)\]\s*)?`)
-	summaryBulletRe = regexp.MustCompile(`^[-–—•·*●▪◦>]+\s*`)
-	mailFooterRe    = regexp.MustCompile(`(?i)^(?:this (?:is an automated|report was generated|e-?mail was|message was|notification was|alert was)|you are receiving|you received this|to change (?:the )?notification|notification settings|manage notifications|please do not reply|do not reply|for more information, open|click here|view (?:in|the)|go to the console|sincerely|regards|best regards|copyright|©)`)
-	// integrityRe finds a failed verification, integrity check, screenshot
-	// or recovery test in a line.
-	integrityRe      = regexp.MustCompile(`(?i)(?:\b(?:verif\w*|integrity|consistency check\w*|screenshot\w*|sandbox\w*|restore test\w*|test restore\w*|recovery test\w*|test drill\w*|boot test\w*|health monitor)\b[^.;:]{0,60}?\b(?:fail\w*|miscompar\w*|mismatch\w*|corrupt\w*|unsuccessful|did not (?:pass|succeed|boot|complete)|not pass\w*|errors? (?:found|detected|occurred|encountered)|detected (?:issues|problems|errors))|\b(?:fail\w*|unable|could not|cannot|can't)\b[^.;:]{0,30}?\b(?:to )?(?:verif\w*|validate)\b|\b(?:verif\w*|integrity check|screenshot verification|sandbox restore|restore test|recovery test)\w*\s*(?::|-|–)\s*(?:fail\w*|error\w*|corrupt\w*))`)
-	zeroProblemsRe   = regexp.MustCompile(`(?i)\b(?:0|no|zero|without)\s+(?:errors?|miscompares?|mismatches?|failures?|issues?|problems?)\b`)
-	integrityLabelRe = regexp.MustCompile(`(?i)verif|integrity|consistency|screenshot|sandbox|restore test|test restore|recovery test|test drill|boot test|health monitor|überprüfung|vérification`)
-)
-
-// cleanSummary trims a summary line and takes off bullets and a bare
-// severity prefix.
-func cleanSummary(s string) string {
-	s = clean(s)
-	for i := 0; i < 3; i++ {
-		t := strings.TrimSpace(summaryPrefixRe.ReplaceAllString(s, ""))
-		if t == s || t == "" {
-			break
-		}
-		s = t
-	}
-	return s
-}
-
-// firstSummaryLine returns the first line of lines that reads as text, as
-// a summary.
-func firstSummaryLine(lines []string) string {
-	for _, l := range lines {
-		if s := cleanSummary(strings.ReplaceAll(l, "\t", " ")); isText(s) {
-			return s
-		}
-	}
-	return ""
-}
-
-// isText reports whether s reads as a message rather than a number, a
-// date or a placeholder: it has at least three letters.
-func isText(s string) bool {
-	if emptyValue(s) {
-		return false
-	}
-	n := 0
-	for _, r := range s {
-		if unicode.IsLetter(r) {
-			if n++; n >= 3 {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// isMailFooter reports whether line is a mail's footer rather than content.
-func isMailFooter(line string) bool {
-	return mailFooterRe.MatchString(strings.TrimSpace(summaryBulletRe.ReplaceAllString(line, "")))
-}
-
-// emptyValue reports whether v says nothing ("", "-", "n/a", "none").
-func emptyValue(v string) bool {
-	switch strings.ToLower(strings.Trim(strings.TrimSpace(v), ".")) {
-	case "", "-", "--", "—", "–", "n/a", "na", "none", "null", "nil", "(none)", "keine", "aucun", "aucune", "ninguno":
-		return true
-	}
-	return false
-}
-
-// sizeIn reads a size value: -1 when v prints none ("-", "n/a"), 0 for a
-// bare 0.
-func sizeIn(v string) int64 {
-	v = strings.TrimSpace(v)
-	if emptyValue(v) {
-		return -1
-	}
-	if n, ok := ParseSize(v); ok {
-		return n
-	}
-	if v == "0" {
-		return 0
-	}
-	return -1
-}
-
-// integrityFailedIn reports whether the subject or a line says a
-// verification, integrity check or recovery test failed, either in words
-// ("Screenshot verification failed") or as a labelled value
-// ("Verification: Failed", "Verify\tFailed").
-func integrityFailedIn(subject string, lines []string) bool {
-	if lineSaysIntegrityFailed(subject) {
-		return true
-	}
-	for _, l := range lines {
-		if strings.IndexByte(l, '\t') >= 0 {
-			cells := Cells(l)
-			for i := 0; i+1 < len(cells); i++ {
-				if integrityLabelRe.MatchString(cells[i]) && len(cells[i]) <= maxLabel && StatusOf(cells[i+1]) == Failed && !zeroProblemsRe.MatchString(cells[i+1]) {
-					return true
-				}
-			}
-		}
-		if lineSaysIntegrityFailed(l) {
-			return true
-		}
-	}
-	return integrityColumnFailed(lines)
-}
-
-func lineSaysIntegrityFailed(l string) bool {
-	if i := strings.Index(l, ": "); i > 0 && i <= maxLabel && integrityLabelRe.MatchString(l[:i]) {
-		v := l[i+2:]
-		if StatusOf(v) == Failed && !zeroProblemsRe.MatchString(v) {
-			return true
-		}
-	}
-	loc := integrityRe.FindStringIndex(l)
-	return loc != nil && !zeroProblemsRe.MatchString(l[loc[0]:])
-}
-
-// integrityColumnFailed finds a table with a verification column (a header
-// cell naming one) and reports whether a row below it says it failed.
-func integrityColumnFailed(lines []string) bool {
-	col := -1
-	for _, l := range lines {
-		cells := Cells(l)
-		if len(cells) < 3 { // label/value rows are not a table
-			col = -1
-			continue
-		}
-		if col < 0 || col >= len(cells) {
-			col = -1
-			for i, c := range cells {
-				if len(c) <= maxLabel && integrityLabelRe.MatchString(c) && StatusOf(c) == Unknown {
-					col = i
-					break
-				}
-			}
-			continue
-		}
-		if StatusOf(cells[col]) == Failed && !zeroProblemsRe.MatchString(cells[col]) {
-			return true
-		}
-	}
-	return false
-}
-
-// fieldsSayFailed reports whether one of labels holds a failure.
-func fieldsSayFailed(f Fields, labels []string) bool {
-	for _, l := range labels {
-		if v, ok := f[l]; ok && StatusOf(v) == Failed && !zeroProblemsRe.MatchString(v) {
-			return true
-		}
-	}
-	return false
-}
-
-// namesProduct reports whether the subject, the sender or one of the first
-// lines of m names one of words (lowercase): how a parser makes sure a
-// mail comes from its product before trusting a label as common as
-// "Status".
-func namesProduct(m *Message, words ...string) bool {
-	hay := []string{strings.ToLower(m.Subject), strings.ToLower(m.From)}
-	for i, l := range m.Lines {
-		if i >= 60 {
-			break
-		}
-		hay = append(hay, strings.ToLower(l))
-	}
-	if n := len(m.Lines); n > 60 {
-		for _, l := range m.Lines[max(60, n-10):] {
-			hay = append(hay, strings.ToLower(l))
-		}
-	}
-	for _, h := range hay {
-		for _, w := range words {
-			if strings.Contains(h, w) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// findTable finds the table whose header row has a cell matching key in
-// its first or second column and a cell matching at least one of others,
-// and returns the rows below the header as cells with the column of each
-// of others by name (-1 when missing; "key" is key's column). The rows
-// end at the first line with fewer than two cells.
-func findTable(lines []string, key *regexp.Regexp, others map[string]*regexp.Regexp) (rows [][]string, cols map[string]int) {
-	for i, l := range lines {
-		cells := Cells(l)
-		if len(cells) < 2 {
-			continue
-		}
-		k := -1
-		for j, c := range cells {
-			if key.MatchString(strings.TrimSpace(c)) {
-				k = j
-				break
-			}
-		}
-		if k != 0 && k != 1 {
-			continue
-		}
-		cols = map[string]int{"key": k}
-		found := 0
-		for name, re := range others {
-			cols[name] = -1
-			for j, c := range cells {
-				if j != k && re.MatchString(strings.TrimSpace(c)) {
-					cols[name] = j
-					found++
-					break
-				}
-			}
-		}
-		if found == 0 {
-			continue
-		}
-		for _, r := range lines[i+1:] {
-			rc := Cells(r)
-			if len(rc) < 2 {
-				break
-			}
-			rows = append(rows, rc)
-		}
-		return rows, cols
-	}
-	return nil, nil
-}
-
-// cellAt returns row's cell i, "" when the row has none.
-func cellAt(row []string, i int) string {
-	if i < 0 || i >= len(row) {
-		return ""
-	}
-	return strings.TrimSpace(row[i])
 }

@@ -7,7 +7,11 @@ import (
 	"strings"
 )
 
-var sizeRe = regexp.MustCompile(`(?i)(\d[\d,.' \x{00a0}\x{202f}]*)\s*(bytes?|octets?|kib|mib|gib|tib|pib|kb|mb|gb|tb|pb|ko|mo|go|to|b|k|m|g|t)\b`)
+var (
+	sizeRe = regexp.MustCompile(`(?i)(\d[\d,.' \x{00a0}\x{202f}]*)\s*(bytes?|octets?|kib|mib|gib|tib|pib|kb|mb|gb|tb|pb|ko|mo|go|to|b|k|m|g|t)\b`)
+	// byteCountRe is a number alone, with thousands separators.
+	byteCountRe = regexp.MustCompile(`^\d[\d,.' ]*$`)
+)
 
 // sizeUnits are binary: products print "GB" without saying which they mean,
 // and most of them (Windows-based) mean 1024³. The samples' README accepts
@@ -99,4 +103,31 @@ func parseNumber(s string, wholeBytes bool) (float64, bool) {
 		return 0, false
 	}
 	return v, true
+}
+
+// sizeValue returns the size v prints (ParseSize), -1 when it prints none.
+func sizeValue(v string) int64 {
+	if n, ok := ParseSize(v); ok {
+		return n
+	}
+	return -1
+}
+
+// sizeIn returns sizeValue(v), except 0 for a bare "0" (which has no unit
+// for ParseSize to read).
+func sizeIn(v string) int64 {
+	if strings.TrimSpace(v) == "0" {
+		return 0
+	}
+	return sizeValue(v)
+}
+
+// byteCount returns v read as a bare number of bytes ("4096", "1,234,567"),
+// false when v is not a number alone.
+func byteCount(v string) (int64, bool) {
+	if !byteCountRe.MatchString(strings.TrimSpace(v)) {
+		return 0, false
+	}
+	n, ok := parseNumber(v, true)
+	return int64(n), ok
 }

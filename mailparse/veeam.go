@@ -309,13 +309,3 @@ func veeamTimes(m *Message, f Fields, session time.Time) (start, end time.Time) 
 	}
 	return start, end
 }
-
-// hasCell reports whether one of line's cells reads name (case-insensitively).
-func hasCell(line, name string) bool {
-	for _, c := range Cells(line) {
-		if strings.EqualFold(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(c), ":")), name) {
-			return true
-		}
-	}
-	return false
-}

@@ -1,0 +1,91 @@
+package mailparse
+
+import (
+	"regexp"
+	"strings"
+)
+
+// Integrity: whether a mail says a verification, integrity check,
+// screenshot or recovery test failed.
+
+var (
+	// integrityRe finds a failed verification, integrity check, screenshot
+	// or recovery test in a line.
+	integrityRe      = regexp.MustCompile(`(?i)(?:\b(?:verif\w*|integrity|consistency check\w*|screenshot\w*|sandbox\w*|restore test\w*|test restore\w*|recovery test\w*|test drill\w*|boot test\w*|health monitor)\b[^.;:]{0,60}?\b(?:fail\w*|miscompar\w*|mismatch\w*|corrupt\w*|unsuccessful|did not (?:pass|succeed|boot|complete)|not pass\w*|errors? (?:found|detected|occurred|encountered)|detected (?:issues|problems|errors))|\b(?:fail\w*|unable|could not|cannot|can't)\b[^.;:]{0,30}?\b(?:to )?(?:verif\w*|validate)\b|\b(?:verif\w*|integrity check|screenshot verification|sandbox restore|restore test|recovery test)\w*\s*(?::|-|–)\s*(?:fail\w*|error\w*|corrupt\w*))`)
+	zeroProblemsRe   = regexp.MustCompile(`(?i)\b(?:0|no|zero|without)\s+(?:errors?|miscompares?|mismatches?|failures?|issues?|problems?)\b`)
+	integrityLabelRe = regexp.MustCompile(`(?i)verif|integrity|consistency|screenshot|sandbox|restore test|test restore|recovery test|test drill|boot test|health monitor|überprüfung|vérification`)
+)
+
+// integrityFailedIn reports whether the subject or a line says a
+// verification, integrity check or recovery test failed, either in words
+// ("Screenshot verification failed") or as a labelled value
+// ("Verification: Failed", "Verify\tFailed").
+func integrityFailedIn(subject string, lines []string) bool {
+	if lineSaysIntegrityFailed(subject) {
+		return true
+	}
+	for _, l := range lines {
+		if strings.IndexByte(l, '\t') >= 0 {
+			cells := Cells(l)
+			for i := 0; i+1 < len(cells); i++ {
+				if integrityLabelRe.MatchString(cells[i]) && len(cells[i]) <= maxLabel && StatusOf(cells[i+1]) == Failed && !zeroProblemsRe.MatchString(cells[i+1]) {
+					return true
+				}
+			}
+		}
+		if lineSaysIntegrityFailed(l) {
+			return true
+		}
+	}
+	return integrityColumnFailed(lines)
+}
+
+// lineSaysIntegrityFailed reports whether l says a verification, integrity
+// check or recovery test failed, as a labelled value or in words.
+func lineSaysIntegrityFailed(l string) bool {
+	if i := strings.Index(l, ": "); i > 0 && i <= maxLabel && integrityLabelRe.MatchString(l[:i]) {
+		v := l[i+2:]
+		if StatusOf(v) == Failed && !zeroProblemsRe.MatchString(v) {
+			return true
+		}
+	}
+	loc := integrityRe.FindStringIndex(l)
+	return loc != nil && !zeroProblemsRe.MatchString(l[loc[0]:])
+}
+
+// integrityColumnFailed finds a table with a verification column (a header
+// cell naming one) and reports whether a row below it says it failed.
+func integrityColumnFailed(lines []string) bool {
+	col := -1
+	for _, l := range lines {
+		cells := Cells(l)
+		if len(cells) < 3 { // label/value rows are not a table
+			col = -1
+			continue
+		}
+		if col < 0 || col >= len(cells) {
+			col = -1
+			for i, c := range cells {
+				if len(c) <= maxLabel && integrityLabelRe.MatchString(c) && StatusOf(c) == Unknown {
+					col = i
+					break
+				}
+			}
+			continue
+		}
+		if StatusOf(cells[col]) == Failed && !zeroProblemsRe.MatchString(cells[col]) {
+			return true
+		}
+	}
+	return false
+}
+
+// fieldsSayFailed reports whether one of labels holds a failure.
+func fieldsSayFailed(f Fields, labels []string) bool {
+	for _, l := range labels {
+		if v, ok := f[l]; ok && StatusOf(v) == Failed && !zeroProblemsRe.MatchString(v) {
+			return true
+		}
+	}
+	return false
+}

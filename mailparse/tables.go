@@ -1,0 +1,131 @@
+package mailparse
+
+import (
+	"regexp"
+	"strings"
+)
+
+// Tables: the rows of a rendered table (cells joined by '\t', see
+// htmlLines) and the columns a header names.
+
+// Cells splits a rendered table row into its cells.
+func Cells(line string) []string {
+	return strings.Split(line, "\t")
+}
+
+// problemRow reads the first table of lines (from index from) whose header
+// row (three cells or more) has a status column, and returns the message of
+// its first row whose status is a warning or a failure: the cell under a
+// Details, Message, Error, Reason or Note header (or a cell past the
+// header's last). It returns "" when no row reports a problem with a
+// message.
+func problemRow(lines []string, from int) string {
+	statusCol, msgCol, width := -1, -1, 0
+	for i := max(from, 0); i < len(lines); i++ {
+		c := Cells(lines[i])
+		if statusCol < 0 {
+			if len(c) < 3 { // a label and its value, not a table's header
+				continue
+			}
+			for j, cell := range c {
+				switch strings.ToLower(strings.TrimSpace(cell)) {
+				case "status", "result", "state", "ergebnis", "statut", "resultaat", "estado", "stato":
+					if statusCol < 0 {
+						statusCol = j
+					}
+				case "details", "detail", "message", "messages", "error", "reason", "description", "note",
+					"notes", "comment", "info", "fehler", "erreur", "meldung", "détails", "fout":
+					msgCol = j
+				}
+			}
+			if statusCol >= 0 && statusCol == msgCol {
+				msgCol = -1
+			}
+			width = len(c)
+			continue
+		}
+		if len(c) <= statusCol {
+			continue
+		}
+		if st := StatusOf(c[statusCol]); st != Warn && st != Failed {
+			continue
+		}
+		msg := ""
+		switch {
+		case msgCol >= 0 && msgCol < len(c):
+			msg = c[msgCol]
+		case msgCol < 0 && len(c) > width:
+			msg = c[len(c)-1]
+		}
+		if s := summaryText(msg); s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// hasCell reports whether one of line's cells reads name (case-insensitively).
+func hasCell(line, name string) bool {
+	for _, c := range Cells(line) {
+		if strings.EqualFold(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(c), ":")), name) {
+			return true
+		}
+	}
+	return false
+}
+
+// findTable finds the table whose header row has a cell matching key in
+// its first or second column and a cell matching at least one of others,
+// and returns the rows below the header as cells with the column of each
+// of others by name (-1 when missing; "key" is key's column). The rows
+// end at the first line with fewer than two cells.
+func findTable(lines []string, key *regexp.Regexp, others map[string]*regexp.Regexp) (rows [][]string, cols map[string]int) {
+	for i, l := range lines {
+		cells := Cells(l)
+		if len(cells) < 2 {
+			continue
+		}
+		k := -1
+		for j, c := range cells {
+			if key.MatchString(strings.TrimSpace(c)) {
+				k = j
+				break
+			}
+		}
+		if k != 0 && k != 1 {
+			continue
+		}
+		cols = map[string]int{"key": k}
+		found := 0
+		for name, re := range others {
+			cols[name] = -1
+			for j, c := range cells {
+				if j != k && re.MatchString(strings.TrimSpace(c)) {
+					cols[name] = j
+					found++
+					break
+				}
+			}
+		}
+		if found == 0 {
+			continue
+		}
+		for _, r := range lines[i+1:] {
+			rc := Cells(r)
+			if len(rc) < 2 {
+				break
+			}
+			rows = append(rows, rc)
+		}
+		return rows, cols
+	}
+	return nil, nil
+}
+
+// cellAt returns row's cell i, "" when the row has none.
+func cellAt(row []string, i int) string {
+	if i < 0 || i >= len(row) {
+		return ""
+	}
+	return strings.TrimSpace(row[i])
+}
