@@ -128,17 +128,7 @@ func (acronisParser) Parse(m *Message) (Result, error) {
 		r.JobName = workload
 	}
 
-	if v, ok := f.Value(acronisStartLabels...); ok {
-		r.StartedAt, _ = m.Time(v)
-	}
-	if v, ok := f.Value(acronisEndLabels...); ok {
-		r.CompletedAt, _ = m.Time(v)
-	}
-	if v, ok := f.Value(acronisDurationLabels...); ok {
-		if d, ok := ParseDuration(v); ok {
-			r.DurationSeconds = d
-		}
-	}
+	r.readRun(m, f.Value, acronisStartLabels, acronisEndLabels, acronisDurationLabels)
 	if v, ok := f.Value(acronisSizeLabels...); ok {
 		r.SizeBytes = sizeValue(v)
 	}

@@ -86,17 +86,7 @@ func (altaroParser) Parse(m *Message) (Result, error) {
 		return r, unreadable("no VM Backup result found: no Result line and no result in the subject or headline")
 	}
 
-	if v, ok := f.Get(altaroStartLabels...); ok {
-		r.StartedAt, _ = m.Time(v)
-	}
-	if v, ok := f.Get(altaroEndLabels...); ok {
-		r.CompletedAt, _ = m.Time(v)
-	}
-	if v, ok := f.Get(altaroDurLabels...); ok {
-		if d, ok := ParseDuration(v); ok {
-			r.DurationSeconds = d
-		}
-	}
+	r.readRun(m, f.Get, altaroStartLabels, altaroEndLabels, altaroDurLabels)
 
 	rows, cols := findTable(lines, altaroVMKeyRe, map[string]*regexp.Regexp{
 		"result": altaroVMResult, "details": altaroVMDetails, "size": altaroVMSize,

@@ -79,17 +79,7 @@ func (backupExecParser) Parse(m *Message) (Result, error) {
 		return r, unreadable("no Backup Exec job status found: no \"Job completion status\" line and no job result in a \"Backup Exec Alert\" subject")
 	}
 
-	if v, ok := f.Get(beStartLabels...); ok {
-		r.StartedAt, _ = m.Time(v)
-	}
-	if v, ok := f.Get(beEndLabels...); ok {
-		r.CompletedAt, _ = m.Time(v)
-	}
-	if v, ok := f.Get(beDurLabels...); ok {
-		if d, ok := ParseDuration(v); ok {
-			r.DurationSeconds = d
-		}
-	}
+	r.readRun(m, f.Get, beStartLabels, beEndLabels, beDurLabels)
 	r.SizeBytes = beSize(lines)
 
 	r.IntegrityFailed = integrityFailedIn(m.Subject, lines)

@@ -79,17 +79,7 @@ func (coveParser) Parse(m *Message) (Result, error) {
 	case subj != nil:
 		r.JobName = subj[2]
 	}
-	if v, ok := f.Value(coveStartLabels...); ok {
-		r.StartedAt, _ = m.Time(v)
-	}
-	if v, ok := f.Value(coveEndLabels...); ok {
-		r.CompletedAt, _ = m.Time(v)
-	}
-	if v, ok := f.Value(coveDurLabels...); ok {
-		if d, ok := ParseDuration(v); ok {
-			r.DurationSeconds = d
-		}
-	}
+	r.readRun(m, f.Value, coveStartLabels, coveEndLabels, coveDurLabels)
 	if v, ok := f.Value(coveSizeLabels...); ok {
 		r.SizeBytes = sizeValue(v)
 	}

@@ -21,6 +21,7 @@ var (
 	dattoJobLabels = []string{"protected machine", "protected system", "agent", "asset", "protected asset", "machine", "endpoint"}
 	dattoStart     = []string{"backup started", "started", "start time", "verification started", "screenshot started"}
 	dattoEnd       = []string{"backup completed", "backup failed at", "backup ended", "completed", "finished", "failed at", "end time", "verification completed", "screenshot taken", "screenshot completed"}
+	dattoDur       = []string{"duration", "backup duration"}
 	dattoSize      = []string{"data transferred", "transferred", "backup size", "data backed up"}
 	dattoHeadings  = []string{"error", "errors", "warning", "warnings", "details", "reason", "error details", "screenshot result", "verification result", "failure reason"}
 	// dattoVerifyRe names a verification: screenshot, local or boot.
@@ -70,17 +71,7 @@ func (dattoParser) Parse(m *Message) (Result, error) {
 		r.JobName = subj[2]
 	}
 
-	if v, ok := f.Value(dattoStart...); ok {
-		r.StartedAt, _ = m.Time(v)
-	}
-	if v, ok := f.Value(dattoEnd...); ok {
-		r.CompletedAt, _ = m.Time(v)
-	}
-	if v, ok := f.Value("duration", "backup duration"); ok {
-		if d, ok := ParseDuration(v); ok {
-			r.DurationSeconds = d
-		}
-	}
+	r.readRun(m, f.Value, dattoStart, dattoEnd, dattoDur)
 	if v, ok := f.Value(dattoSize...); ok {
 		r.SizeBytes = sizeValue(v)
 	}

@@ -84,17 +84,7 @@ func (macriumParser) Parse(m *Message) (Result, error) {
 		return r, unreadable("no Macrium Reflect backup status found: no Backup Status line and no status in the subject or headline")
 	}
 
-	if v, ok := f.Get(macriumStartLabels...); ok {
-		r.StartedAt, _ = m.Time(v)
-	}
-	if v, ok := f.Get(macriumEndLabels...); ok {
-		r.CompletedAt, _ = m.Time(v)
-	}
-	if v, ok := f.Get(macriumDurLabels...); ok {
-		if d, ok := ParseDuration(v); ok {
-			r.DurationSeconds = d
-		}
-	}
+	r.readRun(m, f.Get, macriumStartLabels, macriumEndLabels, macriumDurLabels)
 	if v, ok := f.Get(macriumSizeLabels...); ok {
 		r.SizeBytes = sizeIn(v)
 	}

@@ -83,17 +83,7 @@ func (msp360Parser) Parse(m *Message) (Result, error) {
 		return r, unreadable("no MSP360 plan status found: no Status line, no \"Backup plan ... : <status>\" heading and no status after the plan's name in the subject")
 	}
 
-	if v, ok := f.Get(mspStartLabels...); ok {
-		r.StartedAt, _ = m.Time(v)
-	}
-	if v, ok := f.Get(mspEndLabels...); ok {
-		r.CompletedAt, _ = m.Time(v)
-	}
-	if v, ok := f.Get(mspDurLabels...); ok {
-		if d, ok := ParseDuration(v); ok {
-			r.DurationSeconds = d
-		}
-	}
+	r.readRun(m, f.Get, mspStartLabels, mspEndLabels, mspDurLabels)
 	if v, ok := f.Get(mspSizeLabels...); ok {
 		r.SizeBytes = sizeIn(v)
 	}

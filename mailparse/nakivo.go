@@ -113,17 +113,7 @@ func (nakivoParser) Parse(m *Message) (Result, error) {
 		return r, unreadable("no NAKIVO job status found: no \"Job status\" line and no status after the job's name in the subject")
 	}
 
-	if v, ok := f.Get(nakivoStartLabels...); ok {
-		r.StartedAt, _ = m.Time(v)
-	}
-	if v, ok := f.Get(nakivoEndLabels...); ok {
-		r.CompletedAt, _ = m.Time(v)
-	}
-	if v, ok := f.Get(nakivoDurationLabels...); ok {
-		if d, ok := ParseDuration(v); ok {
-			r.DurationSeconds = d
-		}
-	}
+	r.readRun(m, f.Get, nakivoStartLabels, nakivoEndLabels, nakivoDurationLabels)
 
 	rows, cols := findTable(lines, nakivoVMKeyRe, map[string]*regexp.Regexp{
 		"status": nakivoVMStatus, "notes": nakivoVMNotes, "size": nakivoVMSize,

@@ -120,17 +120,7 @@ func (synologyParser) Parse(m *Message) (Result, error) {
 		return r, unreadable("the Synology notification for task %q says no result (completed, partially completed, failed)", task)
 	}
 
-	if v, ok := f.Value(synologyStart...); ok {
-		r.StartedAt, _ = m.Time(v)
-	}
-	if v, ok := f.Value(synologyEnd...); ok {
-		r.CompletedAt, _ = m.Time(v)
-	}
-	if v, ok := f.Value(synologyDur...); ok {
-		if d, ok := ParseDuration(v); ok {
-			r.DurationSeconds = d
-		}
-	}
+	r.readRun(m, f.Value, synologyStart, synologyEnd, synologyDur)
 	if v, ok := f.Value(synologySize...); ok {
 		r.SizeBytes = sizeValue(v)
 	}

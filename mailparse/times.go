@@ -249,3 +249,22 @@ func (m *Message) Time(s string) (time.Time, bool) {
 	}
 	return ParseTime(s, m.Zone, m.Date)
 }
+
+// readRun sets r's StartedAt and CompletedAt to the times (m.Time) that
+// get finds under the start and end labels, zero when one does not read,
+// and DurationSeconds to the duration (ParseDuration) under the duration
+// labels when it reads. get is f.Value, which passes over placeholders to
+// the next label, or f.Get, which takes the first label present.
+func (r *Result) readRun(m *Message, get func(labels ...string) (string, bool), start, end, duration []string) {
+	if v, ok := get(start...); ok {
+		r.StartedAt, _ = m.Time(v)
+	}
+	if v, ok := get(end...); ok {
+		r.CompletedAt, _ = m.Time(v)
+	}
+	if v, ok := get(duration...); ok {
+		if d, ok := ParseDuration(v); ok {
+			r.DurationSeconds = d
+		}
+	}
+}
