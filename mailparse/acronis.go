@@ -135,18 +135,7 @@ func (acronisParser) Parse(m *Message) (Result, error) {
 
 	// The first error or warning: the first item under its heading, else
 	// a labelled "Error: text" line.
-	if i := headingAt(lines, acronisProblemHeadings...); i >= 0 {
-		r.Summary = firstAfter(m, lines, i)
-	}
-	if r.Summary == "" && r.Status != OK {
-		// Several machines or data sources: the first one's problem.
-		r.Summary = problemRow(lines, 0)
-	}
-	if r.Summary == "" {
-		if v, ok := f.Value(acronisProblemHeadings...); ok {
-			r.Summary = summaryText(v)
-		}
-	}
+	r.Summary = usualSummary(m, f, r.Status, acronisProblemHeadings, acronisProblemHeadings)
 	activity, _ := f.Value(acronisActivityLabels...)
 	if acronisIntegrityRe.MatchString(r.Summary) ||
 		(r.Status != OK && acronisValidationRe.MatchString(activity+" "+headline)) {

@@ -155,10 +155,5 @@ func altaroSummary(lines []string, rows [][]string, cols map[string]int) string 
 			}
 		}
 	}
-	for _, h := range []string{"errors", "error", "warnings", "warning", "details", "fehler", "warnungen", "erreurs"} {
-		if s := firstSummaryLine(Section(lines, h, isMailFooter)); s != "" {
-			return s
-		}
-	}
-	return ""
+	return sectionSummary(lines, isMailFooter, "errors", "error", "warnings", "warning", "details", "fehler", "warnungen", "erreurs")
 }

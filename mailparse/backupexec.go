@@ -179,10 +179,8 @@ func beSummary(lines []string, f Fields) string {
 			}
 		}
 	}
-	for _, h := range []string{"errors", "exceptions", "job errors", "job exceptions", "fehler", "ausnahmen", "erreurs", "exceptions du travail"} {
-		if s := firstSummaryLine(Section(lines, h, beIsHeading)); s != "" {
-			return s
-		}
+	if s := sectionSummary(lines, beIsHeading, "errors", "exceptions", "job errors", "job exceptions", "fehler", "ausnahmen", "erreurs", "exceptions du travail"); s != "" {
+		return s
 	}
 	if v, ok := f.Get("final error", "letzter fehler", "erreur finale", "error final"); ok {
 		if mm := beFinalErrorRe.FindStringSubmatch(v); mm != nil {

@@ -26,6 +26,7 @@ var (
 	coveDurLabels     = []string{"duration", "dauer", "durée", "duur", "duración"}
 	coveSizeLabels    = []string{"sent size", "transferred size", "gesendete größe", "taille envoyée", "verzonden grootte", "tamaño enviado"}
 	coveErrorHeadings = []string{"errors", "error", "warnings", "session errors", "error details", "fehler", "erreurs", "fouten", "errores"}
+	coveErrorLabels   = []string{"error message", "last error", "error details"}
 	// coveVerifyRe names a recovery test or a verification.
 	coveVerifyRe = regexp.MustCompile(`(?i)recovery test|recovery testing|verification|standby image|screenshot|integrity`)
 )
@@ -84,18 +85,7 @@ func (coveParser) Parse(m *Message) (Result, error) {
 		r.SizeBytes = sizeValue(v)
 	}
 
-	if i := headingAt(lines, coveErrorHeadings...); i >= 0 {
-		r.Summary = firstAfter(m, lines, i)
-	}
-	if r.Summary == "" && r.Status != OK {
-		// Several machines or data sources: the first one's problem.
-		r.Summary = problemRow(lines, 0)
-	}
-	if r.Summary == "" {
-		if v, ok := f.Value("error message", "last error", "error details"); ok {
-			r.Summary = summaryText(v)
-		}
-	}
+	r.Summary = usualSummary(m, f, r.Status, coveErrorHeadings, coveErrorLabels)
 	if r.Status != OK && coveVerifyRe.MatchString(sessionType+" "+m.Subject) {
 		r.IntegrityFailed = true
 	}

@@ -86,18 +86,7 @@ func (dattoParser) Parse(m *Message) (Result, error) {
 		}
 	}
 
-	if i := headingAt(lines, dattoHeadings...); i >= 0 {
-		r.Summary = firstAfter(m, lines, i)
-	}
-	if r.Summary == "" && r.Status != OK {
-		// Several machines or data sources: the first one's problem.
-		r.Summary = problemRow(lines, 0)
-	}
-	if r.Summary == "" {
-		if v, ok := f.Value(dattoHeadings...); ok {
-			r.Summary = summaryText(v)
-		}
-	}
+	r.Summary = usualSummary(m, f, r.Status, dattoHeadings, dattoHeadings)
 	if r.Status == OK && !r.IntegrityFailed {
 		r.Summary = ""
 	}

@@ -256,10 +256,8 @@ func genericSummary(m *Message, f Fields) string {
 			return cleanSummary(v)
 		}
 	}
-	for _, h := range []string{"errors", "error", "warnings", "warning", "messages", "message", "details", "output"} {
-		if s := firstSummaryLine(Section(m.Lines, h, isMailFooter)); s != "" {
-			return s
-		}
+	if s := sectionSummary(m.Lines, isMailFooter, "errors", "error", "warnings", "warning", "messages", "message", "details", "output"); s != "" {
+		return s
 	}
 	for _, l := range m.Lines {
 		if mm := genLogLineRe.FindStringSubmatch(l); mm != nil && isText(mm[1]) {

@@ -138,8 +138,8 @@ func macriumSummary(log []string, f Fields, integrity bool) string {
 			return cleanSummary(l)
 		}
 	}
-	if v, ok := f.Get("error", "error message", "reason", "message", "fehler"); ok && !emptyValue(v) {
-		return cleanSummary(v)
+	if s := labelSummary(f, "error", "error message", "reason", "message", "fehler"); s != "" {
+		return s
 	}
 	return cleanSummary(closing)
 }

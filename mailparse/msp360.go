@@ -91,16 +91,9 @@ func (msp360Parser) Parse(m *Message) (Result, error) {
 	r.IntegrityFailed = integrityFailedIn(m.Subject, lines)
 
 	if r.Status != OK || r.IntegrityFailed {
-		for _, h := range mspSummaryHeads {
-			if s := firstSummaryLine(Section(lines, h, mspSectionEnd)); s != "" {
-				r.Summary = s
-				break
-			}
-		}
+		r.Summary = sectionSummary(lines, mspSectionEnd, mspSummaryHeads...)
 		if r.Summary == "" {
-			if v, ok := f.Get("error", "error message", "last error", "details", "reason", "message"); ok && !emptyValue(v) {
-				r.Summary = cleanSummary(v)
-			}
+			r.Summary = labelSummary(f, "error", "error message", "last error", "details", "reason", "message")
 		}
 	}
 	return r, nil

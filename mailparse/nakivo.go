@@ -143,12 +143,7 @@ func (nakivoParser) Parse(m *Message) (Result, error) {
 	// The summary: the first alert, else the notes of the first VM that did
 	// not succeed.
 	if r.Status != OK || r.IntegrityFailed {
-		for _, h := range nakivoAlertHeadings {
-			if s := firstSummaryLine(Section(lines, h, nakivoSectionEnd)); s != "" {
-				r.Summary = s
-				break
-			}
-		}
+		r.Summary = sectionSummary(lines, nakivoSectionEnd, nakivoAlertHeadings...)
 		if r.Summary == "" && len(rows) > 0 {
 			for _, row := range rows {
 				notes := cellAt(row, cols["notes"])

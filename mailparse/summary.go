@@ -130,3 +130,53 @@ func firstSummaryLine(lines []string) string {
 func isMailFooter(line string) bool {
 	return mailFooterRe.MatchString(strings.TrimSpace(summaryBulletRe.ReplaceAllString(line, "")))
 }
+
+// usualSummary returns the summary from where most reports print it: the
+// first item under the first of headings in m.Lines (firstAfter), else
+// problemSummary's.
+func usualSummary(m *Message, f Fields, st Status, headings, labels []string) string {
+	if i := headingAt(m.Lines, headings...); i >= 0 {
+		if s := firstAfter(m, m.Lines, i); s != "" {
+			return s
+		}
+	}
+	return problemSummary(m.Lines, f, st, labels)
+}
+
+// problemSummary returns, when st is not OK, the message of the first
+// failing row of a table in lines (problemRow: several machines or data
+// sources, the first one's problem), else the value of the first of labels
+// that says something (f.Value, summaryText); "" when neither gives one.
+func problemSummary(lines []string, f Fields, st Status, labels []string) string {
+	if st != OK {
+		if s := problemRow(lines, 0); s != "" {
+			return s
+		}
+	}
+	if v, ok := f.Value(labels...); ok {
+		return summaryText(v)
+	}
+	return ""
+}
+
+// sectionSummary returns the first line that reads as text
+// (firstSummaryLine) in the section under the first of headings that has
+// one, each section ending where stop says; "" when none has one.
+func sectionSummary(lines []string, stop func(string) bool, headings ...string) string {
+	for _, h := range headings {
+		if s := firstSummaryLine(Section(lines, h, stop)); s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// labelSummary returns the value of the first of labels that f holds, as
+// a summary (cleanSummary); "" when there is none or it says nothing
+// (emptyValue).
+func labelSummary(f Fields, labels ...string) string {
+	if v, ok := f.Get(labels...); ok && !emptyValue(v) {
+		return cleanSummary(v)
+	}
+	return ""
+}

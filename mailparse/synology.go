@@ -29,6 +29,8 @@ var (
 	synologyEnd        = []string{"end time", "finished", "completed", "endzeit", "heure de fin", "eindtijd", "hora de finalización", "ora di fine"}
 	synologyDur        = []string{"duration", "dauer", "durée", "duur", "duración", "durata"}
 	synologySize       = []string{"transferred size", "transferred", "data transferred", "backed up size", "übertragene größe", "übertragene datenmenge", "taille transférée", "overgedragen grootte", "tamaño transferido", "dimensione trasferita"}
+	// synologyErrorLabels label the error or warning text.
+	synologyErrorLabels = []string{"error", "error message", "details", "reason", "fehler", "erreur", "fout"}
 	// synologyCourtesy is the greeting and the signature around the text.
 	synologyCourtesy = regexp.MustCompile(`(?i)^(dear|hello|hi|sehr geehrte\w*|liebe\w*|hallo|cher|chère|bonjour|beste|geachte|estimad\w*|gentile|caro)\b.*,$|^(sincerely|best regards|regards|mit freundlichen|cordialement|met vriendelijke|atentamente|cordiali)\b|^synology\b|^from\s`)
 	// synologyIntegrityRe names an integrity check.
@@ -138,14 +140,8 @@ func (synologyParser) Parse(m *Message) (Result, error) {
 			}
 		}
 	}
-	if r.Summary == "" && r.Status != OK {
-		// Several devices or VMs: the first one's problem.
-		r.Summary = problemRow(lines, 0)
-	}
 	if r.Summary == "" {
-		if v, ok := f.Value("error", "error message", "details", "reason", "fehler", "erreur", "fout"); ok {
-			r.Summary = summaryText(v)
-		}
+		r.Summary = problemSummary(lines, f, r.Status, synologyErrorLabels)
 	}
 	whole := m.Subject + " " + rest
 	if synologyIntegrityRe.MatchString(whole) && (r.Status != OK || synologyDamagedRe.MatchString(negatedRe.ReplaceAllString(r.Summary, " "))) {
