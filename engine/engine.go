@@ -189,6 +189,7 @@ func Open(opts Options) (*Engine, error) {
 func (e *Engine) reset() {
 	e.actors.Range(func(k, _ any) bool { e.actors.Delete(k); return true })
 	e.keys.clear()
+	e.ingest.m.Clear()
 	e.count.Store(0)
 }
 
