@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/emersion/go-smtp"
+	"golang.org/x/net/netutil"
 
 	"backupmon/engine"
 	"backupmon/mailparse"
@@ -29,6 +30,9 @@ const (
 	maxLineLength   = 16 << 10 // HTML mails sent 8bit can have long lines
 	ioTimeout       = 2 * time.Minute
 	tokenLength     = 20
+	// maxConns bounds the sessions served at once (each may hold a 10 MiB
+	// message); more connections wait in the listen backlog.
+	maxConns = 512
 )
 
 // The contract's messages (decisions.md 10, api.md 8.3).
@@ -102,9 +106,9 @@ func New(eng *engine.Engine, store *mailstore.Store, cfg Config) *Server {
 	return s
 }
 
-// Serve accepts connections on l until Shutdown; it returns
-// smtp.ErrServerClosed after a shutdown.
-func (s *Server) Serve(l net.Listener) error { return s.srv.Serve(l) }
+// Serve accepts connections on l, at most maxConns at once, until
+// Shutdown; it returns ErrServerClosed after a shutdown.
+func (s *Server) Serve(l net.Listener) error { return s.srv.Serve(netutil.LimitListener(l, maxConns)) }
 
 // Shutdown stops accepting, waits for sessions in progress (until ctx
 // ends), and returns ctx's error if it ended first.
