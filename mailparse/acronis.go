@@ -95,17 +95,7 @@ func (acronisParser) Parse(m *Message) (Result, error) {
 		r.Status = StatusOf(v)
 	}
 	if r.Status == Unknown {
-		for i, l := range lines {
-			if i >= 4 {
-				break
-			}
-			if strings.IndexByte(l, '\t') < 0 && !strings.Contains(l, ": ") {
-				if st := StatusOf(l); st != Unknown {
-					r.Status = st
-					break
-				}
-			}
-		}
+		r.Status = StatusOf(statusLine(lines, 4, labelLine))
 	}
 	if r.Status == Unknown && headline != "" {
 		r.Status = StatusOf(headline)

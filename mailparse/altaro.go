@@ -70,17 +70,7 @@ func (altaroParser) Parse(m *Message) (Result, error) {
 	}
 	if r.Status == Unknown {
 		// The headline under the product's name ("Backup Failed").
-		for i, l := range lines {
-			if i > 4 {
-				break
-			}
-			if strings.IndexByte(l, '\t') < 0 && !strings.Contains(strings.ToLower(l), "vm backup") {
-				if st := StatusOf(l); st != Unknown {
-					r.Status = st
-					break
-				}
-			}
-		}
+		r.Status = StatusOf(statusLine(lines, 5, func(l string) bool { return strings.Contains(strings.ToLower(l), "vm backup") }))
 	}
 	if r.Status == Unknown {
 		return r, unreadable("no VM Backup result found: no Result line and no result in the subject or headline")
@@ -94,18 +84,8 @@ func (altaroParser) Parse(m *Message) (Result, error) {
 	if v, ok := f.Get(altaroSizeLabels...); ok {
 		r.SizeBytes = sizeIn(v)
 	}
-	if r.SizeBytes < 0 && cols != nil && cols["size"] >= 0 {
-		var sum int64
-		found := false
-		for _, row := range rows {
-			if n := sizeIn(cellAt(row, cols["size"])); n >= 0 {
-				sum += n
-				found = true
-			}
-		}
-		if found {
-			r.SizeBytes = sum
-		}
+	if r.SizeBytes < 0 {
+		r.SizeBytes = columnSize(rows, cols["size"]) // no total: the VMs' sum
 	}
 
 	// A failed sandbox restore test, verification or health check is an

@@ -1,9 +1,6 @@
 package mailparse
 
-import (
-	"regexp"
-	"strings"
-)
+import "regexp"
 
 func init() { register("datto", dattoParser{}) }
 
@@ -49,15 +46,7 @@ func (dattoParser) Parse(m *Message) (Result, error) {
 		phrase = subj[1]
 	}
 	if phrase == "" {
-		for i, l := range lines {
-			if i >= 4 {
-				break
-			}
-			if strings.IndexByte(l, '\t') < 0 && !strings.Contains(l, ": ") && StatusOf(l) != Unknown {
-				phrase = l
-				break
-			}
-		}
+		phrase = statusLine(lines, 4, labelLine)
 	}
 	r.Status = StatusOf(phrase)
 	if r.Status == Unknown {

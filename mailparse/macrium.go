@@ -68,17 +68,7 @@ func (macriumParser) Parse(m *Message) (Result, error) {
 	}
 	if r.Status == Unknown {
 		// The headline ("Success :)", "Warning :|", "Failed :(").
-		for i, l := range lines {
-			if i > 4 {
-				break
-			}
-			if strings.IndexByte(l, '\t') < 0 && !strings.Contains(strings.ToLower(l), "macrium") {
-				if st := StatusOf(strings.Trim(l, " :()|")); st != Unknown {
-					r.Status = st
-					break
-				}
-			}
-		}
+		r.Status = StatusOf(statusLine(lines, 5, func(l string) bool { return strings.Contains(strings.ToLower(l), "macrium") }))
 	}
 	if r.Status == Unknown {
 		return r, unreadable("no Macrium Reflect backup status found: no Backup Status line and no status in the subject or headline")

@@ -112,13 +112,4 @@ func mspStatus(s string) Status {
 
 // mspSectionEnd ends a Warnings or Errors list at the footer or the next
 // list's heading.
-func mspSectionEnd(l string) bool {
-	if isMailFooter(l) {
-		return true
-	}
-	switch strings.ToLower(strings.TrimSuffix(strings.TrimSpace(l), ":")) {
-	case "errors", "warnings", "details", "summary", "files", "statistics":
-		return true
-	}
-	return false
-}
+var mspSectionEnd = footerOrHeading("errors", "warnings", "details", "summary", "files", "statistics")

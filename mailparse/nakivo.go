@@ -99,14 +99,7 @@ func (nakivoParser) Parse(m *Message) (Result, error) {
 			r.Status = nakivoStatus(v)
 		}
 		if r.Status == Unknown && headIdx >= 0 {
-			for _, l := range lines[headIdx:min(headIdx+3, len(lines))] {
-				if strings.IndexByte(l, '\t') < 0 && l != r.JobName {
-					if st := nakivoStatus(l); st != Unknown {
-						r.Status = st
-						break
-					}
-				}
-			}
+			r.Status = nakivoStatus(statusLine(lines[headIdx:], 3, func(l string) bool { return l == r.JobName }))
 		}
 	}
 	if r.Status == Unknown {
@@ -119,23 +112,11 @@ func (nakivoParser) Parse(m *Message) (Result, error) {
 		"status": nakivoVMStatus, "notes": nakivoVMNotes, "size": nakivoVMSize,
 	})
 
-	r.SizeBytes = -1
 	if v, ok := f.Get(nakivoSizeLabels...); ok {
 		r.SizeBytes = sizeIn(v)
 	}
-	if r.SizeBytes < 0 && len(rows) > 0 && cols["size"] >= 0 {
-		// No job total: the VMs' sum.
-		var sum int64
-		found := false
-		for _, row := range rows {
-			if n := sizeIn(cellAt(row, cols["size"])); n >= 0 {
-				sum += n
-				found = true
-			}
-		}
-		if found {
-			r.SizeBytes = sum
-		}
+	if r.SizeBytes < 0 {
+		r.SizeBytes = columnSize(rows, cols["size"]) // no job total: the VMs' sum
 	}
 
 	r.IntegrityFailed = integrityFailedIn(m.Subject, lines)
@@ -166,14 +147,4 @@ func nakivoStatus(s string) Status {
 }
 
 // nakivoSectionEnd ends an Alerts list: the footer, or a new heading.
-func nakivoSectionEnd(l string) bool {
-	if isMailFooter(l) {
-		return true
-	}
-	low := strings.ToLower(strings.TrimSuffix(strings.TrimSpace(l), ":"))
-	switch low {
-	case "virtual machines", "vms", "objects", "summary", "details", "job details", "machines":
-		return true
-	}
-	return false
-}
+var nakivoSectionEnd = footerOrHeading("virtual machines", "vms", "objects", "summary", "details", "job details", "machines")

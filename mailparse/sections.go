@@ -1,6 +1,9 @@
 package mailparse
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Sections: the parts of a body under a heading, and lines a plain-text
 // body wrapped.
@@ -70,4 +73,18 @@ func wrapped(m *Message, line string) string {
 		return out
 	}
 	return line
+}
+
+// footerOrHeading returns a Section stop: true at the mail's footer
+// (isMailFooter) or at a line that reads one of headings (lowercase; case,
+// spaces and a trailing colon ignored).
+func footerOrHeading(headings ...string) func(string) bool {
+	return func(l string) bool {
+		return isMailFooter(l) || slices.Contains(headings, strings.ToLower(strings.TrimSuffix(strings.TrimSpace(l), ":")))
+	}
+}
+
+// labelLine reports whether l is a "Label: value" line.
+func labelLine(l string) bool {
+	return strings.Contains(l, ": ")
 }

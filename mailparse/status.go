@@ -105,3 +105,15 @@ func containsWord(s, w string) bool {
 func isLetter(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
 }
+
+// statusLine returns the first of the first n lines that is not a table
+// row, is not one skip refuses, and says a status (StatusOf); "" when none
+// does.
+func statusLine(lines []string, n int, skip func(string) bool) string {
+	for _, l := range lines[:min(max(n, 0), len(lines))] {
+		if strings.IndexByte(l, '\t') < 0 && !skip(l) && StatusOf(l) != Unknown {
+			return l
+		}
+	}
+	return ""
+}
