@@ -58,7 +58,7 @@ func TestAcronisCases(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r, _, err := Parse("acronis", buildMail(from, c.subject, c.date, "text/plain", c.body))
+			r, _, err := Parse("acronis", testMail(from, c.subject, c.date, "text/plain", c.body))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -77,17 +77,13 @@ func TestAcronisUnreadable(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			expectUnreadable(t, "acronis", buildMail(from, c.subject, date, "text/plain", c.body))
+			expectUnreadable(t, "acronis", testMail(from, c.subject, date, "text/plain", c.body))
 		})
 	}
 }
 
 func TestAcronisOtherVendorRefused(t *testing.T) {
 	expectForeignRefused(t, "acronis", "msp360/01-success.eml")
-}
-
-func TestAcronisNeverPanics(t *testing.T) {
-	expectNoPanic(t, "acronis")
 }
 
 func TestAcronisIntegrityWords(t *testing.T) {

@@ -44,7 +44,7 @@ func TestCoveCases(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r, _, err := Parse("cove", buildMail(from, c.subject, date, "text/plain", c.body))
+			r, _, err := Parse("cove", testMail(from, c.subject, date, "text/plain", c.body))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -64,7 +64,7 @@ func TestCoveUnreadable(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			raw := buildMail(from, c.subject, date, "text/plain", c.body)
+			raw := testMail(from, c.subject, date, "text/plain", c.body)
 			expectUnreadable(t, "cove", raw)
 			_, _, err := Parse("cove", raw)
 			var ue *UnreadableError
@@ -77,8 +77,4 @@ func TestCoveUnreadable(t *testing.T) {
 
 func TestCoveOtherVendorRefused(t *testing.T) {
 	expectForeignRefused(t, "cove", "acronis/01-success.eml")
-}
-
-func TestCoveNeverPanics(t *testing.T) {
-	expectNoPanic(t, "cove")
 }

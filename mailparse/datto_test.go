@@ -44,7 +44,7 @@ func TestDattoCases(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r, _, err := Parse("datto", buildMail(from, c.subject, date, "text/plain", c.body))
+			r, _, err := Parse("datto", testMail(from, c.subject, date, "text/plain", c.body))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -64,15 +64,11 @@ func TestDattoUnreadable(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			expectUnreadable(t, "datto", buildMail(from, c.subject, date, "text/plain", c.body))
+			expectUnreadable(t, "datto", testMail(from, c.subject, date, "text/plain", c.body))
 		})
 	}
 }
 
 func TestDattoOtherVendorRefused(t *testing.T) {
 	expectForeignRefused(t, "datto", "altaro/01-success.eml")
-}
-
-func TestDattoNeverPanics(t *testing.T) {
-	expectNoPanic(t, "datto")
 }

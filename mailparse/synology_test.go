@@ -60,7 +60,7 @@ func TestSynologyCases(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r, _, err := Parse("synology", buildMail(from, c.subject, date, "text/plain", c.body))
+			r, _, err := Parse("synology", testMail(from, c.subject, date, "text/plain", c.body))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -80,15 +80,11 @@ func TestSynologyUnreadable(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			expectUnreadable(t, "synology", buildMail(from, c.subject, date, "text/plain", c.body))
+			expectUnreadable(t, "synology", testMail(from, c.subject, date, "text/plain", c.body))
 		})
 	}
 }
 
 func TestSynologyOtherVendorRefused(t *testing.T) {
 	expectForeignRefused(t, "synology", "macrium/01-success.eml")
-}
-
-func TestSynologyNeverPanics(t *testing.T) {
-	expectNoPanic(t, "synology")
 }

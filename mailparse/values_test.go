@@ -1,18 +1,12 @@
 package mailparse
 
 import (
-	"errors"
-	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 )
 
 // Tests of the decoding the parsers share: sizes, durations, times,
-// status words and the line helpers. The helpers at the end build mails
-// for the vendor tests.
+// status words and the line helpers.
 
 func TestParseSize(t *testing.T) {
 	cases := []struct {
@@ -429,99 +423,5 @@ func TestTruncate(t *testing.T) {
 				t.Errorf("Truncate(%q, %d) = %q, want %q", c.in, c.n, got, c.want)
 			}
 		})
-	}
-}
-
-// buildMail is a complete single-part message for the vendor tests.
-func buildMail(from, subject, date, ctype, body string) []byte {
-	return []byte(fmt.Sprintf("From: %s\r\nTo: reports@example.test\r\nSubject: %s\r\nDate: %s\r\n"+
-		"Message-ID: <t.%d@example.test>\r\nMIME-Version: 1.0\r\nContent-Type: %s; charset=utf-8\r\n\r\n%s\r\n",
-		from, subject, date, len(body), ctype, strings.ReplaceAll(body, "\n", "\r\n")))
-}
-
-// readSample reads a sample e-mail under testdata/emails.
-func readSample(t *testing.T, rel string) []byte {
-	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(sampleDir, rel))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return raw
-}
-
-// expectUnreadable parses raw with vendor's parser and wants an
-// *UnreadableError with a reason.
-func expectUnreadable(t *testing.T, vendor string, raw []byte) {
-	t.Helper()
-	r, _, err := Parse(vendor, raw)
-	var ue *UnreadableError
-	if !errors.As(err, &ue) {
-		t.Fatalf("Parse = %+v, %v; want an *UnreadableError", r, err)
-	}
-	if strings.TrimSpace(ue.Reason) == "" {
-		t.Error("the unreadable error gives no reason")
-	}
-}
-
-// expectForeignRefused parses other vendors' samples with vendor's parser:
-// none may come out as a clean success; the one named strict must be
-// refused as unreadable.
-func expectForeignRefused(t *testing.T, vendor, strict string) {
-	t.Helper()
-	expectUnreadable(t, vendor, readSample(t, strict))
-	files, _ := filepath.Glob(filepath.Join(sampleDir, "*", "*.eml"))
-	for _, f := range files {
-		if filepath.Base(filepath.Dir(f)) == vendor {
-			continue
-		}
-		raw, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, _, err := Parse(vendor, raw)
-		if err == nil && r.Status == OK {
-			t.Errorf("%s parsed as ok by the %s parser: %+v", f, vendor, r)
-		}
-	}
-}
-
-// expectNoPanic feeds vendor's parser every sample cut short at many
-// places, and odd line structures, and wants no panic.
-func expectNoPanic(t *testing.T, vendor string) {
-	t.Helper()
-	files, _ := filepath.Glob(filepath.Join(sampleDir, "*", "*.eml"))
-	more, _ := filepath.Glob(filepath.Join(variantDir, vendor, "*.eml"))
-	for _, f := range append(files, more...) {
-		raw, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		step := max(len(raw)/60, 1)
-		for n := 0; n <= len(raw); n += step {
-			_, _, _ = Parse(vendor, raw[:n])
-		}
-	}
-	p := parsers[vendor]
-	odd := [][]string{
-		nil, {""}, {"\t"}, {"\t\t\t"}, {":"}, {"Status:"}, {"Status\t"}, {"Errors"}, {"Errors:", ""},
-		{"Backup job:", "\t", "Start time"}, {"Backup job: x", "Start time\t", "Name\tStatus", "a"},
-		{"Name\tStatus\tDetails", "a\tFailed"}, {"Task: x", "x"}, {"Task: x", "The backup task x on"},
-		{"Device name\tx", "Status\tIn process"}, {"Protected machine: x", "Status: Backup Failed", "Error"},
-		{"Protection plan: p", "Status: Failed", "Errors:"},
-	}
-	for _, lines := range odd {
-		for _, m := range []*Message{
-			{Lines: lines, HTMLLines: lines, TextLines: lines},
-			{Lines: lines, HTMLLines: lines, Zone: time.UTC, Date: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), Subject: "[Failed] x (Retry 1)"},
-		} {
-			func() {
-				defer func() {
-					if v := recover(); v != nil {
-						t.Errorf("%s parser panicked on %q: %v", vendor, lines, v)
-					}
-				}()
-				_, _ = p.Parse(m)
-			}()
-		}
 	}
 }
