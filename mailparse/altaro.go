@@ -16,6 +16,7 @@ import (
 
 func init() { register("altaro", altaroParser{}) }
 
+// altaroParser reads Hornetsecurity / Altaro VM Backup notifications (see above).
 type altaroParser struct{}
 
 var (

@@ -15,6 +15,7 @@ import (
 
 func init() { register("backupexec", backupExecParser{}) }
 
+// backupExecParser reads Backup Exec job alerts (see above).
 type backupExecParser struct{}
 
 var (

@@ -12,6 +12,7 @@ var (
 	wordDurRe  = regexp.MustCompile(`(?i)(\d+(?:[.,]\d+)?)\s*(days?|tage?n?|jours?|dagen|dag|d|hours?|hrs?|h|stunden?|std|heures?|uur|minutes?|minuten?|mins?|m|seconds?|sekunden?|secondes?|seconden|secs?|sek|s)\b`)
 )
 
+// durUnits maps the unit words wordDurRe reads to seconds.
 var durUnits = map[string]float64{
 	"d": 86400, "day": 86400, "days": 86400, "tag": 86400, "tage": 86400, "tagen": 86400,
 	"jour": 86400, "jours": 86400, "dag": 86400, "dagen": 86400,

@@ -31,6 +31,8 @@ func FieldsOf(lines []string) Fields {
 	return f
 }
 
+// add keeps value under label (lowercased, without a trailing colon)
+// unless the label is empty, too long or already there.
 func (f Fields) add(label, value string) {
 	label = strings.ToLower(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(label), ":")))
 	if label == "" || len(label) > maxLabel {

@@ -16,6 +16,7 @@ import (
 
 func init() { register("generic", genericParser{}) }
 
+// genericParser reads script and tool mails (see above).
 type genericParser struct{}
 
 // Label names the generic parser reads, first match wins.

@@ -80,6 +80,7 @@ func htmlLines(src string) []string {
 	return r.out
 }
 
+// blockAtoms are the elements that start a new line.
 var blockAtoms = map[atom.Atom]bool{
 	atom.P: true, atom.Div: true, atom.Br: true, atom.Tr: true, atom.Table: true,
 	atom.Tbody: true, atom.Thead: true, atom.Tfoot: true, atom.Li: true, atom.Ul: true,
@@ -91,11 +92,13 @@ var blockAtoms = map[atom.Atom]bool{
 	atom.Figure: true, atom.Figcaption: true, atom.Fieldset: true, atom.Legend: true,
 }
 
+// lineRenderer gathers the cells of the current line and the lines done.
 type lineRenderer struct {
 	cells []strings.Builder
 	out   []string
 }
 
+// text adds s to the current cell, up to maxLineBytes.
 func (r *lineRenderer) text(s string) {
 	if len(r.cells) == 0 {
 		r.cells = append(r.cells, strings.Builder{})
@@ -106,6 +109,7 @@ func (r *lineRenderer) text(s string) {
 	}
 }
 
+// cell starts the current line's next cell, or its first when it has none.
 func (r *lineRenderer) cell() {
 	if len(r.cells) == 0 {
 		r.cells = append(r.cells, strings.Builder{})
@@ -114,6 +118,8 @@ func (r *lineRenderer) cell() {
 	r.cells = append(r.cells, strings.Builder{})
 }
 
+// flush ends the current line: its cells, cleaned and joined by '\t',
+// become a line of out unless they are all empty.
 func (r *lineRenderer) flush() {
 	if len(r.cells) == 0 {
 		return

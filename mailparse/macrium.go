@@ -15,6 +15,7 @@ import (
 
 func init() { register("macrium", macriumParser{}) }
 
+// macriumParser reads Macrium Reflect e-mails (see above).
 type macriumParser struct{}
 
 var (

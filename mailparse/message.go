@@ -98,6 +98,7 @@ func Read(raw []byte) (*Message, error) {
 	return m, nil
 }
 
+// walker collects a message's bodies into m, counting the parts it visits.
 type walker struct {
 	m     *Message
 	parts int
@@ -186,6 +187,7 @@ func clean(s string) string {
 	return b.String()
 }
 
+// zoneName returns the name of the zone off seconds east of UTC: "+0100".
 func zoneName(off int) string {
 	sign := '+'
 	if off < 0 {

@@ -14,6 +14,7 @@ import (
 
 func init() { register("msp360", msp360Parser{}) }
 
+// msp360Parser reads MSP360 plan notifications (see above).
 type msp360Parser struct{}
 
 var (

@@ -14,6 +14,7 @@ import (
 
 func init() { register("nakivo", nakivoParser{}) }
 
+// nakivoParser reads NAKIVO job reports (see above).
 type nakivoParser struct{}
 
 var (

@@ -102,6 +102,8 @@ func containsWord(s, w string) bool {
 	}
 }
 
+// isLetter reports whether c is an ASCII letter or part of a multi-byte
+// character.
 func isLetter(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
 }

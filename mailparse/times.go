@@ -21,6 +21,7 @@ var (
 // Portuguese, the Scandinavian ones) to their number.
 var months = map[string]time.Month{}
 
+// init fills months.
 func init() {
 	names := [12][]string{
 		{"january", "jan", "januar", "jänner", "janvier", "janv", "januari", "enero", "ene", "gennaio", "gen", "janeiro", "janu"},
@@ -152,6 +153,9 @@ func clockOf(low string, cm []int) (hour, minute, sec int, twelveHour, ok bool) 
 	return hour, minute, sec, twelveHour, true
 }
 
+// readDate returns the date s prints (ISO, numeric day-first or
+// month-first, or with a month name), choosing between day-first and
+// month-first readings as ParseTime says; false when s holds none.
 func readDate(s string, twelveHour bool, ref time.Time, h, mi, sec int, loc *time.Location) (int, time.Month, int, bool) {
 	if m := isoRe.FindStringSubmatch(s); m != nil {
 		y, _ := strconv.Atoi(m[1])
@@ -215,6 +219,7 @@ func readDate(s string, twelveHour bool, ref time.Time, h, mi, sec int, loc *tim
 	return y, mo, d, true
 }
 
+// valid reports whether y-m-d is a date between 1970 and 2200.
 func valid(y, m, d int) bool {
 	if y < 1970 || y > 2200 || m < 1 || m > 12 || d < 1 {
 		return false
@@ -222,6 +227,7 @@ func valid(y, m, d int) bool {
 	return d <= time.Date(y, time.Month(m)+1, 0, 0, 0, 0, 0, time.UTC).Day()
 }
 
+// absDur returns d without its sign.
 func absDur(d time.Duration) time.Duration {
 	if d < 0 {
 		return -d
