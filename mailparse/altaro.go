@@ -54,7 +54,7 @@ func (altaroParser) Parse(m *Message) (Result, error) {
 		}
 	}
 
-	if v, ok := f.Get(altaroHostLabels...); ok && !emptyValue(v) {
+	if v, ok := f.stated(altaroHostLabels...); ok {
 		r.JobName = v
 	} else {
 		r.JobName = subjectHost

@@ -49,7 +49,7 @@ func (backupExecParser) Parse(m *Message) (Result, error) {
 	f := FieldsOf(lines)
 	isBE := namesProduct(m, "backup exec", "backupexec", "bex_")
 
-	if v, ok := f.Get(beJobLabels...); ok && !emptyValue(v) {
+	if v, ok := f.stated(beJobLabels...); ok {
 		r.JobName = v
 	} else if mm := beSubjectJobRe.FindStringSubmatch(m.Subject); mm != nil {
 		r.JobName = mm[1]

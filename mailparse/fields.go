@@ -65,10 +65,22 @@ func (f Fields) Value(labels ...string) (string, bool) {
 	return "", false
 }
 
+// stated returns the value of the first of labels that is present, and
+// false when none is or that value says nothing (emptyValue): unlike
+// Value, it does not look past an empty value to the next label.
+func (f Fields) stated(labels ...string) (string, bool) {
+	v, ok := f.Get(labels...)
+	if !ok || emptyValue(v) {
+		return "", false
+	}
+	return v, true
+}
+
 // placeholder reports whether v is a value products print for "nothing";
-// Fields.Value skips it. emptyValue, which the parsers that read with Get
-// check, is another list: it knows "nil", "keine", "aucun", "ninguno" and
-// ignores dots around the word, but not "unknown".
+// Fields.Value skips it. emptyValue, which Fields.stated and the nakivo,
+// backupexec, msp360, altaro, macrium and generic parsers check, is
+// another list: it knows "nil", "keine", "aucun", "ninguno" and ignores
+// dots around the word, but not "unknown".
 func placeholder(v string) bool {
 	switch strings.ToLower(strings.TrimSpace(v)) {
 	case "", "-", "--", "—", "–", "n/a", "na", "none", "null", "unknown", "(none)":

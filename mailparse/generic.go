@@ -90,11 +90,11 @@ func (genericParser) Parse(m *Message) (Result, error) {
 		return r, unreadable("no status found: the mail has no Status/Result line and no status word (OK, warning, failed...) in its subject")
 	}
 
-	if v, ok := f.Get(genJobLabels...); ok && !emptyValue(v) {
+	if v, ok := f.stated(genJobLabels...); ok {
 		r.JobName = v
 	} else if j := genericSubjectJob(m.Subject); j != "" {
 		r.JobName = j
-	} else if v, ok := f.Get(genHostLabels...); ok && !emptyValue(v) {
+	} else if v, ok := f.stated(genHostLabels...); ok {
 		r.JobName = v
 	} else if genericStatusWord(m.Subject) == Unknown {
 		r.JobName = strings.Trim(m.Subject, `"'“” `) // the subject names the job

@@ -50,9 +50,9 @@ func (macriumParser) Parse(m *Message) (Result, error) {
 		subjectHost, subjectStatus = mm[1], mm[2]
 	}
 
-	if v, ok := f.Get(macriumJobLabels...); ok && !emptyValue(v) {
+	if v, ok := f.stated(macriumJobLabels...); ok {
 		r.JobName = macriumJobName(v)
-	} else if v, ok := f.Get(macriumHostLabels...); ok && !emptyValue(v) {
+	} else if v, ok := f.stated(macriumHostLabels...); ok {
 		r.JobName = v
 	} else {
 		r.JobName = subjectHost

@@ -64,7 +64,7 @@ func (msp360Parser) Parse(m *Message) (Result, error) {
 	case headPlan != "":
 		r.JobName = headPlan
 	default:
-		if v, ok := f.Get(mspJobLabels...); ok && !emptyValue(v) {
+		if v, ok := f.stated(mspJobLabels...); ok {
 			r.JobName = strings.Trim(v, `"'“”`)
 		}
 	}

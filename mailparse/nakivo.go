@@ -79,7 +79,7 @@ func (nakivoParser) Parse(m *Message) (Result, error) {
 	case subjectJob != "":
 		r.JobName = subjectJob
 	default:
-		if v, ok := f.Get("job name", "job", "auftragsname", "nom de la tâche", "nombre del trabajo"); ok && !emptyValue(v) {
+		if v, ok := f.stated("job name", "job", "auftragsname", "nom de la tâche", "nombre del trabajo"); ok {
 			r.JobName = v
 		} else if headIdx >= 0 {
 			r.JobName = lines[headIdx]

@@ -171,11 +171,11 @@ func sectionSummary(lines []string, stop func(string) bool, headings ...string) 
 	return ""
 }
 
-// labelSummary returns the value of the first of labels that f holds, as
-// a summary (cleanSummary); "" when there is none or it says nothing
-// (emptyValue).
+// labelSummary returns the value of the first of labels that f holds as a
+// summary (cleanSummary), "" when there is none or it says nothing
+// (Fields.stated).
 func labelSummary(f Fields, labels ...string) string {
-	if v, ok := f.Get(labels...); ok && !emptyValue(v) {
+	if v, ok := f.stated(labels...); ok {
 		return cleanSummary(v)
 	}
 	return ""
