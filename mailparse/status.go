@@ -109,8 +109,8 @@ func isLetter(c byte) bool {
 }
 
 // statusLine returns the first of the first n lines that is not a table
-// row, is not one skip refuses, and says a status (StatusOf); "" when none
-// does.
+// row, is not one skip picks out, and says a status (StatusOf); "" when
+// none does.
 func statusLine(lines []string, n int, skip func(string) bool) string {
 	for _, l := range lines[:min(max(n, 0), len(lines))] {
 		if strings.IndexByte(l, '\t') < 0 && !skip(l) && StatusOf(l) != Unknown {
