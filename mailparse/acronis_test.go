@@ -70,16 +70,12 @@ func TestAcronisCases(t *testing.T) {
 func TestAcronisUnreadable(t *testing.T) {
 	from := `"Acronis Cyber Protect Cloud" <noreply@acronis.example>`
 	date := "Wed, 04 Mar 2026 12:00:00 +0000"
-	cases := []struct{ name, subject, body string }{
+	mail := func(subject, body string) []byte { return testMail(from, subject, date, "text/plain", body) }
+	runUnreadableCases(t, "acronis", mail, []unreadableCase{
 		{"status neither stated nor in the headline", "Backup notification: WS-01 - Plan",
 			"Backup notification\nWorkload: WS-01\nProtection plan: Plan\nStatus: Pending\n"},
 		{"a quota notice", "Quota exceeded: Customer A", "Your storage quota is almost used up.\nWorkload: WS-01\n"},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			expectUnreadable(t, "acronis", testMail(from, c.subject, date, "text/plain", c.body))
-		})
-	}
+	})
 }
 
 func TestAcronisOtherVendorRefused(t *testing.T) {

@@ -9,10 +9,8 @@ import (
 func TestCoveCases(t *testing.T) {
 	from := `"Cove Data Protection" <noreply@backup.management.example>`
 	date := "Wed, 18 Feb 2026 20:23:22 +0100"
-	cases := []struct {
-		name, subject, body string
-		check               func(t *testing.T, r Result)
-	}{
+	mail := func(subject, body string) []byte { return testMail(from, subject, date, "text/plain", body) }
+	runMailCases(t, "cove", mail, []mailCase{
 		{"over quota is a failure",
 			"[Cove] Backup Over quota - acme-srv01 (ACME)",
 			"Device name: acme-srv01\nSession type: Backup\nStatus: Over quota\nStart time: 2026-02-18 20:00:00\n" +
@@ -41,16 +39,7 @@ func TestCoveCases(t *testing.T) {
 					t.Errorf("got %s", r.Status)
 				}
 			}},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			r, _, err := Parse("cove", testMail(from, c.subject, date, "text/plain", c.body))
-			if err != nil {
-				t.Fatal(err)
-			}
-			c.check(t, r)
-		})
-	}
+	})
 }
 
 func TestCoveUnreadable(t *testing.T) {

@@ -8,10 +8,8 @@ import (
 func TestDattoCases(t *testing.T) {
 	from := `"Datto Alerts" <noreply@datto.example>`
 	date := "Mon, 16 Feb 2026 14:07:11 -0500"
-	cases := []struct {
-		name, subject, body string
-		check               func(t *testing.T, r Result)
-	}{
+	mail := func(subject, body string) []byte { return testMail(from, subject, date, "text/plain", body) }
+	runMailCases(t, "datto", mail, []mailCase{
 		{"screenshot verification succeeded",
 			"Datto Alert: Screenshot Verification Successful - RV-DC01 on SIRIS-RV01",
 			"Screenshot Verification Successful\nProtected machine: RV-DC01\nStatus: Screenshot Verification Successful\n" +
@@ -41,32 +39,19 @@ func TestDattoCases(t *testing.T) {
 					t.Errorf("got %q %s", r.JobName, r.Status)
 				}
 			}},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			r, _, err := Parse("datto", testMail(from, c.subject, date, "text/plain", c.body))
-			if err != nil {
-				t.Fatal(err)
-			}
-			c.check(t, r)
-		})
-	}
+	})
 }
 
 func TestDattoUnreadable(t *testing.T) {
 	from := `"Datto Alerts" <noreply@datto.example>`
 	date := "Mon, 16 Feb 2026 14:07:11 -0500"
-	cases := []struct{ name, subject, body string }{
+	mail := func(subject, body string) []byte { return testMail(from, subject, date, "text/plain", body) }
+	runUnreadableCases(t, "datto", mail, []unreadableCase{
 		{"queued, no result", "Datto Alert: Backup Queued - RV-DC01 on SIRIS-RV01",
 			"Backup Queued\nProtected machine: RV-DC01\nStatus: Backup Queued\n"},
 		{"an appliance notice", "Datto Alert: Storage Usage - SIRIS-RV01",
 			"Datto BCDR Alert\nThe appliance's storage pool is 81% full.\n"},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			expectUnreadable(t, "datto", testMail(from, c.subject, date, "text/plain", c.body))
-		})
-	}
+	})
 }
 
 func TestDattoOtherVendorRefused(t *testing.T) {

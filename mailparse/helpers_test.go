@@ -87,6 +87,42 @@ func runVendorCases(t *testing.T, vendor string, cases []vendorCase) {
 	}
 }
 
+// mailCase is one row of a table test whose parse a function checks.
+type mailCase struct {
+	name, subject, body string
+	check               func(t *testing.T, r Result)
+}
+
+// runMailCases parses the mail that mail builds from each case's subject
+// and body with vendor's parser, and hands the result to the case's check.
+func runMailCases(t *testing.T, vendor string, mail func(subject, body string) []byte, cases []mailCase) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r, _, err := Parse(vendor, mail(c.subject, c.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.check(t, r)
+		})
+	}
+}
+
+// unreadableCase is a mail, by its subject and body, that a parser must
+// refuse.
+type unreadableCase struct{ name, subject, body string }
+
+// runUnreadableCases wants vendor's parser to refuse the mail that mail
+// builds from each case's subject and body (expectUnreadable).
+func runUnreadableCases(t *testing.T, vendor string, mail func(subject, body string) []byte, cases []unreadableCase) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			expectUnreadable(t, vendor, mail(c.subject, c.body))
+		})
+	}
+}
+
 // checkUnreadable fails t unless err, what a parse of what returned with
 // r, is an *UnreadableError with a reason.
 func checkUnreadable(t *testing.T, what string, r Result, err error) {

@@ -5,10 +5,8 @@ import "testing"
 func TestSynologyCases(t *testing.T) {
 	from := `"NAS01" <nas01@acme.example>`
 	date := "Thu, 19 Feb 2026 01:17:44 +0100"
-	cases := []struct {
-		name, subject, body string
-		check               func(t *testing.T, r Result)
-	}{
+	mail := func(subject, body string) []byte { return testMail(from, subject, date, "text/plain", body) }
+	runMailCases(t, "synology", mail, []mailCase{
 		{"a device whose name says failed is no result",
 			"[NAS01] Active Backup for Business - Backup task PCs on Failover-PC completed successfully",
 			"Dear user,\n\nThe backup task PCs on Failover-PC was successfully completed.\n\nTask: PCs\nDevice: Failover-PC\n",
@@ -57,32 +55,19 @@ func TestSynologyCases(t *testing.T) {
 					t.Errorf("got %s %q", r.Status, r.Summary)
 				}
 			}},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			r, _, err := Parse("synology", testMail(from, c.subject, date, "text/plain", c.body))
-			if err != nil {
-				t.Fatal(err)
-			}
-			c.check(t, r)
-		})
-	}
+	})
 }
 
 func TestSynologyUnreadable(t *testing.T) {
 	from := `"NAS01" <nas01@acme.example>`
 	date := "Thu, 19 Feb 2026 01:17:44 +0100"
-	cases := []struct{ name, subject, body string }{
+	mail := func(subject, body string) []byte { return testMail(from, subject, date, "text/plain", body) }
+	runUnreadableCases(t, "synology", mail, []unreadableCase{
 		{"a task that only started", "[NAS01] Hyper Backup - Backup task Offsite on NAS01 has started",
 			"Dear user,\n\nBackup task Offsite on NAS01 has started.\n\nTask: Offsite\n"},
 		{"a DSM notice without a task", "[NAS01] Volume 1 is running out of space",
 			"Dear user,\n\nVolume 1 on NAS01 is running out of space.\n\nSincerely,\nSynology DiskStation NAS01\n"},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			expectUnreadable(t, "synology", testMail(from, c.subject, date, "text/plain", c.body))
-		})
-	}
+	})
 }
 
 func TestSynologyOtherVendorRefused(t *testing.T) {

@@ -21,10 +21,10 @@ const veeamStats = `<tr><td>Success</td><td>0</td><td>Start time</td><td>23:50:0
 
 func TestVeeamCases(t *testing.T) {
 	date := "Tue, 03 Mar 2026 00:11:00 +0100"
-	cases := []struct {
-		name, subject, body string
-		check               func(t *testing.T, r Result)
-	}{
+	mail := func(subject, body string) []byte {
+		return testMail("veeam@acme.example", subject, date, "text/html", body)
+	}
+	runMailCases(t, "veeam", mail, []mailCase{
 		{"retry in heading and subject, across midnight, transferred printed as -",
 			"[Failed] Nightly (Retry 1) (1 VMs) 1 failed",
 			veeamReport("Backup job: Nightly (Retry 1)", "Failed", "Monday, 2 March 2026 23:50:00", veeamStats,
@@ -69,32 +69,21 @@ func TestVeeamCases(t *testing.T) {
 					t.Errorf("got %q %s", r.JobName, r.Status)
 				}
 			}},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			r, _, err := Parse("veeam", testMail("veeam@acme.example", c.subject, date, "text/html", c.body))
-			if err != nil {
-				t.Fatal(err)
-			}
-			c.check(t, r)
-		})
-	}
+	})
 }
 
 func TestVeeamUnreadable(t *testing.T) {
 	date := "Tue, 03 Mar 2026 00:11:00 +0100"
-	cases := []struct{ name, subject, body string }{
+	mail := func(subject, body string) []byte {
+		return testMail("veeam@acme.example", subject, date, "text/html", body)
+	}
+	runUnreadableCases(t, "veeam", mail, []unreadableCase{
 		{"heading without a result", "Nightly report",
 			veeamReport("Backup job: Nightly", "", "Monday, 2 March 2026 23:50:00", veeamStats, "")},
 		{"a running session", "Nightly report",
 			veeamReport("Backup job: Nightly", "Running", "Monday, 2 March 2026 23:50:00", "", "")},
 		{"neither heading nor subject", "Hello", "<p>Your backup ran.</p>"},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			expectUnreadable(t, "veeam", testMail("veeam@acme.example", c.subject, date, "text/html", c.body))
-		})
-	}
+	})
 }
 
 func TestVeeamOtherVendorRefused(t *testing.T) {
