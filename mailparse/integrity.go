@@ -16,6 +16,23 @@ var (
 	integrityLabelRe = regexp.MustCompile(`(?i)verif|integrity|consistency|screenshot|sandbox|restore test|test restore|recovery test|test drill|boot test|health monitor|überprüfung|vérification`)
 )
 
+// integrityWords are the words without one of which neither integrityRe
+// nor integrityLabelRe can match, lowercased: a line holding none of them
+// is passed over without running the (case-folding, so slow) expressions.
+var integrityWords = []string{"verif", "integrity", "consistency", "screenshot", "sandbox", "restore test",
+	"test restore", "recovery test", "test drill", "boot test", "health monitor", "validate", "überprüfung", "vérification"}
+
+// mayTellIntegrity reports whether s holds one of integrityWords.
+func mayTellIntegrity(s string) bool {
+	low := strings.ToLower(s)
+	for _, w := range integrityWords {
+		if strings.Contains(low, w) {
+			return true
+		}
+	}
+	return false
+}
+
 // integrityFailedIn reports whether the subject or a line says a
 // verification, integrity check or recovery test failed, either in words
 // ("Screenshot verification failed") or as a labelled value
@@ -25,6 +42,9 @@ func integrityFailedIn(subject string, lines []string) bool {
 		return true
 	}
 	for _, l := range lines {
+		if !mayTellIntegrity(l) {
+			continue
+		}
 		if strings.IndexByte(l, '\t') >= 0 {
 			cells := Cells(l)
 			for i := 0; i+1 < len(cells); i++ {
@@ -43,6 +63,9 @@ func integrityFailedIn(subject string, lines []string) bool {
 // lineSaysIntegrityFailed reports whether l says a verification, integrity
 // check or recovery test failed, as a labelled value or in words.
 func lineSaysIntegrityFailed(l string) bool {
+	if !mayTellIntegrity(l) {
+		return false
+	}
 	if i := strings.Index(l, ": "); i > 0 && i <= maxLabel && integrityLabelRe.MatchString(l[:i]) {
 		v := l[i+2:]
 		if StatusOf(v) == Failed && !zeroProblemsRe.MatchString(v) {
@@ -65,6 +88,9 @@ func integrityColumnFailed(lines []string) bool {
 		}
 		if col < 0 || col >= len(cells) {
 			col = -1
+			if !mayTellIntegrity(l) {
+				continue
+			}
 			for i, c := range cells {
 				if len(c) <= maxLabel && integrityLabelRe.MatchString(c) && StatusOf(c) == Unknown {
 					col = i
