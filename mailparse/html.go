@@ -4,7 +4,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"golang.org/x/net/html"
+	stdhtml "html"
+
 	"golang.org/x/net/html/atom"
 )
 
@@ -15,72 +16,205 @@ const maxLines = 20000
 // the cells of a table row stay on one line joined by '\t' (trailing empty
 // cells dropped), entities are decoded, whitespace is collapsed, and the
 // head, styles and scripts are left out.
+//
+// It scans the markup itself rather than through a full tokenizer: only tag
+// names and text matter here, and report mails carry long style attributes
+// that a tokenizer takes apart for nothing (a third of reading a mail).
 func htmlLines(src string) []string {
 	r := lineRenderer{}
-	z := html.NewTokenizer(strings.NewReader(src))
 	skip := 0 // depth inside head, style, script
 	pre := 0  // depth inside pre, whose line breaks are kept
-	for len(r.out) < maxLines {
-		tt := z.Next()
-		switch tt {
-		case html.ErrorToken:
+	for i := 0; i < len(src) && len(r.out) < maxLines; {
+		lt := strings.IndexByte(src[i:], '<')
+		if lt < 0 {
+			lt = len(src) - i
+		}
+		if lt > 0 {
+			if skip == 0 {
+				r.htmlText(src[i:i+lt], pre > 0)
+			}
+			i += lt
+			continue
+		}
+		t := scanTag(src, i)
+		if t.end == i { // a '<' that opens no markup is text
+			if skip == 0 {
+				r.htmlText("<", pre > 0)
+			}
+			i++
+			continue
+		}
+		i = t.end
+		if t.name == "" {
+			continue // a comment, doctype or processing instruction
+		}
+		a := atom.Lookup([]byte(t.name))
+		switch a {
+		case atom.Script, atom.Style, atom.Title, atom.Textarea, atom.Xmp, atom.Noscript, atom.Template, atom.Noframes, atom.Iframe, atom.Noembed:
+			if !t.closing && !t.selfClosing {
+				i = skipRawText(src, i, t.name) // its text is not markup, and never shown
+			}
+			continue
+		case atom.Head:
+			if !t.closing {
+				skip++
+			} else if skip > 0 {
+				skip--
+			}
+			continue
+		}
+		if skip > 0 {
+			continue
+		}
+		if a == atom.Pre {
+			if !t.closing {
+				pre++
+			} else if pre > 0 {
+				pre--
+			}
+		}
+		switch {
+		case a == atom.Td || a == atom.Th:
+			if !t.closing {
+				r.cell()
+			}
+		case blockAtoms[a]:
 			r.flush()
-			return r.out
-		case html.TextToken:
-			if skip > 0 {
-				continue
-			}
-			if pre == 0 {
-				r.text(string(z.Text()))
-				continue
-			}
-			// Inside pre each line of text is a line of its own (logs).
-			for i, part := range strings.Split(string(z.Text()), "\n") {
-				if i > 0 {
-					r.flush()
-					if len(r.out) >= maxLines {
-						break
-					}
-				}
-				r.text(part)
-			}
-		case html.StartTagToken, html.SelfClosingTagToken, html.EndTagToken:
-			name, _ := z.TagName()
-			a := atom.Lookup(name)
-			switch a {
-			case atom.Head, atom.Style, atom.Script, atom.Title, atom.Noscript, atom.Template:
-				if tt == html.StartTagToken {
-					skip++
-				} else if tt == html.EndTagToken && skip > 0 {
-					skip--
-				}
-				continue
-			}
-			if skip > 0 {
-				continue
-			}
-			if a == atom.Pre {
-				if tt == html.StartTagToken {
-					pre++
-				} else if tt == html.EndTagToken && pre > 0 {
-					pre--
-				}
-			}
-			switch {
-			case a == atom.Td || a == atom.Th:
-				if tt != html.EndTagToken {
-					r.cell()
-				}
-			case blockAtoms[a]:
-				r.flush()
-			}
 		}
 	}
 	r.flush()
+	if len(r.out) > maxLines {
+		r.out = r.out[:maxLines]
+	}
 	return r.out
 }
 
-// blockAtoms are the elements that start a new line.
+// htmlText adds a run of text, entities decoded; inside pre each line of
+// it is a line of its own (logs).
+func (r *lineRenderer) htmlText(s string, pre bool) {
+	if strings.IndexByte(s, '&') >= 0 {
+		s = stdhtml.UnescapeString(s)
+	}
+	if !pre {
+		r.text(s)
+		return
+	}
+	for i, part := range strings.Split(s, "\n") {
+		if i > 0 {
+			r.flush()
+			if len(r.out) >= maxLines {
+				return
+			}
+		}
+		r.text(part)
+	}
+}
+
+// tag is one piece of markup: its lowercased name ("" for a comment,
+// doctype or processing instruction), whether it closes, and where it ends.
+type tag struct {
+	name                 string
+	closing, selfClosing bool
+	end                  int
+}
+
+// scanTag reads the markup that starts at src[i] == '<'. It returns end ==
+// i when what follows opens no markup (as in "a < b"), so the '<' is text.
+func scanTag(src string, i int) tag {
+	j := i + 1
+	if j >= len(src) {
+		return tag{end: i}
+	}
+	switch c := src[j]; {
+	case c == '!':
+		if strings.HasPrefix(src[j:], "!--") {
+			if k := strings.Index(src[j+3:], "-->"); k >= 0 {
+				return tag{end: j + 3 + k + 3}
+			}
+			return tag{end: len(src)}
+		}
+		return tag{end: tagEnd(src, j)}
+	case c == '?':
+		return tag{end: tagEnd(src, j)}
+	case c == '/':
+		j++
+		if j < len(src) && !isASCIILetter(src[j]) {
+			return tag{end: tagEnd(src, j)} // "</ x>" and the like: a bogus comment
+		}
+		if j >= len(src) {
+			return tag{end: i}
+		}
+		t := tag{closing: true}
+		t.name, j = tagName(src, j)
+		t.end = tagEnd(src, j)
+		return t
+	case isASCIILetter(c):
+		var t tag
+		t.name, j = tagName(src, j)
+		t.end = tagEnd(src, j)
+		t.selfClosing = t.end >= 2 && src[t.end-2] == '/'
+		return t
+	}
+	return tag{end: i}
+}
+
+// tagName reads a tag name at src[j], lowercased, and returns where it ends.
+func tagName(src string, j int) (string, int) {
+	k := j
+	for k < len(src) && src[k] != '>' && src[k] != '/' && !isHTMLSpace(src[k]) {
+		k++
+	}
+	name := src[j:k]
+	for n := 0; n < len(name); n++ {
+		if c := name[n]; c >= 'A' && c <= 'Z' {
+			name = strings.ToLower(name)
+			break
+		}
+	}
+	return name, k
+}
+
+// tagEnd returns the index after the '>' that ends the tag whose
+// attributes start at src[j], skipping quoted values; len(src) when none.
+func tagEnd(src string, j int) int {
+	for j < len(src) {
+		switch src[j] {
+		case '>':
+			return j + 1
+		case '"', '\'':
+			if j > 0 && src[j-1] == '=' || j > 1 && src[j-1] == ' ' && src[j-2] == '=' {
+				if k := strings.IndexByte(src[j+1:], src[j]); k >= 0 {
+					j += k + 2
+					continue
+				}
+				return len(src)
+			}
+		}
+		j++
+	}
+	return len(src)
+}
+
+// skipRawText returns the index after the end tag of name (script, style
+// and the like) that follows src[i], or len(src) when none does.
+func skipRawText(src string, i int, name string) int {
+	for {
+		k := strings.Index(src[i:], "</")
+		if k < 0 {
+			return len(src)
+		}
+		i += k
+		if j := i + 2 + len(name); j <= len(src) && strings.EqualFold(src[i+2:j], name) && (j == len(src) || src[j] == '>' || src[j] == '/' || isHTMLSpace(src[j])) {
+			return tagEnd(src, j)
+		}
+		i += 2
+	}
+}
+
+func isASCIILetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+func isHTMLSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' }
+
 var blockAtoms = map[atom.Atom]bool{
 	atom.P: true, atom.Div: true, atom.Br: true, atom.Tr: true, atom.Table: true,
 	atom.Tbody: true, atom.Thead: true, atom.Tfoot: true, atom.Li: true, atom.Ul: true,

@@ -11,9 +11,13 @@ import (
 var (
 	// integrityRe finds a failed verification, integrity check, screenshot
 	// or recovery test in a line.
-	integrityRe      = regexp.MustCompile(`(?i)(?:\b(?:verif\w*|integrity|consistency check\w*|screenshot\w*|sandbox\w*|restore test\w*|test restore\w*|recovery test\w*|test drill\w*|boot test\w*|health monitor)\b[^.;:]{0,60}?\b(?:fail\w*|miscompar\w*|mismatch\w*|corrupt\w*|unsuccessful|did not (?:pass|succeed|boot|complete)|not pass\w*|errors? (?:found|detected|occurred|encountered)|detected (?:issues|problems|errors))|\b(?:fail\w*|unable|could not|cannot|can't)\b[^.;:]{0,30}?\b(?:to )?(?:verif\w*|validate)\b|\b(?:verif\w*|integrity check|screenshot verification|sandbox restore|restore test|recovery test)\w*\s*(?::|-|–)\s*(?:fail\w*|error\w*|corrupt\w*))`)
-	zeroProblemsRe   = regexp.MustCompile(`(?i)\b(?:0|no|zero|without)\s+(?:errors?|miscompares?|mismatches?|failures?|issues?|problems?)\b`)
-	integrityLabelRe = regexp.MustCompile(`(?i)verif|integrity|consistency|screenshot|sandbox|restore test|test restore|recovery test|test drill|boot test|health monitor|überprüfung|vérification`)
+	integrityRe = regexp.MustCompile(`(?i)(?:\b(?:verif\w*|integrity|consistency check\w*|screenshot\w*|sandbox\w*|restore test\w*|test restore\w*|recovery test\w*|test drill\w*|boot test\w*|health monitor)\b[^.;:]{0,60}?\b(?:fail\w*|miscompar\w*|mismatch\w*|corrupt\w*|unsuccessful|did not (?:pass|succeed|boot|complete)|not pass\w*|errors? (?:found|detected|occurred|encountered)|detected (?:issues|problems|errors))|\b(?:fail\w*|unable|could not|cannot|can't)\b[^.;:]{0,30}?\b(?:to )?(?:verif\w*|validate)\b|\b(?:verif\w*|integrity check|screenshot verification|sandbox restore|restore test|recovery test)\w*\s*(?::|-|–)\s*(?:fail\w*|error\w*|corrupt\w*))`)
+	// integrityLowRe is integrityRe for lowercased text: case folding made
+	// the expression the costliest step of reading a long mail.
+	integrityLowRe    = regexp.MustCompile(`(?:\b(?:verif\w*|integrity|consistency check\w*|screenshot\w*|sandbox\w*|restore test\w*|test restore\w*|recovery test\w*|test drill\w*|boot test\w*|health monitor)\b[^.;:]{0,60}?\b(?:fail\w*|miscompar\w*|mismatch\w*|corrupt\w*|unsuccessful|did not (?:pass|succeed|boot|complete)|not pass\w*|errors? (?:found|detected|occurred|encountered)|detected (?:issues|problems|errors))|\b(?:fail\w*|unable|could not|cannot|can't)\b[^.;:]{0,30}?\b(?:to )?(?:verif\w*|validate)\b|\b(?:verif\w*|integrity check|screenshot verification|sandbox restore|restore test|recovery test)\w*\s*(?::|-|–)\s*(?:fail\w*|error\w*|corrupt\w*))`)
+	zeroProblemsRe    = regexp.MustCompile(`(?i)\b(?:0|no|zero|without)\s+(?:errors?|miscompares?|mismatches?|failures?|issues?|problems?)\b`)
+	zeroProblemsLowRe = regexp.MustCompile(`\b(?:0|no|zero|without)\s+(?:errors?|miscompares?|mismatches?|failures?|issues?|problems?)\b`)
+	integrityLabelRe  = regexp.MustCompile(`(?i)verif|integrity|consistency|screenshot|sandbox|restore test|test restore|recovery test|test drill|boot test|health monitor|überprüfung|vérification`)
 )
 
 // integrityWords are the words without one of which neither integrityRe
@@ -22,9 +26,36 @@ var (
 var integrityWords = []string{"verif", "integrity", "consistency", "screenshot", "sandbox", "restore test",
 	"test restore", "recovery test", "test drill", "boot test", "health monitor", "validate", "überprüfung", "vérification"}
 
-// mayTellIntegrity reports whether s holds one of integrityWords.
+// integrityFirst marks the first bytes of integrityWords.
+var integrityFirst = func() (t [256]bool) {
+	for _, w := range integrityWords {
+		t[w[0]] = true
+	}
+	return t
+}()
+
+// mayTellIntegrity reports whether s holds one of integrityWords, in any
+// case, without lowercasing s (it runs on every line of a mail).
 func mayTellIntegrity(s string) bool {
-	low := strings.ToLower(s)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x80 {
+			c |= 0x20 // ASCII letters to lower case; the words' first bytes are letters
+		}
+		if !integrityFirst[c] {
+			continue
+		}
+		for _, w := range integrityWords {
+			if w[0] == c && len(s)-i >= len(w) && strings.EqualFold(s[i:i+len(w)], w) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// lowTellsIntegrity is mayTellIntegrity of an already lowercased text.
+func lowTellsIntegrity(low string) bool {
 	for _, w := range integrityWords {
 		if strings.Contains(low, w) {
 			return true
@@ -63,7 +94,8 @@ func integrityFailedIn(subject string, lines []string) bool {
 // lineSaysIntegrityFailed reports whether l says a verification, integrity
 // check or recovery test failed, as a labelled value or in words.
 func lineSaysIntegrityFailed(l string) bool {
-	if !mayTellIntegrity(l) {
+	low := strings.ToLower(l)
+	if !lowTellsIntegrity(low) {
 		return false
 	}
 	if i := strings.Index(l, ": "); i > 0 && i <= maxLabel && integrityLabelRe.MatchString(l[:i]) {
@@ -72,9 +104,42 @@ func lineSaysIntegrityFailed(l string) bool {
 			return true
 		}
 	}
-	loc := integrityRe.FindStringIndex(l)
-	return loc != nil && !zeroProblemsRe.MatchString(l[loc[0]:])
+	// Every match of the expression lies near one of the words: look only
+	// there, so a long line costs its words, not its length.
+	for from := 0; from < len(low); {
+		at, n := nextIntegrityWord(low, from)
+		if at < 0 {
+			return false
+		}
+		start := max(0, at-48)
+		for start > 0 && isWordByte(low[start-1]) {
+			start-- // a window never starts inside a word
+		}
+		end := min(len(low), at+n+160)
+		for end < len(low) && isWordByte(low[end]) {
+			end++
+		}
+		win := low[start:end]
+		if loc := integrityLowRe.FindStringIndex(win); loc != nil && !zeroProblemsLowRe.MatchString(low[start+loc[0]:]) {
+			return true
+		}
+		from = at + n
+	}
+	return false
 }
+
+// nextIntegrityWord returns where the first of integrityWords at or after
+// from begins in low, and its length; -1 when there is none.
+func nextIntegrityWord(low string, from int) (int, int) {
+	at, n := -1, 0
+	for _, w := range integrityWords {
+		if i := strings.Index(low[from:], w); i >= 0 && (at < 0 || from+i < at) {
+			at, n = from+i, len(w)
+		}
+	}
+	return at, n
+}
+
 
 // integrityColumnFailed finds a table with a verification column (a header
 // cell naming one) and reports whether a row below it says it failed.

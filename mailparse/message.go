@@ -1,6 +1,7 @@
 package mailparse
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -11,8 +12,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/emersion/go-message"
-	_ "github.com/emersion/go-message/charset" // registers the charsets mails use
+	gmcharset "github.com/emersion/go-message/charset" // also registers the charsets mails use
 	"github.com/emersion/go-message/mail"
+	"github.com/emersion/go-message/textproto"
 )
 
 // Limits that keep hostile mail cheap to read.
@@ -58,12 +60,16 @@ func Read(raw []byte) (*Message, error) {
 	if len(raw) > MaxMessageBytes {
 		return nil, fmt.Errorf("message of %d bytes is over the %d-byte limit", len(raw), MaxMessageBytes)
 	}
-	ent, err := message.ReadWithOptions(bytes.NewReader(raw), &message.ReadOptions{MaxHeaderBytes: maxHeaderBytes})
-	if err != nil && ent == nil {
+	hdr, body := splitHeader(raw)
+	if len(hdr) > maxHeaderBytes {
+		return nil, fmt.Errorf("read header: the header is over %d bytes", maxHeaderBytes)
+	}
+	th, err := textproto.ReadHeader(bufio.NewReader(io.MultiReader(bytes.NewReader(hdr), strings.NewReader("\r\n"))))
+	if err != nil {
 		return nil, fmt.Errorf("read header: %w", err)
 	}
 	m := &Message{Zone: time.UTC}
-	h := mail.Header{Header: ent.Header}
+	h := mail.Header{Header: message.Header{Header: th}}
 	if s, err := h.Subject(); err == nil {
 		m.Subject = clean(s)
 	} else {
@@ -81,7 +87,7 @@ func Read(raw []byte) (*Message, error) {
 		m.Zone = time.FixedZone(zoneName(off), off)
 	}
 	w := walker{m: m}
-	w.walk(ent, 0)
+	w.walk(message.Header{Header: th}, bytes.NewReader(body), 0)
 	if m.Text == "" && m.HTML == "" {
 		return m, ErrNoBody
 	}
@@ -98,47 +104,99 @@ func Read(raw []byte) (*Message, error) {
 	return m, nil
 }
 
+// splitHeader cuts raw at the first empty line: the header block (with its
+// last line's end) and the body after the empty line.
+func splitHeader(raw []byte) (hdr, body []byte) {
+	switch {
+	case bytes.HasPrefix(raw, []byte("\r\n")):
+		return nil, raw[2:]
+	case bytes.HasPrefix(raw, []byte("\n")):
+		return nil, raw[1:]
+	}
+	lf := bytes.Index(raw, []byte("\n\n"))
+	crlf := bytes.Index(raw, []byte("\n\r\n"))
+	switch {
+	case lf >= 0 && (crlf < 0 || lf < crlf):
+		return raw[:lf+1], raw[lf+2:]
+	case crlf >= 0:
+		return raw[:crlf+1], raw[crlf+3:]
+	}
+	return raw, nil
+}
+
 // walker collects a message's bodies into m, counting the parts it visits.
 type walker struct {
 	m     *Message
 	parts int
 }
 
-// walk visits ent and its parts depth first, keeping the first plain-text
-// and the first HTML body that are not attachments.
-func (w *walker) walk(ent *message.Entity, depth int) {
+// walk visits the entity with header h and (still encoded) body r and its
+// parts depth first, keeping the first plain-text and the first HTML body
+// that are not attachments.
+func (w *walker) walk(h message.Header, r io.Reader, depth int) {
 	w.parts++
 	if w.parts > maxParts || depth > maxDepth {
 		return
 	}
-	if mr := ent.MultipartReader(); mr != nil {
+	typ, params, _ := h.ContentType() // a malformed parameter leaves the type readable
+	if typ == "" {
+		typ, params = "text/plain", nil // RFC 2045's default
+	}
+	typ = strings.ToLower(typ)
+	if strings.HasPrefix(typ, "multipart/") {
+		if params["boundary"] == "" {
+			return
+		}
+		mr := textproto.NewMultipartReader(r, params["boundary"])
 		for w.parts <= maxParts {
 			part, err := mr.NextPart()
-			if part == nil || (err != nil && !message.IsUnknownCharset(err) && !message.IsUnknownEncoding(err)) {
+			if err != nil || part == nil {
 				return
 			}
-			w.walk(part, depth+1)
+			w.walk(message.Header{Header: part.Header}, part, depth+1)
 		}
 		return
 	}
-	if disp, _, err := ent.Header.ContentDisposition(); err == nil && strings.EqualFold(disp, "attachment") {
+	if disp, _, err := h.ContentDisposition(); err == nil && strings.EqualFold(disp, "attachment") {
 		return
-	}
-	typ, _, err := ent.Header.ContentType()
-	if err != nil || typ == "" {
-		typ = "text/plain" // RFC 2045's default
 	}
 	switch {
 	case typ == "text/plain" && w.m.Text == "":
-		w.m.Text = readBody(ent.Body)
+		w.m.Text = readBody(h, r, params["charset"])
 	case typ == "text/html" && w.m.HTML == "":
-		w.m.HTML = readBody(ent.Body)
+		w.m.HTML = readBody(h, r, params["charset"])
 	}
 }
 
-// readBody reads at most maxBodyBytes of a decoded body, as valid UTF-8.
-func readBody(r io.Reader) string {
-	b, _ := io.ReadAll(io.LimitReader(r, maxBodyBytes))
+// readBody reads a body encoded as h says in charset into at most
+// maxBodyBytes of valid UTF-8. Unknown encodings and charsets are read as
+// they are.
+func readBody(h message.Header, r io.Reader, charset string) string {
+	enc := strings.ToLower(strings.TrimSpace(h.Get("Content-Transfer-Encoding")))
+	// Encoded text is at most three times its decoded size (=XX).
+	raw, _ := io.ReadAll(io.LimitReader(r, 3*maxBodyBytes+1024))
+	var b []byte
+	switch enc {
+	case "quoted-printable":
+		b = decodeQP(raw)
+	case "base64":
+		b = decodeBase64(raw)
+	default:
+		b = raw
+	}
+	if cs := strings.ToLower(strings.Trim(strings.TrimSpace(charset), `"`)); cs != "" && cs != "utf-8" && cs != "utf8" && cs != "us-ascii" && cs != "ascii" {
+		if cr, err := gmcharset.Reader(cs, bytes.NewReader(b)); err == nil {
+			if conv, err := io.ReadAll(io.LimitReader(cr, 4*maxBodyBytes)); err == nil || len(conv) > 0 {
+				b = conv
+			}
+		}
+	}
+	if len(b) > maxBodyBytes {
+		b = b[:maxBodyBytes]
+	}
+	if utf8.Valid(b) {
+		return string(b)
+	}
 	return strings.ToValidUTF8(string(b), "\uFFFD")
 }
 
@@ -167,7 +225,11 @@ func cutLine(s string) string {
 
 // clean collapses runs of spaces (including non-breaking ones) and trims.
 func clean(s string) string {
+	if isClean(s) {
+		return s // the usual case: nothing to collapse, no copy
+	}
 	var b strings.Builder
+	b.Grow(len(s))
 	space := false
 	for _, r := range s {
 		switch r {
@@ -185,6 +247,34 @@ func clean(s string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
+}
+
+// isClean reports whether clean would return s unchanged: valid UTF-8,
+// single spaces only between words, none of the other spaces clean
+// collapses (for bytes past ASCII it answers false at the lead bytes of
+// those, 0xC2, 0xE2 and 0xEF, leaving such text to clean itself).
+func isClean(s string) bool {
+	if s == "" {
+		return true
+	}
+	if s[0] == ' ' || s[len(s)-1] == ' ' {
+		return false
+	}
+	prevSpace := false
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == ' ':
+			if prevSpace {
+				return false
+			}
+			prevSpace = true
+		case c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f', c == 0xC2 || c == 0xE2 || c == 0xEF:
+			return false
+		default:
+			prevSpace = false
+		}
+	}
+	return utf8.ValidString(s)
 }
 
 // zoneName returns the name of the zone off seconds east of UTC: "+0100".
