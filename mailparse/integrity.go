@@ -140,7 +140,6 @@ func nextIntegrityWord(low string, from int) (int, int) {
 	return at, n
 }
 
-
 // integrityColumnFailed finds a table with a verification column (a header
 // cell naming one) and reports whether a row below it says it failed.
 func integrityColumnFailed(lines []string) bool {
