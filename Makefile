@@ -26,6 +26,7 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 30m ./wal ./snapshot ./engine
 	$(GO) run ./bench recovery
 	$(GO) run ./bench missing
+	$(GO) run ./bench mail
 
 # Run each fuzz target for FUZZTIME (default 1m); found inputs land in testdata/fuzz.
 # A target fails only when it wrote a new failing input: Go 1.26's fuzzer can

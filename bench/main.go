@@ -4,6 +4,7 @@
 //	go run ./bench read [flags]      REST API read load over loopback: the real server, then a bare fasthttp handler
 //	go run ./bench recovery [flags]  restart time and resident memory of a large state
 //	go run ./bench fsync [flags]     the disk's write+fsync latency
+//	go run ./bench mail [flags]      report e-mails per second through the SMTP listener over loopback, durable
 //
 // Each command starts and stops what it measures and removes its temporary
 // data directory; `go run ./bench <command> -h` lists its flags.
@@ -36,6 +37,10 @@ func main() {
 		code = fsyncMain(args)
 	case "missing":
 		code = missingMain(args)
+	case "mail":
+		code = mailMain(args)
+	case mailTargetCmd:
+		code = mailTargetChild(args)
 	case "-h", "-help", "--help", "help":
 		usage()
 	default:
@@ -60,5 +65,9 @@ commands:
   recovery   build 1,000,000 results across 100,000 jobs, restart, print the
              restart time, heap, RSS and bytes per job and per result
   fsync      write+fsync latency of the disk holding the data directory
+  mail       report e-mails over SMTP on loopback (32 connections, many
+             transactions each) to the real server (engine, mail store and
+             smtpin in a child process, fresh data directory): samples of
+             testdata/emails grown to 12-60 KB; last line: mails/s <x>
 `)
 }

@@ -1,0 +1,1262 @@
+package main
+
+// bench mail: report e-mails per second through the SMTP listener on
+// loopback, durable. The server (engine, mail store and smtpin wired as
+// `backupmon serve --smtp-listen` wires them) runs in a child process, the
+// bench binary re-executed as mail-target; the load generator keeps -conns
+// SMTP connections open and sends one transaction after another on each
+// (MAIL, RCPT, DATA), every message a sample of testdata/emails grown to a
+// real report's size by repeating its per-object rows, with a Message-ID of
+// its own, to a job of the sample's vendor.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"mime"
+	"mime/quotedprintable"
+	"net"
+	"net/smtp"
+	"net/textproto"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"backupmon/engine"
+	"backupmon/mailparse"
+	"backupmon/mailstore"
+	"backupmon/smtpin"
+	"backupmon/suggest"
+	"backupmon/transport"
+	"backupmon/wal"
+)
+
+const mailTargetCmd = "mail-target"
+
+// mailFixtureFile is where the mail target writes the jobs it set up.
+const mailFixtureFile = "bench-mail-fixture.json"
+
+// mailsPerJobPerDay is the daily cap of reports per job (api.md 8.3); the
+// fixture gives each job at most -per-job e-mails, under it.
+const mailsPerJobPerDay = 100
+
+type mailConfig struct {
+	duration, warmup time.Duration
+	conns            int
+	data             string
+	cpuProfile       string
+	traceFile        string
+	procs            int
+	workspaces       int
+	planRate         float64
+	perJob           int
+	sizes            []int // bytes
+	vendors          []string
+	samples          string
+	snapshotEvery    uint64
+	noSync           bool
+	dotWriter        bool
+}
+
+func mailMain(args []string) int {
+	c := mailConfig{}
+	fs := flag.NewFlagSet("mail", flag.ContinueOnError)
+	fs.DurationVar(&c.duration, "duration", 10*time.Second, "measured time (after the warm-up)")
+	fs.DurationVar(&c.warmup, "warmup", 3*time.Second, "warm-up, not measured")
+	fs.IntVar(&c.conns, "conns", 32, "SMTP connections, each driven by one goroutine (closed loop), kept open for every transaction")
+	fs.StringVar(&c.data, "data", "", "data directory for the server (must be empty; kept afterwards); default: a temp dir, removed")
+	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the server process (from listening to the end) to this file")
+	fs.StringVar(&c.traceFile, "trace", "", "write a 2 s execution trace of the server process's measured phase to this file (go tool trace)")
+	fs.IntVar(&c.procs, "procs", 0, "the server process's GOMAXPROCS (0: its own choice, as backupmon serve makes it)")
+	fs.IntVar(&c.workspaces, "workspaces", 50, "workspaces the jobs are spread over")
+	fs.Float64Var(&c.planRate, "plan-rate", 6000, "e-mails/s the fixture's jobs are sized for (each job takes at most -per-job e-mails)")
+	fs.IntVar(&c.perJob, "per-job", 90, "most e-mails a job gets in the run (under the cap of 100 reports per job a day)")
+	sizes := fs.String("sizes", "12,24,36,48,60", "sizes of the e-mails sent, in KB (1,000 bytes), used in turn; a sample larger than a size is sent as it is")
+	vendors := fs.String("vendors", "", "comma-separated vendors to send for (default: every vendor with a parser and samples)")
+	fs.StringVar(&c.samples, "samples", "testdata/emails", "directory of the sample e-mails, one folder per vendor")
+	fs.Uint64Var(&c.snapshotEvery, "snapshot-every", 0, "engine SnapshotEvery (0: the server's default)")
+	fs.BoolVar(&c.noSync, "nosync", false, "diagnosis only: the server's log skips fsync (not durable)")
+	fs.BoolVar(&c.dotWriter, "dotwriter", false, "write each message through net/smtp's DotWriter, byte by byte, instead of the template dot-stuffed once (costs the load generator more CPU)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	for s := range strings.SplitSeq(*sizes, ",") {
+		kb, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+		if err != nil || kb <= 0 || kb*1000 > mailparse.MaxMessageBytes {
+			fmt.Fprintf(os.Stderr, "bench mail: -sizes: %q is not a size in KB\n", s)
+			return 2
+		}
+		c.sizes = append(c.sizes, int(kb*1000))
+	}
+	if *vendors != "" {
+		c.vendors = strings.Split(*vendors, ",")
+	}
+	if c.conns < 1 || c.workspaces < 1 || c.duration <= 0 || c.warmup < 0 || c.perJob < 1 || c.perJob > mailsPerJobPerDay || c.planRate <= 0 {
+		fmt.Fprintln(os.Stderr, "bench mail: -conns, -workspaces, -duration and -plan-rate must be positive, -per-job from 1 to 100")
+		return 2
+	}
+	res, err := runMail(c, os.Stdout)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench mail:", err)
+		return 1
+	}
+	if res.errors > 0 || !res.checked {
+		return 1
+	}
+	return 0
+}
+
+// mailResult is what runMail measured.
+type mailResult struct {
+	load    mailLoad
+	errors  int64
+	checked bool // the engine holds one result per 250
+}
+
+func runMail(c mailConfig, out io.Writer) (mailResult, error) {
+	var res mailResult
+	vendors, err := mailVendors(c.samples, c.vendors)
+	if err != nil {
+		return res, err
+	}
+	start := time.Now()
+	tmpls, err := buildTemplates(c.samples, vendors, c.sizes)
+	if err != nil {
+		return res, err
+	}
+	printTemplates(out, tmpls, c.sizes, time.Since(start))
+
+	planned := int64(c.planRate * (c.warmup + c.duration).Seconds())
+	jobs := int(float64(planned)*planMargin/float64(c.perJob)) + 1
+	jobsPerWS := max((jobs+c.workspaces-1)/c.workspaces, (len(vendors)+c.workspaces-1)/c.workspaces)
+	dir, cleanup, err := dataDir(c.data, "backupmon-bench-mail-")
+	if err != nil {
+		return res, err
+	}
+	defer cleanup()
+	fmt.Fprintf(out, "bench mail: %d SMTP connections, %s warm-up + %s measured; load generator GOMAXPROCS %d; data %s\n",
+		c.conns, c.warmup, c.duration, runtime.GOMAXPROCS(0), dir)
+	if c.noSync {
+		fmt.Fprintln(out, "WARNING: -nosync: the server's log does not fsync; these figures are not of the durable path")
+	}
+	start = time.Now()
+	args := []string{"-data", dir, "-workspaces", strconv.Itoa(c.workspaces), "-jobs-per-ws", strconv.Itoa(jobsPerWS),
+		"-vendors", strings.Join(vendors, ","), "-snapshot-every", strconv.FormatUint(c.snapshotEvery, 10), "-procs", strconv.Itoa(c.procs)}
+	if c.noSync {
+		args = append(args, "-nosync")
+	}
+	if c.cpuProfile != "" {
+		args = append(args, "-cpuprofile", c.cpuProfile)
+	}
+	server, err := startMailTarget(args...)
+	if err != nil {
+		return res, err
+	}
+	defer server.kill() // after stop, it does nothing
+	f, err := readMailFixture(filepath.Join(dir, mailFixtureFile))
+	if err != nil {
+		return res, err
+	}
+	budget := int64(len(f.Jobs)) * int64(c.perJob)
+	fmt.Fprintf(out, "set up %d workspaces, %s jobs (%d vendors, %d jobs each workspace) in %s: room for %s e-mails (plan: %.0f/s for %s = %s)\n",
+		c.workspaces, thousands(int64(len(f.Jobs))), len(vendors), jobsPerWS, time.Since(start).Round(time.Millisecond),
+		thousands(budget), c.planRate, c.warmup+c.duration, thousands(planned))
+
+	var onMeasure func()
+	if c.traceFile != "" {
+		path, _ := filepath.Abs(c.traceFile)
+		onMeasure = func() { server.startTrace(path) }
+	}
+	plan := newMailPlan(f, tmpls)
+	plan.dotWriter = c.dotWriter
+	res.load = runMailLoad(out, loadConfig{conns: c.conns, warmup: c.warmup, duration: c.duration}, server.addr, plan, budget, server.cpu, onMeasure)
+	res.errors = res.load.errors
+	printMailLoad(out, res.load)
+	if batches, records, syncP50, syncP99, snaps, snapTime, err := server.stats(); err == nil && batches > 0 {
+		fmt.Fprintf(out, "server log: %s batches, %.1f records/batch, write+fsync p50 %s p99 %s; %d snapshots taken (%s in all)\n",
+			thousands(batches), float64(records)/float64(batches), fmtDur(syncP50), fmtDur(syncP99), snaps, snapTime.Round(time.Millisecond))
+	}
+	cnt, err := server.mailCount()
+	if err != nil {
+		return res, err
+	}
+	res.checked = cnt.Results == res.load.ok250 && cnt.Unparsed == 0
+	verdict := "OK"
+	if !res.checked {
+		verdict = "MISMATCH"
+	}
+	fmt.Fprintf(out, "check: %s answers 250 in all (warm-up included); the engine holds %s results and %d unparsed e-mails; the listener counted %s: %s\n",
+		thousands(res.load.ok250), thousands(cnt.Results), cnt.Unparsed, fmtOutcomes(cnt.Outcomes), verdict)
+	closed, err := server.stop()
+	if err != nil {
+		return res, fmt.Errorf("mail target: %w", err)
+	}
+	fmt.Fprintf(out, "engine closed (final snapshot) in %s\n", closed.Round(time.Millisecond))
+	if res.errors > 0 {
+		fmt.Fprintf(out, "ERRORS: %d transactions failed (see above)\n", res.errors)
+	}
+	fmt.Fprintf(out, "mails/s %.0f\n", res.load.rate())
+	return res, nil
+}
+
+// mailVendors returns the vendors to send for: those asked, or every vendor
+// that has both a parser and samples under dir (sorted).
+func mailVendors(dir string, asked []string) ([]string, error) {
+	have := mailparse.Vendors()
+	if len(asked) > 0 {
+		for _, v := range asked {
+			if !slices.Contains(have, v) {
+				return nil, fmt.Errorf("vendor %q has no parser", v)
+			}
+		}
+		return asked, nil
+	}
+	var out []string
+	for _, v := range have {
+		if files, _ := filepath.Glob(filepath.Join(dir, v, "*.eml")); len(files) > 0 {
+			out = append(out, v)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no samples under %s for any of the parsers %v (run from the module's root, or set -samples)", dir, have)
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// mailTemplate is one report e-mail ready to send, with CRLF line endings,
+// split where its Message-ID's unique part goes.
+type mailTemplate struct {
+	vendor, name string // name: the sample's file name and the size asked
+	head, tail   []byte
+	wire         []byte // tail dot-stuffed for DATA, with the final ".\r\n"
+	grownBy      string // what was repeated to reach the size; "" for the sample as it is
+}
+
+// size is the message's size with an id of n bytes.
+func (t *mailTemplate) size(n int) int { return len(t.head) + n + len(t.tail) }
+
+// buildTemplates makes, for each vendor, each of its samples at each size:
+// grown to the size by repeating a table row (HTML) or a line (plain text)
+// whose repetition leaves the vendor's parse unchanged; a sample already as
+// large as a size is used as it is (once).
+func buildTemplates(dir string, vendors []string, sizes []int) (map[string][]*mailTemplate, error) {
+	out := map[string][]*mailTemplate{}
+	for _, vendor := range vendors {
+		files, err := filepath.Glob(filepath.Join(dir, vendor, "*.eml"))
+		if err != nil || len(files) == 0 {
+			return nil, fmt.Errorf("no samples for %s under %s", vendor, dir)
+		}
+		slices.Sort(files)
+		for _, file := range files {
+			raw, err := os.ReadFile(file)
+			if err != nil {
+				return nil, fmt.Errorf("read sample: %w", err)
+			}
+			name := strings.TrimSuffix(filepath.Base(file), ".eml")
+			g, err := newGrower(vendor, raw)
+			if err != nil {
+				return nil, fmt.Errorf("sample %s/%s: %w", vendor, name, err)
+			}
+			asIs := false
+			for _, size := range sizes {
+				if size <= len(g.raw) {
+					if !asIs {
+						out[vendor] = append(out[vendor], newTemplate(vendor, name, g.raw, ""))
+						asIs = true
+					}
+					continue
+				}
+				big, what, err := g.grow(size)
+				if err != nil {
+					return nil, fmt.Errorf("sample %s/%s at %d bytes: %w", vendor, name, size, err)
+				}
+				out[vendor] = append(out[vendor], newTemplate(vendor, fmt.Sprintf("%s@%dKB", name, size/1000), big, what))
+			}
+		}
+	}
+	return out, nil
+}
+
+// newTemplate turns a message (LF line endings) into a template: its
+// Message-ID header is replaced by one at the top whose unique part the
+// sender fills in, and its lines end in CRLF.
+func newTemplate(vendor, name string, raw []byte, grownBy string) *mailTemplate {
+	he := headerEnd(raw)
+	var hdr bytes.Buffer
+	skipping := false
+	for line := range strings.SplitAfterSeq(string(raw[:he]), "\n") {
+		if skipping && (strings.HasPrefix(line, " ") || strings.HasPrefix(line, "\t")) {
+			continue
+		}
+		skipping = len(line) > 11 && strings.EqualFold(line[:11], "message-id:")
+		if !skipping {
+			hdr.WriteString(line)
+		}
+	}
+	msg := append(hdr.Bytes(), raw[he:]...)
+	if !bytes.HasSuffix(msg, []byte("\n")) {
+		msg = append(msg, '\n')
+	}
+	msg = bytes.ReplaceAll(msg, []byte("\n"), []byte("\r\n"))
+	t := &mailTemplate{
+		vendor: vendor, name: name, grownBy: grownBy,
+		head: []byte("Message-ID: <"),
+		tail: append([]byte("@mail.bench.example>\r\n"), msg...),
+	}
+	// RFC 5321 4.5.2: a line that starts with a dot gets one more.
+	t.wire = append(bytes.ReplaceAll(t.tail, []byte("\r\n."), []byte("\r\n..")), ".\r\n"...)
+	return t
+}
+
+// headerEnd returns the offset of the blank line that ends raw's header
+// (len(raw) when none).
+func headerEnd(raw []byte) int {
+	if len(raw) > 0 && raw[0] == '\n' {
+		return 0
+	}
+	if i := bytes.Index(raw, []byte("\n\n")); i >= 0 {
+		return i + 1
+	}
+	return len(raw)
+}
+
+func printTemplates(out io.Writer, tmpls map[string][]*mailTemplate, sizes []int, took time.Duration) {
+	var n, total, lo, hi int
+	vendors := make([]string, 0, len(tmpls))
+	for v, list := range tmpls {
+		vendors = append(vendors, v)
+		for _, t := range list {
+			s := t.size(32)
+			total += s
+			if n == 0 || s < lo {
+				lo = s
+			}
+			hi = max(hi, s)
+			n++
+		}
+	}
+	slices.Sort(vendors)
+	fmt.Fprintf(out, "e-mails: %d vendors (%s), %d messages (samples grown to %v bytes), %.1f–%.1f KB, mean %.1f KB; built and checked in %s\n",
+		len(vendors), strings.Join(vendors, " "), n, sizes, float64(lo)/1000, float64(hi)/1000, float64(total)/float64(max(n, 1))/1000, took.Round(time.Millisecond))
+	for _, v := range vendors {
+		seen := map[string]bool{}
+		for _, t := range tmpls[v] {
+			sample, _, _ := strings.Cut(t.name, "@")
+			if t.grownBy != "" && !seen[sample] {
+				seen[sample] = true
+				fmt.Fprintf(out, "  %s %s: %s\n", v, sample, t.grownBy)
+			}
+		}
+	}
+}
+
+// grower grows one sample e-mail to a size by repeating a part of its text
+// or HTML body, checking that the vendor's parser reads the grown e-mail as
+// it reads the sample.
+type grower struct {
+	vendor string
+	raw    []byte // LF line endings
+	want   mailparse.Result
+	leaves []mailLeaf
+	chosen *growUnit
+}
+
+// mailLeaf is a text body of the message: raw[start:end], encoded.
+type mailLeaf struct {
+	start, end int
+	html       bool
+	cte        string
+	decoded    []byte
+	ratio      float64 // encoded bytes per decoded byte
+}
+
+// growUnit is a span of a leaf's decoded body to repeat.
+type growUnit struct {
+	leaf       int
+	start, end int
+}
+
+func newGrower(vendor string, raw []byte) (*grower, error) {
+	raw = bytes.ReplaceAll(raw, []byte("\r\n"), []byte("\n"))
+	want, _, err := mailparse.Parse(vendor, raw)
+	if err != nil {
+		return nil, fmt.Errorf("the %s parser does not read the sample: %w", vendor, err)
+	}
+	g := &grower{vendor: vendor, raw: raw, want: want}
+	findLeaves(raw, 0, 0, &g.leaves)
+	slices.SortStableFunc(g.leaves, func(a, b mailLeaf) int { // HTML first
+		if a.html == b.html {
+			return 0
+		}
+		if a.html {
+			return -1
+		}
+		return 1
+	})
+	for i := range g.leaves {
+		l := &g.leaves[i]
+		if l.decoded, err = decodeBody(raw[l.start:l.end], l.cte); err != nil {
+			return nil, fmt.Errorf("decode body: %w", err)
+		}
+		l.ratio = float64(len(encodeBody(l.decoded, l.cte))) / float64(max(len(l.decoded), 1))
+	}
+	return g, nil
+}
+
+// findLeaves appends the text/plain and text/html bodies of the entity
+// ent (at offset off of the message), walking multiparts.
+func findLeaves(ent []byte, off, depth int, out *[]mailLeaf) {
+	if depth > 8 {
+		return
+	}
+	he := headerEnd(ent)
+	body := min(he+1, len(ent))
+	h, err := textproto.NewReader(bufio.NewReader(bytes.NewReader(append(slices.Clip(ent[:he]), '\n')))).ReadMIMEHeader()
+	if err != nil && len(h) == 0 && he > 0 {
+		return
+	}
+	ct := h.Get("Content-Type")
+	if ct == "" {
+		ct = "text/plain"
+	}
+	mt, params, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return
+	}
+	switch {
+	case strings.HasPrefix(mt, "multipart/") && params["boundary"] != "":
+		delim := []byte("\n--" + params["boundary"])
+		pos, part := max(body-1, 0), -1
+		for {
+			k := bytes.Index(ent[pos:], delim)
+			if k < 0 {
+				return
+			}
+			p := pos + k
+			if part >= 0 && part <= p {
+				findLeaves(ent[part:p], off+part, depth+1, out)
+			}
+			after := p + len(delim)
+			if bytes.HasPrefix(ent[after:], []byte("--")) {
+				return
+			}
+			nl := bytes.IndexByte(ent[after:], '\n')
+			if nl < 0 {
+				return
+			}
+			part, pos = after+nl+1, after+nl
+		}
+	case mt == "text/html" || mt == "text/plain":
+		*out = append(*out, mailLeaf{start: off + body, end: off + len(ent), html: mt == "text/html",
+			cte: strings.ToLower(strings.TrimSpace(h.Get("Content-Transfer-Encoding")))})
+	}
+}
+
+func decodeBody(b []byte, cte string) ([]byte, error) {
+	switch cte {
+	case "quoted-printable":
+		return io.ReadAll(quotedprintable.NewReader(bytes.NewReader(b)))
+	case "base64":
+		return base64.StdEncoding.DecodeString(strings.Join(strings.Fields(string(b)), ""))
+	}
+	return b, nil
+}
+
+// encodeBody encodes b for cte, with LF line endings.
+func encodeBody(b []byte, cte string) []byte {
+	var out bytes.Buffer
+	switch cte {
+	case "quoted-printable":
+		w := quotedprintable.NewWriter(&out)
+		w.Write(b)
+		w.Close()
+		return bytes.ReplaceAll(out.Bytes(), []byte("\r\n"), []byte("\n"))
+	case "base64":
+		s := base64.StdEncoding.EncodeToString(b)
+		for len(s) > 76 {
+			out.WriteString(s[:76])
+			out.WriteByte('\n')
+			s = s[76:]
+		}
+		out.WriteString(s)
+		out.WriteByte('\n')
+		return out.Bytes()
+	}
+	return b
+}
+
+// units returns the spans of leaf li that may be repeated, in the order to
+// try them (see growSpans).
+func (g *grower) units(li int) []growUnit {
+	var out []growUnit
+	for _, sp := range growSpans(g.leaves[li].decoded, g.leaves[li].html) {
+		out = append(out, growUnit{leaf: li, start: sp[0], end: sp[1]})
+	}
+	return out
+}
+
+// growSpans returns the spans of a decoded body that may be repeated to grow a
+// mail, in the order to try them. HTML: the table rows of three cells or
+// more (per-object tables; the last first), the lines of a <pre> block
+// (logs; the first first), the items of a list (the first first), then the
+// other rows (label and value; the last first). Text: the non-blank lines,
+// the last first.
+func growSpans(d []byte, html bool) [][2]int {
+	if !html {
+		var lines [][2]int
+		for s := 0; s < len(d); {
+			e := bytes.IndexByte(d[s:], '\n')
+			if e < 0 {
+				break // a last line without its newline
+			}
+			if len(bytes.TrimSpace(d[s:s+e])) > 0 {
+				lines = append(lines, [2]int{s, s + e + 1})
+			}
+			s += e + 1
+		}
+		slices.Reverse(lines)
+		return lines
+	}
+	lower := bytes.ToLower(d)
+	// elements returns the spans of the elements named tag that hold none
+	// of nested, with the newline after each.
+	elements := func(tag string, nested ...string) (spans [][2]int) {
+		open, end := []byte("<"+tag), []byte("</"+tag+">")
+		for i := 0; ; {
+			k := bytes.Index(lower[i:], open)
+			if k < 0 {
+				return spans
+			}
+			s := i + k
+			i = s + len(open)
+			if i < len(lower) && !strings.ContainsRune("> \n\t", rune(lower[i])) {
+				continue // <track for <tr, <link for <li…
+			}
+			e := bytes.Index(lower[i:], end)
+			if e < 0 {
+				return spans
+			}
+			inner := lower[i : i+e]
+			if slices.ContainsFunc(nested, func(n string) bool { return bytes.Contains(inner, []byte("<"+n)) }) {
+				continue
+			}
+			stop := i + e + len(end)
+			if stop < len(d) && d[stop] == '\n' {
+				stop++
+			}
+			spans = append(spans, [2]int{s, stop})
+		}
+	}
+	var rows, short [][2]int
+	for _, r := range elements("tr", "tr", "table") {
+		inner := lower[r[0]:r[1]]
+		if bytes.Count(inner, []byte("<td"))+bytes.Count(inner, []byte("<th")) >= 3 {
+			rows = append(rows, r)
+		} else {
+			short = append(short, r)
+		}
+	}
+	slices.Reverse(rows)
+	slices.Reverse(short)
+	var pre [][2]int
+	for _, b := range elements("pre") {
+		s := b[0] + bytes.IndexByte(lower[b[0]:b[1]], '>') + 1
+		for {
+			e := bytes.IndexByte(d[s:b[1]], '\n')
+			if e < 0 {
+				break // the last line, which ends at </pre>
+			}
+			if len(bytes.TrimSpace(d[s:s+e])) > 0 {
+				pre = append(pre, [2]int{s, s + e + 1})
+			}
+			s += e + 1
+		}
+	}
+	return slices.Concat(rows, pre, elements("li", "li", "ul", "ol"), short)
+}
+
+// grow returns the sample grown to at least size bytes (within a few per
+// cent) and what was repeated, keeping the unit that worked for the next
+// size.
+func (g *grower) grow(size int) ([]byte, string, error) {
+	if g.chosen != nil {
+		if b, ok := g.try(*g.chosen, size); ok {
+			return b, g.describe(*g.chosen), nil
+		}
+	}
+	for li := range g.leaves {
+		for _, u := range g.units(li) {
+			if b, ok := g.try(u, size); ok {
+				g.chosen = &u
+				return b, g.describe(u), nil
+			}
+		}
+	}
+	return nil, "", errors.New("no row or line of the body can be repeated without changing the parse")
+}
+
+// try repeats u until the message reaches size and reports whether the
+// parser reads it as it reads the sample.
+func (g *grower) try(u growUnit, size int) ([]byte, bool) {
+	l := &g.leaves[u.leaf]
+	per := float64(u.end-u.start) * l.ratio
+	n := int(float64(size-len(g.raw))/per) + 1
+	var msg []byte
+	for range 8 {
+		msg = g.build(u, n)
+		if len(msg) >= size {
+			break
+		}
+		n += int(float64(size-len(msg))/per) + 1
+	}
+	r, _, err := mailparse.Parse(g.vendor, msg)
+	return msg, err == nil && sameResult(r, g.want)
+}
+
+// build returns the message with u repeated n more times.
+func (g *grower) build(u growUnit, n int) []byte {
+	l := &g.leaves[u.leaf]
+	d := l.decoded
+	body := make([]byte, 0, len(d)+n*(u.end-u.start))
+	body = append(body, d[:u.end]...)
+	for range n {
+		body = append(body, d[u.start:u.end]...)
+	}
+	body = append(body, d[u.end:]...)
+	enc := encodeBody(body, l.cte)
+	msg := make([]byte, 0, len(g.raw)+len(enc))
+	msg = append(msg, g.raw[:l.start]...)
+	msg = append(msg, enc...)
+	return append(msg, g.raw[l.end:]...)
+}
+
+// describe says what u repeats: the text of its row or line, shortened.
+func (g *grower) describe(u growUnit) string {
+	l := &g.leaves[u.leaf]
+	text := string(l.decoded[u.start:u.end])
+	kind := "line of the text body"
+	switch lower := strings.ToLower(text); {
+	case !l.html:
+	case strings.HasPrefix(lower, "<tr"):
+		kind = "table row of the HTML body"
+	case strings.HasPrefix(lower, "<li"):
+		kind = "list item of the HTML body"
+	default:
+		kind = "line of a <pre> block of the HTML body"
+	}
+	if l.html {
+		var b strings.Builder
+		in := false
+		for _, r := range text {
+			switch {
+			case r == '<':
+				in = true
+				b.WriteByte(' ')
+			case r == '>':
+				in = false
+			case !in:
+				b.WriteRune(r)
+			}
+		}
+		text = b.String()
+	}
+	return fmt.Sprintf("%s %q repeated", kind, mailparse.Truncate(strings.Join(strings.Fields(text), " "), 60))
+}
+
+// sameResult reports whether two parses say the same.
+func sameResult(a, b mailparse.Result) bool {
+	return a.JobName == b.JobName && a.Status == b.Status && a.StartedAt.Equal(b.StartedAt) && a.CompletedAt.Equal(b.CompletedAt) &&
+		a.DurationSeconds == b.DurationSeconds && a.SizeBytes == b.SizeBytes && a.Summary == b.Summary && a.IntegrityFailed == b.IntegrityFailed
+}
+
+// mailFixture is the jobs the mail target set up.
+type mailFixture struct {
+	Jobs        []mailJob
+	SetUpMillis int64
+}
+
+// mailJob is one job of the fixture and its ingest address.
+type mailJob struct {
+	Workspace, ID, Vendor, Address string
+}
+
+func readMailFixture(path string) (*mailFixture, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read fixture: %w", err)
+	}
+	var f mailFixture
+	if err := json.Unmarshal(b, &f); err != nil {
+		return nil, fmt.Errorf("read fixture: %w", err)
+	}
+	if len(f.Jobs) == 0 {
+		return nil, errors.New("read fixture: no jobs")
+	}
+	return &f, nil
+}
+
+// mailPlan says what e-mail i is: to job i mod jobs (so that each job gets
+// one in every run of len(jobs)), one of the templates of the job's vendor
+// in turn.
+type mailPlan struct {
+	jobs      []mailJob
+	tmpls     [][]*mailTemplate // per job
+	dotWriter bool              // send through net/smtp's DotWriter
+}
+
+func newMailPlan(f *mailFixture, tmpls map[string][]*mailTemplate) *mailPlan {
+	p := &mailPlan{jobs: f.Jobs, tmpls: make([][]*mailTemplate, len(f.Jobs))}
+	for i, j := range f.Jobs {
+		p.tmpls[i] = tmpls[j.Vendor]
+	}
+	return p
+}
+
+func (p *mailPlan) pick(i uint64) (job int, t *mailTemplate) {
+	n := uint64(len(p.jobs))
+	job = int(i % n)
+	list := p.tmpls[job]
+	return job, list[(i/n+uint64(job))%uint64(len(list))]
+}
+
+// mailLoad is the load's measured phase.
+type mailLoad struct {
+	mails   int64 // transactions answered 250, started in the measured phase
+	bytes   int64 // their messages' bytes
+	ok250   int64 // transactions answered 250 in all, warm-up included
+	elapsed time.Duration
+	lat     hist
+	errors  int64
+	cpu     time.Duration // the server process's CPU during the measured phase
+	genCPU  time.Duration // the load generator's
+}
+
+func (m mailLoad) rate() float64 { return float64(m.mails) / m.elapsed.Seconds() }
+
+// runMailLoad drives addr with c.conns SMTP connections in a closed loop:
+// each goroutine keeps its connection and sends e-mail after e-mail on it,
+// timing each transaction from MAIL to the answer after the data. Every
+// answer must be 250 (354 to DATA); any other is an error, printed by
+// command and code. budget is how many e-mails the fixture has room for.
+func runMailLoad(out io.Writer, c loadConfig, addr string, p *mailPlan, budget int64, targetCPU func() time.Duration, onMeasure func()) mailLoad {
+	var (
+		phase  atomic.Int32
+		next   atomic.Uint64
+		ok250  atomic.Int64
+		errs   errorLog
+		nerr   atomic.Int64
+		counts = make([]int64, c.conns)
+		sizes  = make([]int64, c.conns)
+		hists  = make([]hist, c.conns)
+		wg     sync.WaitGroup
+		nonce  = strconv.FormatInt(time.Now().UnixNano(), 36)
+	)
+	fail := func(kind, example string) {
+		nerr.Add(1)
+		errs.add(kind, example)
+	}
+	for w := range c.conns {
+		wg.Go(func() {
+			var cl *smtp.Client
+			defer func() {
+				if cl != nil {
+					cl.Quit()
+				}
+			}()
+			id := make([]byte, 0, 64)
+			h := &hists[w]
+			for {
+				ph := phase.Load()
+				if ph == phaseStop {
+					return
+				}
+				if cl == nil {
+					var err error
+					if cl, err = dialSMTP(addr); err != nil {
+						fail("connect: "+err.Error(), err.Error())
+						time.Sleep(100 * time.Millisecond)
+						continue
+					}
+				}
+				i := next.Add(1) - 1
+				if int64(i) >= budget {
+					fail("fixture exhausted", "raise -plan-rate (the jobs' room)")
+					return
+				}
+				job, t := p.pick(i)
+				id = append(strconv.AppendUint(append(id[:0], "bench."...), i, 10), '.')
+				id = append(id, nonce...)
+				t0 := time.Now()
+				step, err := sendMail(cl, p.jobs[job].Address, t, id, p.dotWriter)
+				lat := time.Since(t0)
+				if err != nil {
+					var te *textproto.Error
+					if errors.As(err, &te) {
+						fail(fmt.Sprintf("%s %d", step, te.Code), te.Msg)
+						if step != "DATA end" && cl.Reset() != nil {
+							cl.Close()
+							cl = nil
+						}
+					} else {
+						fail(step+": "+err.Error(), err.Error())
+						cl.Close()
+						cl = nil
+					}
+					continue
+				}
+				ok250.Add(1)
+				if ph == phaseMeasure {
+					h.record(lat)
+					counts[w]++
+					sizes[w] += int64(t.size(len(id)))
+				}
+			}
+		})
+	}
+	time.Sleep(c.warmup)
+	cpu0, tcpu0 := processCPU(), targetCPU()
+	t1 := time.Now()
+	phase.Store(phaseMeasure)
+	if onMeasure != nil {
+		onMeasure()
+	}
+	time.Sleep(c.duration)
+	phase.Store(phaseStop)
+	elapsed := time.Since(t1)
+	cpu, tcpu := processCPU()-cpu0, targetCPU()-tcpu0
+	wg.Wait()
+	r := mailLoad{elapsed: elapsed, cpu: tcpu, genCPU: cpu, errors: nerr.Load(), ok250: ok250.Load()}
+	for w := range c.conns {
+		r.mails += counts[w]
+		r.bytes += sizes[w]
+		r.lat.merge(&hists[w])
+	}
+	errs.print(out, "smtp")
+	return r
+}
+
+// dialSMTP opens an SMTP session with the listener at addr.
+func dialSMTP(addr string) (*smtp.Client, error) {
+	conn, err := net.DialTimeout("tcp", addr, 10*time.Second)
+	if err != nil {
+		return nil, fmt.Errorf("dial %s: %w", addr, err)
+	}
+	cl, err := smtp.NewClient(conn, engine.DefaultIngestDomain)
+	if err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("greeting: %w", err)
+	}
+	if err := cl.Hello("bench-client.example"); err != nil {
+		cl.Close()
+		return nil, fmt.Errorf("EHLO: %w", err)
+	}
+	return cl, nil
+}
+
+// sendMail sends one transaction: t with the Message-ID id to rcpt. It
+// returns the step that failed with the error. The data goes out as the
+// template's dot-stuffed bytes on the client's connection, or, with
+// dotWriter, through net/smtp's DotWriter (which stuffs byte by byte).
+func sendMail(cl *smtp.Client, rcpt string, t *mailTemplate, id []byte, dotWriter bool) (string, error) {
+	if err := cl.Mail("reports@bench-client.example"); err != nil {
+		return "MAIL", err
+	}
+	if err := cl.Rcpt(rcpt); err != nil {
+		return "RCPT", err
+	}
+	if !dotWriter {
+		cmd, err := cl.Text.Cmd("DATA")
+		if err != nil {
+			return "DATA", err
+		}
+		cl.Text.StartResponse(cmd)
+		_, _, err = cl.Text.ReadResponse(354)
+		cl.Text.EndResponse(cmd)
+		if err != nil {
+			return "DATA", err
+		}
+		w := cl.Text.W
+		w.Write(t.head)
+		w.Write(id)
+		w.Write(t.wire)
+		if err := w.Flush(); err != nil {
+			return "DATA write", err
+		}
+		if _, _, err := cl.Text.ReadResponse(250); err != nil {
+			return "DATA end", err
+		}
+		return "", nil
+	}
+	w, err := cl.Data()
+	if err != nil {
+		return "DATA", err
+	}
+	if _, err := w.Write(t.head); err != nil {
+		return "DATA write", err
+	}
+	if _, err := w.Write(id); err != nil {
+		return "DATA write", err
+	}
+	if _, err := w.Write(t.tail); err != nil {
+		return "DATA write", err
+	}
+	if err := w.Close(); err != nil {
+		return "DATA end", err
+	}
+	return "", nil
+}
+
+func printMailLoad(out io.Writer, m mailLoad) {
+	per := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(max(m.mails, 1)) }
+	fmt.Fprintf(out, "server %s e-mails in %s: %.0f e-mails/s (%.1f MB/s, mean %.1f KB)  p50 %s  p99 %s  mean %s  max %s  errors %d  (CPU: server %.2f cores %.0fµs/e-mail, load generator %.2f cores %.0fµs/e-mail)\n",
+		thousands(m.mails), m.elapsed.Round(time.Millisecond), m.rate(), float64(m.bytes)/m.elapsed.Seconds()/1e6, float64(m.bytes)/float64(max(m.mails, 1))/1000,
+		fmtDur(m.lat.quantile(0.50)), fmtDur(m.lat.quantile(0.99)), fmtDur(m.lat.mean()), fmtDur(time.Duration(m.lat.max)), m.errors,
+		m.cpu.Seconds()/m.elapsed.Seconds(), per(m.cpu), m.genCPU.Seconds()/m.elapsed.Seconds(), per(m.genCPU))
+}
+
+func fmtOutcomes(m map[string]int64) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, k+" "+thousands(m[k]))
+	}
+	if len(parts) == 0 {
+		return "nothing"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// startMailTarget starts the mail target child and waits until it listens.
+func startMailTarget(args ...string) (*target, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("start mail target: %w", err)
+	}
+	cmd := exec.Command(self, append([]string{mailTargetCmd}, args...)...)
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, fmt.Errorf("start mail target: %w", err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("start mail target: %w", err)
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start mail target: %w", err)
+	}
+	t := &target{cmd: cmd, stdin: stdin, out: bufio.NewScanner(stdout)}
+	line, err := t.line()
+	if err != nil {
+		t.kill()
+		return nil, fmt.Errorf("mail target: %w", err)
+	}
+	addr, ok := strings.CutPrefix(line, "listening ")
+	if !ok {
+		t.kill()
+		return nil, fmt.Errorf("mail target said %q", line)
+	}
+	t.addr = addr
+	return t, nil
+}
+
+// mailCount is what the mail target found in the engine after the load.
+type mailCount struct {
+	Results  int64            // results of the fixture's jobs
+	Unparsed int64            // entries of the workspaces' unparsed lists
+	Outcomes map[string]int64 // the listener's outcomes, as its Observe hook counted them
+}
+
+// mailCount asks the mail target to count the results in its engine.
+func (t *target) mailCount() (mailCount, error) {
+	var c mailCount
+	if _, err := io.WriteString(t.stdin, "count\n"); err != nil {
+		return c, fmt.Errorf("ask the mail target to count: %w", err)
+	}
+	line, err := t.line()
+	if err != nil {
+		return c, fmt.Errorf("mail target count: %w", err)
+	}
+	js, ok := strings.CutPrefix(line, "count ")
+	if !ok {
+		return c, fmt.Errorf("mail target said %q", line)
+	}
+	if err := json.Unmarshal([]byte(js), &c); err != nil {
+		return c, fmt.Errorf("mail target count: %w", err)
+	}
+	return c, nil
+}
+
+// mailServer is the engine, mail store and SMTP listener of the mail
+// target, wired as `backupmon serve --smtp-listen` wires them.
+type mailServer struct {
+	eng   *engine.Engine
+	store *mailstore.Store
+	smtp  *smtpin.Server
+	stats *engineStats
+	jobs  []mailJob
+
+	mu       sync.Mutex
+	outcomes map[string]int64
+}
+
+// openMailServer opens the engine on dir (real clock) and the mail store
+// under it, and makes the listener.
+func openMailServer(dir string, snapshotEvery uint64, noSync bool) (*mailServer, error) {
+	store, err := mailstore.Open(filepath.Join(dir, "mail"))
+	if err != nil {
+		return nil, fmt.Errorf("open mail store: %w", err)
+	}
+	s := &mailServer{store: store, stats: &engineStats{}, outcomes: map[string]int64{}}
+	logger := benchLogger(s.stats)
+	metrics := transport.NewMetrics()
+	s.eng, err = engine.Open(engine.Options{
+		Dir: dir, Logger: logger, SnapshotEvery: snapshotEvery,
+		WAL: wal.Options{Logger: logger, NoSync: noSync, Observe: func(records int, sync time.Duration) {
+			metrics.ObserveWAL(records, sync)
+			s.stats.observe(records, sync)
+		}},
+		RawDropped: func(refs []string) {
+			if err := store.Remove(refs); err != nil {
+				logger.Warn("delete kept e-mails", "err", err)
+			}
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("open engine: %w", err)
+	}
+	s.smtp = smtpin.New(s.eng, store, smtpin.Config{
+		Domain: s.eng.IngestDomain(), Suggest: suggestFor, Logger: logger,
+		Observe: func(outcome, vendor string) {
+			metrics.ObserveMail(outcome, vendor)
+			s.mu.Lock()
+			s.outcomes[outcome]++
+			s.mu.Unlock()
+		},
+	})
+	return s, nil
+}
+
+// suggestFor is the rule catalogue in the engine's terms, as serve has it.
+func suggestFor(vendor, text string) (engine.Suggestion, bool) {
+	s, ok := suggest.For(vendor, text)
+	if !ok {
+		return engine.Suggestion{}, false
+	}
+	return engine.Suggestion{Cause: s.LikelyCause, Confidence: s.Confidence, Category: s.Category}, true
+}
+
+// setUp creates workspaces × jobsPerWS jobs through the engine's commands,
+// the vendors in turn: job g (workspace g mod workspaces) is of vendor g mod
+// len(vendors), so that consecutive jobs are in different workspaces.
+func (s *mailServer) setUp(workspaces, jobsPerWS int, vendors []string) error {
+	s.jobs = make([]mailJob, workspaces*jobsPerWS)
+	var next atomic.Int64
+	var mu sync.Mutex
+	var firstErr error
+	var wg sync.WaitGroup
+	for range min(workspaces, 128) {
+		wg.Go(func() {
+			for {
+				w := int(next.Add(1) - 1)
+				if w >= workspaces {
+					return
+				}
+				if err := s.setUpWorkspace(w, workspaces, jobsPerWS, vendors); err != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = fmt.Errorf("set up workspace %d: %w", w, err)
+					}
+					mu.Unlock()
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return firstErr
+}
+
+func (s *mailServer) setUpWorkspace(w, workspaces, jobsPerWS int, vendors []string) error {
+	ws, err := s.eng.CreateWorkspace(engine.WorkspaceInput{Name: engine.Some(fmt.Sprintf("Bench mail MSP %d", w)), Plan: engine.Some("pro")})
+	if err != nil {
+		return fmt.Errorf("create workspace: %w", err)
+	}
+	cl, err := s.eng.CreateClient(ws.ID, engine.ClientInput{Name: engine.Some(fmt.Sprintf("Client %d", w))})
+	if err != nil {
+		return fmt.Errorf("create client: %w", err)
+	}
+	for m := range jobsPerWS {
+		g := w + workspaces*m
+		vendor := vendors[g%len(vendors)]
+		host := fmt.Sprintf("host-%d-%d", w, m)
+		jv, err := s.eng.CreateJob(ws.ID, engine.JobInput{
+			ClientID: engine.Some(cl.ID),
+			Name:     engine.Some(fmt.Sprintf("Nightly %s backup %d", vendor, m)),
+			Vendor:   engine.Some(vendor),
+			Device:   engine.Some(engine.DeviceInput{Name: engine.Some("Server " + host), Type: engine.Some("server"), Hostname: engine.Some(host)}),
+			Schedule: engine.Some(engine.ScheduleInput{IntervalMinutes: engine.Some(int64(1440)), GraceMinutes: engine.Some(int64(120))}),
+		})
+		if err != nil {
+			return fmt.Errorf("create job: %w", err)
+		}
+		var view struct {
+			IngestAddress string `json:"ingestAddress"`
+		}
+		if err := json.Unmarshal(jv.JSON, &view); err != nil || view.IngestAddress == "" {
+			return fmt.Errorf("job %s has no ingest address in %s", jv.ID, jv.JSON)
+		}
+		s.jobs[g] = mailJob{Workspace: ws.ID, ID: jv.ID, Vendor: vendor, Address: view.IngestAddress}
+	}
+	return nil
+}
+
+// count counts the fixture's jobs' results (the admin job view's history)
+// and the workspaces' unparsed e-mails.
+func (s *mailServer) count() (mailCount, error) {
+	c := mailCount{Outcomes: map[string]int64{}}
+	seen := map[string]bool{}
+	for _, j := range s.jobs {
+		v, err := s.eng.JobDetail(j.Workspace, j.ID, 1<<20)
+		if err != nil {
+			return c, fmt.Errorf("job %s: %w", j.ID, err)
+		}
+		var view struct {
+			History []json.RawMessage `json:"history"`
+		}
+		if err := json.Unmarshal(v.JSON, &view); err != nil {
+			return c, fmt.Errorf("job %s: %w", j.ID, err)
+		}
+		c.Results += int64(len(view.History))
+		if !seen[j.Workspace] {
+			seen[j.Workspace] = true
+			list, err := s.eng.Unparsed(j.Workspace)
+			if err != nil {
+				return c, fmt.Errorf("unparsed of %s: %w", j.Workspace, err)
+			}
+			c.Unparsed += int64(len(list))
+		}
+	}
+	s.mu.Lock()
+	for k, v := range s.outcomes {
+		c.Outcomes[k] = v
+	}
+	s.mu.Unlock()
+	return c, nil
+}
+
+// close stops the listener (sessions in progress finish) and closes the
+// engine, returning how long the engine's close took.
+func (s *mailServer) close() (time.Duration, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := s.smtp.Shutdown(ctx); err != nil {
+		return 0, fmt.Errorf("smtp shutdown: %w", err)
+	}
+	start := time.Now()
+	if err := s.eng.Close(); err != nil {
+		return 0, fmt.Errorf("close engine: %w", err)
+	}
+	return time.Since(start), nil
+}
+
+// mailTargetChild serves the mail target until its standard input closes:
+// it sets up the fixture, writes it to the data directory, prints
+// "listening <addr>", and answers the lines "stats" (the log's statistics
+// since the last one), "count" (see mailCount) and "trace <file>".
+func mailTargetChild(args []string) int {
+	fs := flag.NewFlagSet(mailTargetCmd, flag.ContinueOnError)
+	dir := fs.String("data", "", "data directory")
+	workspaces := fs.Int("workspaces", 50, "")
+	jobsPerWS := fs.Int("jobs-per-ws", 20, "")
+	vendors := fs.String("vendors", "", "comma-separated vendors, in turn")
+	snapshotEvery := fs.Uint64("snapshot-every", 0, "")
+	noSync := fs.Bool("nosync", false, "")
+	procs := fs.Int("procs", 0, "GOMAXPROCS (0: the server's own choice)")
+	cpuProfile := fs.String("cpuprofile", "", "")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *procs > 0 {
+		runtime.GOMAXPROCS(*procs)
+	} else {
+		wal.TuneProcs() // as backupmon serve does
+	}
+	fail := func(err error) int {
+		fmt.Fprintln(os.Stderr, "bench mail target:", err)
+		return 1
+	}
+	s, err := openMailServer(*dir, *snapshotEvery, *noSync)
+	if err != nil {
+		return fail(err)
+	}
+	start := time.Now()
+	if err := s.setUp(*workspaces, *jobsPerWS, strings.Split(*vendors, ",")); err != nil {
+		return fail(err)
+	}
+	// The set-up's records are behind a snapshot before the load starts.
+	if err := s.eng.Snapshot(); err != nil {
+		return fail(fmt.Errorf("snapshot after set-up: %w", err))
+	}
+	b, _ := json.Marshal(mailFixture{Jobs: s.jobs, SetUpMillis: time.Since(start).Milliseconds()})
+	if err := os.WriteFile(filepath.Join(*dir, mailFixtureFile), b, 0o600); err != nil {
+		return fail(fmt.Errorf("write fixture: %w", err))
+	}
+	s.stats.take()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fail(err)
+	}
+	go func() {
+		if err := s.smtp.Serve(ln); err != nil && !errors.Is(err, smtpin.ErrServerClosed) {
+			fmt.Fprintln(os.Stderr, "bench mail target: serve:", err)
+		}
+	}()
+	stopProfile := startProfile(*cpuProfile)
+	fmt.Printf("listening %s\n", ln.Addr())
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() {
+		switch line := in.Text(); {
+		case strings.HasPrefix(line, "trace "):
+			go writeTrace(strings.TrimPrefix(line, "trace "), 2*time.Second)
+		case line == "stats":
+			batches, records, p50, p99, snaps, snapTime := s.stats.take()
+			fmt.Printf("stats %d %d %d %d %d %d\n", batches, records, p50, p99, snaps, snapTime)
+		case line == "count":
+			c, err := s.count()
+			if err != nil {
+				return fail(err)
+			}
+			b, _ := json.Marshal(c)
+			fmt.Printf("count %s\n", b)
+		}
+	}
+	stopProfile()
+	closed, err := s.close()
+	if err != nil {
+		return fail(err)
+	}
+	fmt.Printf("closed %d\n", closed)
+	return 0
+}
