@@ -26,26 +26,38 @@ var (
 var integrityWords = []string{"verif", "integrity", "consistency", "screenshot", "sandbox", "restore test",
 	"test restore", "recovery test", "test drill", "boot test", "health monitor", "validate", "überprüfung", "vérification"}
 
-// integrityFirst marks the first bytes of integrityWords.
-var integrityFirst = func() (t [256]bool) {
-	for _, w := range integrityWords {
-		t[w[0]] = true
-	}
-	return t
-}()
-
 // mayTellIntegrity reports whether s holds one of integrityWords, in any
 // case, without lowercasing s (it runs on every line of a mail).
-func mayTellIntegrity(s string) bool {
+func mayTellIntegrity(s string) bool { return integrityWordSet.in(s) }
+
+var integrityWordSet = newWordSet(integrityWords)
+
+// wordSet finds any of a few lowercase words in a text, in any case,
+// without lowercasing the text: the cheap test that spares a
+// case-folding expression the lines it cannot match.
+type wordSet struct {
+	words []string
+	first [256]bool // the words' first bytes
+}
+
+// newWordSet makes the set of words (lowercase, each starting with an
+// ASCII letter or a multi-byte character).
+func newWordSet(words []string) *wordSet {
+	ws := &wordSet{words: words}
+	for _, w := range words {
+		ws.first[w[0]] = true
+	}
+	return ws
+}
+
+// in reports whether s holds one of the words in any case.
+func (ws *wordSet) in(s string) bool {
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < 0x80 {
-			c |= 0x20 // ASCII letters to lower case; the words' first bytes are letters
-		}
-		if !integrityFirst[c] {
+		c := lowerASCII(s[i])
+		if !ws.first[c] {
 			continue
 		}
-		for _, w := range integrityWords {
+		for _, w := range ws.words {
 			if w[0] == c && len(s)-i >= len(w) && strings.EqualFold(s[i:i+len(w)], w) {
 				return true
 			}

@@ -108,6 +108,17 @@ func macriumJobName(v string) string {
 // macriumSummary returns the log's first line that reports a problem (the
 // first verification failure when that is what went wrong), else an
 // error label, else the log's closing line.
+// problemWords are the words without one of which macriumProblemRe cannot
+// match, lowercased.
+var problemWords = []string{"warn", "fehler", "erreur", "error", "unable", "fail", "cannot", "can't", "could",
+	"couldn't", "not found", "denied", "aborted", "insufficient", "no space", "disconnected", "timed out",
+	"timeout", "corrupt", "invalid", "skipped", "gave up", "available", "lost"}
+
+// mayTellProblem reports whether l holds one of problemWords in any case.
+func mayTellProblem(l string) bool { return problemWordSet.in(l) }
+
+var problemWordSet = newWordSet(problemWords)
+
 func macriumSummary(log []string, f Fields, integrity bool) string {
 	if integrity {
 		for _, l := range log {
@@ -125,7 +136,7 @@ func macriumSummary(log []string, f Fields, integrity bool) string {
 			}
 			continue
 		}
-		if macriumProblemRe.MatchString(l) {
+		if mayTellProblem(l) && macriumProblemRe.MatchString(l) {
 			return cleanSummary(l)
 		}
 	}

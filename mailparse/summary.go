@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Summaries: a mail's first error or warning text, as a parser finds it
@@ -128,7 +129,46 @@ func firstSummaryLine(lines []string) string {
 
 // isMailFooter reports whether line is a mail's footer rather than content.
 func isMailFooter(line string) bool {
-	return mailFooterRe.MatchString(strings.TrimSpace(summaryBulletRe.ReplaceAllString(line, "")))
+	line = strings.TrimSpace(trimBullets(line))
+	if line == "" || !mailFooterFirst[lowerASCII(line[0])] {
+		return false // no footer starts so: spare the expression (it runs on every line)
+	}
+	return mailFooterRe.MatchString(line)
+}
+
+// mailFooterFirst marks the bytes a footer line can start with (see
+// mailFooterRe), lowercased.
+var mailFooterFirst = func() (t [256]bool) {
+	for _, c := range []byte("tyvnmpdfcsgbr") {
+		t[c] = true
+	}
+	t[0xC2] = true // "©"
+	return t
+}()
+
+// lowerASCII lowercases an ASCII letter and leaves any other byte.
+func lowerASCII(c byte) byte {
+	if c >= 'A' && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// trimBullets removes what summaryBulletRe matches: list bullets at the
+// start of s and the spaces after them.
+func trimBullets(s string) string {
+	i := 0
+	for i < len(s) {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if !strings.ContainsRune("-–—•·*●▪◦>", r) {
+			break
+		}
+		i += n
+	}
+	if i == 0 {
+		return s
+	}
+	return strings.TrimLeft(s[i:], " \t\r\n\f")
 }
 
 // usualSummary returns the summary from where most reports print it: the
