@@ -1,6 +1,7 @@
 package mailparse
 
 import (
+	"bytes"
 	"regexp"
 	"strings"
 )
@@ -50,8 +51,32 @@ func newWordSet(words []string) *wordSet {
 	return ws
 }
 
-// in reports whether s holds one of the words in any case.
+// in reports whether s holds one of the words in any case. An ASCII line
+// is lowercased into a buffer on the stack and searched word by word (the
+// searches are vectorized); other text is compared byte by byte with case
+// folding.
 func (ws *wordSet) in(s string) bool {
+	var buf [512]byte
+	if len(s) <= len(buf) {
+		ascii := true
+		for i := 0; i < len(s); i++ {
+			c := s[i]
+			if c >= 0x80 {
+				ascii = false
+				break
+			}
+			buf[i] = lowerASCII(c)
+		}
+		if ascii {
+			low := buf[:len(s)]
+			for _, w := range ws.words {
+				if w[0] < 0x80 && bytes.Contains(low, []byte(w)) {
+					return true
+				}
+			}
+			return false
+		}
+	}
 	for i := 0; i < len(s); i++ {
 		c := lowerASCII(s[i])
 		if !ws.first[c] {
