@@ -21,8 +21,9 @@ const (
 	unparsedPerJobPerDay = reportsPerJobPerDay
 	maxMailKey           = 998 // bytes of a Message-ID kept as idempotency key
 	// mailIdemPrefix sets Message-IDs apart from Report API idempotency keys
-	// in a job's key set: a header cannot carry a NUL byte.
-	mailIdemPrefix = "\x00mail:"
+	// in a job's key set: a header cannot carry a NUL byte, and a JSON
+	// string (the body's idempotency_key) cannot decode to the byte 0xFF.
+	mailIdemPrefix = "\x00\xffmail:"
 )
 
 // DefaultIngestDomain is the domain of ingest addresses unless
@@ -31,11 +32,12 @@ const DefaultIngestDomain = "ingest.localhost"
 
 // unparsedMail is a report e-mail whose status could not be read.
 type unparsedMail struct {
-	id, jobID                ID
-	receivedAt               int64
-	messageID, subject, from string
-	reason, vendor, rawRef   string
-	size                     int64
+	id, jobID              ID
+	receivedAt             int64
+	messageID, digest      string
+	subject, from          string
+	reason, vendor, rawRef string
+	size                   int64
 }
 
 // aiNote is the catalogue's suggestion on an alert (decisions.md 4.6).
@@ -53,7 +55,10 @@ type Suggestion struct {
 // Status means the e-mail is unreadable: Reason says why, and RawRef names
 // the raw message in the mail store.
 type MailInput struct {
-	MessageID       string // without angle brackets; "" when none
+	MessageID string // without angle brackets; "" when none
+	// Digest is the hex SHA-256 of the raw message: the idempotency key of
+	// a mail without Message-ID (a sender's retry sends the same bytes).
+	Digest          string
 	Status          uint8  // ReportOK, ReportWarn, ReportFailed; 0: unreadable
 	CompletedAtMs   int64  // the run's end; 0: not stated
 	DurationSeconds int64  // -1: not stated
@@ -237,22 +242,26 @@ func (e *Engine) Mail(token string, in *MailInput) MailReply {
 	return <-ch
 }
 
-// mailKey returns the idempotency key of a Message-ID ("" for none).
-func mailKey(messageID string) string {
-	if messageID == "" {
-		return ""
+// mailKey returns the idempotency key of a mail: its Message-ID, else the
+// digest of its bytes ("" when it has neither).
+func mailKey(messageID, digest string) string {
+	switch {
+	case messageID != "":
+		if len(messageID) > maxMailKey {
+			messageID = messageID[:maxMailKey]
+		}
+		return mailIdemPrefix + messageID
+	case digest != "":
+		return mailIdemPrefix + "sha256:" + digest
 	}
-	if len(messageID) > maxMailKey {
-		messageID = messageID[:maxMailKey]
-	}
-	return mailIdemPrefix + messageID
+	return ""
 }
 
 // mailReport runs in the actor: the Message-ID and cap checks, then the
 // report record. unparsedID names the unparsed entry a re-read turns into
 // this report (zero for a new e-mail).
 func (a *actor) mailReport(w *workspace, j *job, in *MailInput, now int64, unparsedID ID, reply chan<- MailReply) {
-	key := mailKey(in.MessageID)
+	key := mailKey(in.MessageID, in.Digest)
 	if key != "" {
 		if ent := j.idem[key]; ent != nil && now-ent.at < idemKeepMs {
 			if ent.pending.Load() {
@@ -354,8 +363,16 @@ func (a *actor) mailUnparsed(w *workspace, j *job, in *MailInput, now int64, rep
 		if u.jobID != j.id {
 			continue
 		}
-		if in.MessageID != "" && u.messageID == in.MessageID {
-			reply <- MailReply{Outcome: MailDuplicate, Vendor: j.vendor}
+		if in.MessageID != "" && u.messageID == in.MessageID || in.MessageID == "" && in.Digest != "" && u.digest == in.Digest {
+			// Listed already, but perhaps not yet durable: answer once
+			// everything logged so far is.
+			a.eng.submit(nil, func(_ uint64, err error) {
+				if err != nil {
+					reply <- MailReply{Outcome: MailNotRecorded}
+					return
+				}
+				reply <- MailReply{Outcome: MailDuplicate, Vendor: j.vendor}
+			})
 			return
 		}
 		if u.receivedAt > now-msPerDay {
@@ -368,7 +385,7 @@ func (a *actor) mailUnparsed(w *workspace, j *job, in *MailInput, now int64, rep
 	}
 	rec := &wal.MailUnparsed{
 		ID: w.ids.next(now), JobID: j.id, ReceivedAt: now,
-		MessageID: in.MessageID, Subject: in.Subject, From: in.From,
+		MessageID: in.MessageID, Digest: in.Digest, Subject: in.Subject, From: in.From,
 		Reason: in.Reason, Vendor: j.vendor, RawRef: in.RawRef, Size: in.Size,
 	}
 	a.commitMail(w, rec, MailReply{Outcome: MailKeptUnparsed, Vendor: j.vendor}, reply)
@@ -417,7 +434,7 @@ func (e *Engine) dropRaw(refs []string) {
 // workspace's limit the oldest one leaves.
 func (w *workspace) applyMailUnparsed(r *wal.MailUnparsed) {
 	u := &unparsedMail{
-		id: r.ID, jobID: r.JobID, receivedAt: r.ReceivedAt, messageID: r.MessageID,
+		id: r.ID, jobID: r.JobID, receivedAt: r.ReceivedAt, messageID: r.MessageID, digest: r.Digest,
 		subject: r.Subject, from: r.From, reason: r.Reason, vendor: r.Vendor, rawRef: r.RawRef, size: r.Size,
 	}
 	w.unparsed = append(w.unparsed, u)
@@ -612,7 +629,7 @@ func (e *Engine) Reparsed(wsID, id string, in *MailInput) (MailReply, error) {
 			return
 		}
 		replies := make(chan MailReply, 1)
-		in.MessageID = u.messageID
+		in.MessageID, in.Digest = u.messageID, u.digest
 		a.mailReport(w, j, in, now, u.id, replies)
 		go func() {
 			r := <-replies
@@ -725,6 +742,7 @@ func (w *workspace) encodeUnparsed(b []byte) []byte {
 		b = append(b, u.jobID[:]...)
 		b = codec.AppendVarint(b, u.receivedAt)
 		b = codec.AppendString(b, u.messageID)
+		b = codec.AppendString(b, u.digest)
 		b = codec.AppendString(b, u.subject)
 		b = codec.AppendString(b, u.from)
 		b = codec.AppendString(b, u.reason)
@@ -744,7 +762,8 @@ func (w *workspace) decodeUnparsed(r *codec.Reader) {
 		r.Fixed(u.id[:])
 		r.Fixed(u.jobID[:])
 		u.receivedAt = r.Varint()
-		u.messageID, u.subject, u.from = r.String(), r.String(), r.String()
+		u.messageID, u.digest = r.String(), r.String()
+		u.subject, u.from = r.String(), r.String()
 		u.reason, u.vendor, u.rawRef = r.String(), r.String(), r.String()
 		u.size = r.Varint()
 		w.unparsed = append(w.unparsed, u)

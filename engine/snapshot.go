@@ -52,10 +52,11 @@ func (e *Engine) snapshotLocked() error {
 	from := e.log.NextLSN()
 	logAt := e.log.Written()
 	var size int64
+	var dropped []string // raw mails retention let go of: deleted once the snapshot is durable
 	path, err := e.snaps().Write(e.snapDir(), from, func(w io.Writer) error {
 		cw := &countingWriter{w: w}
 		bw := bufio.NewWriterSize(cw, 1<<20)
-		if err := e.writeSnapshot(bw); err != nil {
+		if err := e.writeSnapshot(bw, &dropped); err != nil {
 			return err
 		}
 		if err := bw.Flush(); err != nil {
@@ -68,6 +69,7 @@ func (e *Engine) snapshotLocked() error {
 		return fmt.Errorf("snapshot at %d: %w", from, err)
 	}
 	e.lastSnap = lastSnapshot{lsn: from, logAt: logAt, size: size, at: start}
+	e.dropRaw(dropped)
 	oldest, err := e.snaps().Prune(e.snapDir(), e.opts.SnapshotsKept)
 	if err != nil {
 		return fmt.Errorf("prune snapshots: %w", err)
@@ -142,7 +144,9 @@ func (e *Engine) snapshotDue(since time.Duration) bool {
 	return pending >= e.opts.SnapshotEvery && grown || since >= e.opts.SnapshotInterval
 }
 
-func (e *Engine) writeSnapshot(bw *bufio.Writer) error {
+// writeSnapshot writes every workspace, pruned by the retention rules; the
+// raw mails the pruning let go of are added to dropped.
+func (e *Engine) writeSnapshot(bw *bufio.Writer, dropped *[]string) error {
 	var b []byte
 	b = append(b, snapshotMagic...)
 	b = codec.AppendUvarint(b, snapshotVersion)
@@ -158,12 +162,14 @@ func (e *Engine) writeSnapshot(bw *bufio.Writer) error {
 	}
 	var lenBuf [binary.MaxVarintLen64]byte
 	for _, a := range actors {
+		var gone []string
 		blob := ask(a, func(w *workspace) []byte {
 			now := e.nowMs()
 			w.prune(now, int64(e.opts.RetentionDays)*msPerDay)
-			e.dropRaw(w.takeDropped())
+			gone = w.takeDropped()
 			return w.encode(now)
 		})
+		*dropped = append(*dropped, gone...)
 		n := binary.PutUvarint(lenBuf[:], uint64(len(blob)))
 		if _, err := bw.Write(lenBuf[:n]); err != nil {
 			return err

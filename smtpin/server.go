@@ -6,7 +6,9 @@ package smtpin
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"crypto/tls"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -113,6 +115,11 @@ func (s *Server) Serve(l net.Listener) error { return s.srv.Serve(netutil.LimitL
 // Shutdown stops accepting, waits for sessions in progress (until ctx
 // ends), and returns ctx's error if it ended first.
 func (s *Server) Shutdown(ctx context.Context) error { return s.srv.Shutdown(ctx) }
+
+// Close closes the listener and every connection at once; a session whose
+// mail is being recorded loses its answer (the sender retries and finds a
+// duplicate).
+func (s *Server) Close() error { return s.srv.Close() }
 
 // ErrServerClosed is what Serve returns after Shutdown.
 var ErrServerClosed = smtp.ErrServerClosed
@@ -248,15 +255,19 @@ func (ss *session) Data(r io.Reader) error {
 	return worst
 }
 
-// worse reports whether a is a stronger refusal than b: permanent over
-// temporary over none.
+// worse reports whether a should answer DATA rather than b: any refusal
+// over none, and a temporary one over a permanent one. A 5xx makes the
+// sender bounce the whole message, so the recipients that failed for now
+// would never get it; after a 4xx it retries, the recipients refused for
+// good are refused again at RCPT (and bounced alone), and those that took
+// it see a duplicate.
 func worse(a, b error) bool {
 	if b == nil {
 		return true
 	}
 	ae, _ := a.(*smtp.SMTPError)
 	be, _ := b.(*smtp.SMTPError)
-	return ae != nil && be != nil && ae.Code/100 > be.Code/100
+	return ae != nil && be != nil && ae.Code/100 == 4 && be.Code/100 == 5
 }
 
 // parse is one vendor parser's reading of a message.
@@ -272,9 +283,13 @@ func readMail(suggest func(vendor, text string) (engine.Suggestion, bool), vendo
 	res, m, err := mailparse.Parse(vendor, raw)
 	p := &parse{}
 	if m != nil {
-		p.in.MessageID, p.in.Subject, p.in.From = m.MessageID, mailparse.Truncate(m.Subject, 500), mailparse.Truncate(m.From, 320)
+		p.in.MessageID, p.in.Subject, p.in.From = mailparse.Truncate(m.MessageID, 998), mailparse.Truncate(m.Subject, 500), mailparse.Truncate(m.From, 320)
 	} else {
 		p.in.MessageID = headerMessageID(raw)
+	}
+	if p.in.MessageID == "" {
+		sum := sha256.Sum256(raw)
+		p.in.Digest = hex.EncodeToString(sum[:])
 	}
 	if err != nil {
 		p.unread = true

@@ -44,6 +44,12 @@ type fixture struct {
 
 func start(t *testing.T, tlsConf *tls.Config) *fixture {
 	t.Helper()
+	return startWith(t, tlsConf, nil)
+}
+
+// startWith is start with the log's BeforeSync hook.
+func startWith(t *testing.T, tlsConf *tls.Config, beforeSync func(first, last uint64)) *fixture {
+	t.Helper()
 	dir := t.TempDir()
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	store, err := mailstore.Open(filepath.Join(dir, "mail"))
@@ -52,7 +58,7 @@ func start(t *testing.T, tlsConf *tls.Config) *fixture {
 	}
 	eng, err := engine.Open(engine.Options{
 		Dir: dir, Clock: engine.NewDevClock(t0), Logger: logger,
-		WAL:        wal.Options{Logger: logger, OnFatal: func(err error) { t.Errorf("log failed: %v", err) }},
+		WAL:        wal.Options{Logger: logger, BeforeSync: beforeSync, OnFatal: func(err error) { t.Errorf("log failed: %v", err) }},
 		RawDropped: func(refs []string) { store.Remove(refs) }, IngestDomain: "ingest.example",
 	})
 	if err != nil {
@@ -398,4 +404,106 @@ func selfSigned(t *testing.T) *tls.Config {
 		t.Fatal(err)
 	}
 	return &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}, MinVersion: tls.VersionTLS12}
+}
+
+// TestUnparsedDuplicateWaitsForDurability: the same unreadable mail sent
+// again while the first copy's record waits for its fsync is not answered
+// before that record is durable.
+func TestUnparsedDuplicateWaitsForDurability(t *testing.T) {
+	var hold sync.Mutex
+	f := startWith(t, nil, func(first, last uint64) { hold.Lock(); hold.Unlock() })
+	j := f.job("v", "veeam")
+	raw := []byte("From: x@h.example\r\nSubject: hello\r\nMessage-ID: <u1@h>\r\n\r\nnot a report\r\n")
+	hold.Lock()
+	first := make(chan error, 1)
+	go func() { _, err := transaction(f.dial(), []string{j.IngestAddress}, raw); first <- err }()
+	// Wait until the first copy is listed (applied, not yet durable).
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if l, _ := f.eng.Unparsed(f.ws); len(l) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the first copy was never listed")
+		}
+	}
+	second := make(chan error, 1)
+	go func() { _, err := transaction(f.dial(), []string{j.IngestAddress}, raw); second <- err }()
+	select {
+	case err := <-second:
+		t.Fatalf("the resend was answered (%v) before the first copy was durable", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	hold.Unlock()
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-second; err != nil {
+		t.Fatal(err)
+	}
+	if l, _ := f.eng.Unparsed(f.ws); len(l) != 1 {
+		t.Errorf("%d entries, want 1", len(l))
+	}
+}
+
+// TestNoMessageIDRetry: a mail without Message-ID refused for one
+// recipient is retried by the sender; the recipient that took it sees the
+// retry (the same bytes) as a duplicate.
+func TestNoMessageIDRetry(t *testing.T) {
+	f := start(t, nil)
+	full, other := f.job("full", "generic"), f.job("other", "generic")
+	c := f.dial()
+	for i := range 100 {
+		if _, err := transaction(c, []string{full.IngestAddress}, generic(fmt.Sprintf("fill-%d", i), "OK", "-")); err != nil {
+			t.Fatalf("fill %d: %v", i, err)
+		}
+	}
+	noID := []byte(strings.Replace(string(generic("x", "OK", "-")), "Message-ID: <x@h.example>\r\n", "", 1))
+	refused, err := transaction(c, []string{other.IngestAddress, full.IngestAddress}, noID)
+	if err != nil || code(refused[full.IngestAddress]) != 452 {
+		t.Fatalf("RCPT to the full job: %v, DATA: %v", refused, err)
+	}
+	for range 2 { // the sender's retries, to the one that took it
+		if _, err := transaction(c, []string{other.IngestAddress}, noID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(f.view(other.ID).History); n != 1 {
+		t.Errorf("the mail without Message-ID made %d results, want 1", n)
+	}
+}
+
+// TestMixedRefusalsAnswerTemporary: when one recipient fails for now (its
+// cap) and another for good (deleted meanwhile), DATA answers the
+// temporary refusal, so the sender retries instead of bouncing everyone.
+func TestMixedRefusalsAnswerTemporary(t *testing.T) {
+	f := start(t, nil)
+	full, gone, other := f.job("full", "generic"), f.job("gone", "generic"), f.job("other", "generic")
+	c := f.dial()
+	for i := range 99 {
+		if _, err := transaction(c, []string{full.IngestAddress}, generic(fmt.Sprintf("fill-%d", i), "OK", "-")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Mail("cron@h.example"); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range []string{other.IngestAddress, gone.IngestAddress, full.IngestAddress} {
+		if err := c.Rcpt(a); err != nil {
+			t.Fatalf("RCPT %s: %v", a, err)
+		}
+	}
+	if err := f.eng.DeleteJob(f.ws, gone.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := transaction(f.dial(), []string{full.IngestAddress}, generic("last", "OK", "-")); err != nil {
+		t.Fatal(err)
+	}
+	w, err := c.Data()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(generic("mixed", "OK", "-"))
+	if err := w.Close(); code(err) != 452 {
+		t.Errorf("DATA with a capped and a deleted recipient: %v, want 452", err)
+	}
 }

@@ -22,11 +22,12 @@ type IngestRotated struct {
 // the mail store, outside the log) so that it can be read again.
 type MailUnparsed struct {
 	Header
-	ID, JobID                ID
-	ReceivedAt               int64
-	MessageID, Subject, From string
-	Reason, Vendor, RawRef   string
-	Size                     int64
+	ID, JobID              ID
+	ReceivedAt             int64
+	MessageID, Digest      string
+	Subject, From          string
+	Reason, Vendor, RawRef string
+	Size                   int64
 }
 
 // UnparsedGone records that an unparsed e-mail left the list without
@@ -63,6 +64,7 @@ func (r *MailUnparsed) AppendPayload(b []byte) []byte {
 	b = append(b, r.JobID[:]...)
 	b = codec.AppendVarint(b, r.ReceivedAt)
 	b = codec.AppendString(b, r.MessageID)
+	b = codec.AppendString(b, r.Digest)
 	b = codec.AppendString(b, r.Subject)
 	b = codec.AppendString(b, r.From)
 	b = codec.AppendString(b, r.Reason)
@@ -96,7 +98,8 @@ func decodeMail(typ byte, r *codec.Reader) (e Entry, ok bool) {
 		r.Fixed(x.ID[:])
 		r.Fixed(x.JobID[:])
 		x.ReceivedAt = r.Varint()
-		x.MessageID, x.Subject, x.From = r.String(), r.String(), r.String()
+		x.MessageID, x.Digest = r.String(), r.String()
+		x.Subject, x.From = r.String(), r.String()
 		x.Reason, x.Vendor, x.RawRef = r.String(), r.String(), r.String()
 		x.Size = r.Varint()
 		return x, true

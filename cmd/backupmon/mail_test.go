@@ -791,3 +791,22 @@ func TestDemoMail(t *testing.T) {
 		t.Errorf("smtp listener line: %q", c.smtpAddr)
 	}
 }
+
+// TestMailShutdownWithIdleClient: SIGTERM stops the server promptly and
+// cleanly although an SMTP client sits idle on a connection.
+func TestMailShutdownWithIdleClient(t *testing.T) {
+	s := mlStart(t)
+	idle := s.dial() // connected, greeted, and then silent
+	_ = idle
+	start := time.Now()
+	code, err := s.c.term()
+	if err != nil || code != 0 {
+		t.Fatalf("SIGTERM: exit %d, %v", code, err)
+	}
+	if took := time.Since(start); took > 20*time.Second {
+		t.Errorf("stopping took %v with an idle SMTP client", took)
+	}
+	if !strings.Contains(s.c.stderr.String(), "stopped cleanly") {
+		t.Errorf("no clean stop in the log:\n%s", tail(s.c.stderr.String(), 10))
+	}
+}

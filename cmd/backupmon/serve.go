@@ -343,16 +343,26 @@ func run(cfg *serveConfig, logger *slog.Logger, out io.Writer, stop <-chan os.Si
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	close(sweepDone)
-	if mailSrv != nil {
-		// Sessions in progress finish: an e-mail being recorded gets its
-		// answer before the engine closes.
-		if err := mailSrv.Shutdown(ctx); err != nil {
-			logger.Warn("smtp shutdown", "err", err)
+	// Both listeners stop accepting at once. An SMTP session waits for its
+	// client, idle or not, so sessions get a few seconds to finish (a mail
+	// being recorded gets its answer), then are closed.
+	mailDone := make(chan struct{})
+	go func() {
+		defer close(mailDone)
+		if mailSrv == nil {
+			return
 		}
-	}
+		mctx, mcancel := context.WithTimeout(ctx, 5*time.Second)
+		defer mcancel()
+		if err := mailSrv.Shutdown(mctx); err != nil {
+			logger.Info("smtp sessions still open at shutdown: closed", "err", err)
+			mailSrv.Close()
+		}
+	}()
 	if err := srv.Shutdown(ctx); err != nil {
 		logger.Warn("shutdown", "err", err)
 	}
+	<-mailDone
 	// The attempts in flight finish (each within the notifier's timeout)
 	// and their outcomes reach the engine before it closes; a notice still
 	// queued counts as a failed attempt and stays pending in the outbox, to
