@@ -507,3 +507,23 @@ func TestMixedRefusalsAnswerTemporary(t *testing.T) {
 		t.Errorf("DATA with a capped and a deleted recipient: %v, want 452", err)
 	}
 }
+
+// TestReportKeyApartFromMessageID: a Report API idempotency key spelled
+// like the engine's key of a mail's Message-ID is not a duplicate of it.
+func TestReportKeyApartFromMessageID(t *testing.T) {
+	f := start(t, nil)
+	j := f.job("j", "generic")
+	if _, err := transaction(f.dial(), []string{j.IngestAddress}, generic("m9", "OK", "-")); err != nil {
+		t.Fatal(err)
+	}
+	k, err := f.eng.CreateKey(f.ws, engine.KeyInput{Name: engine.Some("agent"), Type: engine.Some("report")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"m9@h.example", "\x00mail:m9@h.example", "\x00\ufffdmail:m9@h.example"} {
+		r := f.eng.Report(engine.HashKey([]byte(k.Key)), &engine.ReportInput{JobID: j.ID, Status: engine.ReportOK, SizeBytes: -1, DurationSeconds: -1, IdempotencyKey: key})
+		if r.Outcome != engine.ReportRecorded {
+			t.Errorf("Report API key %q: outcome %d, want recorded", key, r.Outcome)
+		}
+	}
+}
