@@ -65,8 +65,13 @@ func (s *Store) Put(raw []byte) (string, error) {
 	}
 	ref := hex.EncodeToString(b[:])
 	sub := filepath.Join(s.dir, ref[:2])
-	if err := os.MkdirAll(sub, 0o700); err != nil {
-		return "", fmt.Errorf("mail store: %w", err)
+	if _, err := os.Stat(sub); errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(sub, 0o700); err != nil {
+			return "", fmt.Errorf("mail store: %w", err)
+		}
+		if err := syncDir(s.dir); err != nil { // the new subdirectory's entry
+			return "", fmt.Errorf("mail store: sync %s: %w", s.dir, err)
+		}
 	}
 	final := s.path(ref)
 	tmp := final + ".tmp"
