@@ -1,7 +1,6 @@
 package mailparse
 
 import (
-	"bytes"
 	"regexp"
 	"strings"
 )
@@ -52,9 +51,8 @@ func newWordSet(words []string) *wordSet {
 }
 
 // in reports whether s holds one of the words in any case. An ASCII line
-// is lowercased into a buffer on the stack and searched word by word (the
-// searches are vectorized); other text is compared byte by byte with case
-// folding.
+// is lowercased into a buffer on the stack and compared there; other text
+// is compared with case folding.
 func (ws *wordSet) in(s string) bool {
 	var buf [512]byte
 	if len(s) <= len(buf) {
@@ -69,9 +67,14 @@ func (ws *wordSet) in(s string) bool {
 		}
 		if ascii {
 			low := buf[:len(s)]
-			for _, w := range ws.words {
-				if w[0] < 0x80 && bytes.Contains(low, []byte(w)) {
-					return true
+			for i, c := range low {
+				if !ws.first[c] {
+					continue
+				}
+				for _, w := range ws.words {
+					if w[0] == c && len(low)-i >= len(w) && string(low[i:i+len(w)]) == w {
+						return true
+					}
 				}
 			}
 			return false
