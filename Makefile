@@ -18,7 +18,9 @@ test:
 # reads) against the real server and a bare fasthttp handler; the Go
 # benchmarks of the log, the snapshots, the engine's report path, REST pages,
 # snapshot write and recovery (1,000,000 results); restart time and resident
-# memory of that state in a fresh process. bench/RESULTS.md has the figures.
+# memory of that state in a fresh process; missing-report timers; report
+# e-mails per second through the SMTP listener. bench/RESULTS.md has the
+# figures.
 bench:
 	$(GO) run ./bench fsync
 	$(GO) run ./bench report
