@@ -122,6 +122,10 @@ func adminUsage(w io.Writer) {
 	fmt.Fprintln(w, "Common flags: --admin-url (default http://127.0.0.1:8081, env BACKUPMON_ADMIN_URL),")
 	fmt.Fprintln(w, "  --admin-token (default env BACKUPMON_ADMIN_TOKEN, else ./data/admin.token), --body '<json>' (send this body as is)")
 	fmt.Fprintln(w, "Commands:")
+	verbWidth := 0
+	for _, c := range cliCommands {
+		verbWidth = max(verbWidth, len(c.verb))
+	}
 	for _, c := range cliCommands {
 		var ids []string
 		for _, p := range strings.Split(c.path, "/") {
@@ -129,7 +133,7 @@ func adminUsage(w io.Writer) {
 				ids = append(ids, "--"+f+" ID")
 			}
 		}
-		fmt.Fprintf(w, "  %-10s %-12s %-31s %s\n", c.group, c.verb, strings.Join(ids, " "), c.help)
+		fmt.Fprintf(w, "  %-10s %-*s %-31s %s\n", c.group, verbWidth, c.verb, strings.Join(ids, " "), c.help)
 	}
 }
 
