@@ -36,16 +36,15 @@ var integrityWordSet = newWordSet(integrityWords)
 // without lowercasing the text: the cheap test that spares a
 // case-folding expression the lines it cannot match.
 type wordSet struct {
-	words []string
-	first [256]bool // the words' first bytes
+	byFirst [256][]string // the words by their first byte
 }
 
 // newWordSet makes the set of words (lowercase, each starting with an
 // ASCII letter or a multi-byte character).
 func newWordSet(words []string) *wordSet {
-	ws := &wordSet{words: words}
+	ws := &wordSet{}
 	for _, w := range words {
-		ws.first[w[0]] = true
+		ws.byFirst[w[0]] = append(ws.byFirst[w[0]], w)
 	}
 	return ws
 }
@@ -68,11 +67,8 @@ func (ws *wordSet) in(s string) bool {
 		if ascii {
 			low := buf[:len(s)]
 			for i, c := range low {
-				if !ws.first[c] {
-					continue
-				}
-				for _, w := range ws.words {
-					if w[0] == c && len(low)-i >= len(w) && string(low[i:i+len(w)]) == w {
+				for _, w := range ws.byFirst[c] {
+					if len(low)-i >= len(w) && string(low[i:i+len(w)]) == w {
 						return true
 					}
 				}
@@ -81,12 +77,8 @@ func (ws *wordSet) in(s string) bool {
 		}
 	}
 	for i := 0; i < len(s); i++ {
-		c := lowerASCII(s[i])
-		if !ws.first[c] {
-			continue
-		}
-		for _, w := range ws.words {
-			if w[0] == c && len(s)-i >= len(w) && strings.EqualFold(s[i:i+len(w)], w) {
+		for _, w := range ws.byFirst[lowerASCII(s[i])] {
+			if len(s)-i >= len(w) && strings.EqualFold(s[i:i+len(w)], w) {
 				return true
 			}
 		}
