@@ -17,8 +17,6 @@ var (
 	summaryPrefixRe = regexp.MustCompile(`(?i)^(?:[-–—•·*●▪◦>]+\s*|\d{1,2}[.)]\s+)?(?:(?:error|errors|warning|warnings|warn|fatal|critical|fehler|warnung|erreur|avertissement|failure|failed|alert)\s*(?::|-|–)\s+|\[(?:error|warning|warn|fatal|critical)\]\s*)?`)
 	// summaryBulletRe is a list bullet in front of a line.
 	summaryBulletRe = regexp.MustCompile(`^[-–—•·*●▪◦>]+\s*`)
-	// mailFooterRe starts a mail's footer: the notice, the signature.
-	mailFooterRe = regexp.MustCompile(`(?i)^(?:this (?:is an automated|report was generated|e-?mail was|message was|notification was|alert was)|you are receiving|you received this|to change (?:the )?notification|notification settings|manage notifications|please do not reply|do not reply|for more information, open|click here|view (?:in|the)|go to the console|sincerely|regards|best regards|copyright|©)`)
 )
 
 // summaryPrefixes are the labels and list bullets a summary is printed
@@ -130,21 +128,30 @@ func firstSummaryLine(lines []string) string {
 // isMailFooter reports whether line is a mail's footer rather than content.
 func isMailFooter(line string) bool {
 	line = strings.TrimSpace(trimBullets(line))
-	if line == "" || !mailFooterFirst[lowerASCII(line[0])] {
-		return false // no footer starts so: spare the expression (it runs on every line)
+	var buf [32]byte
+	n := copy(buf[:], line)
+	for i := range n {
+		buf[i] = lowerASCII(buf[i])
 	}
-	return mailFooterRe.MatchString(line)
+	head := string(buf[:n])
+	for _, p := range mailFooterStarts {
+		if strings.HasPrefix(head, p) {
+			return true
+		}
+	}
+	return false
 }
 
-// mailFooterFirst marks the bytes a footer line can start with (see
-// mailFooterRe), lowercased.
-var mailFooterFirst = func() (t [256]bool) {
-	for _, c := range []byte("tyvnmpdfcsgbr") {
-		t[c] = true
-	}
-	t[0xC2] = true // "©"
-	return t
-}()
+// mailFooterStarts are the lowercase starts of a mail's footer lines: the
+// notice, the signature. (A list, not an expression: it is tried on every
+// line of every mail.)
+var mailFooterStarts = []string{
+	"this is an automated", "this report was generated", "this email was", "this e-mail was", "this message was",
+	"this notification was", "this alert was", "you are receiving", "you received this", "to change the notification",
+	"to change notification", "notification settings", "manage notifications", "please do not reply", "do not reply",
+	"for more information, open", "click here", "view in", "view the", "go to the console", "sincerely", "regards",
+	"best regards", "copyright", "©",
+}
 
 // lowerASCII lowercases an ASCII letter and leaves any other byte.
 func lowerASCII(c byte) byte {
