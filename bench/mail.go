@@ -13,14 +13,11 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"mime"
-	"mime/quotedprintable"
 	"net"
 	"net/smtp"
 	"net/textproto"
@@ -37,9 +34,9 @@ import (
 
 	"backupmon/engine"
 	"backupmon/mailparse"
+	"backupmon/mailparse/mailgrow"
 	"backupmon/mailstore"
 	"backupmon/smtpin"
-	"backupmon/suggest"
 	"backupmon/transport"
 	"backupmon/wal"
 )
@@ -270,20 +267,20 @@ func buildTemplates(dir string, vendors []string, sizes []int) (map[string][]*ma
 				return nil, fmt.Errorf("read sample: %w", err)
 			}
 			name := strings.TrimSuffix(filepath.Base(file), ".eml")
-			g, err := newGrower(vendor, raw)
+			g, err := mailgrow.New(vendor, raw)
 			if err != nil {
 				return nil, fmt.Errorf("sample %s/%s: %w", vendor, name, err)
 			}
 			asIs := false
 			for _, size := range sizes {
-				if size <= len(g.raw) {
+				if size <= len(g.Raw()) {
 					if !asIs {
-						out[vendor] = append(out[vendor], newTemplate(vendor, name, g.raw, ""))
+						out[vendor] = append(out[vendor], newTemplate(vendor, name, g.Raw(), ""))
 						asIs = true
 					}
 					continue
 				}
-				big, what, err := g.grow(size)
+				big, what, err := g.Grow(size)
 				if err != nil {
 					return nil, fmt.Errorf("sample %s/%s at %d bytes: %w", vendor, name, size, err)
 				}
@@ -365,325 +362,6 @@ func printTemplates(out io.Writer, tmpls map[string][]*mailTemplate, sizes []int
 			}
 		}
 	}
-}
-
-// grower grows one sample e-mail to a size by repeating a part of its text
-// or HTML body, checking that the vendor's parser reads the grown e-mail as
-// it reads the sample.
-type grower struct {
-	vendor string
-	raw    []byte // LF line endings
-	want   mailparse.Result
-	leaves []mailLeaf
-	chosen *growUnit
-}
-
-// mailLeaf is a text body of the message: raw[start:end], encoded.
-type mailLeaf struct {
-	start, end int
-	html       bool
-	cte        string
-	decoded    []byte
-	ratio      float64 // encoded bytes per decoded byte
-}
-
-// growUnit is a span of a leaf's decoded body to repeat.
-type growUnit struct {
-	leaf       int
-	start, end int
-}
-
-func newGrower(vendor string, raw []byte) (*grower, error) {
-	raw = bytes.ReplaceAll(raw, []byte("\r\n"), []byte("\n"))
-	want, _, err := mailparse.Parse(vendor, raw)
-	if err != nil {
-		return nil, fmt.Errorf("the %s parser does not read the sample: %w", vendor, err)
-	}
-	g := &grower{vendor: vendor, raw: raw, want: want}
-	findLeaves(raw, 0, 0, &g.leaves)
-	slices.SortStableFunc(g.leaves, func(a, b mailLeaf) int { // HTML first
-		if a.html == b.html {
-			return 0
-		}
-		if a.html {
-			return -1
-		}
-		return 1
-	})
-	for i := range g.leaves {
-		l := &g.leaves[i]
-		if l.decoded, err = decodeBody(raw[l.start:l.end], l.cte); err != nil {
-			return nil, fmt.Errorf("decode body: %w", err)
-		}
-		l.ratio = float64(len(encodeBody(l.decoded, l.cte))) / float64(max(len(l.decoded), 1))
-	}
-	return g, nil
-}
-
-// findLeaves appends the text/plain and text/html bodies of the entity
-// ent (at offset off of the message), walking multiparts.
-func findLeaves(ent []byte, off, depth int, out *[]mailLeaf) {
-	if depth > 8 {
-		return
-	}
-	he := headerEnd(ent)
-	body := min(he+1, len(ent))
-	h, err := textproto.NewReader(bufio.NewReader(bytes.NewReader(append(slices.Clip(ent[:he]), '\n')))).ReadMIMEHeader()
-	if err != nil && len(h) == 0 && he > 0 {
-		return
-	}
-	ct := h.Get("Content-Type")
-	if ct == "" {
-		ct = "text/plain"
-	}
-	mt, params, err := mime.ParseMediaType(ct)
-	if err != nil {
-		return
-	}
-	switch {
-	case strings.HasPrefix(mt, "multipart/") && params["boundary"] != "":
-		delim := []byte("\n--" + params["boundary"])
-		pos, part := max(body-1, 0), -1
-		for {
-			k := bytes.Index(ent[pos:], delim)
-			if k < 0 {
-				return
-			}
-			p := pos + k
-			if part >= 0 && part <= p {
-				findLeaves(ent[part:p], off+part, depth+1, out)
-			}
-			after := p + len(delim)
-			if bytes.HasPrefix(ent[after:], []byte("--")) {
-				return
-			}
-			nl := bytes.IndexByte(ent[after:], '\n')
-			if nl < 0 {
-				return
-			}
-			part, pos = after+nl+1, after+nl
-		}
-	case mt == "text/html" || mt == "text/plain":
-		*out = append(*out, mailLeaf{start: off + body, end: off + len(ent), html: mt == "text/html",
-			cte: strings.ToLower(strings.TrimSpace(h.Get("Content-Transfer-Encoding")))})
-	}
-}
-
-func decodeBody(b []byte, cte string) ([]byte, error) {
-	switch cte {
-	case "quoted-printable":
-		return io.ReadAll(quotedprintable.NewReader(bytes.NewReader(b)))
-	case "base64":
-		return base64.StdEncoding.DecodeString(strings.Join(strings.Fields(string(b)), ""))
-	}
-	return b, nil
-}
-
-// encodeBody encodes b for cte, with LF line endings.
-func encodeBody(b []byte, cte string) []byte {
-	var out bytes.Buffer
-	switch cte {
-	case "quoted-printable":
-		w := quotedprintable.NewWriter(&out)
-		w.Write(b)
-		w.Close()
-		return bytes.ReplaceAll(out.Bytes(), []byte("\r\n"), []byte("\n"))
-	case "base64":
-		s := base64.StdEncoding.EncodeToString(b)
-		for len(s) > 76 {
-			out.WriteString(s[:76])
-			out.WriteByte('\n')
-			s = s[76:]
-		}
-		out.WriteString(s)
-		out.WriteByte('\n')
-		return out.Bytes()
-	}
-	return b
-}
-
-// units returns the spans of leaf li that may be repeated, in the order to
-// try them (see growSpans).
-func (g *grower) units(li int) []growUnit {
-	var out []growUnit
-	for _, sp := range growSpans(g.leaves[li].decoded, g.leaves[li].html) {
-		out = append(out, growUnit{leaf: li, start: sp[0], end: sp[1]})
-	}
-	return out
-}
-
-// growSpans returns the spans of a decoded body that may be repeated to grow a
-// mail, in the order to try them. HTML: the table rows of three cells or
-// more (per-object tables; the last first), the lines of a <pre> block
-// (logs; the first first), the items of a list (the first first), then the
-// other rows (label and value; the last first). Text: the non-blank lines,
-// the last first.
-func growSpans(d []byte, html bool) [][2]int {
-	if !html {
-		var lines [][2]int
-		for s := 0; s < len(d); {
-			e := bytes.IndexByte(d[s:], '\n')
-			if e < 0 {
-				break // a last line without its newline
-			}
-			if len(bytes.TrimSpace(d[s:s+e])) > 0 {
-				lines = append(lines, [2]int{s, s + e + 1})
-			}
-			s += e + 1
-		}
-		slices.Reverse(lines)
-		return lines
-	}
-	lower := bytes.ToLower(d)
-	// elements returns the spans of the elements named tag that hold none
-	// of nested, with the newline after each.
-	elements := func(tag string, nested ...string) (spans [][2]int) {
-		open, end := []byte("<"+tag), []byte("</"+tag+">")
-		for i := 0; ; {
-			k := bytes.Index(lower[i:], open)
-			if k < 0 {
-				return spans
-			}
-			s := i + k
-			i = s + len(open)
-			if i < len(lower) && !strings.ContainsRune("> \n\t", rune(lower[i])) {
-				continue // <track for <tr, <link for <li…
-			}
-			e := bytes.Index(lower[i:], end)
-			if e < 0 {
-				return spans
-			}
-			inner := lower[i : i+e]
-			if slices.ContainsFunc(nested, func(n string) bool { return bytes.Contains(inner, []byte("<"+n)) }) {
-				continue
-			}
-			stop := i + e + len(end)
-			if stop < len(d) && d[stop] == '\n' {
-				stop++
-			}
-			spans = append(spans, [2]int{s, stop})
-		}
-	}
-	var rows, short [][2]int
-	for _, r := range elements("tr", "tr", "table") {
-		inner := lower[r[0]:r[1]]
-		if bytes.Count(inner, []byte("<td"))+bytes.Count(inner, []byte("<th")) >= 3 {
-			rows = append(rows, r)
-		} else {
-			short = append(short, r)
-		}
-	}
-	slices.Reverse(rows)
-	slices.Reverse(short)
-	var pre [][2]int
-	for _, b := range elements("pre") {
-		s := b[0] + bytes.IndexByte(lower[b[0]:b[1]], '>') + 1
-		for {
-			e := bytes.IndexByte(d[s:b[1]], '\n')
-			if e < 0 {
-				break // the last line, which ends at </pre>
-			}
-			if len(bytes.TrimSpace(d[s:s+e])) > 0 {
-				pre = append(pre, [2]int{s, s + e + 1})
-			}
-			s += e + 1
-		}
-	}
-	return slices.Concat(rows, pre, elements("li", "li", "ul", "ol"), short)
-}
-
-// grow returns the sample grown to at least size bytes (within a few per
-// cent) and what was repeated, keeping the unit that worked for the next
-// size.
-func (g *grower) grow(size int) ([]byte, string, error) {
-	if g.chosen != nil {
-		if b, ok := g.try(*g.chosen, size); ok {
-			return b, g.describe(*g.chosen), nil
-		}
-	}
-	for li := range g.leaves {
-		for _, u := range g.units(li) {
-			if b, ok := g.try(u, size); ok {
-				g.chosen = &u
-				return b, g.describe(u), nil
-			}
-		}
-	}
-	return nil, "", errors.New("no row or line of the body can be repeated without changing the parse")
-}
-
-// try repeats u until the message reaches size and reports whether the
-// parser reads it as it reads the sample.
-func (g *grower) try(u growUnit, size int) ([]byte, bool) {
-	l := &g.leaves[u.leaf]
-	per := float64(u.end-u.start) * l.ratio
-	n := int(float64(size-len(g.raw))/per) + 1
-	var msg []byte
-	for range 8 {
-		msg = g.build(u, n)
-		if len(msg) >= size {
-			break
-		}
-		n += int(float64(size-len(msg))/per) + 1
-	}
-	r, _, err := mailparse.Parse(g.vendor, msg)
-	return msg, err == nil && sameResult(r, g.want)
-}
-
-// build returns the message with u repeated n more times.
-func (g *grower) build(u growUnit, n int) []byte {
-	l := &g.leaves[u.leaf]
-	d := l.decoded
-	body := make([]byte, 0, len(d)+n*(u.end-u.start))
-	body = append(body, d[:u.end]...)
-	for range n {
-		body = append(body, d[u.start:u.end]...)
-	}
-	body = append(body, d[u.end:]...)
-	enc := encodeBody(body, l.cte)
-	msg := make([]byte, 0, len(g.raw)+len(enc))
-	msg = append(msg, g.raw[:l.start]...)
-	msg = append(msg, enc...)
-	return append(msg, g.raw[l.end:]...)
-}
-
-// describe says what u repeats: the text of its row or line, shortened.
-func (g *grower) describe(u growUnit) string {
-	l := &g.leaves[u.leaf]
-	text := string(l.decoded[u.start:u.end])
-	kind := "line of the text body"
-	switch lower := strings.ToLower(text); {
-	case !l.html:
-	case strings.HasPrefix(lower, "<tr"):
-		kind = "table row of the HTML body"
-	case strings.HasPrefix(lower, "<li"):
-		kind = "list item of the HTML body"
-	default:
-		kind = "line of a <pre> block of the HTML body"
-	}
-	if l.html {
-		var b strings.Builder
-		in := false
-		for _, r := range text {
-			switch {
-			case r == '<':
-				in = true
-				b.WriteByte(' ')
-			case r == '>':
-				in = false
-			case !in:
-				b.WriteRune(r)
-			}
-		}
-		text = b.String()
-	}
-	return fmt.Sprintf("%s %q repeated", kind, mailparse.Truncate(strings.Join(strings.Fields(text), " "), 60))
-}
-
-// sameResult reports whether two parses say the same.
-func sameResult(a, b mailparse.Result) bool {
-	return a.JobName == b.JobName && a.Status == b.Status && a.StartedAt.Equal(b.StartedAt) && a.CompletedAt.Equal(b.CompletedAt) &&
-		a.DurationSeconds == b.DurationSeconds && a.SizeBytes == b.SizeBytes && a.Summary == b.Summary && a.IntegrityFailed == b.IntegrityFailed
 }
 
 // mailFixture is the jobs the mail target set up.
@@ -1047,7 +725,7 @@ func openMailServer(dir string, snapshotEvery uint64, noSync bool) (*mailServer,
 		return nil, fmt.Errorf("open engine: %w", err)
 	}
 	s.smtp = smtpin.New(s.eng, store, smtpin.Config{
-		Domain: s.eng.IngestDomain(), Suggest: suggestFor, Logger: logger,
+		Domain: s.eng.IngestDomain(), Suggest: smtpin.Suggestions, Logger: logger,
 		Observe: func(outcome, vendor string) {
 			metrics.ObserveMail(outcome, vendor)
 			s.mu.Lock()
@@ -1056,15 +734,6 @@ func openMailServer(dir string, snapshotEvery uint64, noSync bool) (*mailServer,
 		},
 	})
 	return s, nil
-}
-
-// suggestFor is the rule catalogue in the engine's terms, as serve has it.
-func suggestFor(vendor, text string) (engine.Suggestion, bool) {
-	s, ok := suggest.For(vendor, text)
-	if !ok {
-		return engine.Suggestion{}, false
-	}
-	return engine.Suggestion{Cause: s.LikelyCause, Confidence: s.Confidence, Category: s.Category}, true
 }
 
 // setUp creates workspaces × jobsPerWS jobs through the engine's commands,

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"backupmon/mailparse"
+	"backupmon/mailparse/mailgrow"
 )
 
 const testSamples = "../testdata/emails"
@@ -61,7 +62,7 @@ func TestMailTemplatesParseLikeTheirSamples(t *testing.T) {
 				t.Errorf("%s %s: %v", v, tm.name, err)
 				continue
 			}
-			if !sameResult(got, want) {
+			if !mailgrow.Same(got, want) {
 				t.Errorf("%s %s: parse %+v, sample's %+v", v, tm.name, got, want)
 			}
 			if m.MessageID != "bench.42.nonce@mail.bench.example" || m.Subject != wm.Subject {

@@ -23,6 +23,7 @@ import (
 	"backupmon/engine"
 	"backupmon/mailparse"
 	"backupmon/mailstore"
+	"backupmon/suggest"
 )
 
 // Limits of the listener.
@@ -73,6 +74,16 @@ type Config struct {
 	Observe func(outcome, vendor string)
 	// Logger receives failures; default slog.Default().
 	Logger *slog.Logger
+}
+
+// Suggestions is the rule catalogue (package suggest) in the engine's
+// terms: the Suggest of a Config, and Reparse's, as serve has them.
+func Suggestions(vendor, text string) (engine.Suggestion, bool) {
+	s, ok := suggest.For(vendor, text)
+	if !ok {
+		return engine.Suggestion{}, false
+	}
+	return engine.Suggestion{Cause: s.LikelyCause, Confidence: s.Confidence, Category: s.Category}, true
 }
 
 // Server is the SMTP ingest listener.

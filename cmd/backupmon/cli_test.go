@@ -65,7 +65,7 @@ func startCLIServer(t *testing.T, dir string, start time.Time) *cliServer {
 	s := &cliServer{dir: dir, eng: eng, store: store}
 	s.srv = transport.New(transport.Config{Engine: eng, Logger: logger, Metrics: metrics, AdminToken: cliToken, DevClock: true,
 		Reparse: func(wsID, id string) (engine.MailReply, error) {
-			return smtpin.Reparse(eng, store, suggestFor, wsID, id)
+			return smtpin.Reparse(eng, store, smtpin.Suggestions, wsID, id)
 		}})
 	pub, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -5,23 +5,12 @@ import (
 	"strings"
 	"time"
 
-	"backupmon/engine"
 	"backupmon/mailstore"
-	"backupmon/suggest"
 )
 
 // mailKeep is how long a raw e-mail file may live: the 30 days an unparsed
 // entry is kept, and a day's margin.
 const mailKeep = 31 * 24 * time.Hour
-
-// suggestFor is the rule catalogue, in the engine's terms.
-func suggestFor(vendor, text string) (engine.Suggestion, bool) {
-	s, ok := suggest.For(vendor, text)
-	if !ok {
-		return engine.Suggestion{}, false
-	}
-	return engine.Suggestion{Cause: s.LikelyCause, Confidence: s.Confidence, Category: s.Category}, true
-}
 
 // sweepMail deletes kept e-mails past their time every hour (and once at
 // start), until done closes.

@@ -221,7 +221,7 @@ func run(cfg *serveConfig, logger *slog.Logger, out io.Writer, stop <-chan os.Si
 	srv := transport.New(transport.Config{
 		Logger: logger, Metrics: metrics, AdminToken: token, DevClock: cfg.devClock, TLS: tlsConf, CursorKey: curKey,
 		Reparse: func(wsID, id string) (engine.MailReply, error) {
-			return smtpin.Reparse(eng, store, suggestFor, wsID, id)
+			return smtpin.Reparse(eng, store, smtpin.Suggestions, wsID, id)
 		},
 	})
 
@@ -315,7 +315,7 @@ func run(cfg *serveConfig, logger *slog.Logger, out io.Writer, stop <-chan os.Si
 			return fmt.Errorf("listen %s: %w", cfg.smtpListen, err)
 		}
 		mailSrv = smtpin.New(eng, store, smtpin.Config{
-			Domain: cfg.ingestDomain, TLS: smtpTLS, Suggest: suggestFor,
+			Domain: cfg.ingestDomain, TLS: smtpTLS, Suggest: smtpin.Suggestions,
 			Observe: metrics.ObserveMail, Logger: logger,
 		})
 		go func() {
