@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"net"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/emersion/go-smtp"
@@ -240,7 +241,15 @@ func (s *Server) observe(outcome, vendor string) {
 // that fails for one is refused whole: the sender retries it, and the
 // recipients that took it see the retry as a duplicate by its Message-ID.
 func (ss *session) Data(r io.Reader) error {
-	raw, err := io.ReadAll(r)
+	buf := rawPool.Get().(*bytes.Buffer)
+	defer func() {
+		if buf.Cap() <= maxPooledRaw {
+			buf.Reset()
+			rawPool.Put(buf)
+		}
+	}()
+	_, err := buf.ReadFrom(r)
+	raw := buf.Bytes() // nothing keeps it past this call: parsing and the store copy what they keep
 	if err != nil {
 		var se *smtp.SMTPError
 		if errors.As(err, &se) {
@@ -265,6 +274,13 @@ func (ss *session) Data(r io.Reader) error {
 	}
 	return worst
 }
+
+// rawPool keeps the buffers messages are read into, so that a session
+// does not grow a new one from nothing for every mail; buffers over
+// maxPooledRaw (a rare large mail) are left to the collector.
+var rawPool = sync.Pool{New: func() any { b := new(bytes.Buffer); b.Grow(64 << 10); return b }}
+
+const maxPooledRaw = 1 << 20
 
 // worse reports whether a should answer DATA rather than b: any refusal
 // over none, and a temporary one over a permanent one. A 5xx makes the
