@@ -22,10 +22,10 @@ func FieldsOf(lines []string) Fields {
 			}
 			continue
 		}
+		// A heading ("Errors:") has no value here: its value, if any, is
+		// on the lines below.
 		if i := strings.Index(line, ": "); i > 0 {
 			f.add(line[:i], line[i+2:])
-		} else if strings.HasSuffix(line, ":") {
-			continue // a heading: its value, if any, is on the lines below
 		}
 	}
 	return f

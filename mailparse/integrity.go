@@ -9,11 +9,9 @@ import (
 // screenshot or recovery test failed.
 
 var (
-	// integrityRe finds a failed verification, integrity check, screenshot
-	// or recovery test in a line.
-	integrityRe = regexp.MustCompile(`(?i)(?:\b(?:verif\w*|integrity|consistency check\w*|screenshot\w*|sandbox\w*|restore test\w*|test restore\w*|recovery test\w*|test drill\w*|boot test\w*|health monitor)\b[^.;:]{0,60}?\b(?:fail\w*|miscompar\w*|mismatch\w*|corrupt\w*|unsuccessful|did not (?:pass|succeed|boot|complete)|not pass\w*|errors? (?:found|detected|occurred|encountered)|detected (?:issues|problems|errors))|\b(?:fail\w*|unable|could not|cannot|can't)\b[^.;:]{0,30}?\b(?:to )?(?:verif\w*|validate)\b|\b(?:verif\w*|integrity check|screenshot verification|sandbox restore|restore test|recovery test)\w*\s*(?::|-|–)\s*(?:fail\w*|error\w*|corrupt\w*))`)
-	// integrityLowRe is integrityRe for lowercased text: case folding made
-	// the expression the costliest step of reading a long mail.
+	// integrityLowRe finds a failed verification, integrity check,
+	// screenshot or recovery test in a lowercased line (without case
+	// folding, which made it the costliest step of reading a long mail).
 	integrityLowRe    = regexp.MustCompile(`(?:\b(?:verif\w*|integrity|consistency check\w*|screenshot\w*|sandbox\w*|restore test\w*|test restore\w*|recovery test\w*|test drill\w*|boot test\w*|health monitor)\b[^.;:]{0,60}?\b(?:fail\w*|miscompar\w*|mismatch\w*|corrupt\w*|unsuccessful|did not (?:pass|succeed|boot|complete)|not pass\w*|errors? (?:found|detected|occurred|encountered)|detected (?:issues|problems|errors))|\b(?:fail\w*|unable|could not|cannot|can't)\b[^.;:]{0,30}?\b(?:to )?(?:verif\w*|validate)\b|\b(?:verif\w*|integrity check|screenshot verification|sandbox restore|restore test|recovery test)\w*\s*(?::|-|–)\s*(?:fail\w*|error\w*|corrupt\w*))`)
 	zeroProblemsRe    = regexp.MustCompile(`(?i)\b(?:0|no|zero|without)\s+(?:errors?|miscompares?|mismatches?|failures?|issues?|problems?)\b`)
 	zeroProblemsLowRe = regexp.MustCompile(`\b(?:0|no|zero|without)\s+(?:errors?|miscompares?|mismatches?|failures?|issues?|problems?)\b`)

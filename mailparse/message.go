@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -284,13 +283,4 @@ func zoneName(off int) string {
 		sign, off = '-', -off
 	}
 	return fmt.Sprintf("%c%02d%02d", sign, off/3600, off/60%60)
-}
-
-// decodeWords decodes RFC 2047 encoded words, leaving s as it is on error.
-func decodeWords(s string) string {
-	d, err := (&mime.WordDecoder{}).DecodeHeader(s)
-	if err != nil {
-		return s
-	}
-	return d
 }

@@ -15,8 +15,6 @@ var (
 	// summaryPrefixRe is what a summary loses in front: list bullets and a
 	// bare severity word ("Error: ", "- ", "• ", "WARNING - ").
 	summaryPrefixRe = regexp.MustCompile(`(?i)^(?:[-–—•·*●▪◦>]+\s*|\d{1,2}[.)]\s+)?(?:(?:error|errors|warning|warnings|warn|fatal|critical|fehler|warnung|erreur|avertissement|failure|failed|alert)\s*(?::|-|–)\s+|\[(?:error|warning|warn|fatal|critical)\]\s*)?`)
-	// summaryBulletRe is a list bullet in front of a line.
-	summaryBulletRe = regexp.MustCompile(`^[-–—•·*●▪◦>]+\s*`)
 )
 
 // summaryPrefixes are the labels and list bullets a summary is printed
@@ -161,8 +159,8 @@ func lowerASCII(c byte) byte {
 	return c
 }
 
-// trimBullets removes what summaryBulletRe matches: list bullets at the
-// start of s and the spaces after them.
+// trimBullets removes the list bullets at the start of s ("-", "•", "*",
+// ">" and the like) and the spaces after them.
 func trimBullets(s string) string {
 	i := 0
 	for i < len(s) {

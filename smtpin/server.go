@@ -299,9 +299,8 @@ func worse(a, b error) bool {
 
 // parse is one vendor parser's reading of a message.
 type parse struct {
-	in      engine.MailInput
-	unread  bool
-	subject string
+	in     engine.MailInput
+	unread bool
 }
 
 // readMail reads raw with vendor's parser into the engine's input, with

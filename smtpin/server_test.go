@@ -411,7 +411,7 @@ func selfSigned(t *testing.T) *tls.Config {
 // before that record is durable.
 func TestUnparsedDuplicateWaitsForDurability(t *testing.T) {
 	var hold sync.Mutex
-	f := startWith(t, nil, func(first, last uint64) { hold.Lock(); hold.Unlock() })
+	f := startWith(t, nil, func(first, last uint64) { hold.Lock(); defer hold.Unlock() })
 	j := f.job("v", "veeam")
 	raw := []byte("From: x@h.example\r\nSubject: hello\r\nMessage-ID: <u1@h>\r\n\r\nnot a report\r\n")
 	hold.Lock()
