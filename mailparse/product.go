@@ -56,20 +56,23 @@ func isWordByte(c byte) bool {
 }
 
 // namesProduct reports whether the subject, the sender or one of the first
-// 60 or last 10 lines of m.Lines holds one of words (lowercase) anywhere,
-// even inside a longer word: how a parser makes sure a mail comes from its
-// product before trusting a label as common as "Status".
+// 60 or last 10 lines of either body holds one of words (lowercase)
+// anywhere, even inside a longer word: how a parser makes sure a mail comes
+// from its product before trusting a label as common as "Status". (A
+// multipart mail may name its product in the HTML part only.)
 func namesProduct(m *Message, words ...string) bool {
 	hay := []string{strings.ToLower(m.Subject), strings.ToLower(m.From)}
-	for i, l := range m.Lines {
-		if i >= 60 {
-			break
-		}
-		hay = append(hay, strings.ToLower(l))
-	}
-	if n := len(m.Lines); n > 60 {
-		for _, l := range m.Lines[max(60, n-10):] {
+	for _, lines := range [][]string{m.TextLines, m.HTMLLines} {
+		for i, l := range lines {
+			if i >= 60 {
+				break
+			}
 			hay = append(hay, strings.ToLower(l))
+		}
+		if n := len(lines); n > 60 {
+			for _, l := range lines[max(60, n-10):] {
+				hay = append(hay, strings.ToLower(l))
+			}
 		}
 	}
 	for _, h := range hay {
