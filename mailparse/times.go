@@ -112,9 +112,10 @@ func ParseClock(s string, day time.Time) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	hour, minute, sec, _, ok := clockOf(low, cm)
-	if !ok || sec > 59 { // unlike ParseTime, no leap second
+	if !ok {
 		return time.Time{}, false
 	}
+	sec = min(sec, 59) // a leap second reads as the second before it, as in ParseTime
 	return time.Date(day.Year(), day.Month(), day.Day(), hour, minute, sec, 0, day.Location()), true
 }
 

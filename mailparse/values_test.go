@@ -168,6 +168,7 @@ func TestParseClock(t *testing.T) {
 		{"12:30 PM", "12:30:00"},
 		{"12:05:00 am", "00:05:00"},
 		{"6:19:50 p.m.", "18:19:50"},
+		{"23:59:60", "23:59:59"}, // a leap second, read as ParseTime reads it
 		{"24:00:00", ""},
 		{"-", ""},
 	}
