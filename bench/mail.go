@@ -508,17 +508,7 @@ func runMailLoad(out io.Writer, c loadConfig, addr string, p *mailPlan, budget i
 			}
 		})
 	}
-	time.Sleep(c.warmup)
-	cpu0, tcpu0 := processCPU(), targetCPU()
-	t1 := time.Now()
-	phase.Store(phaseMeasure)
-	if onMeasure != nil {
-		onMeasure()
-	}
-	time.Sleep(c.duration)
-	phase.Store(phaseStop)
-	elapsed := time.Since(t1)
-	cpu, tcpu := processCPU()-cpu0, targetCPU()-tcpu0
+	elapsed, cpu, tcpu := measurePhases(c, &phase, targetCPU, onMeasure)
 	wg.Wait()
 	r := mailLoad{elapsed: elapsed, cpu: tcpu, genCPU: cpu, errors: nerr.Load(), ok250: ok250.Load()}
 	for w := range c.conns {
@@ -741,30 +731,12 @@ func openMailServer(dir string, snapshotEvery uint64, noSync bool) (*mailServer,
 // len(vendors), so that consecutive jobs are in different workspaces.
 func (s *mailServer) setUp(workspaces, jobsPerWS int, vendors []string) error {
 	s.jobs = make([]mailJob, workspaces*jobsPerWS)
-	var next atomic.Int64
-	var mu sync.Mutex
-	var firstErr error
-	var wg sync.WaitGroup
-	for range min(workspaces, 128) {
-		wg.Go(func() {
-			for {
-				w := int(next.Add(1) - 1)
-				if w >= workspaces {
-					return
-				}
-				if err := s.setUpWorkspace(w, workspaces, jobsPerWS, vendors); err != nil {
-					mu.Lock()
-					if firstErr == nil {
-						firstErr = fmt.Errorf("set up workspace %d: %w", w, err)
-					}
-					mu.Unlock()
-					return
-				}
-			}
-		})
+	if err := parallelDo(workspaces, min(workspaces, 128), func(w int) error {
+		return s.setUpWorkspace(w, workspaces, jobsPerWS, vendors)
+	}); err != nil {
+		return fmt.Errorf("set up workspace %w", err)
 	}
-	wg.Wait()
-	return firstErr
+	return nil
 }
 
 func (s *mailServer) setUpWorkspace(w, workspaces, jobsPerWS int, vendors []string) error {

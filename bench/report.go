@@ -414,6 +414,22 @@ type requestBuilder interface {
 // is "http://addr") and waits for the answer. Requests started during the
 // measured phase count; every answer must pass the builder's check. budget
 // (0: none) is how many requests the fixture has room for.
+// measurePhases lets the load warm up, then moves phase to phaseMeasure
+// (calling onMeasure) for c.duration, then to phaseStop. It returns the
+// measured time and the CPU the bench process and the target used in it.
+func measurePhases(c loadConfig, phase *atomic.Int32, targetCPU func() time.Duration, onMeasure func()) (elapsed, genCPU, tcpu time.Duration) {
+	time.Sleep(c.warmup)
+	cpu0, tcpu0 := processCPU(), targetCPU()
+	t1 := time.Now()
+	phase.Store(phaseMeasure)
+	if onMeasure != nil {
+		onMeasure()
+	}
+	time.Sleep(c.duration)
+	phase.Store(phaseStop)
+	return time.Since(t1), processCPU() - cpu0, targetCPU() - tcpu0
+}
+
 func runTarget(out io.Writer, c loadConfig, name, addr string, newBuilder func(host []byte) requestBuilder, budget int64, targetCPU func() time.Duration, onMeasure func()) targetResult {
 	hc := &fasthttp.HostClient{
 		Addr:                     addr,
@@ -475,17 +491,7 @@ func runTarget(out io.Writer, c loadConfig, name, addr string, newBuilder func(h
 			}
 		})
 	}
-	time.Sleep(c.warmup)
-	cpu0, tcpu0 := processCPU(), targetCPU()
-	t1 := time.Now()
-	phase.Store(phaseMeasure)
-	if onMeasure != nil {
-		onMeasure()
-	}
-	time.Sleep(c.duration)
-	phase.Store(phaseStop)
-	elapsed := time.Since(t1)
-	cpu, tcpu := processCPU()-cpu0, targetCPU()-tcpu0
+	elapsed, cpu, tcpu := measurePhases(c, &phase, targetCPU, onMeasure)
 	wg.Wait()
 	var r targetResult
 	r.elapsed, r.cpu, r.genCPU = elapsed, tcpu, cpu
