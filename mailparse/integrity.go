@@ -18,9 +18,9 @@ var (
 	integrityLabelRe  = regexp.MustCompile(`(?i)verif|integrity|consistency|screenshot|sandbox|restore test|test restore|recovery test|test drill|boot test|health monitor|überprüfung|vérification`)
 )
 
-// integrityWords are the words without one of which neither integrityRe
-// nor integrityLabelRe can match, lowercased: a line holding none of them
-// is passed over without running the (case-folding, so slow) expressions.
+// integrityWords are the words without one of which neither
+// integrityLowRe nor integrityLabelRe can match, lowercased: a line holding
+// none of them is passed over without running the expressions.
 var integrityWords = []string{"verif", "integrity", "consistency", "screenshot", "sandbox", "restore test",
 	"test restore", "recovery test", "test drill", "boot test", "health monitor", "validate", "überprüfung", "vérification"}
 
@@ -84,15 +84,6 @@ func (ws *wordSet) in(s string) bool {
 	return false
 }
 
-// lowTellsIntegrity is mayTellIntegrity of an already lowercased text.
-func lowTellsIntegrity(low string) bool {
-	for _, w := range integrityWords {
-		if strings.Contains(low, w) {
-			return true
-		}
-	}
-	return false
-}
 
 // integrityFailedIn reports whether the subject or a line says a
 // verification, integrity check or recovery test failed, either in words
@@ -124,10 +115,10 @@ func integrityFailedIn(subject string, lines []string) bool {
 // lineSaysIntegrityFailed reports whether l says a verification, integrity
 // check or recovery test failed, as a labelled value or in words.
 func lineSaysIntegrityFailed(l string) bool {
-	low := strings.ToLower(l)
-	if !lowTellsIntegrity(low) {
-		return false
+	if !mayTellIntegrity(l) {
+		return false // most lines: no copy made
 	}
+	low := strings.ToLower(l)
 	if i := strings.Index(l, ": "); i > 0 && i <= maxLabel && integrityLabelRe.MatchString(l[:i]) {
 		v := l[i+2:]
 		if StatusOf(v) == Failed && !zeroProblemsRe.MatchString(v) {
