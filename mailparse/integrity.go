@@ -84,7 +84,6 @@ func (ws *wordSet) in(s string) bool {
 	return false
 }
 
-
 // integrityFailedIn reports whether the subject or a line says a
 // verification, integrity check or recovery test failed, either in words
 // ("Screenshot verification failed") or as a labelled value
