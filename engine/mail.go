@@ -325,11 +325,7 @@ func (w *workspace) decideMail(j *job, in *MailInput, key string, now int64) *wa
 	switch {
 	case in.Integrity:
 		if ID(rec.AlertID).IsZero() {
-			if j.alert != nil {
-				rec.AlertID = j.alert.id
-			} else {
-				rec.AlertID = w.ids.next(now)
-			}
+			rec.AlertID = w.alertIDFor(j, now)
 		}
 		rec.AlertType = alertIntegrity
 		if summary == "" {
@@ -607,48 +603,45 @@ func (e *Engine) Reparsed(wsID, id string, in *MailInput) (MailReply, error) {
 	if e.closed.Load() {
 		return MailReply{}, ErrClosed
 	}
-	type answer struct {
-		r   MailReply
-		err error
-	}
-	ch := make(chan answer, 1)
+	// The actor answers a refusal of its own on refused, or hands the
+	// report to mailReport, which answers on replies once it is durable.
+	refused := make(chan error, 1)
+	replies := make(chan MailReply, 1)
 	if !a.send(func(w *workspace) {
 		now := e.nowMs()
 		u := w.unparsedByID(id)
 		if u == nil {
-			ch <- answer{err: notFound("unparsed e-mail")}
+			refused <- notFound("unparsed e-mail")
 			return
 		}
 		j := w.jobs[u.jobID]
 		if j == nil {
-			ch <- answer{err: notFound("job")}
+			refused <- notFound("job")
 			return
 		}
 		if !w.active(now) {
-			ch <- answer{err: conflict("the workspace is not active: its e-mails are not recorded")}
+			refused <- conflict("the workspace is not active: its e-mails are not recorded")
 			return
 		}
-		replies := make(chan MailReply, 1)
 		in.MessageID, in.Digest = u.messageID, u.digest
 		a.mailReport(w, j, in, now, u.id, replies)
-		go func() {
-			r := <-replies
-			switch r.Outcome {
-			case MailCapReached:
-				ch <- answer{err: conflict("Daily ingest cap (100 reports/job) reached — try again after the trailing 24h window rolls over")}
-			case MailInFlight:
-				ch <- answer{err: conflict("an e-mail with this Message-ID is being recorded right now; try again shortly")}
-			case MailNotRecorded:
-				ch <- answer{err: ErrFailed}
-			default:
-				ch <- answer{r: r}
-			}
-		}()
 	}) {
 		return MailReply{}, ErrClosed
 	}
-	ans := <-ch
-	return ans.r, ans.err
+	select {
+	case err := <-refused:
+		return MailReply{}, err
+	case r := <-replies:
+		switch r.Outcome {
+		case MailCapReached:
+			return MailReply{}, conflict("Daily ingest cap (100 reports/job) reached — try again after the trailing 24h window rolls over")
+		case MailInFlight:
+			return MailReply{}, conflict("an e-mail with this Message-ID is being recorded right now; try again shortly")
+		case MailNotRecorded:
+			return MailReply{}, ErrFailed
+		}
+		return r, nil
+	}
 }
 
 // DropUnparsed removes an unparsed e-mail from the list (and lets the mail

@@ -33,11 +33,7 @@ func (w *workspace) decideMissed(j *job, now int64) *wal.Missed {
 		return nil
 	}
 	rec := &wal.Missed{JobID: j.id, Due: due, At: due + j.graceMinutes*msPerMinute}
-	if j.alert != nil {
-		rec.AlertID = j.alert.id
-	} else {
-		rec.AlertID = w.ids.next(now)
-	}
+	rec.AlertID = w.alertIDFor(j, now)
 	rec.Summary = fmt.Sprintf("No backup report received: one was due at %s and %d minutes of grace have passed", FormatTime(due), j.graceMinutes)
 	return rec
 }

@@ -198,11 +198,7 @@ func (w *workspace) decideReport(j *job, in *ReportInput, now int64, source stri
 	}
 	rec.Superseded = j.lastReportAt != 0 && completed <= j.lastReportAt
 	if !rec.Superseded && in.Status != resultOK && j.monitored(now) {
-		if j.alert != nil {
-			rec.AlertID = j.alert.id
-		} else {
-			rec.AlertID = w.ids.next(now)
-		}
+		rec.AlertID = w.alertIDFor(j, now)
 		if in.Status == resultFailed {
 			rec.AlertType = alertFailed
 			rec.Summary = "Backup failed (reported through the Report API)"
@@ -212,6 +208,15 @@ func (w *workspace) decideReport(j *job, in *ReportInput, now int64, source stri
 		}
 	}
 	return rec
+}
+
+// alertIDFor returns the id of the alert a new problem of j opens or
+// raises: its unresolved alert's, else a new one.
+func (w *workspace) alertIDFor(j *job, now int64) ID {
+	if j.alert != nil {
+		return j.alert.id
+	}
+	return w.ids.next(now)
 }
 
 func ceilSeconds(ms int64) int64 {
