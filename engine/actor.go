@@ -94,6 +94,20 @@ func ask[T any](a *actor, fn func(w *workspace) T) T {
 	return <-ch
 }
 
+// ask2 is ask for a function of two results; on a closed engine both are
+// zero.
+func ask2[T, U any](a *actor, fn func(w *workspace) (T, U)) (T, U) {
+	type pair struct {
+		t T
+		u U
+	}
+	p := ask(a, func(w *workspace) pair {
+		t, u := fn(w)
+		return pair{t, u}
+	})
+	return p.t, p.u
+}
+
 // decision is what a command decided in the actor: a record to log (nil when
 // nothing changes) and the answer to give once it is durable.
 type decision[T any] struct {

@@ -56,6 +56,9 @@ type JobInput struct {
 	SLATarget              Opt[float64]
 	Paused                 Opt[bool]
 	PausedUntil            Opt[time.Time]
+	// Actor and Note say who changes the job and why, for the activity
+	// log ("" is the admin API).
+	Actor, Note string
 }
 
 // KeyInput is the body of a key create.
@@ -63,6 +66,8 @@ type KeyInput struct {
 	Name, Type, Access Opt[string]
 	Scopes             Opt[[]string]
 	ExpiresAt          Opt[time.Time]
+	// Actor is who creates it, for the activity log ("" is the admin API).
+	Actor string
 }
 
 func checkName(field string, v Opt[string], required bool) *Error {
@@ -528,6 +533,9 @@ func (e *Engine) UpdateJob(wsID, jobID string, in JobInput) (JobView, error) {
 	if in.Paused.Set && in.Paused.Null {
 		return JobView{}, invalid("paused", "paused must be true or false")
 	}
+	if utf8.RuneCountInString(in.Note) > maxNoteChars {
+		return JobView{}, invalid("note", "note must be at most %d characters", maxNoteChars)
+	}
 	return change(a, func(w *workspace, now int64) (decision[JobView], error) {
 		j := w.job(jobID)
 		if j == nil {
@@ -592,7 +600,7 @@ func (e *Engine) UpdateJob(wsID, jobID string, in JobInput) (JobView, error) {
 		if rec.Fields == 0 {
 			return decision[JobView]{answer: answer}, nil
 		}
-		rec.ActivityID = w.ids.next(now)
+		rec.ActivityID, rec.Actor, rec.Note = w.ids.next(now), in.Actor, in.Note
 		return decision[JobView]{rec: rec, answer: answer}, nil
 	})
 }
@@ -736,7 +744,7 @@ func (e *Engine) CreateKey(wsID string, in KeyInput) (KeyView, error) {
 		rec := &wal.KeyCreated{
 			ID: w.ids.next(now), ActivityID: w.ids.next(now), Name: in.Name.V, KeyType: in.Type.V,
 			Prefix: string(secret[:16]), Hash: HashKey(secret), Scopes: scopes, ReadWrite: readWrite,
-			CreatedAt: now, ExpiresAt: expires,
+			CreatedAt: now, ExpiresAt: expires, Actor: in.Actor,
 		}
 		return decision[KeyView]{rec: rec, answer: func(w *workspace) KeyView {
 			v := keyView(w.keys[rec.ID])
@@ -778,7 +786,7 @@ func (e *Engine) Keys(wsID string) ([]KeyView, error) {
 }
 
 // RevokeKey deletes a key; requests with it answer 401 from then on.
-func (e *Engine) RevokeKey(wsID, keyID string) error {
+func (e *Engine) RevokeKey(wsID, keyID, actor string) error {
 	a, err := e.workspaceActor(wsID)
 	if err != nil {
 		return err
@@ -788,7 +796,7 @@ func (e *Engine) RevokeKey(wsID, keyID string) error {
 		if !ok || w.keys[kid] == nil {
 			return decision[struct{}]{}, notFound("key")
 		}
-		return decision[struct{}]{rec: &wal.KeyRevoked{ID: kid, ActivityID: w.ids.next(now), At: now}}, nil
+		return decision[struct{}]{rec: &wal.KeyRevoked{ID: kid, ActivityID: w.ids.next(now), At: now, Actor: actor}}, nil
 	})
 	return err
 }

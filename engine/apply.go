@@ -33,6 +33,8 @@ func newWorkspace(r *wal.WorkspaceCreated) (*workspace, error) {
 		alerts:      map[ID]*alert{},
 		sourceIx:    map[string]int{},
 		deliveryIx:  map[ID]*delivery{},
+		users:       map[ID]*user{},
+		sessions:    map[ID]*session{},
 	}
 	w.ids.observe(w.id)
 	w.scheduleTrial()
@@ -66,7 +68,7 @@ func (w *workspace) apply(rec wal.Entry, hooks applyHooks) error {
 		k := &apiKey{id: r.ID, name: r.Name, typ: r.KeyType, prefix: r.Prefix, source: "api:" + r.Prefix, hash: r.Hash, scopes: r.Scopes, readWrite: r.ReadWrite, createdAt: r.CreatedAt, expiresAt: r.ExpiresAt}
 		w.keys[r.ID] = k
 		w.ids.observe(r.ID)
-		w.addActivity(activity{id: r.ActivityID, at: r.CreatedAt, typ: "key.created", actor: "admin", keyID: r.ID, keyName: r.Name})
+		w.addActivity(activity{id: r.ActivityID, at: r.CreatedAt, typ: "key.created", actor: actorOr(r.Actor), keyID: r.ID, keyName: r.Name})
 		hooks.keyAdded(w, k)
 	case *wal.KeyRevoked:
 		k := w.keys[r.ID]
@@ -75,7 +77,7 @@ func (w *workspace) apply(rec wal.Entry, hooks applyHooks) error {
 		}
 		delete(w.keys, r.ID)
 		k.revoked = true
-		w.addActivity(activity{id: r.ActivityID, at: r.At, typ: "key.revoked", actor: "admin", keyID: r.ID, keyName: k.name})
+		w.addActivity(activity{id: r.ActivityID, at: r.At, typ: "key.revoked", actor: actorOr(r.Actor), keyID: r.ID, keyName: k.name})
 		hooks.keyRemoved(w, k)
 	case *wal.KeyFirstUsed:
 		k := w.keys[r.ID]
@@ -114,7 +116,10 @@ func (w *workspace) apply(rec wal.Entry, hooks applyHooks) error {
 		w.trialNoted = r.At
 		w.addActivity(activity{id: r.ActivityID, at: r.At, typ: "workspace.trial_ended", actor: "system"})
 	default:
-		return fmt.Errorf("workspace %s: unexpected record type %d", w.id, rec.Type())
+		var ok bool
+		if ok, err = w.applyPeople(rec, hooks); !ok {
+			return fmt.Errorf("workspace %s: unexpected record type %d", w.id, rec.Type())
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("apply record %d of workspace %s: %w", rec.Head().Seq, w.id, err)
@@ -124,7 +129,9 @@ func (w *workspace) apply(rec wal.Entry, hooks applyHooks) error {
 	case *wal.KeyCreated, *wal.KeyRevoked, *wal.KeyFirstUsed, *wal.RESTUsage,
 		*wal.DeliveryAttempted, *wal.ChannelCreated, *wal.ChannelDeleted,
 		*wal.EscalationCreated, *wal.EscalationDeleted, *wal.TrialEnded,
-		*wal.IngestRotated, *wal.MailUnparsed, *wal.UnparsedGone:
+		*wal.IngestRotated, *wal.MailUnparsed, *wal.UnparsedGone,
+		*wal.UserCreated, *wal.UserUpdated, *wal.UserDeleted,
+		*wal.SessionStarted, *wal.SessionSeen, *wal.SessionEnded:
 	default:
 		w.figVersion++
 	}
@@ -179,6 +186,19 @@ type applyHooks interface {
 	keyRemoved(w *workspace, k *apiKey)
 	ingestAdded(w *workspace, j *job)
 	ingestRemoved(token string)
+	userAdded(w *workspace, u *user)
+	userRemoved(email string)
+	sessionAdded(w *workspace, s *session)
+	sessionRemoved(hash [32]byte)
+}
+
+// actorOr returns the actor a record names, or "admin" (the admin API's
+// changes name nobody).
+func actorOr(actor string) string {
+	if actor == "" {
+		return "admin"
+	}
+	return actor
 }
 
 func offAtFor(status string, at int64) int64 {
@@ -357,7 +377,7 @@ func (w *workspace) applyJobUpdated(r *wal.JobUpdated) error {
 			typ = "job.paused"
 		}
 	}
-	w.addActivity(activity{id: r.ActivityID, at: r.At, typ: typ, actor: "admin", jobID: j.id, subjectName: j.name})
+	w.addActivity(activity{id: r.ActivityID, at: r.At, typ: typ, actor: actorOr(r.Actor), jobID: j.id, subjectName: j.name, note: r.Note})
 	return nil
 }
 

@@ -12,6 +12,8 @@ import (
 // ChannelInput is the body of POST /workspaces/{wid}/channels.
 type ChannelInput struct {
 	Type, Name, URL, To, MinSeverity Opt[string]
+	// Actor is who creates it, for the activity log ("" is the admin API).
+	Actor string
 }
 
 // ChannelView is a channel record (decisions.md 7); Secret is set only in
@@ -31,6 +33,8 @@ type ChannelView struct {
 type EscalationInput struct {
 	ChannelID    Opt[string]
 	AfterMinutes Opt[int64]
+	// Actor is who creates it, for the activity log ("" is the admin API).
+	Actor string
 }
 
 // EscalationView is an escalation rule record.
@@ -184,7 +188,7 @@ func (e *Engine) CreateChannel(wsID string, in ChannelInput) (ChannelView, error
 			ID: w.ids.next(now), ChannelType: in.Type.V, Name: in.Name.V, URL: in.URL.V, To: in.To.V,
 			Secret: secret, MinSeverity: minSev, CreatedAt: now,
 		}
-		rec.ActivityID = w.ids.next(now)
+		rec.ActivityID, rec.Actor = w.ids.next(now), in.Actor
 		return decision[ChannelView]{rec: rec, answer: func(w *workspace) ChannelView {
 			v := channelView(w.channel(rec.ID))
 			v.Secret = secret
@@ -210,7 +214,7 @@ func (e *Engine) Channels(wsID string) ([]ChannelView, error) {
 
 // DeleteChannel removes a channel with its escalation rules; its pending
 // deliveries are cancelled.
-func (e *Engine) DeleteChannel(wsID, channelID string) error {
+func (e *Engine) DeleteChannel(wsID, channelID, actor string) error {
 	a, err := e.workspaceActor(wsID)
 	if err != nil {
 		return err
@@ -220,7 +224,7 @@ func (e *Engine) DeleteChannel(wsID, channelID string) error {
 		if !ok || w.channel(id) == nil {
 			return decision[struct{}]{}, notFound("channel")
 		}
-		return decision[struct{}]{rec: &wal.ChannelDeleted{ID: id, ActivityID: w.ids.next(now), At: now}}, nil
+		return decision[struct{}]{rec: &wal.ChannelDeleted{ID: id, ActivityID: w.ids.next(now), At: now, Actor: actor}}, nil
 	})
 	return err
 }
@@ -247,7 +251,7 @@ func (e *Engine) CreateEscalation(wsID string, in EscalationInput) (EscalationVi
 			return decision[EscalationView]{}, conflict("a workspace has at most %d escalation rules", maxEscalations)
 		}
 		rec := &wal.EscalationCreated{ID: w.ids.next(now), ChannelID: cid, AfterMinutes: in.AfterMinutes.V, CreatedAt: now}
-		rec.ActivityID = w.ids.next(now)
+		rec.ActivityID, rec.Actor = w.ids.next(now), in.Actor
 		return decision[EscalationView]{rec: rec, answer: func(w *workspace) EscalationView {
 			return escalationView(w.escalation(rec.ID))
 		}}, nil
@@ -274,7 +278,7 @@ func (e *Engine) Escalations(wsID string) ([]EscalationView, error) {
 }
 
 // DeleteEscalation removes an escalation rule.
-func (e *Engine) DeleteEscalation(wsID, escalationID string) error {
+func (e *Engine) DeleteEscalation(wsID, escalationID, actor string) error {
 	a, err := e.workspaceActor(wsID)
 	if err != nil {
 		return err
@@ -284,7 +288,7 @@ func (e *Engine) DeleteEscalation(wsID, escalationID string) error {
 		if !ok || w.escalation(id) == nil {
 			return decision[struct{}]{}, notFound("escalation")
 		}
-		return decision[struct{}]{rec: &wal.EscalationDeleted{ID: id, ActivityID: w.ids.next(now), At: now}}, nil
+		return decision[struct{}]{rec: &wal.EscalationDeleted{ID: id, ActivityID: w.ids.next(now), At: now, Actor: actor}}, nil
 	})
 	return err
 }

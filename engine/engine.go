@@ -66,6 +66,7 @@ type Engine struct {
 	actors sync.Map // ID → *actor
 	keys   keyIndex // SHA-256 of a key secret → its actor and key id
 	ingest ingestIndex
+	people people
 	count  atomic.Int64
 
 	globalMu  sync.Mutex // serialises engine-level records and workspace creation
@@ -190,6 +191,8 @@ func (e *Engine) reset() {
 	e.actors.Range(func(k, _ any) bool { e.actors.Delete(k); return true })
 	e.keys.clear()
 	e.ingest.m.Clear()
+	e.people.emails.Clear()
+	e.people.sessions.Clear()
 	e.count.Store(0)
 }
 
@@ -299,6 +302,7 @@ func (e *Engine) addActor(w *workspace) *actor {
 	for _, j := range w.jobs {
 		e.ingestAdded(w, j)
 	}
+	e.addPeople(w)
 	return a
 }
 

@@ -82,6 +82,10 @@ type workspace struct {
 	// Report e-mails whose status could not be read, oldest first
 	// (mail.go), and the raw messages records let go of since the mail
 	// store was last told.
+	// Dashboard users and their live sessions (people.go).
+	users    map[ID]*user
+	sessions map[ID]*session
+
 	unparsed   []*unparsedMail
 	droppedRaw []string
 	pending    atomic.Int64 // pending deliveries, read by the metrics off the actor

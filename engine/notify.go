@@ -433,7 +433,7 @@ func (w *workspace) applyChannelCreated(r *wal.ChannelCreated) {
 	c := &channel{id: r.ID, typ: r.ChannelType, name: r.Name, url: r.URL, to: r.To, secret: r.Secret, minSeverity: r.MinSeverity, createdAt: r.CreatedAt}
 	w.channels = append(w.channels, c)
 	w.ids.observe(r.ID)
-	w.addActivity(activity{id: r.ActivityID, at: r.CreatedAt, typ: "channel.created", actor: "admin", subjectID: r.ID, subjectName: r.Name})
+	w.addActivity(activity{id: r.ActivityID, at: r.CreatedAt, typ: "channel.created", actor: actorOr(r.Actor), subjectID: r.ID, subjectName: r.Name})
 }
 
 // applyChannelDeleted drops the channel, the escalation rules that name it
@@ -458,7 +458,7 @@ func (w *workspace) applyChannelDeleted(r *wal.ChannelDeleted) error {
 			w.pending.Add(-1)
 		}
 	}
-	w.addActivity(activity{id: r.ActivityID, at: r.At, typ: "channel.deleted", actor: "admin", subjectID: c.id, subjectName: c.name})
+	w.addActivity(activity{id: r.ActivityID, at: r.At, typ: "channel.deleted", actor: actorOr(r.Actor), subjectID: c.id, subjectName: c.name})
 	return nil
 }
 
@@ -476,7 +476,7 @@ func (w *workspace) applyEscalationCreated(r *wal.EscalationCreated) error {
 			w.timers.push(timer{at: t, kind: timerEscalation, al: a})
 		}
 	}
-	w.addActivity(activity{id: r.ActivityID, at: r.CreatedAt, typ: "escalation.created", actor: "admin", subjectID: r.ID, subjectName: c.name})
+	w.addActivity(activity{id: r.ActivityID, at: r.CreatedAt, typ: "escalation.created", actor: actorOr(r.Actor), subjectID: r.ID, subjectName: c.name})
 	return nil
 }
 
@@ -490,7 +490,7 @@ func (w *workspace) applyEscalationDeleted(r *wal.EscalationDeleted) error {
 	if c := w.channel(e.channelID); c != nil {
 		name = c.name
 	}
-	w.addActivity(activity{id: r.ActivityID, at: r.At, typ: "escalation.deleted", actor: "admin", subjectID: e.id, subjectName: name})
+	w.addActivity(activity{id: r.ActivityID, at: r.At, typ: "escalation.deleted", actor: actorOr(r.Actor), subjectID: e.id, subjectName: name})
 	return nil
 }
 

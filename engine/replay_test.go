@@ -461,7 +461,7 @@ func (l *workload) keyChange(s *wsState) {
 	r := s.rng
 	if len(s.reportKeys) > 1 && r.IntN(2) == 0 {
 		i := r.IntN(len(s.reportKeys))
-		check(l.t, "revoke key", l.e.RevokeKey(s.id, s.reportKeys[i].id))
+		check(l.t, "revoke key", l.e.RevokeKey(s.id, s.reportKeys[i].id, ""))
 		s.reportKeys = append(s.reportKeys[:i:i], s.reportKeys[i+1:]...)
 		return
 	}

@@ -16,7 +16,7 @@ import (
 // changes whenever the layout below changes.
 const (
 	snapshotMagic   = "BMENGINE"
-	snapshotVersion = 4
+	snapshotVersion = 5
 )
 
 // Snapshot writes every workspace's state to a new snapshot and truncates the
@@ -327,7 +327,8 @@ func (w *workspace) encode(now int64) []byte {
 		b = codec.AppendString(b, a.subjectName)
 	}
 	b = w.encodeNotifications(b)
-	return w.encodeUnparsed(b)
+	b = w.encodeUnparsed(b)
+	return w.encodePeople(b, now)
 }
 
 func (j *job) encode(b []byte, now int64) []byte {
@@ -389,7 +390,7 @@ func decodeWorkspace(blob []byte) (*workspace, error) {
 	w := &workspace{
 		ids: newIDGen(), clients: map[ID]*client{}, jobs: map[ID]*job{}, devices: map[ID]*device{},
 		keys: map[ID]*apiKey{}, alerts: map[ID]*alert{}, sourceIx: map[string]int{},
-		deliveryIx: map[ID]*delivery{},
+		deliveryIx: map[ID]*delivery{}, users: map[ID]*user{}, sessions: map[ID]*session{},
 	}
 	r.Fixed(w.id[:])
 	w.seq = r.Uvarint()
@@ -500,6 +501,9 @@ func decodeWorkspace(blob []byte) (*workspace, error) {
 		return nil, fmt.Errorf("workspace %s: %w", w.id, err)
 	}
 	w.decodeUnparsed(r)
+	if err := w.decodePeople(r); err != nil {
+		return nil, fmt.Errorf("workspace %s: %w", w.id, err)
+	}
 	if err := r.Done(); err != nil {
 		return nil, fmt.Errorf("workspace %s: %w", w.id, err)
 	}

@@ -13,10 +13,14 @@ import (
 
 type noHooks struct{}
 
-func (noHooks) keyAdded(*workspace, *apiKey)   {}
-func (noHooks) keyRemoved(*workspace, *apiKey) {}
-func (noHooks) ingestAdded(*workspace, *job)   {}
-func (noHooks) ingestRemoved(string)           {}
+func (noHooks) keyAdded(*workspace, *apiKey)      {}
+func (noHooks) keyRemoved(*workspace, *apiKey)    {}
+func (noHooks) ingestAdded(*workspace, *job)      {}
+func (noHooks) ingestRemoved(string)              {}
+func (noHooks) userAdded(*workspace, *user)       {}
+func (noHooks) userRemoved(string)                {}
+func (noHooks) sessionAdded(*workspace, *session) {}
+func (noHooks) sessionRemoved([32]byte)           {}
 
 type world struct {
 	t   *testing.T

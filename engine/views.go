@@ -16,6 +16,10 @@ import (
 type Time int64
 
 // MarshalJSON writes the time in the contract's format.
+// Millis returns the time as Unix milliseconds.
+func (t Time) Millis() int64 { return int64(t) }
+
+// MarshalJSON writes the time as a timestamp.
 func (t Time) MarshalJSON() ([]byte, error) {
 	b := make([]byte, 0, 26)
 	return AppendTime(b, int64(t)), nil

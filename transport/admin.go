@@ -59,6 +59,11 @@ func (s *Server) adminHandler(extra func(r *router.Router)) fasthttp.RequestHand
 	r.GET(ws+"/unparsed", a("unparsed_list", s.adminListUnparsed))
 	r.POST(ws+"/unparsed/{uid}/reparse", a("unparsed_reparse", s.adminReparse))
 	r.DELETE(ws+"/unparsed/{uid}", a("unparsed_delete", s.adminDeleteUnparsed))
+	r.POST(ws+"/users", a("user_create", s.adminCreateUser))
+	r.GET(ws+"/users", a("user_list", s.adminListUsers))
+	r.GET(ws+"/users/{uid}", a("user_get", s.adminGetUser))
+	r.PATCH(ws+"/users/{uid}", a("user_update", s.adminUpdateUser))
+	r.DELETE(ws+"/users/{uid}", a("user_delete", s.adminDeleteUser))
 	r.POST("/admin/v1/clock", a("clock", s.adminClock))
 
 	r.GET("/livez", s.route("livez", func(ctx *fasthttp.RequestCtx) {
@@ -392,7 +397,7 @@ func (s *Server) adminListKeys(ctx *fasthttp.RequestCtx) {
 }
 
 func (s *Server) adminRevokeKey(ctx *fasthttp.RequestCtx) {
-	s.answer(ctx, fasthttp.StatusNoContent, nil, s.eng.RevokeKey(pathParam(ctx, "wid"), pathParam(ctx, "kid")))
+	s.answer(ctx, fasthttp.StatusNoContent, nil, s.eng.RevokeKey(pathParam(ctx, "wid"), pathParam(ctx, "kid"), ""))
 }
 
 func (s *Server) adminAlertAction(action engine.AlertAction) fasthttp.RequestHandler {
@@ -489,7 +494,7 @@ func (s *Server) adminListChannels(ctx *fasthttp.RequestCtx) {
 }
 
 func (s *Server) adminDeleteChannel(ctx *fasthttp.RequestCtx) {
-	s.answer(ctx, fasthttp.StatusNoContent, nil, s.eng.DeleteChannel(pathParam(ctx, "wid"), pathParam(ctx, "chid")))
+	s.answer(ctx, fasthttp.StatusNoContent, nil, s.eng.DeleteChannel(pathParam(ctx, "wid"), pathParam(ctx, "chid"), ""))
 }
 
 func (s *Server) adminCreateEscalation(ctx *fasthttp.RequestCtx) {
@@ -511,7 +516,7 @@ func (s *Server) adminListEscalations(ctx *fasthttp.RequestCtx) {
 }
 
 func (s *Server) adminDeleteEscalation(ctx *fasthttp.RequestCtx) {
-	s.answer(ctx, fasthttp.StatusNoContent, nil, s.eng.DeleteEscalation(pathParam(ctx, "wid"), pathParam(ctx, "eid")))
+	s.answer(ctx, fasthttp.StatusNoContent, nil, s.eng.DeleteEscalation(pathParam(ctx, "wid"), pathParam(ctx, "eid"), ""))
 }
 
 func (s *Server) adminListDeliveries(ctx *fasthttp.RequestCtx) {

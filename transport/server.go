@@ -21,6 +21,7 @@ import (
 
 	"backupmon/docs"
 	"backupmon/engine"
+	"backupmon/password"
 )
 
 // Config wires a Server.
@@ -39,6 +40,11 @@ type Config struct {
 	// Reparse reads an unparsed report e-mail again (POST
 	// .../unparsed/{id}/reparse); nil: the endpoint answers 409.
 	Reparse func(wsID, id string) (engine.MailReply, error)
+	// Hasher hashes the passwords the admin API sets; default: one slot.
+	Hasher *password.Hasher
+	// Dashboard serves every public path outside /api/ (decisions.md 11);
+	// nil: those answer the REST API's 404.
+	Dashboard fasthttp.RequestHandler
 }
 
 // Listener limits.
@@ -64,6 +70,8 @@ type Server struct {
 	cursors  cursorCodec
 	marks    reportMarks // Report API requests whose body is being read
 	reparse  func(wsID, id string) (engine.MailReply, error)
+	hasher   *password.Hasher
+	dash     fasthttp.RequestHandler
 
 	public *fasthttp.Server
 	admin  *fasthttp.Server
@@ -72,7 +80,10 @@ type Server struct {
 // New builds a Server from cfg. Without cfg.Engine, the admin listener
 // answers as a server still starting until Attach.
 func New(cfg Config) *Server {
-	s := &Server{log: cfg.Logger, metrics: cfg.Metrics, token: []byte(cfg.AdminToken), dev: cfg.DevClock, tls: cfg.TLS, reparse: cfg.Reparse}
+	s := &Server{log: cfg.Logger, metrics: cfg.Metrics, token: []byte(cfg.AdminToken), dev: cfg.DevClock, tls: cfg.TLS, reparse: cfg.Reparse, hasher: cfg.Hasher, dash: cfg.Dashboard}
+	if s.hasher == nil {
+		s.hasher = password.NewHasher(password.Default, 1, 16)
+	}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -206,6 +217,11 @@ func (s *Server) publicHandler(extra func(r *router.Router)) fasthttp.RequestHan
 		// not needed any more.
 		s.marks.take(&ctx.Request.Header)
 		setRequestID(ctx)
+		if s.dash != nil && !isAPIPath(ctx.Request.URI().PathOriginal()) {
+			s.dash(ctx)
+			s.metrics.countRequest("dashboard", ctx.Response.StatusCode())
+			return
+		}
 		h(ctx)
 	}
 }
@@ -217,6 +233,12 @@ func serveOpenAPI(ctx *fasthttp.RequestCtx) {
 	ctx.SetStatusCode(fasthttp.StatusOK)
 	ctx.SetContentType(contentTypeJSON)
 	ctx.Response.SetBodyRaw(docs.OpenAPI) // read-only for the life of the process
+}
+
+// isAPIPath reports whether a raw path is the APIs' (/api or under /api/),
+// which the dashboard never serves.
+func isAPIPath(p []byte) bool {
+	return bytes.Equal(p, []byte("/api")) || bytes.HasPrefix(p, []byte("/api/"))
 }
 
 // isReportPath reports whether a raw path is /api/v1/jobs/<id>/report.

@@ -67,6 +67,7 @@ type ChannelCreated struct {
 	Secret                     string
 	MinSeverity                uint8 // 1 warning, 2 critical
 	CreatedAt                  int64
+	Actor                      string // who created it
 }
 
 // ChannelDeleted records that a channel, its escalation rules and its
@@ -75,6 +76,7 @@ type ChannelDeleted struct {
 	Header
 	ID, ActivityID ID
 	At             int64
+	Actor          string // who deleted it
 }
 
 // EscalationCreated records a new escalation rule: an alert still open
@@ -84,6 +86,7 @@ type EscalationCreated struct {
 	ID, ActivityID, ChannelID ID
 	AfterMinutes              int64
 	CreatedAt                 int64
+	Actor                     string // who created it
 }
 
 // EscalationDeleted records that an escalation rule is gone.
@@ -91,6 +94,7 @@ type EscalationDeleted struct {
 	Header
 	ID, ActivityID ID
 	At             int64
+	Actor          string // who deleted it
 }
 
 // TrialEnded records that a trial workspace's trial ended (at its
@@ -169,7 +173,8 @@ func (r *ChannelCreated) AppendPayload(b []byte) []byte {
 	b = codec.AppendString(b, r.To)
 	b = codec.AppendString(b, r.Secret)
 	b = append(b, r.MinSeverity)
-	return codec.AppendVarint(b, r.CreatedAt)
+	b = codec.AppendVarint(b, r.CreatedAt)
+	return codec.AppendString(b, r.Actor)
 }
 
 // AppendPayload appends the record's encoding.
@@ -177,7 +182,8 @@ func (r *ChannelDeleted) AppendPayload(b []byte) []byte {
 	b = r.Header.append(b)
 	b = append(b, r.ID[:]...)
 	b = append(b, r.ActivityID[:]...)
-	return codec.AppendVarint(b, r.At)
+	b = codec.AppendVarint(b, r.At)
+	return codec.AppendString(b, r.Actor)
 }
 
 // AppendPayload appends the record's encoding.
@@ -187,7 +193,8 @@ func (r *EscalationCreated) AppendPayload(b []byte) []byte {
 	b = append(b, r.ActivityID[:]...)
 	b = append(b, r.ChannelID[:]...)
 	b = codec.AppendVarint(b, r.AfterMinutes)
-	return codec.AppendVarint(b, r.CreatedAt)
+	b = codec.AppendVarint(b, r.CreatedAt)
+	return codec.AppendString(b, r.Actor)
 }
 
 // AppendPayload appends the record's encoding.
@@ -195,7 +202,8 @@ func (r *EscalationDeleted) AppendPayload(b []byte) []byte {
 	b = r.Header.append(b)
 	b = append(b, r.ID[:]...)
 	b = append(b, r.ActivityID[:]...)
-	return codec.AppendVarint(b, r.At)
+	b = codec.AppendVarint(b, r.At)
+	return codec.AppendString(b, r.Actor)
 }
 
 // AppendPayload appends the record's encoding.
@@ -253,6 +261,7 @@ func decodeMonitor(typ byte, r *codec.Reader) (e Entry, ok bool) {
 		x.Secret = r.String()
 		x.MinSeverity = r.Byte()
 		x.CreatedAt = r.Varint()
+		x.Actor = r.String()
 		return x, true
 	case TypeChannelDeleted:
 		x := &ChannelDeleted{}
@@ -260,6 +269,7 @@ func decodeMonitor(typ byte, r *codec.Reader) (e Entry, ok bool) {
 		r.Fixed(x.ID[:])
 		r.Fixed(x.ActivityID[:])
 		x.At = r.Varint()
+		x.Actor = r.String()
 		return x, true
 	case TypeEscalationCreated:
 		x := &EscalationCreated{}
@@ -268,6 +278,7 @@ func decodeMonitor(typ byte, r *codec.Reader) (e Entry, ok bool) {
 		r.Fixed(x.ActivityID[:])
 		r.Fixed(x.ChannelID[:])
 		x.AfterMinutes, x.CreatedAt = r.Varint(), r.Varint()
+		x.Actor = r.String()
 		return x, true
 	case TypeEscalationDeleted:
 		x := &EscalationDeleted{}
@@ -275,6 +286,7 @@ func decodeMonitor(typ byte, r *codec.Reader) (e Entry, ok bool) {
 		r.Fixed(x.ID[:])
 		r.Fixed(x.ActivityID[:])
 		x.At = r.Varint()
+		x.Actor = r.String()
 		return x, true
 	case TypeTrialEnded:
 		x := &TrialEnded{}

@@ -143,6 +143,8 @@ type JobUpdated struct {
 	Paused                           bool
 	PausedUntil                      int64
 	At                               int64
+	// Actor and Note say who made the change and why (activity log).
+	Actor, Note string
 }
 
 // JobDeleted records that a job, its results and its alerts are gone.
@@ -162,6 +164,7 @@ type KeyCreated struct {
 	Scopes               uint8
 	ReadWrite            bool
 	CreatedAt, ExpiresAt int64
+	Actor                string // who created it
 }
 
 // KeyRevoked records that a key was deleted.
@@ -169,6 +172,7 @@ type KeyRevoked struct {
 	Header
 	ID, ActivityID ID
 	At             int64
+	Actor          string // who revoked it
 }
 
 // KeyFirstUsed records the first use of a REST key.
@@ -362,7 +366,9 @@ func (r *JobUpdated) AppendPayload(b []byte) []byte {
 	b = codec.AppendBool(b, r.Paused)
 	b = codec.AppendVarint(b, r.PausedUntil)
 	b = codec.AppendVarint(b, r.At)
-	return append(b, r.ActivityID[:]...)
+	b = append(b, r.ActivityID[:]...)
+	b = codec.AppendString(b, r.Actor)
+	return codec.AppendString(b, r.Note)
 }
 
 // AppendPayload appends the record's encoding.
@@ -385,7 +391,8 @@ func (r *KeyCreated) AppendPayload(b []byte) []byte {
 	b = append(b, r.Scopes)
 	b = codec.AppendBool(b, r.ReadWrite)
 	b = codec.AppendVarint(b, r.CreatedAt)
-	return codec.AppendVarint(b, r.ExpiresAt)
+	b = codec.AppendVarint(b, r.ExpiresAt)
+	return codec.AppendString(b, r.Actor)
 }
 
 // AppendPayload appends the record's encoding.
@@ -393,7 +400,8 @@ func (r *KeyRevoked) AppendPayload(b []byte) []byte {
 	b = r.Header.append(b)
 	b = append(b, r.ID[:]...)
 	b = append(b, r.ActivityID[:]...)
-	return codec.AppendVarint(b, r.At)
+	b = codec.AppendVarint(b, r.At)
+	return codec.AppendString(b, r.Actor)
 }
 
 // AppendPayload appends the record's encoding.
@@ -517,6 +525,7 @@ func Decode(typ byte, payload []byte) (Entry, error) {
 		x.Paused = r.Bool()
 		x.PausedUntil, x.At = r.Varint(), r.Varint()
 		r.Fixed(x.ActivityID[:])
+		x.Actor, x.Note = r.String(), r.String()
 		e = x
 	case TypeJobDeleted:
 		x := &JobDeleted{}
@@ -535,6 +544,7 @@ func Decode(typ byte, payload []byte) (Entry, error) {
 		x.Scopes = r.Byte()
 		x.ReadWrite = r.Bool()
 		x.CreatedAt, x.ExpiresAt = r.Varint(), r.Varint()
+		x.Actor = r.String()
 		e = x
 	case TypeKeyRevoked:
 		x := &KeyRevoked{}
@@ -542,6 +552,7 @@ func Decode(typ byte, payload []byte) (Entry, error) {
 		r.Fixed(x.ID[:])
 		r.Fixed(x.ActivityID[:])
 		x.At = r.Varint()
+		x.Actor = r.String()
 		e = x
 	case TypeKeyFirstUsed:
 		x := &KeyFirstUsed{}
@@ -591,6 +602,9 @@ func Decode(typ byte, payload []byte) (Entry, error) {
 		x, ok := decodeMonitor(typ, r)
 		if !ok {
 			x, ok = decodeMail(typ, r)
+		}
+		if !ok {
+			x, ok = decodePeople(typ, r)
 		}
 		if !ok {
 			return nil, fmt.Errorf("decode record: unknown type %d", typ)

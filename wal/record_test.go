@@ -34,10 +34,16 @@ var recordTypes = map[byte]func() Entry{
 	TypeIngestRotated:     func() Entry { return &IngestRotated{} },
 	TypeMailUnparsed:      func() Entry { return &MailUnparsed{} },
 	TypeUnparsedGone:      func() Entry { return &UnparsedGone{} },
+	TypeUserCreated:       func() Entry { return &UserCreated{} },
+	TypeUserUpdated:       func() Entry { return &UserUpdated{} },
+	TypeUserDeleted:       func() Entry { return &UserDeleted{} },
+	TypeSessionStarted:    func() Entry { return &SessionStarted{} },
+	TypeSessionSeen:       func() Entry { return &SessionSeen{} },
+	TypeSessionEnded:      func() Entry { return &SessionEnded{} },
 }
 
 // lastType is the highest record type.
-const lastType = TypeUnparsedGone
+const lastType = TypeSessionEnded
 
 // filler hands out bytes from a fuzz input, over and over, to fill a record.
 type filler struct {
@@ -265,3 +271,4 @@ func TestRecordRoundTrip(t *testing.T) {
 		t.Error("JobUpdated with fields 1<<16 decoded")
 	}
 }
+

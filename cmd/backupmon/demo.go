@@ -1,6 +1,9 @@
 package main
 
 import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,6 +14,7 @@ import (
 	"time"
 
 	"backupmon/engine"
+	"backupmon/password"
 	"backupmon/transport"
 	"backupmon/wal"
 )
@@ -46,7 +50,7 @@ var demoJobs = []demoJob{
 
 // createDemo builds the demo workspace through the engine's commands and
 // writes its keys to <data>/demo-keys.txt.
-func createDemo(eng *engine.Engine, dataDir string, logger *slog.Logger) error {
+func createDemo(eng *engine.Engine, hasher *password.Hasher, dataDir string, logger *slog.Logger) error {
 	ws, err := eng.CreateWorkspace(engine.WorkspaceInput{Name: engine.Some("Demo MSP"), Plan: engine.Some("pro"), TimeZone: engine.Some("Europe/London")})
 	if err != nil {
 		return err
@@ -121,14 +125,32 @@ func createDemo(eng *engine.Engine, dataDir string, logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	// The owner of the demo (decisions.md 11), with a random password.
+	pwBytes := make([]byte, 12)
+	if _, err := rand.Read(pwBytes); err != nil {
+		return err
+	}
+	pw := base64.RawURLEncoding.EncodeToString(pwBytes)
+	hash, err := hasher.Hash(context.Background(), pw)
+	if err != nil {
+		return err
+	}
+	if _, err := eng.CreateUser(ws.ID, engine.UserInput{Email: engine.Some(demoOwner), Name: engine.Some("Demo Owner"),
+		Role: engine.Some(engine.RoleOwner), Hash: engine.Some(hash)}); err != nil {
+		return err
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "workspace=%s\nrest_key=%s\nreport_key=%s\njob=%s\nfailed_job=%s\nmail_job=%s\n", ws.ID, rest.Key, report.Key, jobIDs[0], jobIDs[4], jobIDs[demoMailJob])
+	fmt.Fprintf(&b, "workspace=%s\nrest_key=%s\nreport_key=%s\njob=%s\nfailed_job=%s\nmail_job=%s\nowner=%s\nowner_password=%s\n",
+		ws.ID, rest.Key, report.Key, jobIDs[0], jobIDs[4], jobIDs[demoMailJob], demoOwner, pw)
 	if err := writeFileAtomic(filepath.Join(dataDir, "demo-keys.txt"), []byte(b.String()), 0o600); err != nil {
 		return fmt.Errorf("write demo keys: %w", err)
 	}
 	logger.Info("demo workspace created", "workspace", ws.ID, "jobs", len(jobIDs))
 	return nil
 }
+
+// demoOwner is the demo workspace's owner.
+const demoOwner = "owner@demo.test"
 
 // printDemo prints the demo's keys and ready curl lines, read from
 // <data>/demo-keys.txt (so they show again on every start).
@@ -146,6 +168,7 @@ func printDemo(out io.Writer, eng *engine.Engine, dataDir, publicURL, adminURL, 
 	fmt.Fprintf(out, "demo workspace: %s (keys in %s)\n", kv["workspace"], filepath.Join(dataDir, "demo-keys.txt"))
 	fmt.Fprintf(out, "REST key (all scopes): %s\n", kv["rest_key"])
 	fmt.Fprintf(out, "report key: %s\n", kv["report_key"])
+	fmt.Fprintf(out, "dashboard: %s/ (log in as %s, password %s)\n", publicURL, kv["owner"], kv["owner_password"])
 	fmt.Fprintf(out, "report a backup run:\n  curl -s -X POST %s/api/v1/jobs/%s/report -H 'Authorization: Bearer %s' -H 'Content-Type: application/json' -d '{\"status\":\"ok\",\"duration_seconds\":1200,\"size_bytes\":5368709120}'\n",
 		publicURL, kv["job"], kv["report_key"])
 	fmt.Fprintf(out, "see the job through the admin API:\n  curl -s %s/admin/v1/workspaces/%s/jobs/%s -H 'Authorization: Bearer %s'\n",

@@ -20,6 +20,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"backupmon/password"
 )
 
 // cliAdminGet calls the admin API of s and decodes the answer.
@@ -89,7 +91,7 @@ func TestDemoContent(t *testing.T) {
 		t.Run(start.Format("2006-01-02T15:04Z"), func(t *testing.T) {
 			dir := t.TempDir()
 			s := startCLIServer(t, dir, start)
-			if err := createDemo(s.eng, dir, slog.New(slog.NewTextHandler(io.Discard, nil))); err != nil {
+			if err := createDemo(s.eng, password.NewHasher(password.Params{Time: 1, Memory: 64, Threads: 1}, 1, 0), dir, slog.New(slog.NewTextHandler(io.Discard, nil))); err != nil {
 				t.Fatalf("createDemo: %v", err)
 			}
 			cliCheckDemo(t, s, start)
@@ -223,7 +225,7 @@ func cliSorted(l []string) []string {
 func TestDemoCurlLines(t *testing.T) {
 	dir := t.TempDir()
 	s := startCLIServer(t, dir, time.Date(2026, 3, 4, 12, 0, 0, 0, time.UTC))
-	if err := createDemo(s.eng, dir, slog.New(slog.NewTextHandler(io.Discard, nil))); err != nil {
+	if err := createDemo(s.eng, password.NewHasher(password.Params{Time: 1, Memory: 64, Threads: 1}, 1, 0), dir, slog.New(slog.NewTextHandler(io.Discard, nil))); err != nil {
 		t.Fatalf("createDemo: %v", err)
 	}
 	kv := cliDemoKeys(t, dir)

@@ -15,14 +15,19 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/valyala/fasthttp"
+
+	"backupmon/dashboard"
 	"backupmon/engine"
 	"backupmon/mailstore"
 	"backupmon/notify"
+	"backupmon/password"
 	"backupmon/smtpin"
 	"backupmon/transport"
 	"backupmon/wal"
@@ -218,11 +223,15 @@ func run(cfg *serveConfig, logger *slog.Logger, out io.Writer, stop <-chan os.Si
 	}
 	var eng *engine.Engine // set before the admin API is attached to it
 	metrics := transport.NewMetrics()
+	hasher := password.NewHasher(password.Default, hashSlots(), hashQueue)
+	var dash *dashboard.Server // built once the engine is there
 	srv := transport.New(transport.Config{
 		Logger: logger, Metrics: metrics, AdminToken: token, DevClock: cfg.devClock, TLS: tlsConf, CursorKey: curKey,
 		Reparse: func(wsID, id string) (engine.MailReply, error) {
 			return smtpin.Reparse(eng, store, smtpin.Suggestions, wsID, id)
 		},
+		Hasher:    hasher,
+		Dashboard: func(ctx *fasthttp.RequestCtx) { dash.Handler()(ctx) },
 	})
 
 	pubLn, err := net.Listen("tcp", cfg.listen)
@@ -274,8 +283,9 @@ func run(cfg *serveConfig, logger *slog.Logger, out io.Writer, stop <-chan os.Si
 		stopListeners(srv, pubLn, logger)
 		return err
 	}
+	dash = dashboard.New(dashboard.Config{Engine: eng, Hasher: hasher, Logger: logger})
 	if cfg.demo && fresh {
-		if err := createDemo(eng, cfg.data, logger); err != nil {
+		if err := createDemo(eng, hasher, cfg.data, logger); err != nil {
 			stopListeners(srv, pubLn, logger)
 			eng.Close()
 			return fmt.Errorf("create demo: %w", err)
@@ -459,3 +469,12 @@ func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
 	}
 	return os.Rename(tmp, path)
 }
+
+// Password hashing for logins (decisions.md 11): at most hashSlots argon2id
+// hashes at once, half the cores (at least one), so a flood of logins
+// leaves the rest to report ingest; hashQueue more wait, beyond that a login
+// is answered "busy". One hash costs about 30 ms of one core and 19 MiB
+// (bench/RESULTS.md).
+const hashQueue = 32
+
+func hashSlots() int { return max(1, runtime.NumCPU()/2) }

@@ -1,0 +1,361 @@
+package dashboard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"backupmon/engine"
+	"backupmon/password"
+)
+
+// Actions: every change is a POST form, answered by a redirect (303) to
+// the page it came from with a message, except a new key, whose secret is
+// shown once on the page the POST answers.
+
+// preset is a snooze choice of the bulk bar.
+type preset struct{ Value, Label string }
+
+var snoozePresets = []preset{{"1h", "1 hour"}, {"4h", "4 hours"}, {"tomorrow", "Tomorrow 08:00"}, {"next", "Until the next expected run"}}
+
+// snoozeUntil returns the end of a snooze preset for an alert at now in
+// loc, or an error message.
+func snoozeUntil(p string, a engine.BoardAlert, now time.Time, loc *time.Location) (time.Time, string) {
+	switch p {
+	case "1h":
+		return now.Add(time.Hour), ""
+	case "4h":
+		return now.Add(4 * time.Hour), ""
+	case "tomorrow":
+		y, m, d := now.In(loc).Date()
+		return time.Date(y, m, d+1, 8, 0, 0, 0, loc), ""
+	case "next":
+		if a.NextRunAt == 0 {
+			return time.Time{}, "its job is paused: it has no next expected run"
+		}
+		return time.UnixMilli(a.NextRunAt), ""
+	}
+	return time.Time{}, "choose how long to snooze"
+}
+
+// alertsBulk acknowledges, snoozes or resolves the alerts ticked, each with
+// the note given.
+func (s *Server) alertsBulk(ctx *fasthttp.RequestCtx, u *engine.SessionUser) {
+	args := ctx.PostArgs()
+	back := string(args.Peek("back"))
+	var ids []string
+	for _, v := range args.PeekMulti("alert") {
+		ids = append(ids, string(v))
+	}
+	if len(ids) == 0 {
+		redirect(ctx, back, "Select at least one alert first.", true)
+		return
+	}
+	if len(ids) > 1000 {
+		redirect(ctx, back, "Select at most 1,000 alerts at once.", true)
+		return
+	}
+	note := strings.TrimSpace(string(args.Peek("note")))
+	var act engine.AlertAction
+	var done string
+	switch string(args.Peek("action")) {
+	case "acknowledge":
+		act, done = engine.Acknowledge, "Acknowledged"
+	case "snooze":
+		act, done = engine.Snooze, "Snoozed"
+	case "resolve":
+		act, done = engine.Resolve, "Resolved"
+	default:
+		redirect(ctx, back, "Choose acknowledge, snooze or resolve.", true)
+		return
+	}
+	alerts, err := s.eng.BoardAlertsByID(u.Workspace.ID, ids)
+	if s.failed(ctx, err) {
+		return
+	}
+	now := s.eng.Now()
+	preset := string(args.Peek("snooze"))
+	// The changes go to the engine at once, so that their log records share
+	// group commits.
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var ok int
+	var problems []string
+	for _, a := range alerts {
+		var until time.Time
+		if act == engine.Snooze {
+			var msg string
+			if until, msg = snoozeUntil(preset, a, now, u.Workspace.Loc); msg != "" {
+				problems = append(problems, a.JobName+": "+msg)
+				continue
+			}
+		}
+		wg.Add(1)
+		go func(a engine.BoardAlert, until time.Time) {
+			defer wg.Done()
+			_, err := s.eng.ChangeAlert(u.Workspace.ID, a.ID, act, until, actor(u), note)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				problems = append(problems, a.JobName+": "+message(err))
+				return
+			}
+			ok++
+		}(a, until)
+	}
+	wg.Wait()
+	if missing := len(ids) - len(alerts); missing > 0 {
+		problems = append(problems, fmt.Sprintf("%d alert(s) no longer exist", missing))
+	}
+	msg := fmt.Sprintf("%s %d alert(s).", done, ok)
+	if len(problems) > 0 {
+		msg += " Not changed: " + strings.Join(problems, "; ") + "."
+	}
+	redirect(ctx, back, msg, ok == 0)
+}
+
+// message returns what a page says of an engine error.
+func message(err error) string {
+	var e *engine.Error
+	if errors.As(err, &e) {
+		return e.Message
+	}
+	return "the change was not recorded; try again"
+}
+
+func (s *Server) pauseJob(ctx *fasthttp.RequestCtx, u *engine.SessionUser) {
+	jid := ctx.UserValue("jid").(string)
+	args := ctx.PostArgs()
+	back := "/jobs/" + jid
+	in := engine.JobInput{Paused: engine.Some(true), PausedUntil: engine.Opt[time.Time]{Set: true, Null: true},
+		Actor: actor(u), Note: strings.TrimSpace(string(args.Peek("note")))}
+	if d := strings.TrimSpace(string(args.Peek("until"))); d != "" {
+		t, err := time.ParseInLocation("2006-01-02", d, u.Workspace.Loc)
+		if err != nil {
+			redirect(ctx, back, "The date must be a date (YYYY-MM-DD).", true)
+			return
+		}
+		in.PausedUntil = engine.Some(t)
+	}
+	if _, err := s.eng.UpdateJob(u.Workspace.ID, jid, in); err != nil {
+		redirect(ctx, back, "Not paused: "+message(err)+".", true)
+		return
+	}
+	redirect(ctx, back, "Monitoring paused.", false)
+}
+
+func (s *Server) resumeJob(ctx *fasthttp.RequestCtx, u *engine.SessionUser) {
+	jid := ctx.UserValue("jid").(string)
+	back := "/jobs/" + jid
+	in := engine.JobInput{Paused: engine.Some(false), Actor: actor(u), Note: strings.TrimSpace(string(ctx.PostArgs().Peek("note")))}
+	if _, err := s.eng.UpdateJob(u.Workspace.ID, jid, in); err != nil {
+		redirect(ctx, back, "Not resumed: "+message(err)+".", true)
+		return
+	}
+	redirect(ctx, back, "Monitoring resumed.", false)
+}
+
+// keyForm is the key form as sent, to show it again after a mistake.
+type keyForm struct {
+	Name, Type, Access, Expiry, Date string
+	Scopes                           map[string]bool
+	Error                            string
+}
+
+// createKey makes an API key (api.md 5.3–5.5) and shows its secret once.
+func (s *Server) createKey(ctx *fasthttp.RequestCtx, u *engine.SessionUser) {
+	args := ctx.PostArgs()
+	f := keyForm{Name: strings.TrimSpace(string(args.Peek("name"))), Type: string(args.Peek("type")), Access: string(args.Peek("access")),
+		Expiry: string(args.Peek("expiry")), Date: strings.TrimSpace(string(args.Peek("date"))), Scopes: map[string]bool{}}
+	in := engine.KeyInput{Name: engine.Some(f.Name), Type: engine.Some(f.Type), Actor: actor(u)}
+	switch f.Type {
+	case "rest":
+		var scopes []string
+		for _, v := range args.PeekMulti("scopes") {
+			if _, ok := areaNames[string(v)]; ok {
+				scopes = append(scopes, string(v))
+				f.Scopes[string(v)] = true
+			}
+		}
+		if len(scopes) == 0 {
+			f.Error = "Choose at least one readable area."
+		}
+		in.Scopes = engine.Some(scopes)
+	case "assistant":
+		in.Access = engine.Some(f.Access)
+	case "report":
+	default:
+		f.Error = "Choose the key's access."
+	}
+	switch f.Expiry {
+	case "never":
+	case "date":
+		t, err := time.ParseInLocation("2006-01-02", f.Date, u.Workspace.Loc)
+		if err != nil {
+			f.Error = "Choose the expiry date."
+			break
+		}
+		// The key works through the whole of the date chosen.
+		in.ExpiresAt = engine.Some(t.AddDate(0, 0, 1))
+	default:
+		f.Error = "Choose an expiry: a date or never."
+	}
+	if f.Error == "" {
+		v, err := s.eng.CreateKey(u.Workspace.ID, in)
+		if err == nil {
+			s.renderKeys(ctx, u, fasthttp.StatusOK, v.Key, keyForm{Type: "rest", Expiry: "never", Access: "read-only"})
+			return
+		}
+		f.Error = upperFirst(message(err)) + "."
+	}
+	s.renderKeys(ctx, u, fasthttp.StatusBadRequest, "", f)
+}
+
+func (s *Server) revokeKey(ctx *fasthttp.RequestCtx, u *engine.SessionUser) {
+	if err := s.eng.RevokeKey(u.Workspace.ID, ctx.UserValue("kid").(string), actor(u)); err != nil {
+		redirect(ctx, "/settings/keys", "Not revoked: "+message(err)+".", true)
+		return
+	}
+	redirect(ctx, "/settings/keys", "Key revoked: it answers 401 from now on.", false)
+}
+
+func optional(args *fasthttp.Args, name string) engine.Opt[string] {
+	v := strings.TrimSpace(string(args.Peek(name)))
+	if v == "" {
+		return engine.Opt[string]{}
+	}
+	return engine.Some(v)
+}
+
+func (s *Server) createChannel(ctx *fasthttp.RequestCtx, u *engine.SessionUser) {
+	args := ctx.PostArgs()
+	in := engine.ChannelInput{Type: optional(args, "type"), Name: optional(args, "name"), URL: optional(args, "url"),
+		To: optional(args, "to"), MinSeverity: optional(args, "minSeverity"), Actor: actor(u)}
+	if _, err := s.eng.CreateChannel(u.Workspace.ID, in); err != nil {
+		redirect(ctx, "/settings/channels", "Not added: "+message(err)+".", true)
+		return
+	}
+	redirect(ctx, "/settings/channels", "Channel added.", false)
+}
+
+func (s *Server) deleteChannel(ctx *fasthttp.RequestCtx, u *engine.SessionUser) {
+	if err := s.eng.DeleteChannel(u.Workspace.ID, ctx.UserValue("chid").(string), actor(u)); err != nil {
+		redirect(ctx, "/settings/channels", "Not deleted: "+message(err)+".", true)
+		return
+	}
+	redirect(ctx, "/settings/channels", "Channel deleted, with its escalation rules.", false)
+}
+
+func (s *Server) createEscalation(ctx *fasthttp.RequestCtx, u *engine.SessionUser) {
+	args := ctx.PostArgs()
+	in := engine.EscalationInput{ChannelID: optional(args, "channelId"), Actor: actor(u)}
+	if v := strings.TrimSpace(string(args.Peek("afterMinutes"))); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			redirect(ctx, "/settings/channels", "Not added: afterMinutes must be a whole number of minutes.", true)
+			return
+		}
+		in.AfterMinutes = engine.Some(n)
+	}
+	if _, err := s.eng.CreateEscalation(u.Workspace.ID, in); err != nil {
+		redirect(ctx, "/settings/channels", "Not added: "+message(err)+".", true)
+		return
+	}
+	redirect(ctx, "/settings/channels", "Escalation rule added.", false)
+}
+
+func (s *Server) deleteEscalation(ctx *fasthttp.RequestCtx, u *engine.SessionUser) {
+	if err := s.eng.DeleteEscalation(u.Workspace.ID, ctx.UserValue("eid").(string), actor(u)); err != nil {
+		redirect(ctx, "/settings/channels", "Not deleted: "+message(err)+".", true)
+		return
+	}
+	redirect(ctx, "/settings/channels", "Escalation rule deleted.", false)
+}
+
+// hashPassword validates and hashes a password set in a users form; "" and
+// a message when it cannot.
+func (s *Server) hashPassword(pw string) (string, string) {
+	if msg := password.Validate(pw); msg != "" {
+		return "", msg
+	}
+	h, err := s.hasher.Hash(context.Background(), pw)
+	if err != nil {
+		return "", "the server is busy; try again in a moment"
+	}
+	return h, ""
+}
+
+// Only an owner manages owners: an admin can neither make one nor change
+// or delete one (decisions.md of the project).
+func (s *Server) createUser(ctx *fasthttp.RequestCtx, u *engine.SessionUser) {
+	args := ctx.PostArgs()
+	const back = "/settings/users"
+	in := engine.UserInput{Email: optional(args, "email"), Name: optional(args, "name"), Role: optional(args, "role"), Actor: actor(u)}
+	if in.Role.V == engine.RoleOwner && u.Role != engine.RoleOwner {
+		s.errorPage(ctx, fasthttp.StatusForbidden, "Forbidden", "Only an owner can make another owner.")
+		return
+	}
+	h, msg := s.hashPassword(string(args.Peek("password")))
+	if msg != "" {
+		redirect(ctx, back, "Not added: "+msg+".", true)
+		return
+	}
+	in.Hash = engine.Some(h)
+	if _, err := s.eng.CreateUser(u.Workspace.ID, in); err != nil {
+		redirect(ctx, back, "Not added: "+message(err)+".", true)
+		return
+	}
+	redirect(ctx, back, "User added.", false)
+}
+
+func (s *Server) updateUser(ctx *fasthttp.RequestCtx, u *engine.SessionUser) {
+	args := ctx.PostArgs()
+	const back = "/settings/users"
+	uid := ctx.UserValue("uid").(string)
+	target, err := s.eng.User(u.Workspace.ID, uid)
+	if s.failed(ctx, err) {
+		return
+	}
+	in := engine.UserInput{Role: optional(args, "role"), Actor: actor(u)}
+	if u.Role != engine.RoleOwner && (target.Role == engine.RoleOwner || in.Role.V == engine.RoleOwner) {
+		s.errorPage(ctx, fasthttp.StatusForbidden, "Forbidden", "Only an owner can change an owner or make one.")
+		return
+	}
+	if pw := string(args.Peek("password")); pw != "" {
+		h, msg := s.hashPassword(pw)
+		if msg != "" {
+			redirect(ctx, back, "Not changed: "+msg+".", true)
+			return
+		}
+		in.Hash = engine.Some(h)
+	}
+	if _, err := s.eng.UpdateUser(u.Workspace.ID, uid, in); err != nil {
+		redirect(ctx, back, "Not changed: "+message(err)+".", true)
+		return
+	}
+	redirect(ctx, back, "User "+target.Email+" changed.", false)
+}
+
+func (s *Server) deleteUser(ctx *fasthttp.RequestCtx, u *engine.SessionUser) {
+	const back = "/settings/users"
+	uid := ctx.UserValue("uid").(string)
+	target, err := s.eng.User(u.Workspace.ID, uid)
+	if s.failed(ctx, err) {
+		return
+	}
+	if u.Role != engine.RoleOwner && target.Role == engine.RoleOwner {
+		s.errorPage(ctx, fasthttp.StatusForbidden, "Forbidden", "Only an owner can delete an owner.")
+		return
+	}
+	if err := s.eng.DeleteUser(u.Workspace.ID, uid, actor(u)); err != nil {
+		redirect(ctx, back, "Not deleted: "+message(err)+".", true)
+		return
+	}
+	redirect(ctx, back, "User "+target.Email+" deleted; their sessions have ended.", false)
+}

@@ -1,0 +1,212 @@
+package dashboard
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/valyala/fasthttp"
+	"golang.org/x/time/rate"
+
+	"backupmon/engine"
+	"backupmon/password"
+)
+
+// Login throttling (decisions.md 11): every attempt takes a token from its
+// address's bucket and from its e-mail address's bucket.
+const (
+	addrBurst     = 10
+	addrEvery     = 6 * time.Second // 10 a minute once the burst is spent
+	userBurst     = 5
+	userEvery     = 30 * time.Second // 2 a minute once the burst is spent
+	throttleLimit = 100000           // buckets kept before idle ones are dropped
+	sessionMaxAge = 30 * 24 * 60 * 60
+)
+
+type throttle struct {
+	mu      sync.Mutex
+	buckets map[string]*rate.Limiter
+}
+
+func newThrottle() *throttle { return &throttle{buckets: map[string]*rate.Limiter{}} }
+
+// allow takes one attempt from the address's and the user's buckets at
+// now; false when either is empty (then neither is charged).
+func (t *throttle) allow(addr, email string, now time.Time) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.buckets) > throttleLimit {
+		for k, l := range t.buckets {
+			if l.TokensAt(now) >= float64(l.Burst()) {
+				delete(t.buckets, k)
+			}
+		}
+	}
+	a := t.bucket("a:"+addr, addrEvery, addrBurst)
+	u := t.bucket("u:"+email, userEvery, userBurst)
+	ra, ru := a.ReserveN(now, 1), u.ReserveN(now, 1)
+	if ra.DelayFrom(now) > 0 || ru.DelayFrom(now) > 0 {
+		ra.CancelAt(now)
+		ru.CancelAt(now)
+		return false
+	}
+	return true
+}
+
+func (t *throttle) bucket(key string, every time.Duration, burst int) *rate.Limiter {
+	l := t.buckets[key]
+	if l == nil {
+		l = rate.NewLimiter(rate.Every(every), burst)
+		t.buckets[key] = l
+	}
+	return l
+}
+
+type loginView struct {
+	Email, Next, Error string
+}
+
+func (s *Server) loginPage(ctx *fasthttp.RequestCtx) {
+	if _, ok := s.session(ctx); ok {
+		ctx.Redirect(localPath(string(ctx.QueryArgs().Peek("next"))), fasthttp.StatusSeeOther)
+		return
+	}
+	s.renderLogin(ctx, fasthttp.StatusOK, loginView{Next: string(ctx.QueryArgs().Peek("next"))})
+}
+
+func (s *Server) renderLogin(ctx *fasthttp.RequestCtx, status int, v loginView) {
+	s.render(ctx, status, "login", &view{Title: "Log in", Theme: theme(ctx), Data: v})
+}
+
+// login checks an e-mail address and password and starts a session.
+func (s *Server) login(ctx *fasthttp.RequestCtx) {
+	args := ctx.PostArgs()
+	email := strings.TrimSpace(string(args.Peek("email")))
+	pw := string(args.Peek("password"))
+	v := loginView{Email: email, Next: string(args.Peek("next"))}
+	addr := remoteAddr(ctx)
+	if !s.throttle.allow(addr, strings.ToLower(email), s.eng.Now()) {
+		ctx.Response.Header.Set("Retry-After", "60")
+		v.Error = "Too many login attempts. Try again in a minute."
+		s.renderLogin(ctx, fasthttp.StatusTooManyRequests, v)
+		return
+	}
+	l, found := s.eng.LoginFor(email)
+	var ok bool
+	var err error
+	if found {
+		ok, err = s.hasher.Check(context.Background(), l.Hash, pw)
+	} else {
+		err = s.hasher.CheckDummy(context.Background(), pw)
+	}
+	if errors.Is(err, password.ErrBusy) {
+		ctx.Response.Header.Set("Retry-After", "1")
+		v.Error = "The server is busy; try again in a moment."
+		s.renderLogin(ctx, fasthttp.StatusServiceUnavailable, v)
+		return
+	}
+	if err != nil && !errors.Is(err, password.ErrMalformed) {
+		s.log.Error("login", "err", err)
+	}
+	if !ok {
+		v.Error = "Wrong e-mail address or password."
+		s.renderLogin(ctx, fasthttp.StatusUnauthorized, v)
+		return
+	}
+	secret := make([]byte, 32)
+	if _, err := rand.Read(secret); err != nil {
+		s.errorPage(ctx, fasthttp.StatusInternalServerError, "Something went wrong", "No session could be started; try again.")
+		return
+	}
+	value := base64.RawURLEncoding.EncodeToString(secret)
+	if err := s.eng.StartSession(l.WorkspaceID, l.UserID, l.Hash, sha256.Sum256([]byte(value))); err != nil {
+		v.Error = "Wrong e-mail address or password."
+		s.renderLogin(ctx, fasthttp.StatusUnauthorized, v)
+		return
+	}
+	s.setSessionCookie(ctx, value, sessionMaxAge)
+	ctx.Redirect(localPath(v.Next), fasthttp.StatusSeeOther)
+}
+
+func (s *Server) setSessionCookie(ctx *fasthttp.RequestCtx, value string, maxAge int) {
+	c := fasthttp.AcquireCookie()
+	defer fasthttp.ReleaseCookie(c)
+	c.SetKey(s.cookieName())
+	c.SetValue(value)
+	c.SetPath("/")
+	c.SetHTTPOnly(true)
+	c.SetSecure(!s.insecure)
+	c.SetSameSite(fasthttp.CookieSameSiteLaxMode)
+	if maxAge > 0 {
+		c.SetMaxAge(maxAge)
+	} else {
+		c.SetExpire(fasthttp.CookieExpireDelete)
+	}
+	ctx.Response.Header.SetCookie(c)
+}
+
+// logout ends the request's session, if any.
+func (s *Server) logout(ctx *fasthttp.RequestCtx) {
+	if v := ctx.Request.Header.Cookie(s.cookieName()); len(v) > 0 {
+		if err := s.eng.EndSession(sha256.Sum256(v)); err != nil {
+			s.errorPage(ctx, fasthttp.StatusServiceUnavailable, "Something went wrong", "The session could not be ended; try again.")
+			return
+		}
+	}
+	s.setSessionCookie(ctx, "", 0)
+	ctx.Redirect("/login", fasthttp.StatusSeeOther)
+}
+
+// theme moves the colour theme on: system → dark → light → system.
+func (s *Server) theme(ctx *fasthttp.RequestCtx) {
+	next := map[string]string{"": "dark", "dark": "light", "light": ""}[theme(ctx)]
+	c := fasthttp.AcquireCookie()
+	defer fasthttp.ReleaseCookie(c)
+	c.SetKey("theme")
+	c.SetValue(next)
+	c.SetPath("/")
+	c.SetSameSite(fasthttp.CookieSameSiteLaxMode)
+	if next == "" {
+		c.SetExpire(fasthttp.CookieExpireDelete)
+	} else {
+		c.SetMaxAge(365 * 24 * 60 * 60)
+	}
+	ctx.Response.Header.SetCookie(c)
+	ctx.Redirect(localPath(string(ctx.PostArgs().Peek("back"))), fasthttp.StatusSeeOther)
+}
+
+// theme returns the theme cookie's value: "dark", "light" or "" (the
+// system's).
+func theme(ctx *fasthttp.RequestCtx) string {
+	switch v := string(ctx.Request.Header.Cookie("theme")); v {
+	case "dark", "light":
+		return v
+	}
+	return ""
+}
+
+// localPath returns p when it is a path on this site, else "/": a login
+// never sends anyone elsewhere.
+func localPath(p string) string {
+	if !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "//") || strings.HasPrefix(p, "/\\") || strings.ContainsAny(p, "\r\n") {
+		return "/"
+	}
+	return p
+}
+
+func remoteAddr(ctx *fasthttp.RequestCtx) string {
+	addr := ctx.RemoteAddr().String()
+	if host, _, err := net.SplitHostPort(addr); err == nil {
+		return host
+	}
+	return addr
+}
+
+// actor names a user in the activity log.
+func actor(u *engine.SessionUser) string { return "user:" + u.Email }

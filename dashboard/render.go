@@ -1,0 +1,327 @@
+package dashboard
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"fmt"
+	"html/template"
+	"net/url"
+	"path"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"backupmon/engine"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed assets/app.css assets/app.js assets/htmx.min.js
+var assetFS embed.FS
+
+// pages holds one template set per page: the layout, the partials and the
+// page's own "content".
+type pages struct {
+	sets map[string]*template.Template
+}
+
+var pageNames = []string{"login", "error", "queue", "clients", "client", "jobs", "job", "alerts", "keys", "channels", "users", "activity"}
+
+func loadPages() *pages {
+	base := template.Must(template.New("").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/partials.html"))
+	p := &pages{sets: map[string]*template.Template{}}
+	for _, name := range pageNames {
+		t := template.Must(base.Clone())
+		p.sets[name] = template.Must(t.ParseFS(templateFS, "templates/"+name+".html"))
+	}
+	return p
+}
+
+// view is what every page template gets.
+type view struct {
+	Title, Nav string
+	User       *engine.SessionUser
+	Theme      string
+	Flash      string
+	FlashError bool
+	Path       string // the page's path and query, for forms that come back to it
+	CanTriage  bool
+	CanManage  bool
+	Now        int64
+	Data       any
+	loc        *time.Location
+}
+
+func (s *Server) newView(ctx *fasthttp.RequestCtx, u *engine.SessionUser, title, nav string, data any) *view {
+	v := &view{Title: title, Nav: nav, User: u, Theme: theme(ctx), Path: string(ctx.URI().RequestURI()),
+		CanTriage: allowed(u.Role, canTriage), CanManage: allowed(u.Role, canManage),
+		Now: s.eng.Now().UnixMilli(), Data: data, loc: u.Workspace.Loc}
+	v.Flash, v.FlashError = takeFlash(ctx)
+	return v
+}
+
+// Stamp is a time as pages show it: in the workspace's zone, with UTC on
+// hover.
+type Stamp struct {
+	Zero            bool
+	ISO, UTC, Local string
+}
+
+// T returns the stamp of a Unix millisecond time (0: none).
+func (v *view) T(ms int64) Stamp {
+	if ms == 0 {
+		return Stamp{Zero: true}
+	}
+	t := time.UnixMilli(ms).UTC()
+	loc := v.loc
+	if loc == nil {
+		loc = time.UTC
+	}
+	return Stamp{ISO: t.Format("2006-01-02T15:04:05Z"), UTC: t.Format("2006-01-02 15:04 UTC"), Local: t.In(loc).Format("Mon 2 Jan 15:04")}
+}
+
+// Ago says how long before now ms was, shortly ("5 min ago").
+func (v *view) Ago(ms int64) string {
+	if ms == 0 {
+		return ""
+	}
+	d := time.Duration(v.Now-ms) * time.Millisecond
+	switch {
+	case d < 0:
+		return "in " + short(-d)
+	case d < time.Minute:
+		return "just now"
+	}
+	return short(d) + " ago"
+}
+
+// In says how long after now ms is ("in 3 h").
+func (v *view) In(ms int64) string {
+	if ms == 0 {
+		return ""
+	}
+	d := time.Duration(ms-v.Now) * time.Millisecond
+	if d < 0 {
+		return short(-d) + " ago"
+	}
+	return "in " + short(d)
+}
+
+func short(d time.Duration) string {
+	switch {
+	case d < time.Hour:
+		return fmt.Sprintf("%d min", int(d/time.Minute))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%d h", int(d/time.Hour))
+	}
+	return fmt.Sprintf("%d d", int(d/(24*time.Hour)))
+}
+
+// Date returns ms as a date in the workspace's zone (YYYY-MM-DD).
+func (v *view) Date(ms int64) string {
+	if ms == 0 {
+		return ""
+	}
+	return time.UnixMilli(ms).In(v.loc).Format("2006-01-02")
+}
+
+// Today returns the workspace's date today.
+func (v *view) Today() string { return v.Date(v.Now) }
+
+var funcs = template.FuncMap{
+	"size": func(n int64) string {
+		if n < 0 {
+			return "—"
+		}
+		units := []string{"B", "KB", "MB", "GB", "TB", "PB"}
+		f, i := float64(n), 0
+		for f >= 1000 && i < len(units)-1 {
+			f /= 1000
+			i++
+		}
+		if i == 0 {
+			return fmt.Sprintf("%d B", n)
+		}
+		return fmt.Sprintf("%.1f %s", f, units[i])
+	},
+	"duration": func(sec int64) string {
+		if sec < 0 {
+			return "—"
+		}
+		d := time.Duration(sec) * time.Second
+		if d < time.Hour {
+			return fmt.Sprintf("%d min %02d s", int(d/time.Minute), int(d%time.Minute/time.Second))
+		}
+		return fmt.Sprintf("%d h %02d min", int(d/time.Hour), int(d%time.Hour/time.Minute))
+	},
+	"rate": func(r engine.Rate) string {
+		if !r.Valid {
+			return "—"
+		}
+		return fmt.Sprintf("%.1f%%", r.Float())
+	},
+	"join":  strings.Join,
+	"title": func(s string) string { return strings.ToUpper(s[:min(1, len(s))]) + s[min(1, len(s)):] },
+	"vendor": func(v string) string {
+		if n := engine.VendorName(v); n != "" {
+			return n
+		}
+		return v
+	},
+	"minutes": func(m int64) string {
+		switch {
+		case m%1440 == 0:
+			return fmt.Sprintf("%d d", m/1440)
+		case m%60 == 0:
+			return fmt.Sprintf("%d h", m/60)
+		}
+		return fmt.Sprintf("%d min", m)
+	},
+	"query": func(pairs ...string) template.URL {
+		q := url.Values{}
+		for i := 0; i+1 < len(pairs); i += 2 {
+			if pairs[i+1] != "" {
+				q.Set(pairs[i], pairs[i+1])
+			}
+		}
+		if len(q) == 0 {
+			return "?"
+		}
+		return template.URL("?" + q.Encode())
+	},
+	"add": func(a, b int) int { return a + b },
+	"rows": func(v *view, jobs []engine.BoardJob) any {
+		return struct {
+			V    *view
+			Jobs []engine.BoardJob
+		}{v, jobs}
+	},
+	"alertrows": func(v *view, alerts []engine.BoardAlert) any {
+		return struct {
+			V      *view
+			Alerts []engine.BoardAlert
+		}{v, alerts}
+	},
+	"asset":  assetPath,
+	"scopes": scopeLabels,
+}
+
+// scopeLabels names a REST key's readable areas as the key form does.
+func scopeLabels(scopes []string) string {
+	var out []string
+	for _, s := range scopes {
+		if s == "workspace:read" {
+			continue
+		}
+		out = append(out, areaNames[s])
+	}
+	return strings.Join(out, ", ")
+}
+
+// render writes a page with status.
+func (s *Server) render(ctx *fasthttp.RequestCtx, status int, page string, v *view) {
+	t := s.pages.sets[page]
+	buf := bufPool.Get().(*bytes.Buffer)
+	buf.Reset()
+	defer bufPool.Put(buf)
+	if err := t.ExecuteTemplate(buf, "layout", v); err != nil {
+		s.log.Error("render page", "page", page, "err", err)
+		ctx.SetStatusCode(fasthttp.StatusInternalServerError)
+		ctx.SetContentType("text/plain; charset=utf-8")
+		ctx.SetBodyString("The page could not be shown.")
+		return
+	}
+	ctx.SetStatusCode(status)
+	ctx.SetContentType("text/html; charset=utf-8")
+	ctx.SetBody(buf.Bytes())
+}
+
+var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+type errorView struct{ Heading, Text string }
+
+// errorPage answers status with a short page.
+func (s *Server) errorPage(ctx *fasthttp.RequestCtx, status int, heading, text string) {
+	s.render(ctx, status, "error", &view{Title: heading, Theme: theme(ctx), Data: errorView{heading, text}})
+}
+
+// redirect answers 303 to a local path, leaving a message for the next page
+// (an error when bad).
+func redirect(ctx *fasthttp.RequestCtx, to, msg string, bad bool) {
+	if msg != "" {
+		if bad {
+			msg = "!" + msg
+		}
+		c := fasthttp.AcquireCookie()
+		c.SetKey("flash")
+		c.SetValue(url.QueryEscape(msg))
+		c.SetPath("/")
+		c.SetHTTPOnly(true)
+		c.SetSameSite(fasthttp.CookieSameSiteLaxMode)
+		c.SetMaxAge(60)
+		ctx.Response.Header.SetCookie(c)
+		fasthttp.ReleaseCookie(c)
+	}
+	ctx.Redirect(localPath(to), fasthttp.StatusSeeOther)
+}
+
+// takeFlash returns the message a redirect left, and clears it.
+func takeFlash(ctx *fasthttp.RequestCtx) (string, bool) {
+	raw := ctx.Request.Header.Cookie("flash")
+	if len(raw) == 0 {
+		return "", false
+	}
+	ctx.Response.Header.DelClientCookie("flash")
+	msg, err := url.QueryUnescape(string(raw))
+	if err != nil {
+		return "", false
+	}
+	if strings.HasPrefix(msg, "!") {
+		return msg[1:], true
+	}
+	return msg, false
+}
+
+// assets: name → body, content type and fingerprint.
+type asset struct {
+	body  []byte
+	ctype string
+	tag   string
+}
+
+var assets = func() map[string]asset {
+	m := map[string]asset{}
+	for name, ctype := range map[string]string{"app.css": "text/css; charset=utf-8", "app.js": "text/javascript; charset=utf-8", "htmx.min.js": "text/javascript; charset=utf-8"} {
+		b, err := assetFS.ReadFile("assets/" + name)
+		if err != nil {
+			panic(err)
+		}
+		sum := sha256.Sum256(b)
+		m[name] = asset{body: b, ctype: ctype, tag: hex.EncodeToString(sum[:6])}
+	}
+	return m
+}()
+
+// assetPath returns an asset's address with its fingerprint, so it can be
+// cached for ever.
+func assetPath(name string) string { return "/assets/" + name + "?v=" + assets[name].tag }
+
+func serveAsset(ctx *fasthttp.RequestCtx) {
+	name, _ := ctx.UserValue("name").(string)
+	a, ok := assets[path.Base(name)]
+	if !ok || path.Base(name) != name {
+		ctx.SetStatusCode(fasthttp.StatusNotFound)
+		ctx.SetContentType("text/plain; charset=utf-8")
+		ctx.SetBodyString("not found")
+		return
+	}
+	ctx.SetStatusCode(fasthttp.StatusOK)
+	ctx.SetContentType(a.ctype)
+	ctx.Response.Header.Set("Cache-Control", "public, max-age=31536000, immutable")
+	ctx.Response.SetBodyRaw(a.body)
+}

@@ -1,0 +1,213 @@
+// Package dashboard serves the web dashboard: server-rendered pages, their
+// forms and embedded assets, for the people of a workspace; every change
+// goes through the engine's commands.
+package dashboard
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+
+	"github.com/fasthttp/router"
+	"github.com/valyala/fasthttp"
+
+	"backupmon/engine"
+	"backupmon/password"
+)
+
+// Config wires a Server.
+type Config struct {
+	Engine *engine.Engine
+	Hasher *password.Hasher // bounded argon2id hashing; default one slot
+	Logger *slog.Logger     // default slog.Default()
+	// Secure is false only in tests that cannot send a Secure cookie back
+	// (Go's cookie jar over plain HTTP); browsers accept Secure cookies
+	// from loopback (decisions.md 11).
+	Insecure bool
+}
+
+// Server is the dashboard's HTTP handler.
+type Server struct {
+	eng      *engine.Engine
+	hasher   *password.Hasher
+	log      *slog.Logger
+	insecure bool
+	throttle *throttle
+	cop      *http.CrossOriginProtection
+	pages    *pages
+	handler  fasthttp.RequestHandler
+}
+
+// New builds a Server.
+func New(cfg Config) *Server {
+	s := &Server{eng: cfg.Engine, hasher: cfg.Hasher, log: cfg.Logger, insecure: cfg.Insecure,
+		throttle: newThrottle(), cop: http.NewCrossOriginProtection(), pages: loadPages()}
+	if s.hasher == nil {
+		s.hasher = password.NewHasher(password.Default, 1, 16)
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	s.handler = s.routes()
+	return s
+}
+
+// Handler returns the handler of every dashboard path.
+func (s *Server) Handler() fasthttp.RequestHandler { return s.handler }
+
+// Permissions of the roles (decisions.md 11).
+const (
+	canTriage = iota + 1 // acknowledge, snooze, resolve, pause, resume
+	canManage            // keys, channels, escalations, users
+)
+
+func allowed(role string, need int) bool {
+	switch need {
+	case canTriage:
+		return role == engine.RoleOwner || role == engine.RoleAdmin || role == engine.RoleMember
+	case canManage:
+		return role == engine.RoleOwner || role == engine.RoleAdmin
+	}
+	return true
+}
+
+// handlerFunc is a page or action for a logged-in user.
+type handlerFunc func(ctx *fasthttp.RequestCtx, u *engine.SessionUser)
+
+func (s *Server) routes() fasthttp.RequestHandler {
+	r := router.New()
+	r.RedirectTrailingSlash = false
+	r.RedirectFixedPath = false
+	r.HandleOPTIONS = false
+	r.HandleMethodNotAllowed = true
+
+	r.GET("/assets/{name}", serveAsset)
+	r.GET("/login", s.loginPage)
+	r.POST("/login", s.safe(s.login))
+	r.POST("/logout", s.safe(s.logout))
+	r.POST("/theme", s.safe(s.theme))
+
+	r.GET("/", s.user(0, s.queuePage))
+	r.POST("/alerts/bulk", s.user(canTriage, s.alertsBulk))
+	r.GET("/clients", s.user(0, s.clientsPage))
+	r.GET("/clients/{cid}", s.user(0, s.clientPage))
+	r.GET("/jobs", s.user(0, s.jobsPage))
+	r.GET("/jobs/{jid}", s.user(0, s.jobPage))
+	r.POST("/jobs/{jid}/pause", s.user(canTriage, s.pauseJob))
+	r.POST("/jobs/{jid}/resume", s.user(canTriage, s.resumeJob))
+	r.GET("/alerts", s.user(0, s.alertsPage))
+	r.GET("/settings/keys", s.user(0, s.keysPage))
+	r.POST("/settings/keys", s.user(canManage, s.createKey))
+	r.POST("/settings/keys/{kid}/revoke", s.user(canManage, s.revokeKey))
+	r.GET("/settings/channels", s.user(0, s.channelsPage))
+	r.POST("/settings/channels", s.user(canManage, s.createChannel))
+	r.POST("/settings/channels/{chid}/delete", s.user(canManage, s.deleteChannel))
+	r.POST("/settings/escalations", s.user(canManage, s.createEscalation))
+	r.POST("/settings/escalations/{eid}/delete", s.user(canManage, s.deleteEscalation))
+	r.GET("/settings/users", s.user(0, s.usersPage))
+	r.POST("/settings/users", s.user(canManage, s.createUser))
+	r.POST("/settings/users/{uid}", s.user(canManage, s.updateUser))
+	r.POST("/settings/users/{uid}/delete", s.user(canManage, s.deleteUser))
+	r.GET("/settings/activity", s.user(0, s.activityPage))
+
+	r.NotFound = func(ctx *fasthttp.RequestCtx) {
+		s.errorPage(ctx, fasthttp.StatusNotFound, "Not found", "There is no page at this address.")
+	}
+	r.MethodNotAllowed = func(ctx *fasthttp.RequestCtx) {
+		s.errorPage(ctx, fasthttp.StatusMethodNotAllowed, "Method not allowed", "This address does not take that kind of request.")
+	}
+	r.PanicHandler = func(ctx *fasthttp.RequestCtx, p any) {
+		s.log.Error("panic in dashboard handler", "path", string(ctx.Path()), "panic", fmt.Sprint(p))
+		ctx.Response.Reset()
+		s.errorPage(ctx, fasthttp.StatusInternalServerError, "Something went wrong", "The page could not be shown; try again.")
+	}
+	h := r.Handler
+	return func(ctx *fasthttp.RequestCtx) {
+		securityHeaders(ctx)
+		h(ctx)
+	}
+}
+
+// securityHeaders sets the headers every dashboard answer carries: a strict
+// Content-Security-Policy (no inline script or style, nothing from
+// elsewhere), no framing, no sniffing, no caching of pages.
+func securityHeaders(ctx *fasthttp.RequestCtx) {
+	h := &ctx.Response.Header
+	h.Set("Content-Security-Policy", "default-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'; object-src 'none'")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Referrer-Policy", "same-origin")
+	h.Set("Cache-Control", "no-store")
+}
+
+// safe refuses a cross-site POST with 403, by the Sec-Fetch-Site/Origin
+// rule of net/http.CrossOriginProtection, before h runs.
+func (s *Server) safe(h fasthttp.RequestHandler) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		if !s.sameOrigin(ctx) {
+			s.errorPage(ctx, fasthttp.StatusForbidden, "Forbidden", "Cross-origin requests are not accepted.")
+			return
+		}
+		h(ctx)
+	}
+}
+
+// sameOrigin applies net/http.CrossOriginProtection to the request: the
+// same rule as Go's own servers, run on the headers it reads.
+func (s *Server) sameOrigin(ctx *fasthttp.RequestCtx) bool {
+	req := &http.Request{Method: string(ctx.Method()), Header: http.Header{}, Host: string(ctx.Host())}
+	if v := ctx.Request.Header.Peek("Sec-Fetch-Site"); v != nil {
+		req.Header.Set("Sec-Fetch-Site", string(v))
+	}
+	if v := ctx.Request.Header.Peek("Origin"); v != nil {
+		req.Header.Set("Origin", string(v))
+	}
+	return s.cop.Check(req) == nil
+}
+
+// user wraps a page or action for a logged-in user: without a live session
+// a GET goes to the login page and anything else answers 401; a POST must
+// pass the cross-origin rule and the role must allow need, else 403.
+func (s *Server) user(need int, h handlerFunc) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		post := ctx.IsPost()
+		if post && !s.sameOrigin(ctx) {
+			s.errorPage(ctx, fasthttp.StatusForbidden, "Forbidden", "Cross-origin requests are not accepted.")
+			return
+		}
+		u, ok := s.session(ctx)
+		if !ok {
+			if post {
+				s.errorPage(ctx, fasthttp.StatusUnauthorized, "Logged out", "Your session has ended; log in again.")
+				return
+			}
+			next := string(ctx.URI().RequestURI())
+			ctx.Redirect("/login?next="+url.QueryEscape(next), fasthttp.StatusSeeOther)
+			return
+		}
+		if !allowed(u.Role, need) {
+			s.errorPage(ctx, fasthttp.StatusForbidden, "Forbidden", "Your role does not allow this.")
+			return
+		}
+		h(ctx, &u)
+	}
+}
+
+// session returns the user of the request's session cookie.
+func (s *Server) session(ctx *fasthttp.RequestCtx) (engine.SessionUser, bool) {
+	v := ctx.Request.Header.Cookie(s.cookieName())
+	if len(v) == 0 {
+		return engine.SessionUser{}, false
+	}
+	return s.eng.Session(sha256.Sum256(v))
+}
+
+// cookieName is the session cookie's name: __Host- requires Secure.
+func (s *Server) cookieName() string {
+	if s.insecure {
+		return "session"
+	}
+	return "__Host-session"
+}

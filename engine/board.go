@@ -1,0 +1,485 @@
+package engine
+
+import (
+	"sort"
+	"strings"
+	"time"
+)
+
+// The dashboard's reads: typed views of a workspace, built in its actor from
+// the same one-function-per-figure rules the REST API uses (jobStatus,
+// alertStatus, needsAttention, jobSLA via keptFigures, clientFigures,
+// health).
+
+// BoardWorkspace is the workspace a dashboard page shows.
+type BoardWorkspace struct {
+	ID, Name, TimeZone, Plan, Status string
+	Loc                              *time.Location
+	Active                           bool
+}
+
+// BoardAI is the rule catalogue's suggestion on an alert.
+type BoardAI struct {
+	Cause, Confidence, Category string
+}
+
+// BoardAlert is an alert as the dashboard shows it. NextRunAt is its job's
+// next expected run after now (0 when the job has no schedule to follow).
+type BoardAlert struct {
+	ID, JobID, JobName, ClientID, ClientName string
+	Type, Severity, Status, Summary          string
+	AI                                       *BoardAI
+	CreatedAt, AcknowledgedAt, SnoozedUntil  int64
+	ResolvedAt, NextRunAt                    int64
+}
+
+// BoardJob is a job as the dashboard shows it; times are Unix
+// milliseconds, 0 for none.
+type BoardJob struct {
+	ID, Name, ClientID, ClientName, ClientStatus string
+	Vendor, VendorName                           string
+	DeviceName, DeviceType, Hostname             string
+	Status, LastResult                           string
+	LastReportAt, LastSuccessAt, LastFailureAt   int64
+	NextExpectedAt, LateMinutes, CreatedAt       int64
+	IntervalMinutes, GraceMinutes                int64
+	ExpectedDays                                 []string
+	Paused                                       bool
+	PausedUntil                                  int64
+	SLA                                          JobSLA
+	Alert                                        *BoardAlert // the unresolved alert
+}
+
+// BoardResult is one stored result of a job.
+type BoardResult struct {
+	ID, Status, Source      string
+	CompletedAt, ReceivedAt int64
+	SizeBytes               int64 // -1: none
+	DurationSeconds         int64 // -1: none
+}
+
+// BoardClient is a client with its figures.
+type BoardClient struct {
+	ID, Name, Status string
+	Figures          ClientFigures
+}
+
+// BoardHealth is the workspace's health over the SLA period.
+type BoardHealth struct {
+	Jobs                    StatusCounts
+	OpenAlerts, Unresolved  int
+	SuccessRate, SLAMet     Rate
+	Reports                 int64
+	ClientsNeeding, Clients int
+}
+
+// QueueItem is one job of the attention queue, with its unresolved alert
+// if any; Since is when its trouble began (the alert's creation, else the
+// failure or the missed due time).
+type QueueItem struct {
+	Job   BoardJob
+	Since int64
+	rank  int
+}
+
+// QueueGroup is the queue's items of one client, worst and oldest first.
+type QueueGroup struct {
+	ClientID, ClientName string
+	Items                []QueueItem
+}
+
+// Queue is the attention queue: every job that needs attention (the one
+// rule, needsAttention) but those whose alert is snoozed, grouped by
+// client; the groups are ordered by their worst, then oldest, item.
+type Queue struct {
+	Groups  []QueueGroup
+	Items   int
+	Snoozed int // jobs left out while their alert is snoozed
+}
+
+// JobFilter selects the jobs of a jobs page; empty fields select all.
+type JobFilter struct {
+	ClientID, Status, Vendor, Search string
+	Offset, Limit                    int
+}
+
+// JobPage is everything a job's page shows.
+type JobPage struct {
+	Job     BoardJob
+	Grid    []GridDay
+	Results []BoardResult // newest first
+	Alerts  []BoardAlert  // newest first
+}
+
+// BoardKey is an API key record as the key list shows it.
+type BoardKey struct {
+	ID, Name, Type, Prefix string
+	ReadWrite              bool
+	Scopes                 []string
+	CreatedAt, ExpiresAt   int64
+	LastUsedAt             int64
+}
+
+const (
+	boardResults = 50
+	boardAlerts  = 20
+)
+
+func (w *workspace) boardWorkspace(now int64) BoardWorkspace {
+	return BoardWorkspace{ID: w.id.String(), Name: w.name, TimeZone: w.timeZone, Plan: w.plan, Status: w.status, Loc: w.loc, Active: w.active(now)}
+}
+
+func (w *workspace) boardAlert(a *alert, now int64) BoardAlert {
+	j := a.job
+	v := BoardAlert{
+		ID: a.id.String(), JobID: j.id.String(), JobName: j.name, ClientID: j.client.id.String(), ClientName: j.client.name,
+		Type: alertTypeName(a.typ), Severity: severityName(a.severity), Status: alertStatusName(alertStatus(a, now)),
+		Summary: a.summary, CreatedAt: a.createdAt, AcknowledgedAt: a.acknowledgedAt, ResolvedAt: a.resolvedAt,
+		NextRunAt: w.nextRunAfter(j, now),
+	}
+	if v.Status == "snoozed" {
+		v.SnoozedUntil = a.snoozedUntil
+	}
+	if a.ai != nil {
+		v.AI = &BoardAI{Cause: a.ai.cause, Confidence: a.ai.confidence, Category: a.ai.category}
+	}
+	return v
+}
+
+// nextRunAfter returns the job's next expected run after now: its next due
+// time, or for a job already past it, the first due time after now counted
+// on from there; 0 for a job whose monitoring is off.
+func (w *workspace) nextRunAfter(j *job, now int64) int64 {
+	if !j.monitored(now) {
+		return 0
+	}
+	due := j.nextExpectedAt(now, w.loc)
+	for i := 0; due <= now && i < 1000; i++ {
+		due = nextDue(due, j.intervalMinutes, j.expectedDays, w.loc)
+	}
+	return due
+}
+
+func (w *workspace) boardJob(j *job, now int64) BoardJob {
+	st, _ := w.keptFigures(j, now)
+	v := BoardJob{
+		ID: j.id.String(), Name: j.name, ClientID: j.client.id.String(), ClientName: j.client.name, ClientStatus: j.client.status,
+		Vendor: j.vendor, VendorName: VendorName(j.vendor),
+		DeviceName: j.device.name, DeviceType: j.device.typ, Hostname: j.device.hostname,
+		Status: st, LastResult: resultName(j.lastResult),
+		LastReportAt: j.lastReportAt, LastSuccessAt: j.lastSuccessAt, LastFailureAt: j.lastFailureAt,
+		CreatedAt: j.createdAt, IntervalMinutes: j.intervalMinutes, GraceMinutes: j.graceMinutes,
+		ExpectedDays: daysList(j.expectedDays), Paused: j.ownPaused(now), SLA: jobSLA(j, now),
+	}
+	if v.Paused {
+		v.PausedUntil = j.pausedUntil
+	}
+	if j.monitored(now) {
+		v.NextExpectedAt = j.nextExpectedAt(now, w.loc)
+	}
+	if _, late, ok := w.lateness(j, now); ok {
+		v.LateMinutes = late
+	}
+	if j.alert != nil {
+		a := w.boardAlert(j.alert, now)
+		v.Alert = &a
+	}
+	return v
+}
+
+// queueRank orders the queue's items: open critical alerts, open warning
+// alerts, then jobs failed or missing whose alert is acknowledged (or that
+// have none).
+func queueRank(j *job, now int64) int {
+	if j.alert != nil && alertStatus(j.alert, now) == alertOpen {
+		if j.alert.severity == severityCritical {
+			return 0
+		}
+		return 1
+	}
+	return 2
+}
+
+// Queue returns the workspace's attention queue at now.
+func (e *Engine) Queue(wsID string) (Queue, error) {
+	a, err := e.workspaceActor(wsID)
+	if err != nil {
+		return Queue{}, err
+	}
+	return ask(a, func(w *workspace) Queue {
+		now := e.nowMs()
+		var q Queue
+		byClient := map[*client]int{}
+		for _, c := range w.clientList {
+			for _, j := range c.jobList {
+				st, _ := w.keptFigures(j, now)
+				as := uint8(0)
+				if j.alert != nil {
+					as = alertStatus(j.alert, now)
+				}
+				if !needsAttention(st, as == alertOpen) {
+					continue
+				}
+				if as == alertSnoozed {
+					q.Snoozed++
+					continue
+				}
+				it := QueueItem{Job: w.boardJob(j, now), rank: queueRank(j, now)}
+				switch {
+				case j.alert != nil:
+					it.Since = j.alert.createdAt
+				case st == StatusMissing:
+					it.Since = j.nextExpectedAt(now, w.loc) + j.graceMinutes*msPerMinute
+				default:
+					it.Since = j.lastFailureAt
+				}
+				gi, ok := byClient[c]
+				if !ok {
+					gi = len(q.Groups)
+					byClient[c] = gi
+					q.Groups = append(q.Groups, QueueGroup{ClientID: c.id.String(), ClientName: c.name})
+				}
+				q.Groups[gi].Items = append(q.Groups[gi].Items, it)
+				q.Items++
+			}
+		}
+		worse := func(x, y *QueueItem) bool {
+			if x.rank != y.rank {
+				return x.rank < y.rank
+			}
+			if x.Since != y.Since {
+				return x.Since < y.Since
+			}
+			return x.Job.ID < y.Job.ID
+		}
+		for i := range q.Groups {
+			items := q.Groups[i].Items
+			sort.Slice(items, func(a, b int) bool { return worse(&items[a], &items[b]) })
+		}
+		sort.SliceStable(q.Groups, func(a, b int) bool { return worse(&q.Groups[a].Items[0], &q.Groups[b].Items[0]) })
+		return q
+	}), nil
+}
+
+// BoardHealth returns the workspace's health and its clients (archived
+// ones last), by name.
+func (e *Engine) BoardClients(wsID string) (BoardHealth, []BoardClient, error) {
+	a, err := e.workspaceActor(wsID)
+	if err != nil {
+		return BoardHealth{}, nil, err
+	}
+	type answer struct {
+		h  BoardHealth
+		cs []BoardClient
+	}
+	r := ask(a, func(w *workspace) answer {
+		now := e.nowMs()
+		h := w.health(now, slaPeriodDays, nil)
+		var r answer
+		r.h = BoardHealth{Jobs: h.counts, OpenAlerts: h.open, Unresolved: h.unresolved, SuccessRate: h.success,
+			SLAMet: h.sla, Reports: h.reports, ClientsNeeding: h.needing, Clients: h.clients}
+		for _, c := range w.clientList {
+			r.cs = append(r.cs, BoardClient{ID: c.id.String(), Name: c.name, Status: c.status, Figures: w.clientFigures(c, now)})
+		}
+		sort.SliceStable(r.cs, func(i, j int) bool { return r.cs[i].Status != "archived" && r.cs[j].Status == "archived" })
+		return r
+	})
+	return r.h, r.cs, nil
+}
+
+// BoardClient returns one client with its figures and its jobs by name, or
+// a KindNotFound error.
+func (e *Engine) BoardClient(wsID, clientID string) (BoardClient, []BoardJob, error) {
+	a, err := e.workspaceActor(wsID)
+	if err != nil {
+		return BoardClient{}, nil, err
+	}
+	type answer struct {
+		c    BoardClient
+		jobs []BoardJob
+		ok   bool
+	}
+	r := ask(a, func(w *workspace) answer {
+		now := e.nowMs()
+		c := w.client(clientID)
+		if c == nil {
+			return answer{}
+		}
+		r := answer{c: BoardClient{ID: c.id.String(), Name: c.name, Status: c.status, Figures: w.clientFigures(c, now)}, ok: true}
+		for _, j := range c.jobList {
+			r.jobs = append(r.jobs, w.boardJob(j, now))
+		}
+		return r
+	})
+	if !r.ok {
+		return BoardClient{}, nil, notFound("client")
+	}
+	return r.c, r.jobs, nil
+}
+
+// BoardJobs returns the page of jobs f selects, by name, and how many it
+// selects in all.
+func (e *Engine) BoardJobs(wsID string, f JobFilter) ([]BoardJob, int, error) {
+	a, err := e.workspaceActor(wsID)
+	if err != nil {
+		return nil, 0, err
+	}
+	type answer struct {
+		jobs  []BoardJob
+		total int
+	}
+	search := strings.ToLower(f.Search)
+	r := ask(a, func(w *workspace) answer {
+		now := e.nowMs()
+		list := w.jobList
+		if f.ClientID != "" {
+			c := w.client(f.ClientID)
+			if c == nil {
+				return answer{}
+			}
+			list = c.jobList
+		}
+		var r answer
+		for _, j := range list {
+			if f.Vendor != "" && j.vendor != f.Vendor {
+				continue
+			}
+			if search != "" && !strings.Contains(j.key, search) && !strings.Contains(strings.ToLower(j.client.name), search) &&
+				!strings.Contains(strings.ToLower(j.device.hostname), search) {
+				continue
+			}
+			if f.Status != "" {
+				if st, _ := w.keptFigures(j, now); st != f.Status {
+					continue
+				}
+			}
+			if r.total >= f.Offset && (f.Limit <= 0 || len(r.jobs) < f.Limit) {
+				r.jobs = append(r.jobs, w.boardJob(j, now))
+			}
+			r.total++
+		}
+		return r
+	})
+	return r.jobs, r.total, nil
+}
+
+// BoardJob returns a job's page: the job, its day grid over the last
+// gridDays days in the workspace's zone, its latest results and alerts.
+func (e *Engine) BoardJob(wsID, jobID string) (JobPage, error) {
+	a, err := e.workspaceActor(wsID)
+	if err != nil {
+		return JobPage{}, err
+	}
+	p, ok := ask2(a, func(w *workspace) (JobPage, bool) {
+		now := e.nowMs()
+		j := w.job(jobID)
+		if j == nil {
+			return JobPage{}, false
+		}
+		p := JobPage{Job: w.boardJob(j, now), Grid: w.dayGrid(j, now, gridDays)}
+		for i := len(j.results) - 1; i >= 0 && len(p.Results) < boardResults; i-- {
+			r := &j.results[i]
+			p.Results = append(p.Results, BoardResult{ID: r.id.String(), Status: resultName(r.status), Source: w.source(r.source),
+				CompletedAt: r.completedAt, ReceivedAt: r.receivedAt, SizeBytes: r.sizeBytes, DurationSeconds: int64(r.duration)})
+		}
+		for i := len(j.alerts) - 1; i >= 0 && len(p.Alerts) < boardAlerts; i-- {
+			p.Alerts = append(p.Alerts, w.boardAlert(j.alerts[i], now))
+		}
+		return p, true
+	})
+	if !ok {
+		return JobPage{}, notFound("job")
+	}
+	return p, nil
+}
+
+// Alert statuses a BoardAlerts filter may name besides the four statuses.
+const (
+	AlertsUnresolved = "unresolved"
+	AlertsAll        = "all"
+)
+
+// BoardAlerts returns the page of alerts whose status is status (one of
+// the four, AlertsUnresolved or AlertsAll), newest first, and how many
+// there are in all.
+func (e *Engine) BoardAlerts(wsID, status string, offset, limit int) ([]BoardAlert, int, error) {
+	a, err := e.workspaceActor(wsID)
+	if err != nil {
+		return nil, 0, err
+	}
+	type answer struct {
+		list  []BoardAlert
+		total int
+	}
+	r := ask(a, func(w *workspace) answer {
+		now := e.nowMs()
+		var r answer
+		for i := len(w.alertLog) - 1; i >= 0; i-- {
+			al := w.alertLog[i]
+			st := alertStatusName(alertStatus(al, now))
+			switch status {
+			case AlertsAll:
+			case AlertsUnresolved:
+				if st == "resolved" {
+					continue
+				}
+			default:
+				if st != status {
+					continue
+				}
+			}
+			if r.total >= offset && len(r.list) < limit {
+				r.list = append(r.list, w.boardAlert(al, now))
+			}
+			r.total++
+		}
+		return r
+	})
+	return r.list, r.total, nil
+}
+
+// BoardAlertsByID returns the alerts of ids that exist, in the order given.
+func (e *Engine) BoardAlertsByID(wsID string, ids []string) ([]BoardAlert, error) {
+	a, err := e.workspaceActor(wsID)
+	if err != nil {
+		return nil, err
+	}
+	return ask(a, func(w *workspace) []BoardAlert {
+		now := e.nowMs()
+		var list []BoardAlert
+		for _, s := range ids {
+			if id, ok := ParseID(s); ok {
+				if al := w.alerts[id]; al != nil {
+					list = append(list, w.boardAlert(al, now))
+				}
+			}
+		}
+		return list
+	}), nil
+}
+
+// BoardKeys returns the workspace's API keys, newest first.
+func (e *Engine) BoardKeys(wsID string) ([]BoardKey, error) {
+	a, err := e.workspaceActor(wsID)
+	if err != nil {
+		return nil, err
+	}
+	return ask(a, func(w *workspace) []BoardKey {
+		list := make([]BoardKey, 0, len(w.keys))
+		for _, k := range w.keys {
+			v := BoardKey{ID: k.id.String(), Name: k.name, Type: k.typ, Prefix: k.prefix, ReadWrite: k.readWrite,
+				CreatedAt: k.createdAt, ExpiresAt: k.expiresAt, LastUsedAt: k.lastUsed.Load()}
+			if k.typ == "rest" {
+				v.Scopes = scopeList(k.scopes)
+			}
+			list = append(list, v)
+		}
+		sort.Slice(list, func(i, j int) bool {
+			if list[i].CreatedAt != list[j].CreatedAt {
+				return list[i].CreatedAt > list[j].CreatedAt
+			}
+			return list[i].ID > list[j].ID
+		})
+		return list
+	}), nil
+}

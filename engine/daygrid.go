@@ -1,0 +1,118 @@
+package engine
+
+import "sort"
+
+// gridDays is how many days a job's day grid shows.
+const gridDays = 30
+
+// Day states of a job's day grid.
+const (
+	DayOK      = "ok"
+	DayWarning = "warning"
+	DayFailed  = "failed"
+	DayMissing = "missing"
+	DayNone    = "none" // not expected: no run was due, or the job did not exist yet
+)
+
+// GridDay is one local calendar day of a job's day grid: [Start, End) in
+// Unix milliseconds (23 or 25 hours long across a daylight-saving change),
+// its date, its state and how many results completed in it.
+type GridDay struct {
+	Date       string // YYYY-MM-DD in the workspace's zone
+	Day        int    // day of the month
+	Start, End int64
+	State      string
+	Results    int
+}
+
+// dayGrid is the one function for a job's day grid: the days local to the
+// workspace's zone up to today, each with the worst result that completed
+// in it; a day without one is missing when the job was overdue (past a due
+// time plus grace, with no report yet) at some point in it, and not
+// expected otherwise. Overdue spans are counted from the results' receipt
+// times as the missing rule counts them; past pauses are not kept, so only
+// the current one is left out.
+func (w *workspace) dayGrid(j *job, now int64, days int) []GridDay {
+	t := msTime(now).In(w.loc)
+	y, m, d := t.Date()
+	grid := make([]GridDay, days)
+	for i := range grid {
+		dd := d - (days - 1 - i)
+		start := localTime(y, m, dd, 0, 0, 0, 0, w.loc)
+		end := localTime(y, m, dd+1, 0, 0, 0, 0, w.loc)
+		grid[i] = GridDay{Date: start.Format("2006-01-02"), Day: start.Day(), Start: start.UnixMilli(), End: end.UnixMilli(), State: DayNone}
+	}
+	from := grid[0].Start
+	dayOf := func(at int64) int {
+		i := sort.Search(len(grid), func(k int) bool { return grid[k].End > at })
+		if i == len(grid) || at < grid[i].Start {
+			return -1
+		}
+		return i
+	}
+	worst := make([]uint8, days)
+	// A result completes at most 5 minutes after its receipt.
+	first := sort.Search(len(j.results), func(k int) bool { return j.results[k].receivedAt >= from-5*msPerMinute })
+	for k := first; k < len(j.results); k++ {
+		r := &j.results[k]
+		if i := dayOf(r.completedAt); i >= 0 {
+			grid[i].Results++
+			if rank(r.status) > rank(worst[i]) {
+				worst[i] = r.status
+			}
+		}
+	}
+	// Overdue spans: from each due time plus grace to the next receipt.
+	base := j.createdAt
+	if first > 0 {
+		base = j.results[first-1].receivedAt
+	}
+	grace := j.graceMinutes * msPerMinute
+	overdue := func(since, until int64) {
+		for i := range grid {
+			if grid[i].Start < until && since < grid[i].End {
+				if grid[i].State == DayNone {
+					grid[i].State = DayMissing
+				}
+			}
+		}
+	}
+	for k := first; k < len(j.results); k++ {
+		r := &j.results[k]
+		if r.receivedAt < base {
+			continue
+		}
+		if late := nextDue(base, j.intervalMinutes, j.expectedDays, w.loc) + grace; late < r.receivedAt {
+			overdue(late, r.receivedAt)
+		}
+		base = r.receivedAt
+	}
+	if w.jobStatus(j, now) == StatusMissing {
+		overdue(j.nextExpectedAt(now, w.loc)+grace, now)
+	}
+	for i := range grid {
+		switch {
+		case worst[i] != resultNone:
+			grid[i].State = resultName(worst[i])
+			if grid[i].State == "ok" {
+				grid[i].State = DayOK
+			}
+		case grid[i].End <= j.createdAt:
+			grid[i].State = DayNone
+		}
+	}
+	return grid
+}
+
+// rank orders result statuses from best to worst.
+func rank(s uint8) int {
+	switch s {
+	case resultOK:
+		return 1
+	case resultWarning:
+		return 2
+	case resultFailed:
+		return 3
+	}
+	return 0
+}

@@ -1,0 +1,77 @@
+package transport
+
+import (
+	"context"
+	"errors"
+
+	"github.com/valyala/fasthttp"
+
+	"backupmon/engine"
+	"backupmon/password"
+)
+
+// Admin endpoints of dashboard users (decisions.md 11). Passwords are
+// hashed here, with the dashboard's bounded hasher; the engine keeps only
+// the hash.
+
+func (s *Server) adminCreateUser(ctx *fasthttp.RequestCtx) {
+	s.adminUser(ctx, true)
+}
+
+func (s *Server) adminUpdateUser(ctx *fasthttp.RequestCtx) {
+	s.adminUser(ctx, false)
+}
+
+func (s *Server) adminUser(ctx *fasthttp.RequestCtx, creating bool) {
+	f := s.body(ctx, !creating)
+	if f == nil {
+		return
+	}
+	in := engine.UserInput{Email: f.str("email"), Name: f.str("name"), Role: f.str("role")}
+	pw := f.str("password")
+	if !s.finish(ctx, f) {
+		return
+	}
+	if pw.Set {
+		if pw.Null {
+			adminError(ctx, fasthttp.StatusBadRequest, "INVALID_REQUEST", "password must be a string")
+			return
+		}
+		if msg := password.Validate(pw.V); msg != "" {
+			adminError(ctx, fasthttp.StatusBadRequest, "INVALID_REQUEST", msg)
+			return
+		}
+		h, err := s.hasher.Hash(context.Background(), pw.V)
+		if err != nil {
+			if errors.Is(err, password.ErrBusy) {
+				ctx.Response.Header.Set("Retry-After", "1")
+				adminError(ctx, fasthttp.StatusServiceUnavailable, "UNAVAILABLE", "Too many password hashes at once; retry")
+				return
+			}
+			s.adminFail(ctx, err)
+			return
+		}
+		in.Hash = engine.Some(h)
+	}
+	if creating {
+		v, err := s.eng.CreateUser(pathParam(ctx, "wid"), in)
+		s.answer(ctx, fasthttp.StatusCreated, v, err)
+		return
+	}
+	v, err := s.eng.UpdateUser(pathParam(ctx, "wid"), pathParam(ctx, "uid"), in)
+	s.answer(ctx, fasthttp.StatusOK, v, err)
+}
+
+func (s *Server) adminListUsers(ctx *fasthttp.RequestCtx) {
+	v, err := s.eng.Users(pathParam(ctx, "wid"))
+	s.answer(ctx, fasthttp.StatusOK, v, err)
+}
+
+func (s *Server) adminGetUser(ctx *fasthttp.RequestCtx) {
+	v, err := s.eng.User(pathParam(ctx, "wid"), pathParam(ctx, "uid"))
+	s.answer(ctx, fasthttp.StatusOK, v, err)
+}
+
+func (s *Server) adminDeleteUser(ctx *fasthttp.RequestCtx) {
+	s.answer(ctx, fasthttp.StatusNoContent, nil, s.eng.DeleteUser(pathParam(ctx, "wid"), pathParam(ctx, "uid"), ""))
+}
