@@ -136,7 +136,7 @@ func (f *fixture) setUpWorkspace(eng *engine.Engine, w int) error {
 }
 
 // importResults gives each job of workspace w its past results: one a day,
-// the last a few hours ago (so that the job is healthy), every one ok but
+// the last 2 to 12 hours ago (so that the job is healthy), every one ok but
 // the last of the first alertsPerWS jobs, which failed and leaves an
 // unresolved alert.
 func (f *fixture) importResults(eng *engine.Engine, wsID string, w int) error {
@@ -146,7 +146,7 @@ func (f *fixture) importResults(eng *engine.Engine, wsID string, w int) error {
 	now := time.Now()
 	list := make([]engine.ImportInput, f.resultsPerJob)
 	for m := range f.jobsPerWS {
-		last := now.Add(-2*time.Hour - time.Duration(m)*time.Minute)
+		last := now.Add(-2*time.Hour - time.Duration(m%600)*time.Minute)
 		for r := range list {
 			list[r] = engine.ImportInput{
 				ReceivedAt: last.Add(-time.Duration(f.resultsPerJob-1-r) * 24 * time.Hour),

@@ -18,12 +18,40 @@ func (s *Server) queuePage(ctx *fasthttp.RequestCtx, u *engine.SessionUser) {
 	if s.failed(ctx, err) {
 		return
 	}
-	s.render(ctx, fasthttp.StatusOK, "queue", s.newView(ctx, u, "Attention", "queue", queueData{Queue: q, Presets: snoozePresets}))
+	d := queueData{Queue: q, Presets: snoozePresets, All: ctx.QueryArgs().Has("all")}
+	if !d.All {
+		d.Hidden = trimQueue(&d.Queue, queueRows)
+	}
+	s.render(ctx, fasthttp.StatusOK, "queue", s.newView(ctx, u, "Attention", "queue", d))
+}
+
+// queueRows is how many items the queue page shows unless asked for all:
+// the worst and oldest, a screenful of work for hours; a page of every
+// item of a workspace in deep trouble weighs megabytes (bench/RESULTS.md).
+const queueRows = 500
+
+// trimQueue keeps the first n items of q in its order and returns how many
+// it left out.
+func trimQueue(q *engine.Queue, n int) int {
+	hidden := 0
+	for i := range q.Groups {
+		g := &q.Groups[i]
+		keep := min(len(g.Items), max(n, 0))
+		hidden += len(g.Items) - keep
+		g.Items = g.Items[:keep]
+		n -= keep
+	}
+	for len(q.Groups) > 0 && len(q.Groups[len(q.Groups)-1].Items) == 0 {
+		q.Groups = q.Groups[:len(q.Groups)-1]
+	}
+	return hidden
 }
 
 type queueData struct {
 	Queue   engine.Queue
 	Presets []preset
+	All     bool // every item shown
+	Hidden  int  // items left out
 }
 
 type clientsData struct {
