@@ -2,7 +2,7 @@
 # runs every test (with the race detector, fuzz seed corpora included).
 GO ?= go
 
-.PHONY: run test bench build fuzz clean
+.PHONY: run test browser bench build fuzz clean
 
 run: build
 	./bin/backupmon serve --demo --data ./data --smtp-listen 127.0.0.1:2525
@@ -10,9 +10,21 @@ run: build
 build:
 	$(GO) build -o bin/backupmon ./cmd/backupmon
 
-test:
+# The dashboard's end-to-end tests drive Debian's Chromium; `make test`
+# installs it when it is missing and the machine lets it (root, or sudo
+# without a password). Without it those tests skip and say so.
+test: browser
 	$(GO) vet ./...
 	$(GO) test -race -timeout 9m ./...
+
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  echo "installing Debian's chromium for the dashboard's browser tests"; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; elif sudo -n true 2>/dev/null; then SUDO=sudo; else SUDO=none; fi; \
+	  if [ "$$SUDO" = none ]; then echo "cannot install chromium (not root, no sudo): browser tests will skip"; \
+	  else { $$SUDO apt-get install -y --no-install-recommends chromium fonts-dejavu-core >/dev/null 2>&1 || \
+	    { $$SUDO apt-get update >/dev/null 2>&1 && $$SUDO apt-get install -y --no-install-recommends chromium fonts-dejavu-core >/dev/null 2>&1; }; } || \
+	    echo "chromium could not be installed: browser tests will skip"; fi; }
 
 # The disk's fsync latency; the load generators (Report API writes, REST API
 # reads) against the real server and a bare fasthttp handler; the Go
@@ -49,4 +61,4 @@ fuzz:
 	done
 
 clean:
-	rm -rf bin data
+	rm -rf bin data artifacts

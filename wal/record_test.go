@@ -271,4 +271,3 @@ func TestRecordRoundTrip(t *testing.T) {
 		t.Error("JobUpdated with fields 1<<16 decoded")
 	}
 }
-

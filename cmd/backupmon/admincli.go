@@ -41,7 +41,7 @@ type cliCommand struct {
 }
 
 var idFlags = map[string]string{"{wid}": "workspace", "{cid}": "client", "{jid}": "job", "{kid}": "key", "{aid}": "alert",
-	"{chid}": "channel", "{eid}": "escalation", "{uid}": "unparsed"}
+	"{chid}": "channel", "{eid}": "escalation", "{uid}": "unparsed", "{userid}": "user"}
 
 var workspaceFlags = []cliFlag{
 	{"name", "name", "workspace name", kString},
@@ -49,6 +49,13 @@ var workspaceFlags = []cliFlag{
 	{"plan", "plan", "starter, growth, pro or trial", kString},
 	{"status", "status", "active, suspended or cancelled", kString},
 	{"trial-ends-at", "trialEndsAt", "end of the trial (ISO 8601 with zone, or null)", kString},
+}
+
+var userFlags = []cliFlag{
+	{"email", "email", "e-mail address, the login", kString},
+	{"name", "name", "the user's name", kString},
+	{"role", "role", "owner, admin, member or viewer", kString},
+	{"password", "password", "password, 10 to 256 characters", kString},
 }
 
 var jobFlags = []cliFlag{
@@ -110,6 +117,11 @@ var cliCommands = []cliCommand{
 	{group: "unparsed", verb: "list", method: "GET", path: "/workspaces/{wid}/unparsed", help: "list report e-mails that could not be read, newest first, with the reason"},
 	{group: "unparsed", verb: "reparse", method: "POST", path: "/workspaces/{wid}/unparsed/{uid}/reparse", help: "read an unparsed e-mail again with its job's parser"},
 	{group: "unparsed", verb: "delete", method: "DELETE", path: "/workspaces/{wid}/unparsed/{uid}", help: "drop an unparsed e-mail and its kept copy"},
+	{group: "user", verb: "create", method: "POST", path: "/workspaces/{wid}/users", help: "add a dashboard user", flags: userFlags},
+	{group: "user", verb: "list", method: "GET", path: "/workspaces/{wid}/users", help: "list the dashboard users (never a password)"},
+	{group: "user", verb: "get", method: "GET", path: "/workspaces/{wid}/users/{userid}", help: "show a dashboard user"},
+	{group: "user", verb: "update", method: "PATCH", path: "/workspaces/{wid}/users/{userid}", help: "change a user's e-mail, name, role or password (a new password ends their sessions)", flags: userFlags},
+	{group: "user", verb: "delete", method: "DELETE", path: "/workspaces/{wid}/users/{userid}", help: "delete a user and end their sessions"},
 	{group: "delivery", verb: "list", method: "GET", path: "/workspaces/{wid}/deliveries", help: "list notification deliveries, newest first"},
 	{group: "activity", verb: "list", method: "GET", path: "/workspaces/{wid}/activity", help: "show the activity log, newest first"},
 	{group: "clock", verb: "set", method: "POST", path: "/clock", help: "development clock: set and/or advance (server needs --dev-clock)", flags: []cliFlag{
