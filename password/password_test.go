@@ -116,3 +116,22 @@ func BenchmarkHashDefault(b *testing.B) {
 		}
 	}
 }
+
+// FuzzDecode: an encoded hash read back from anywhere never panics, and
+// one that decodes has parameters within the bounds Check accepts.
+func FuzzDecode(f *testing.F) {
+	h := NewHasher(cheap, 1, 0)
+	enc, _ := h.Hash(context.Background(), "seed password")
+	f.Add(enc)
+	f.Add("$argon2id$v=19$m=65536,t=3,p=4$c2FsdHNhbHQ$a2V5a2V5a2V5a2V5a2V5a2V5")
+	f.Add("$argon2id$v=19$m=1,t=1,p=0$$")
+	f.Fuzz(func(t *testing.T, s string) {
+		p, salt, key, err := decode(s)
+		if err != nil {
+			return
+		}
+		if p.Time < 1 || p.Time > 10 || p.Threads < 1 || p.Memory > 256*1024 || len(salt) < 8 || len(key) < 16 {
+			t.Fatalf("decode(%q) accepted %+v salt %d key %d", s, p, len(salt), len(key))
+		}
+	})
+}

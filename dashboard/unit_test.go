@@ -1,0 +1,103 @@
+package dashboard
+
+import (
+	"testing"
+	"time"
+
+	"backupmon/engine"
+)
+
+func TestLocalPath(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"/jobs?status=failed", "/jobs?status=failed"},
+		{"", "/"},
+		{"//evil.example/x", "/"},
+		{"/\\evil.example", "/"},
+		{"https://evil.example/", "/"},
+		{"/ok\r\nSet-Cookie: x=y", "/"},
+		{"jobs", "/"},
+	} {
+		if got := localPath(tc.in); got != tc.want {
+			t.Errorf("localPath(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestSnoozeUntil(t *testing.T) {
+	london, _ := time.LoadLocation("Europe/London")
+	now := time.Date(2026, 10, 24, 23, 30, 0, 0, time.UTC) // 00:30 BST on the 25th
+	next := now.Add(5 * time.Hour).UnixMilli()
+	for _, tc := range []struct {
+		preset string
+		alert  engine.BoardAlert
+		want   time.Time
+		msg    string
+	}{
+		{"1h", engine.BoardAlert{}, now.Add(time.Hour), ""},
+		{"4h", engine.BoardAlert{}, now.Add(4 * time.Hour), ""},
+		// Tomorrow in London is the 26th, after the clocks went back: 08:00 GMT.
+		{"tomorrow", engine.BoardAlert{}, time.Date(2026, 10, 26, 8, 0, 0, 0, time.UTC), ""},
+		{"next", engine.BoardAlert{NextRunAt: next}, time.UnixMilli(next), ""},
+		{"next", engine.BoardAlert{}, time.Time{}, "its job is paused: it has no next expected run"},
+		{"", engine.BoardAlert{}, time.Time{}, "choose how long to snooze"},
+	} {
+		got, msg := snoozeUntil(tc.preset, tc.alert, now, london)
+		if !got.Equal(tc.want) || msg != tc.msg {
+			t.Errorf("snoozeUntil(%q) = %v, %q; want %v, %q", tc.preset, got.UTC(), msg, tc.want, tc.msg)
+		}
+	}
+}
+
+func TestTrimQueue(t *testing.T) {
+	items := func(n int) []engine.QueueItem { return make([]engine.QueueItem, n) }
+	q := engine.Queue{Groups: []engine.QueueGroup{{ClientName: "a", Items: items(3)}, {ClientName: "b", Items: items(4)}, {ClientName: "c", Items: items(2)}}}
+	if hidden := trimQueue(&q, 5); hidden != 4 {
+		t.Fatalf("hidden %d, want 4", hidden)
+	}
+	if len(q.Groups) != 2 || len(q.Groups[0].Items) != 3 || len(q.Groups[1].Items) != 2 {
+		t.Fatalf("groups after trim: %+v", q.Groups)
+	}
+	q = engine.Queue{Groups: []engine.QueueGroup{{Items: items(2)}}}
+	if hidden := trimQueue(&q, 500); hidden != 0 || len(q.Groups[0].Items) != 2 {
+		t.Fatalf("trim of a short queue: hidden %d, %+v", hidden, q.Groups)
+	}
+}
+
+// TestThrottle: the sixth attempt for one address within the burst is
+// refused, another address is not, and a refused attempt charges neither
+// bucket.
+func TestThrottle(t *testing.T) {
+	th := newThrottle()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range userBurst {
+		if !th.allow("10.0.0.1", "a@x.test", now) {
+			t.Fatalf("attempt %d refused", i+1)
+		}
+	}
+	if th.allow("10.0.0.2", "a@x.test", now) {
+		t.Fatal("sixth attempt for one user allowed from another address")
+	}
+	if !th.allow("10.0.0.1", "b@x.test", now) {
+		t.Fatal("another user from the same address refused within the address's burst")
+	}
+	if !th.allow("10.0.0.2", "a@x.test", now.Add(userEvery)) {
+		t.Fatal("attempt refused after the user's bucket refilled one token")
+	}
+	for i := 0; i < addrBurst; i++ {
+		th.allow("10.0.0.9", "u"+string(rune('a'+i))+"@x.test", now)
+	}
+	if th.allow("10.0.0.9", "fresh@x.test", now) {
+		t.Fatal("an address past its burst allowed")
+	}
+}
+
+// TestPagesParse: every page template parses with the layout, and a
+// template's data errors surface at render (not a blank page).
+func TestPagesParse(t *testing.T) {
+	p := loadPages()
+	for _, name := range pageNames {
+		if p.sets[name] == nil || p.sets[name].Lookup("content") == nil {
+			t.Errorf("page %s has no content template", name)
+		}
+	}
+}
