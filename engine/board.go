@@ -154,7 +154,14 @@ func (w *workspace) nextRunAfter(j *job, now int64) int64 {
 		return 0
 	}
 	due := j.nextExpectedAt(now, w.loc)
-	for i := 0; due <= now && i < 1000; i++ {
+	if due > now {
+		return due
+	}
+	// Whole intervals up to the last slot at or before now, then on by
+	// the schedule (which skips to an expected weekday: a few steps).
+	iv := j.intervalMinutes * msPerMinute
+	due += (now - due) / iv * iv
+	for due <= now {
 		due = nextDue(due, j.intervalMinutes, j.expectedDays, w.loc)
 	}
 	return due

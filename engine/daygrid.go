@@ -30,8 +30,8 @@ type GridDay struct {
 // in it; a day without one is missing when the job was overdue (past a due
 // time plus grace, with no report yet) at some point in it, and not
 // expected otherwise. Overdue spans are counted from the results' receipt
-// times as the missing rule counts them; past pauses are not kept, so only
-// the current one is left out.
+// times as the missing rule counts them, never before the first report;
+// past pauses are not kept, so only the current one is left out.
 func (w *workspace) dayGrid(j *job, now int64, days int) []GridDay {
 	t := msTime(now).In(w.loc)
 	y, m, d := t.Date()
@@ -62,13 +62,23 @@ func (w *workspace) dayGrid(j *job, now int64, days int) []GridDay {
 			}
 		}
 	}
-	// Overdue spans: from each due time plus grace to the next receipt.
-	base := j.createdAt
-	if first > 0 {
+	// Overdue spans: from each due time plus grace to the next receipt. A
+	// job that has not reported yet is waiting, never overdue; while
+	// monitoring is off now, nothing after it went off is overdue.
+	base, reported := int64(0), first > 0
+	if reported {
 		base = j.results[first-1].receivedAt
 	}
 	grace := j.graceMinutes * msPerMinute
+	monitored := j.monitored(now)
+	off := j.offAt(now)
 	overdue := func(since, until int64) {
+		if !monitored {
+			until = min(until, off)
+		}
+		if since >= until {
+			return
+		}
 		for i := range grid {
 			if grid[i].Start < until && since < grid[i].End {
 				if grid[i].State == DayNone {
@@ -79,7 +89,8 @@ func (w *workspace) dayGrid(j *job, now int64, days int) []GridDay {
 	}
 	for k := first; k < len(j.results); k++ {
 		r := &j.results[k]
-		if r.receivedAt < base {
+		if !reported {
+			base, reported = r.receivedAt, true
 			continue
 		}
 		if late := nextDue(base, j.intervalMinutes, j.expectedDays, w.loc) + grace; late < r.receivedAt {
@@ -87,8 +98,12 @@ func (w *workspace) dayGrid(j *job, now int64, days int) []GridDay {
 		}
 		base = r.receivedAt
 	}
-	if w.jobStatus(j, now) == StatusMissing {
+	switch {
+	case !reported:
+	case monitored:
 		overdue(j.nextExpectedAt(now, w.loc)+grace, now)
+	default:
+		overdue(nextDue(base, j.intervalMinutes, j.expectedDays, w.loc)+grace, off)
 	}
 	for i := range grid {
 		switch {

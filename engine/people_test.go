@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -222,6 +223,77 @@ func TestUserEmailUniqueAcrossWorkspacesAndCase(t *testing.T) {
 	}
 }
 
+// TestUserEmailUniqueUnderConcurrency: creates and updates racing for one
+// address in different workspaces: exactly one gets it.
+func TestUserEmailUniqueUnderConcurrency(t *testing.T) {
+	e := pplOpen(t, t.TempDir(), pplT0)
+	const n = 8
+	var wss, ids []string
+	for i := range n {
+		ws := pplWorkspace(t, e, fmt.Sprintf("W%d", i), "")
+		wss = append(wss, ws)
+		ids = append(ids, pplUser(t, e, ws, fmt.Sprintf("u%d@x.test", i), RoleOwner).ID)
+	}
+	for round := range 20 {
+		addr := fmt.Sprintf("shared%d@x.test", round)
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if i%2 == 0 {
+					_, errs[i] = e.CreateUser(wss[i], UserInput{Email: Some(strings.ToUpper(addr[:i]) + addr[i:]), Name: Some("N"), Role: Some(RoleMember), Hash: Some("h")})
+				} else {
+					_, errs[i] = e.UpdateUser(wss[i], ids[i], UserInput{Email: Some(addr)})
+				}
+			}()
+		}
+		wg.Wait()
+		won := 0
+		for i, err := range errs {
+			if err == nil {
+				won++
+				continue
+			}
+			wantError(t, fmt.Sprintf("round %d, racer %d", round, i), err, KindConflict, "", "a user with this email already exists")
+		}
+		holders := 0
+		for _, ws := range wss {
+			for _, u := range mustUsers(t, e, ws) {
+				if u.Email == addr {
+					holders++
+				}
+			}
+		}
+		if won != 1 || holders != 1 {
+			t.Fatalf("round %d: %d racers won, %d users hold %s", round, won, holders, addr)
+		}
+		// Give the odd racers their own address back for the next round.
+		for i := 1; i < n; i += 2 {
+			_, err := e.UpdateUser(wss[i], ids[i], UserInput{Email: Some(fmt.Sprintf("u%d@x.test", i))})
+			check(t, "reset", err)
+		}
+		for i := 0; i < n; i += 2 {
+			for _, u := range mustUsers(t, e, wss[i]) {
+				if u.Email == addr {
+					check(t, "delete", e.DeleteUser(wss[i], u.ID, ""))
+				}
+			}
+		}
+		if _, ok := e.LoginFor(addr); ok {
+			t.Fatalf("round %d: %s still logs in after its holder gave it up", round, addr)
+		}
+	}
+}
+
+func mustUsers(t *testing.T, e *Engine, ws string) []UserView {
+	t.Helper()
+	list, err := e.Users(ws)
+	check(t, "users", err)
+	return list
+}
+
 func TestUpdateUser(t *testing.T) {
 	e := pplOpen(t, t.TempDir(), pplT0)
 	ws := pplWorkspace(t, e, "Acme", "")
@@ -321,7 +393,7 @@ func TestUpdateUser(t *testing.T) {
 	}
 }
 
-func TestLastOwnerIsKept(t *testing.T) {
+func TestUserLastOwnerIsKept(t *testing.T) {
 	e := pplOpen(t, t.TempDir(), pplT0)
 	ws := pplWorkspace(t, e, "Acme", "")
 	// Another workspace's owner does not count.
@@ -457,6 +529,8 @@ func TestUserActivity(t *testing.T) {
 	if len(acts) == 0 || acts[0].At != Time(pplT0.Add(time.Hour).UnixMilli()) {
 		t.Errorf("newest entry %+v, want it at %s", acts, pplT0.Add(time.Hour))
 	}
+	users, err := e.Users(ws)
+	check(t, "users", err)
 	// The same after a restart from the log alone and from the snapshot.
 	crash := copyDir(t, dir)
 	check(t, "close", e.Close())
@@ -464,6 +538,9 @@ func TestUserActivity(t *testing.T) {
 		e := pplOpen(t, d, pplT0.Add(2*time.Hour))
 		if got := userActivity(t, e, ws); strings.Join(got, "\n") != strings.Join(want, "\n") {
 			t.Errorf("%s: activity:\n%s\nwant:\n%s", name, strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+		if got, err := e.Users(ws); err != nil || fmt.Sprint(got) != fmt.Sprint(users) {
+			t.Errorf("%s: users %+v, want %+v", name, got, users)
 		}
 		check(t, "close", e.Close())
 	}
@@ -600,31 +677,24 @@ func TestSessionAbsoluteExpiry(t *testing.T) {
 	}
 	end := pplT0.Add(time.Duration(SessionAbsoluteMs) * time.Millisecond)
 	check(t, "barrier", e.barrier())
-	crash := copyDir(t, dir)
-	check(t, "close", e.Close())
-
-	for name, d := range map[string]string{"running": "", "snapshot": dir, "log alone": crash} {
-		t.Run(name, func(t *testing.T) {
-			for _, probe := range []struct {
-				at time.Time
-				ok bool
-			}{{end.Add(-time.Millisecond), true}, {end, false}} {
-				var e *Engine
-				if d == "" {
-					// The same without a restart: a copy of the closed
-					// state, opened at the last use.
-					e = pplOpen(t, copyDir(t, dir), last)
-				} else {
-					e = pplOpen(t, copyDir(t, d), last.Add(time.Hour))
-				}
-				pplClock(t, e, probe.at)
-				if _, ok := e.Session(s); ok != probe.ok {
-					t.Errorf("session at start + %s: ok %v, want %v", probe.at.Sub(pplT0), ok, probe.ok)
-				}
-				check(t, "close", e.Close())
-			}
-		})
+	crash := copyDir(t, dir) // the log alone
+	check(t, "snapshot", e.Snapshot())
+	snap := copyDir(t, dir)
+	probe := func(what string, e *Engine) {
+		t.Helper()
+		pplClock(t, e, end.Add(-time.Millisecond))
+		if _, ok := e.Session(s); !ok {
+			t.Errorf("%s: refused 1 ms before 30 days", what)
+		}
+		pplClock(t, e, end)
+		if _, ok := e.Session(s); ok {
+			t.Errorf("%s: works 30 days after its start", what)
+		}
 	}
+	probe("without a restart", e)
+	check(t, "close", e.Close())
+	probe("from the log alone", pplOpen(t, crash, last.Add(time.Hour)))
+	probe("from a snapshot", pplOpen(t, snap, last.Add(time.Hour)))
 }
 
 // TestPasswordChangeAndDeleteEndSessions: a new password and a deletion
