@@ -224,11 +224,15 @@ func (e *Engine) Queue(wsID string) (Queue, error) {
 				if j.alert != nil {
 					as = alertStatus(j.alert, now)
 				}
-				if !needsAttention(st, as == alertOpen) {
+				if as == alertSnoozed {
+					// Counted when it would be in the queue with its
+					// alert open.
+					if needsAttention(st, true) {
+						q.Snoozed++
+					}
 					continue
 				}
-				if as == alertSnoozed {
-					q.Snoozed++
+				if !needsAttention(st, as == alertOpen) {
 					continue
 				}
 				it := QueueItem{Job: w.boardJob(j, now), rank: queueRank(j, now)}
