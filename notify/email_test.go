@@ -86,7 +86,11 @@ func startSink(t *testing.T, cert *tls.Certificate, configure func(*smtpSink)) *
 		srv.Serve(countingListener{l, &sink.accepted})
 	}()
 	t.Cleanup(func() {
+		// Closing the listener too: a Close that comes before Serve has
+		// registered it (a test that never dialled) would leave Serve
+		// waiting in Accept for ever.
 		srv.Close()
+		l.Close()
 		<-done
 	})
 	return sink

@@ -436,6 +436,28 @@ func TestCLISubcommands(t *testing.T) {
 	}
 	cliWantError(t, "unparsed delete, gone", s.cli(t, "unparsed", "delete", "--workspace", wid, "--unparsed", ul[1]["id"].(string)), 404, "NOT_FOUND")
 
+	// Dashboard users: the password is hashed, never shown.
+	usr := s.must(t, "user", "create", "--workspace", wid, "--email", "Ann@Example.test", "--name", "Ann", "--role", "owner", "--password", "correct horse battery").data()
+	if usr["email"] != "ann@example.test" || usr["role"] != "owner" || usr["password"] != nil || len(usr) != 5 {
+		t.Errorf("user create: %v", usr)
+	}
+	uid := usr["id"].(string)
+	cliWantError(t, "user create, short password", s.cli(t, "user", "create", "--workspace", wid, "--email", "b@example.test", "--name", "B", "--role", "viewer", "--password", "short"), 400, "INVALID_REQUEST")
+	if g := s.must(t, "user", "update", "--workspace", wid, "--user", uid, "--name", "Ann B").data(); g["name"] != "Ann B" {
+		t.Errorf("user update: %v", g)
+	}
+	if g := s.must(t, "user", "get", "--workspace", wid, "--user", uid).data(); g["name"] != "Ann B" || g["email"] != "ann@example.test" {
+		t.Errorf("user get: %v", g)
+	}
+	if l := s.must(t, "user", "list", "--workspace", wid).list(); len(l) != 1 || l[0]["id"] != uid {
+		t.Errorf("user list: %v", l)
+	}
+	cliWantError(t, "user delete, last owner", s.cli(t, "user", "delete", "--workspace", wid, "--user", uid), 409, "CONFLICT")
+	cliWantError(t, "user update, last owner demoted", s.cli(t, "user", "update", "--workspace", wid, "--user", uid, "--role", "member"), 409, "CONFLICT")
+	s.must(t, "user", "create", "--workspace", wid, "--email", "c@example.test", "--name", "C", "--role", "owner", "--password", "another good one")
+	s.must(t, "user", "delete", "--workspace", wid, "--user", uid)
+	cliWantError(t, "user get, deleted", s.cli(t, "user", "get", "--workspace", wid, "--user", uid), 404, "NOT_FOUND")
+
 	// Every subcommand ran.
 	for _, c := range cliCommands {
 		if !cliRan[c.group+" "+c.verb] {
