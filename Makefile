@@ -31,7 +31,8 @@ browser:
 # benchmarks of the log, the snapshots, the engine's report path, REST pages,
 # snapshot write and recovery (1,000,000 results); restart time and resident
 # memory of that state in a fresh process; missing-report timers; report
-# e-mails per second through the SMTP listener. bench/RESULTS.md has the
+# e-mails per second through the SMTP listener; the dashboard's queue page and
+# one login's password hash. bench/RESULTS.md has the
 # figures.
 bench:
 	$(GO) run ./bench fsync
@@ -41,6 +42,7 @@ bench:
 	$(GO) run ./bench recovery
 	$(GO) run ./bench missing
 	$(GO) run ./bench mail
+	$(GO) test -run '^$$' -bench 'QueuePage|QueueRead|LoginHash' -benchtime 30x -count 5 ./bench/
 
 # Run each fuzz target for FUZZTIME (default 1m); found inputs land in testdata/fuzz.
 # A target fails only when it wrote a new failing input: Go 1.26's fuzzer can
