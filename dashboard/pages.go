@@ -3,6 +3,7 @@ package dashboard
 import (
 	"errors"
 	"strconv"
+	"strings"
 
 	"github.com/valyala/fasthttp"
 
@@ -286,16 +287,11 @@ func (s *Server) failed(ctx *fasthttp.RequestCtx, err error) bool {
 	return true
 }
 
+// upperFirst returns s with its first letter in upper case (engine
+// messages start in lower case).
 func upperFirst(s string) string {
 	if s == "" {
 		return s
 	}
-	return string(s[0]-('a'-'A')*boolInt(s[0] >= 'a' && s[0] <= 'z')) + s[1:]
-}
-
-func boolInt(b bool) byte {
-	if b {
-		return 1
-	}
-	return 0
+	return strings.ToUpper(s[:1]) + s[1:]
 }

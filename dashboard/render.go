@@ -165,8 +165,7 @@ var funcs = template.FuncMap{
 		}
 		return fmt.Sprintf("%.1f%%", r.Float())
 	},
-	"join":  strings.Join,
-	"title": func(s string) string { return strings.ToUpper(s[:min(1, len(s))]) + s[min(1, len(s)):] },
+	"join": strings.Join,
 	"vendor": func(v string) string {
 		if n := engine.VendorName(v); n != "" {
 			return n

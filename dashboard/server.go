@@ -85,9 +85,9 @@ func (s *Server) routes() fasthttp.RequestHandler {
 
 	r.GET("/assets/{name}", serveAsset)
 	r.GET("/login", s.loginPage)
-	r.POST("/login", s.safe(s.login))
-	r.POST("/logout", s.safe(s.logout))
-	r.POST("/theme", s.safe(s.theme))
+	r.POST("/login", s.login)
+	r.POST("/logout", s.logout)
+	r.POST("/theme", s.theme)
 
 	r.GET("/", s.user(0, s.queuePage))
 	r.POST("/alerts/bulk", s.user(canTriage, s.alertsBulk))
@@ -126,6 +126,12 @@ func (s *Server) routes() fasthttp.RequestHandler {
 	h := r.Handler
 	return func(ctx *fasthttp.RequestCtx) {
 		securityHeaders(ctx)
+		// Every request passes the cross-origin rule first (it lets GET,
+		// HEAD and OPTIONS through), so no POST of any route can miss it.
+		if !s.sameOrigin(ctx) {
+			s.errorPage(ctx, fasthttp.StatusForbidden, "Forbidden", "Cross-origin requests are not accepted.")
+			return
+		}
 		h(ctx)
 	}
 }
@@ -142,18 +148,6 @@ func securityHeaders(ctx *fasthttp.RequestCtx) {
 	h.Set("Cache-Control", "no-store")
 }
 
-// safe refuses a cross-site POST with 403, by the Sec-Fetch-Site/Origin
-// rule of net/http.CrossOriginProtection, before h runs.
-func (s *Server) safe(h fasthttp.RequestHandler) fasthttp.RequestHandler {
-	return func(ctx *fasthttp.RequestCtx) {
-		if !s.sameOrigin(ctx) {
-			s.errorPage(ctx, fasthttp.StatusForbidden, "Forbidden", "Cross-origin requests are not accepted.")
-			return
-		}
-		h(ctx)
-	}
-}
-
 // sameOrigin applies net/http.CrossOriginProtection to the request: the
 // same rule as Go's own servers, run on the headers it reads.
 func (s *Server) sameOrigin(ctx *fasthttp.RequestCtx) bool {
@@ -168,18 +162,13 @@ func (s *Server) sameOrigin(ctx *fasthttp.RequestCtx) bool {
 }
 
 // user wraps a page or action for a logged-in user: without a live session
-// a GET goes to the login page and anything else answers 401; a POST must
-// pass the cross-origin rule and the role must allow need, else 403.
+// a GET goes to the login page and anything else answers 401; the role must
+// allow need, else 403.
 func (s *Server) user(need int, h handlerFunc) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
-		post := ctx.IsPost()
-		if post && !s.sameOrigin(ctx) {
-			s.errorPage(ctx, fasthttp.StatusForbidden, "Forbidden", "Cross-origin requests are not accepted.")
-			return
-		}
 		u, ok := s.session(ctx)
 		if !ok {
-			if post {
+			if ctx.IsPost() {
 				s.errorPage(ctx, fasthttp.StatusUnauthorized, "Logged out", "Your session has ended; log in again.")
 				return
 			}

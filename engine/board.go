@@ -272,7 +272,7 @@ func (e *Engine) Queue(wsID string) (Queue, error) {
 	}), nil
 }
 
-// BoardHealth returns the workspace's health and its clients (archived
+// BoardClients returns the workspace's health and its clients (archived
 // ones last), by name.
 func (e *Engine) BoardClients(wsID string) (BoardHealth, []BoardClient, error) {
 	a, err := e.workspaceActor(wsID)

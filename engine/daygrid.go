@@ -57,7 +57,7 @@ func (w *workspace) dayGrid(j *job, now int64, days int) []GridDay {
 		r := &j.results[k]
 		if i := dayOf(r.completedAt); i >= 0 {
 			grid[i].Results++
-			if rank(r.status) > rank(worst[i]) {
+			if r.status > worst[i] { // ok < warning < failed, as stored
 				worst[i] = r.status
 			}
 		}
@@ -108,26 +108,10 @@ func (w *workspace) dayGrid(j *job, now int64, days int) []GridDay {
 	for i := range grid {
 		switch {
 		case worst[i] != resultNone:
-			grid[i].State = resultName(worst[i])
-			if grid[i].State == "ok" {
-				grid[i].State = DayOK
-			}
+			grid[i].State = resultName(worst[i]) // DayOK, DayWarning, DayFailed
 		case grid[i].End <= j.createdAt:
 			grid[i].State = DayNone
 		}
 	}
 	return grid
-}
-
-// rank orders result statuses from best to worst.
-func rank(s uint8) int {
-	switch s {
-	case resultOK:
-		return 1
-	case resultWarning:
-		return 2
-	case resultFailed:
-		return 3
-	}
-	return 0
 }

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"golang.org/x/crypto/argon2"
@@ -131,19 +132,20 @@ func (h *Hasher) Check(ctx context.Context, encoded, pw string) (bool, error) {
 // CheckDummy spends what a Check costs, for a login whose user does not
 // exist, so that its answer takes as long as a wrong password's.
 func (h *Hasher) CheckDummy(ctx context.Context, pw string) error {
-	_, err := h.Check(ctx, dummy, pw)
+	_, err := h.Check(ctx, dummy(), pw)
 	return err
 }
 
-// dummy is a hash of a random password with the default parameters.
-var dummy = func() string {
-	h := NewHasher(Params{Time: Default.Time, Memory: Default.Memory, Threads: Default.Threads}, 1, 0)
-	s, err := h.Hash(context.Background(), "not a password anyone has")
+// dummy returns a hash of a password nobody has, with the default
+// parameters, made on first use (not at start-up of every program that
+// imports this package).
+var dummy = sync.OnceValue(func() string {
+	s, err := NewHasher(Default, 1, 0).Hash(context.Background(), "not a password anyone has")
 	if err != nil {
 		panic(err)
 	}
 	return s
-}()
+})
 
 func decode(s string) (Params, []byte, []byte, error) {
 	parts := strings.Split(s, "$")

@@ -92,13 +92,20 @@ func (s *dashServer) adminRaw(t testing.TB, method, path string, body any) (int,
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	resp, b := s.do(t, req)
+	return resp.StatusCode, string(b)
+}
+
+// do sends req and returns the answer with its whole body.
+func (s *dashServer) do(t testing.TB, req *http.Request) (*http.Response, []byte) {
+	t.Helper()
 	resp, err := s.hc.Do(req)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s %s: %v", req.Method, req.URL.Path, err)
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return resp, b
 }
 
 // clock sets or moves the development clock and returns its new time.
@@ -223,12 +230,7 @@ func (s *dashServer) report(t testing.TB, w *dashWS, jobID, status string, at ti
 	req, _ := http.NewRequest("POST", s.base+"/api/v1/jobs/"+jobID+"/report", bytes.NewReader(b))
 	req.Header.Set("Authorization", "Bearer "+w.reportKey)
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := s.hc.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	rb, _ := io.ReadAll(resp.Body)
+	resp, rb := s.do(t, req)
 	var a struct {
 		AlertID    *string `json:"alert_id"`
 		Superseded bool    `json:"superseded"`
@@ -334,12 +336,7 @@ func (s *dashServer) page(t testing.TB, method, path, session string, form url.V
 	if len(cookies) > 0 {
 		req.Header.Set("Cookie", strings.Join(cookies, "; "))
 	}
-	resp, err := s.hc.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
+	resp, b := s.do(t, req)
 	return dashResp{status: resp.StatusCode, header: resp.Header, body: string(b)}
 }
 
@@ -378,12 +375,7 @@ func (s *dashServer) rest(t testing.TB, key, path string) (int, string) {
 	t.Helper()
 	req, _ := http.NewRequest("GET", s.base+"/api/v1"+path, nil)
 	req.Header.Set("Authorization", "Bearer "+key)
-	resp, err := s.hc.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
+	resp, b := s.do(t, req)
 	return resp.StatusCode, string(b)
 }
 
