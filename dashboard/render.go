@@ -165,22 +165,9 @@ var funcs = template.FuncMap{
 		}
 		return fmt.Sprintf("%.1f%%", r.Float())
 	},
-	"join": strings.Join,
-	"vendor": func(v string) string {
-		if n := engine.VendorName(v); n != "" {
-			return n
-		}
-		return v
-	},
-	"minutes": func(m int64) string {
-		switch {
-		case m%1440 == 0:
-			return fmt.Sprintf("%d d", m/1440)
-		case m%60 == 0:
-			return fmt.Sprintf("%d h", m/60)
-		}
-		return fmt.Sprintf("%d min", m)
-	},
+	"join":    strings.Join,
+	"vendor":  vendorName,
+	"minutes": minutesText,
 	"query": func(pairs ...string) template.URL {
 		q := url.Values{}
 		for i := 0; i+1 < len(pairs); i += 2 {
@@ -208,6 +195,25 @@ var funcs = template.FuncMap{
 	},
 	"asset":  assetPath,
 	"scopes": scopeLabels,
+}
+
+// vendorName returns a vendor's display name, or its code when unknown.
+func vendorName(v string) string {
+	if n := engine.VendorName(v); n != "" {
+		return n
+	}
+	return v
+}
+
+// minutesText says a number of minutes shortly: "2 d", "3 h", "45 min".
+func minutesText(m int64) string {
+	switch {
+	case m%1440 == 0:
+		return fmt.Sprintf("%d d", m/1440)
+	case m%60 == 0:
+		return fmt.Sprintf("%d h", m/60)
+	}
+	return fmt.Sprintf("%d min", m)
 }
 
 // scopeLabels names a REST key's readable areas as the key form does.

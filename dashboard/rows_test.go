@@ -1,0 +1,95 @@
+package dashboard
+
+import (
+	"bytes"
+	"html/template"
+	"testing"
+	"time"
+
+	"backupmon/engine"
+)
+
+// queueRowTemplate is the queue's row markup as an html/template: the
+// reference QueueRows must equal byte for byte, escaping included.
+const queueRowTemplate = `{{define "rows"}}{{range .Items}}{{$a := .Job.Alert}}<tr data-row="{{.Job.ID}}"{{if and $a (eq $a.Status "acknowledged")}} class="dim"{{end}}>
+{{if $.V.CanTriage}}<td class="sel">{{if $a}}<input type="checkbox" name="alert" value="{{$a.ID}}" form="bulk" aria-label="Select {{.Job.Name}}">{{end}}</td>{{end}}
+<td data-label="Job"><a data-open href="/jobs/{{.Job.ID}}">{{.Job.Name}}</a><div class="muted">{{vendor .Job.Vendor}} · {{.Job.DeviceName}}</div></td>
+<td data-label="Status">{{template "status" .Job.Status}}{{with .Job.LateMinutes}} <span class="muted">{{minutes .}} late</span>{{end}}</td>
+<td data-label="Alert">{{if $a}}{{template "alertpills" $a}} <span class="muted">{{$a.Type}}</span>{{with $a.Summary}}<div class="summary">{{.}}</div>{{end}}{{else}}<span class="muted">no open alert</span>{{end}}</td>
+<td data-label="Since">{{template "time" ($.V.T .Since)}} <span class="muted">{{$.V.Ago .Since}}</span></td>
+<td data-label="Last report">{{template "time" ($.V.T .Job.LastReportAt)}}</td>
+</tr>
+{{end}}{{end}}`
+
+var rowReference = template.Must(template.Must(template.New("").Funcs(funcs).
+	ParseFS(templateFS, "templates/partials.html")).Parse(queueRowTemplate))
+
+// sameRows fails t unless QueueRows and the reference template write the
+// same bytes for items.
+func sameRows(t *testing.T, v *view, items []engine.QueueItem) {
+	t.Helper()
+	var want bytes.Buffer
+	if err := rowReference.ExecuteTemplate(&want, "rows", struct {
+		V     *view
+		Items []engine.QueueItem
+	}{v, items}); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(v.QueueRows(items)); got != want.String() {
+		t.Fatalf("QueueRows differs from html/template:\n got %q\nwant %q", got, want.String())
+	}
+}
+
+func rowView(triage bool) *view {
+	berlin, _ := time.LoadLocation("Europe/Berlin")
+	return &view{CanTriage: triage, Now: time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC).UnixMilli(), loc: berlin}
+}
+
+func rowItem(id, name, vendor, device, status, summary, alertStatus string, late, since, last int64) engine.QueueItem {
+	it := engine.QueueItem{Since: since, Job: engine.BoardJob{ID: id, Name: name, Vendor: vendor, DeviceName: device,
+		Status: status, LateMinutes: late, LastReportAt: last}}
+	if alertStatus != "" {
+		it.Job.Alert = &engine.BoardAlert{ID: "alr_" + id, Type: "job_failed", Severity: "critical", Status: alertStatus, Summary: summary}
+	}
+	return it
+}
+
+func TestQueueRowsMatchTemplate(t *testing.T) {
+	now := rowView(true).Now
+	cases := []struct {
+		name  string
+		items []engine.QueueItem
+	}{
+		{"none", nil},
+		{"plain", []engine.QueueItem{rowItem("job_1", "Nightly", "veeam", "SRV-01", "failed", "Disk full", "open", 0, now - 3600_000, now - 7200_000)}},
+		{"acknowledged, no summary", []engine.QueueItem{rowItem("job_2", "Weekly", "acronis", "NAS", "failed", "", "acknowledged", 0, now - 86400_000, 0)}},
+		{"missing without alert", []engine.QueueItem{rowItem("job_3", "Files", "generic", "PC", "missing", "", "", 1500, 0, 0)}},
+		{"markup in text", []engine.QueueItem{rowItem(`a"b<c>&'+`, `<script>alert(1)</script>`, `x"><img src=x onerror=1>`, "dev\x00ice", "failed",
+			`<img src=x onerror="alert('x')"> & + ü €`, "open", 61, now + 5000, now - 60_000)}},
+		{"url bytes", []engine.QueueItem{rowItem("a b/c?d=e#f%41%zz%4", "n", "v", "d", "late", "s", "open", 60, now, now)}},
+		{"invalid utf-8", []engine.QueueItem{rowItem("\xff\xfe", "\xc3(", "\xed\xa0\x80", "ok", "failed", "\xf0\x28\x8c\xbc", "open", 2880, 1, 1)}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			sameRows(t, rowView(true), tc.items)
+			sameRows(t, rowView(false), tc.items)
+		})
+	}
+}
+
+// FuzzQueueRows checks the hand-written rows against html/template on any
+// text a report or an e-mail could carry.
+func FuzzQueueRows(f *testing.F) {
+	f.Add("job_1", "Nightly <b>", "veeam", "SRV", "failed", "Disk & full", "open", int64(90), int64(1700000000000), true)
+	f.Add(`"'><`, "\x00+", "%2f%", "é", "missing", "", "", int64(0), int64(0), false)
+	f.Fuzz(func(t *testing.T, id, name, vendor, device, status, summary, alertStatus string, late, since int64, triage bool) {
+		v := rowView(triage)
+		// Keep times within the years time.Format writes plainly.
+		since = v.Now + since%(100*365*86400_000)
+		it := rowItem(id, name, vendor, device, status, summary, alertStatus, late, since, since/2)
+		if alertStatus != "" {
+			it.Job.Alert.Severity, it.Job.Alert.Type = summary, name
+		}
+		sameRows(t, v, []engine.QueueItem{it})
+	})
+}
