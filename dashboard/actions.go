@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -22,27 +21,7 @@ import (
 // preset is a snooze choice of the bulk bar.
 type preset struct{ Value, Label string }
 
-var snoozePresets = []preset{{"1h", "1 hour"}, {"4h", "4 hours"}, {"tomorrow", "Tomorrow 08:00"}, {"next", "Until the next expected run"}}
-
-// snoozeUntil returns the end of a snooze preset for an alert at now in
-// loc, or an error message.
-func snoozeUntil(p string, a engine.BoardAlert, now time.Time, loc *time.Location) (time.Time, string) {
-	switch p {
-	case "1h":
-		return now.Add(time.Hour), ""
-	case "4h":
-		return now.Add(4 * time.Hour), ""
-	case "tomorrow":
-		y, m, d := now.In(loc).Date()
-		return time.Date(y, m, d+1, 8, 0, 0, 0, loc), ""
-	case "next":
-		if a.NextRunAt == 0 {
-			return time.Time{}, "its job is paused: it has no next expected run"
-		}
-		return time.UnixMilli(a.NextRunAt), ""
-	}
-	return time.Time{}, "choose how long to snooze"
-}
+var snoozePresets = []preset{{engine.PresetHour, "1 hour"}, {engine.PresetFourHour, "4 hours"}, {engine.PresetTomorrow, "Tomorrow 08:00"}, {engine.PresetNextRun, "Until the next expected run"}}
 
 // alertsBulk acknowledges, snoozes or resolves the alerts ticked, each with
 // the note given.
@@ -57,60 +36,49 @@ func (s *Server) alertsBulk(ctx *fasthttp.RequestCtx, u *engine.SessionUser) {
 		redirect(ctx, back, "Select at least one alert first.", true)
 		return
 	}
-	if len(ids) > 1000 {
+	if len(ids) > engine.MaxTriage {
 		redirect(ctx, back, "Select at most 1,000 alerts at once.", true)
 		return
 	}
-	note := strings.TrimSpace(string(args.Peek("note")))
-	var act engine.AlertAction
+	t := engine.Triage{Preset: string(args.Peek("snooze")), Actor: actor(u), Note: strings.TrimSpace(string(args.Peek("note")))}
 	var done string
 	switch string(args.Peek("action")) {
 	case "acknowledge":
-		act, done = engine.Acknowledge, "Acknowledged"
+		t.Action, t.Preset, done = engine.Acknowledge, "", "Acknowledged"
 	case "snooze":
-		act, done = engine.Snooze, "Snoozed"
+		t.Action, done = engine.Snooze, "Snoozed"
+		if t.Preset == "" {
+			redirect(ctx, back, "Choose how long to snooze.", true)
+			return
+		}
 	case "resolve":
-		act, done = engine.Resolve, "Resolved"
+		t.Action, t.Preset, done = engine.Resolve, "", "Resolved"
 	default:
 		redirect(ctx, back, "Choose acknowledge, snooze or resolve.", true)
 		return
 	}
-	alerts, err := s.eng.BoardAlertsByID(u.Workspace.ID, ids)
+	outcomes, err := s.eng.TriageAlerts(u.Workspace.ID, ids, t)
+	var e *engine.Error
+	if errors.As(err, &e) && e.Kind == engine.KindInvalid {
+		redirect(ctx, back, upperFirst(e.Message)+".", true)
+		return
+	}
 	if s.failed(ctx, err) {
 		return
 	}
-	now := s.eng.Now()
-	preset := string(args.Peek("snooze"))
-	// The changes go to the engine at once, so that their log records share
-	// group commits.
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var ok int
+	var ok, missing int
 	var problems []string
-	for _, a := range alerts {
-		var until time.Time
-		if act == engine.Snooze {
-			var msg string
-			if until, msg = snoozeUntil(preset, a, now, u.Workspace.Loc); msg != "" {
-				problems = append(problems, a.JobName+": "+msg)
-				continue
-			}
-		}
-		wg.Add(1)
-		go func(a engine.BoardAlert, until time.Time) {
-			defer wg.Done()
-			_, err := s.eng.ChangeAlert(u.Workspace.ID, a.ID, act, until, actor(u), note)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				problems = append(problems, a.JobName+": "+message(err))
-				return
-			}
+	for _, o := range outcomes {
+		switch {
+		case o.Changed:
 			ok++
-		}(a, until)
+		case !o.Found:
+			missing++
+		default:
+			problems = append(problems, o.Alert.JobName+": "+o.Problem)
+		}
 	}
-	wg.Wait()
-	if missing := len(ids) - len(alerts); missing > 0 {
+	if missing > 0 {
 		problems = append(problems, fmt.Sprintf("%d alert(s) no longer exist", missing))
 	}
 	msg := fmt.Sprintf("%s %d alert(s).", done, ok)
@@ -133,17 +101,17 @@ func (s *Server) pauseJob(ctx *fasthttp.RequestCtx, u *engine.SessionUser) {
 	jid := ctx.UserValue("jid").(string)
 	args := ctx.PostArgs()
 	back := "/jobs/" + jid
-	in := engine.JobInput{Paused: engine.Some(true), PausedUntil: engine.Opt[time.Time]{Set: true, Null: true},
-		Actor: actor(u), Note: strings.TrimSpace(string(args.Peek("note")))}
+	note := strings.TrimSpace(string(args.Peek("note")))
+	var until time.Time
 	if d := strings.TrimSpace(string(args.Peek("until"))); d != "" {
 		t, err := time.ParseInLocation("2006-01-02", d, u.Workspace.Loc)
 		if err != nil {
 			redirect(ctx, back, "The date must be a date (YYYY-MM-DD).", true)
 			return
 		}
-		in.PausedUntil = engine.Some(t)
+		until = t
 	}
-	if _, err := s.eng.UpdateJob(u.Workspace.ID, jid, in); err != nil {
+	if _, err := s.eng.PauseJob(u.Workspace.ID, jid, until, actor(u), note); err != nil {
 		redirect(ctx, back, "Not paused: "+message(err)+".", true)
 		return
 	}
@@ -153,8 +121,7 @@ func (s *Server) pauseJob(ctx *fasthttp.RequestCtx, u *engine.SessionUser) {
 func (s *Server) resumeJob(ctx *fasthttp.RequestCtx, u *engine.SessionUser) {
 	jid := ctx.UserValue("jid").(string)
 	back := "/jobs/" + jid
-	in := engine.JobInput{Paused: engine.Some(false), Actor: actor(u), Note: strings.TrimSpace(string(ctx.PostArgs().Peek("note")))}
-	if _, err := s.eng.UpdateJob(u.Workspace.ID, jid, in); err != nil {
+	if _, err := s.eng.ResumeJob(u.Workspace.ID, jid, actor(u), strings.TrimSpace(string(ctx.PostArgs().Peek("note")))); err != nil {
 		redirect(ctx, back, "Not resumed: "+message(err)+".", true)
 		return
 	}

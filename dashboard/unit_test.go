@@ -23,31 +23,6 @@ func TestLocalPath(t *testing.T) {
 	}
 }
 
-func TestSnoozeUntil(t *testing.T) {
-	london, _ := time.LoadLocation("Europe/London")
-	now := time.Date(2026, 10, 24, 23, 30, 0, 0, time.UTC) // 00:30 BST on the 25th
-	next := now.Add(5 * time.Hour).UnixMilli()
-	for _, tc := range []struct {
-		preset string
-		alert  engine.BoardAlert
-		want   time.Time
-		msg    string
-	}{
-		{"1h", engine.BoardAlert{}, now.Add(time.Hour), ""},
-		{"4h", engine.BoardAlert{}, now.Add(4 * time.Hour), ""},
-		// Tomorrow in London is the 26th, after the clocks went back: 08:00 GMT.
-		{"tomorrow", engine.BoardAlert{}, time.Date(2026, 10, 26, 8, 0, 0, 0, time.UTC), ""},
-		{"next", engine.BoardAlert{NextRunAt: next}, time.UnixMilli(next), ""},
-		{"next", engine.BoardAlert{}, time.Time{}, "its job is paused: it has no next expected run"},
-		{"", engine.BoardAlert{}, time.Time{}, "choose how long to snooze"},
-	} {
-		got, msg := snoozeUntil(tc.preset, tc.alert, now, london)
-		if !got.Equal(tc.want) || msg != tc.msg {
-			t.Errorf("snoozeUntil(%q) = %v, %q; want %v, %q", tc.preset, got.UTC(), msg, tc.want, tc.msg)
-		}
-	}
-}
-
 func TestTrimQueue(t *testing.T) {
 	items := func(n int) []engine.QueueItem { return make([]engine.QueueItem, n) }
 	q := engine.Queue{Groups: []engine.QueueGroup{{ClientName: "a", Items: items(3)}, {ClientName: "b", Items: items(4)}, {ClientName: "c", Items: items(2)}}}

@@ -45,6 +45,12 @@ type Config struct {
 	// Dashboard serves every public path outside /api/ (decisions.md 11);
 	// nil: those answer the REST API's 404.
 	Dashboard fasthttp.RequestHandler
+	// Assistant serves /mcp for assistant keys (decisions.md 12); nil: /mcp
+	// is not served.
+	Assistant Assistant
+	// PublicURL is the scheme and host of the dashboard as users reach it,
+	// for the links the assistant server gives; "": the request's own.
+	PublicURL string
 }
 
 // Listener limits.
@@ -73,6 +79,9 @@ type Server struct {
 	hasher   *password.Hasher
 	dash     fasthttp.RequestHandler
 
+	assistant Assistant
+	publicURL string
+
 	public *fasthttp.Server
 	admin  *fasthttp.Server
 }
@@ -80,7 +89,8 @@ type Server struct {
 // New builds a Server from cfg. Without cfg.Engine, the admin listener
 // answers as a server still starting until Attach.
 func New(cfg Config) *Server {
-	s := &Server{log: cfg.Logger, metrics: cfg.Metrics, token: []byte(cfg.AdminToken), dev: cfg.DevClock, tls: cfg.TLS, reparse: cfg.Reparse, hasher: cfg.Hasher, dash: cfg.Dashboard}
+	s := &Server{log: cfg.Logger, metrics: cfg.Metrics, token: []byte(cfg.AdminToken), dev: cfg.DevClock, tls: cfg.TLS, reparse: cfg.Reparse, hasher: cfg.Hasher, dash: cfg.Dashboard,
+		assistant: cfg.Assistant, publicURL: strings.TrimRight(cfg.PublicURL, "/")}
 	if s.hasher == nil {
 		s.hasher = password.NewHasher(password.Default, 1, 16)
 	}
@@ -212,11 +222,16 @@ func (s *Server) publicHandler(extra func(r *router.Router)) fasthttp.RequestHan
 		s.metrics.countRequest("panic", fasthttp.StatusInternalServerError)
 	}
 	h := r.Handler
+	mcp := s.route("mcp", s.mcp)
 	return func(ctx *fasthttp.RequestCtx) {
 		// The request was read: the mark headerReceived may have left is
 		// not needed any more.
 		s.marks.take(&ctx.Request.Header)
 		setRequestID(ctx)
+		if s.assistant != nil && bytes.Equal(ctx.Request.URI().PathOriginal(), []byte("/mcp")) {
+			mcp(ctx)
+			return
+		}
 		if s.dash != nil && !isAPIPath(ctx.Request.URI().PathOriginal()) {
 			s.dash(ctx)
 			s.metrics.countRequest("dashboard", ctx.Response.StatusCode())

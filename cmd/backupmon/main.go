@@ -12,6 +12,7 @@ const usage = `backupmon: backup monitoring service
 Usage:
   backupmon serve [flags]        run the service (backupmon serve -h for flags)
   backupmon admin <cmd> [flags]  call the admin API (backupmon admin help)
+  backupmon mcp --key-file F     the assistant server (MCP) over stdio, relayed to a running server
 `
 
 func main() {
@@ -24,6 +25,8 @@ func main() {
 		os.Exit(serve(os.Args[2:]))
 	case "admin":
 		os.Exit(adminCLI(os.Args[2:], os.Stdout, os.Stderr))
+	case "mcp":
+		os.Exit(mcpCommand(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 	default:

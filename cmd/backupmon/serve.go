@@ -11,7 +11,9 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"net/mail"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -23,6 +25,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"backupmon/assistant"
 	"backupmon/dashboard"
 	"backupmon/engine"
 	"backupmon/mailstore"
@@ -51,6 +54,9 @@ type serveConfig struct {
 	// The SMTP ingest listener of report e-mails (decisions.md 10).
 	smtpListen, ingestDomain string
 	smtpTLSCert, smtpTLSKey  string
+
+	// publicURL is the dashboard's address as users reach it, for links.
+	publicURL string
 
 	// beforeOpen, when set (tests only), runs after the admin listener
 	// serves and before the engine's recovery starts, so that a test can
@@ -101,6 +107,7 @@ func parseServeFlags(args []string) (*serveConfig, error) {
 	fs.StringVar(&c.smtpListen, "smtp-listen", envDefault("smtp-listen", ""), "SMTP listener for report e-mails, e.g. 127.0.0.1:2525 (default: off)")
 	fs.StringVar(&c.ingestDomain, "ingest-domain", envDefault("ingest-domain", engine.DefaultIngestDomain), "domain of the jobs' ingest addresses")
 	fs.StringVar(&c.smtpTLSCert, "smtp-tls-cert", envDefault("smtp-tls-cert", ""), "certificate file: offer STARTTLS on --smtp-listen (with --smtp-tls-key)")
+	fs.StringVar(&c.publicURL, "public-url", envDefault("public-url", ""), "the dashboard's address as users reach it, e.g. https://backups.example.com, for the links the assistant server gives (default: the address each request was sent to)")
 	fs.StringVar(&c.smtpTLSKey, "smtp-tls-key", envDefault("smtp-tls-key", ""), "private key file for --smtp-tls-cert")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -140,6 +147,12 @@ func parseServeFlags(args []string) (*serveConfig, error) {
 		}
 		if c.smtpFrom == "" {
 			return nil, errors.New("--smtp-relay needs --smtp-from")
+		}
+	}
+	if c.publicURL != "" {
+		u, err := url.Parse(c.publicURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+			return nil, fmt.Errorf("--public-url must be an http or https address such as https://backups.example.com, not %q", c.publicURL)
 		}
 	}
 	if c.smtpFrom != "" {
@@ -225,6 +238,7 @@ func run(cfg *serveConfig, logger *slog.Logger, out io.Writer, stop <-chan os.Si
 	metrics := transport.NewMetrics()
 	hasher := password.NewHasher(password.Default, hashSlots(), hashQueue)
 	var dash *dashboard.Server // built once the engine is there
+	var asst *assistant.Server // likewise
 	srv := transport.New(transport.Config{
 		Logger: logger, Metrics: metrics, AdminToken: token, DevClock: cfg.devClock, TLS: tlsConf, CursorKey: curKey,
 		Reparse: func(wsID, id string) (engine.MailReply, error) {
@@ -232,6 +246,10 @@ func run(cfg *serveConfig, logger *slog.Logger, out io.Writer, stop <-chan os.Si
 		},
 		Hasher:    hasher,
 		Dashboard: func(ctx *fasthttp.RequestCtx) { dash.Handler()(ctx) },
+		Assistant: transport.AssistantFunc(func(w http.ResponseWriter, r *http.Request, key engine.AssistantKey, base string) {
+			asst.Serve(w, r, key, base)
+		}),
+		PublicURL: cfg.publicURL,
 	})
 
 	pubLn, err := net.Listen("tcp", cfg.listen)
@@ -284,6 +302,7 @@ func run(cfg *serveConfig, logger *slog.Logger, out io.Writer, stop <-chan os.Si
 		return err
 	}
 	dash = dashboard.New(dashboard.Config{Engine: eng, Hasher: hasher, Logger: logger})
+	asst = assistant.New(assistant.Config{Engine: eng, Logger: logger})
 	if cfg.demo && fresh {
 		if err := createDemo(eng, hasher, cfg.data, logger); err != nil {
 			stopListeners(srv, pubLn, logger)

@@ -1,0 +1,66 @@
+package engine
+
+// AssistantKey is the caller an assistant-protocol key stands for: its
+// workspace and whether it may change anything.
+type AssistantKey struct {
+	Workspace         BoardWorkspace
+	KeyID, Name       string
+	Prefix            string
+	ReadWrite         bool
+	CreatedAt, Expiry int64 // Unix ms; Expiry 0: never
+}
+
+// Actor returns the activity log's actor for the key's changes.
+func (k AssistantKey) Actor() string { return "assistant:" + k.Prefix }
+
+// KeyCheck is the outcome of checking a key for the assistant server.
+type KeyCheck uint8
+
+// Outcomes of Engine.Assistant, in the order they are checked.
+const (
+	KeyOK        KeyCheck = iota
+	KeyUnknown            // no such key, or revoked (401)
+	KeyExpired            // past its expiry (401)
+	KeyInactive           // its workspace is suspended, cancelled or out of trial (403)
+	KeyWrongType          // a REST or report key (403)
+	KeyFailed             // the engine is closing
+)
+
+// Assistant checks the key whose secret hashes to keyHash for the assistant
+// server, in the REST API's order (key, workspace, key type), records its
+// use, and returns the caller it stands for.
+func (e *Engine) Assistant(keyHash [32]byte) (AssistantKey, KeyCheck) {
+	ref := e.keys.get(&keyHash)
+	if ref == nil {
+		return AssistantKey{}, KeyUnknown
+	}
+	if e.closed.Load() {
+		return AssistantKey{}, KeyFailed
+	}
+	type answer struct {
+		k  AssistantKey
+		ok KeyCheck
+	}
+	ch := make(chan answer, 1)
+	if !ref.act.send(func(w *workspace) {
+		k, now := ref.key, e.nowMs()
+		switch {
+		case k.revoked:
+			ch <- answer{ok: KeyUnknown}
+		case k.expiresAt != 0 && now >= k.expiresAt:
+			ch <- answer{ok: KeyExpired}
+		case !w.active(now):
+			ch <- answer{ok: KeyInactive}
+		case k.typ != "assistant":
+			ch <- answer{ok: KeyWrongType}
+		default:
+			k.lastUsed.Store(now)
+			ch <- answer{k: AssistantKey{Workspace: w.boardWorkspace(now), KeyID: k.id.String(), Name: k.name, Prefix: k.prefix,
+				ReadWrite: k.readWrite, CreatedAt: k.createdAt, Expiry: k.expiresAt}}
+		}
+	}) {
+		return AssistantKey{}, KeyFailed
+	}
+	a := <-ch
+	return a.k, a.ok
+}
