@@ -33,7 +33,7 @@ func readCursor(tool, c string) (int, error) {
 	}
 	name, num, ok := strings.Cut(string(b), ":")
 	n, err := strconv.Atoi(num)
-	if !ok || name != tool || err != nil || n < 0 || n > 1<<30 {
+	if !ok || name != tool || err != nil || n < 0 || n > 1<<30 || strconv.Itoa(n) != num {
 		return 0, errCursor
 	}
 	return n, nil

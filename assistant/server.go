@@ -7,15 +7,16 @@ package assistant
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"strings"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"backupmon/engine"
+	"backupmon/jsonx"
 )
 
 // Version is the server version the initialize answer carries.
@@ -93,7 +94,8 @@ func (s *Server) Serve(w http.ResponseWriter, r *http.Request, key engine.Assist
 		if strings.HasPrefix(msg, "malformed payload") {
 			code = jsonrpc.CodeParseError
 		}
-		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": code, "message": msg}})
+		body := fmt.Appendf(nil, `{"jsonrpc":"2.0","id":null,"error":{"code":%d,"message":`, code)
+		body = append(jsonx.AppendString(body, msg), "}}"...)
 		rec.header.Del("X-Content-Type-Options")
 		rec.header.Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusBadRequest)

@@ -52,11 +52,11 @@ type Triage struct {
 
 // TriageOutcome is what became of one alert named in a triage command.
 type TriageOutcome struct {
-	AlertID  string
-	Found    bool       // the alert exists in the workspace
-	Alert    BoardAlert // the alert after the command (as found, when not changed)
-	Problem  string     // why it was not changed; "" when it was
-	Changed  bool
+	AlertID string
+	Found   bool       // the alert exists in the workspace
+	Alert   BoardAlert // the alert after the command (as found, when not changed)
+	Problem string     // why it was not changed; "" when it was
+	Changed bool
 }
 
 // TriageAlerts applies t to each alert of ids (duplicates counted once) and
