@@ -125,6 +125,16 @@ func createDemo(eng *engine.Engine, hasher *password.Hasher, dataDir string, log
 	if err != nil {
 		return err
 	}
+	// A read-write assistant key, kept alone in a file too, for
+	// `backupmon mcp --key-file` (decisions.md 12).
+	asst, err := eng.CreateKey(ws.ID, engine.KeyInput{Name: engine.Some("Demo assistant key"), Type: engine.Some("assistant"),
+		Access: engine.Some("read-write")})
+	if err != nil {
+		return err
+	}
+	if err := writeFileAtomic(filepath.Join(dataDir, demoAssistantFile), []byte(asst.Key+"\n"), 0o600); err != nil {
+		return fmt.Errorf("write demo assistant key: %w", err)
+	}
 	// The owner of the demo (decisions.md 11), with a random password.
 	pwBytes := make([]byte, 12)
 	if _, err := rand.Read(pwBytes); err != nil {
@@ -140,14 +150,18 @@ func createDemo(eng *engine.Engine, hasher *password.Hasher, dataDir string, log
 		return err
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "workspace=%s\nrest_key=%s\nreport_key=%s\njob=%s\nfailed_job=%s\nmail_job=%s\nowner=%s\nowner_password=%s\n",
-		ws.ID, rest.Key, report.Key, jobIDs[0], jobIDs[4], jobIDs[demoMailJob], demoOwner, pw)
+	fmt.Fprintf(&b, "workspace=%s\nrest_key=%s\nreport_key=%s\nassistant_key=%s\njob=%s\nfailed_job=%s\nmail_job=%s\nowner=%s\nowner_password=%s\n",
+		ws.ID, rest.Key, report.Key, asst.Key, jobIDs[0], jobIDs[4], jobIDs[demoMailJob], demoOwner, pw)
 	if err := writeFileAtomic(filepath.Join(dataDir, "demo-keys.txt"), []byte(b.String()), 0o600); err != nil {
 		return fmt.Errorf("write demo keys: %w", err)
 	}
 	logger.Info("demo workspace created", "workspace", ws.ID, "jobs", len(jobIDs))
 	return nil
 }
+
+// demoAssistantFile holds the demo's assistant key alone, in the data
+// directory.
+const demoAssistantFile = "demo-assistant.key"
 
 // demoOwner is the demo workspace's owner.
 const demoOwner = "owner@demo.test"
@@ -175,7 +189,19 @@ func printDemo(out io.Writer, eng *engine.Engine, dataDir, publicURL, adminURL, 
 		adminURL, kv["workspace"], kv["job"], token)
 	fmt.Fprintf(out, "read the jobs that failed through the REST API:\n  curl -s '%s/api/v1/jobs?status=failed&limit=5' -H 'Authorization: Bearer %s'\n",
 		publicURL, kv["rest_key"])
+	if kv["assistant_key"] != "" {
+		fmt.Fprintf(out, "assistant (MCP) key, read-write: %s\n  stdio: %s mcp --key-file %s --url %s\n  HTTP:  POST %s/mcp with the key as a bearer token\n",
+			kv["assistant_key"], selfName(), filepath.Join(dataDir, demoAssistantFile), publicURL, publicURL)
+	}
 	printDemoMail(out, eng, dataDir, kv["workspace"], kv["mail_job"], smtpAddr)
+}
+
+// selfName is how the running binary was started, for printed commands.
+func selfName() string {
+	if len(os.Args) > 0 && strings.ContainsRune(os.Args[0], '/') {
+		return os.Args[0]
+	}
+	return "backupmon"
 }
 
 // demoMailJob is the demo job whose ingest address the demo prints: its

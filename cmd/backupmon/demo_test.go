@@ -207,6 +207,18 @@ func cliCheckDemo(t *testing.T, s *cliServer, now time.Time) {
 	if pk := prefixes[cliPrefix(kv["report_key"])]; pk == nil || pk["type"] != "report" {
 		t.Errorf("report key of the demo: %v", pk)
 	}
+	// A read-write assistant key, also alone in demo-assistant.key for
+	// `backupmon mcp --key-file`.
+	if ak := prefixes[cliPrefix(kv["assistant_key"])]; !cliSecretRe.MatchString(kv["assistant_key"]) || ak == nil || ak["type"] != "assistant" || ak["access"] != "read-write" {
+		t.Errorf("assistant key of the demo: %q %v", kv["assistant_key"], ak)
+	}
+	keyFile := filepath.Join(s.dir, "demo-assistant.key")
+	if raw, err := os.ReadFile(keyFile); err != nil || string(raw) != kv["assistant_key"]+"\n" {
+		t.Errorf("demo-assistant.key = %q, %v; want the assistant key", raw, err)
+	}
+	if info, err := os.Stat(keyFile); err != nil || info.Mode().Perm() != 0o600 {
+		t.Errorf("demo-assistant.key mode: %v %v", info, err)
+	}
 }
 
 func cliPrefix(secret string) string {
