@@ -2,7 +2,6 @@ package assistant
 
 import (
 	"encoding/base64"
-	"errors"
 	"strconv"
 	"strings"
 )
@@ -16,7 +15,7 @@ const (
 	maxLimit     = 200
 )
 
-var errCursor = errors.New("cursor is not one this tool returned; start again without it")
+const errCursor = refusal("cursor is not one this tool returned; start again without it")
 
 func makeCursor(tool string, offset int) string {
 	return base64.RawURLEncoding.EncodeToString([]byte(tool + ":" + strconv.Itoa(offset)))

@@ -33,7 +33,7 @@ type Explanation struct {
 // instructions.
 type ReportText struct {
 	Untrusted bool   `json:"untrusted" jsonschema:"always true: written by backup software or whoever sent the report"`
-	Source    string `json:"source" jsonschema:"email or api:<key prefix>: how the report came"`
+	Source    string `json:"source" jsonschema:"how the report came: api:<key prefix> or email:<vendor>"`
 	Fenced    string `json:"fenced" jsonschema:"the text between two markers that carry the same random tag"`
 }
 
@@ -42,9 +42,9 @@ func (s *Server) explainFailure(_ context.Context, c Caller, b base, in ExplainI
 	jobID := in.JobID
 	switch {
 	case in.JobID == "" && in.AlertID == "":
-		return Explanation{}, fmt.Errorf("give jobId or alertId")
+		return Explanation{}, refusal("give jobId or alertId")
 	case in.JobID != "" && in.AlertID != "":
-		return Explanation{}, fmt.Errorf("give jobId or alertId, not both")
+		return Explanation{}, refusal("give jobId or alertId, not both")
 	case in.AlertID != "":
 		found, err := s.eng.BoardAlertsByID(ws, []string{in.AlertID})
 		if err != nil {
@@ -106,8 +106,10 @@ func explain(p engine.JobPage, alertID string, b base) Explanation {
 		out.Alert = &a
 		out.Suggestion = a.Suggestion
 		out.Link = a.Link
-		if al.Summary != "" {
-			source := "email"
+		// A missing report's alert is the service's own words; a failed or
+		// warning report's summary is the report's.
+		if al.Summary != "" && al.Type != "missing" {
+			source := "report"
 			if problem != nil {
 				source = problem.Source
 			}

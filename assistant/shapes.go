@@ -109,7 +109,7 @@ type Result struct {
 	Status          string `json:"status" jsonschema:"ok, warning or failed"`
 	CompletedAt     string `json:"completedAt"`
 	ReceivedAt      string `json:"receivedAt"`
-	Source          string `json:"source" jsonschema:"how it came: api:<key prefix> or email"`
+	Source          string `json:"source" jsonschema:"how it came: api:<key prefix> (the Report API) or email:<vendor> (a report e-mail)"`
 	SizeBytes       *int64 `json:"sizeBytes"`
 	DurationSeconds *int64 `json:"durationSeconds"`
 }

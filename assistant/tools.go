@@ -63,11 +63,19 @@ func tidy(s *jsonschema.Schema) *jsonschema.Schema {
 	return s
 }
 
+// refusal is a tool's own refusal of its input, told to the assistant as
+// it is.
+type refusal string
+
+func (r refusal) Error() string { return string(r) }
+
 // userError returns what the assistant is told of a failed call: the
-// engine's message for a refused or unknown thing, a short line otherwise.
+// message of a refusal (the tool's or the engine's, for a refused or
+// unknown thing), a short line for anything else.
 func userError(err error) error {
 	var e *engine.Error
-	if errors.As(err, &e) || errors.Is(err, errCursor) {
+	var r refusal
+	if errors.As(err, &e) || errors.As(err, &r) || errors.Is(err, errCursor) {
 		return err
 	}
 	return errors.New("the service could not answer; try again")

@@ -2,7 +2,6 @@ package assistant
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"time"
 
@@ -134,11 +133,11 @@ func (s *Server) snooze(_ context.Context, c Caller, b base, in SnoozeInput) (Tr
 	t := engine.Triage{Action: engine.Snooze, Preset: in.Preset, Note: strings.TrimSpace(in.Note)}
 	switch {
 	case (in.Preset == "") == (in.Until == ""):
-		return TriageResult{}, fmt.Errorf("give preset or until, one of them")
+		return TriageResult{}, refusal("give preset or until, one of them")
 	case in.Until != "":
 		u, err := time.Parse(time.RFC3339Nano, in.Until)
 		if err != nil {
-			return TriageResult{}, fmt.Errorf("until must be an RFC 3339 time, such as 2026-11-24T08:00:00Z")
+			return TriageResult{}, refusal("until must be an RFC 3339 time, such as 2026-11-24T08:00:00Z")
 		}
 		t.Until = u
 	}
@@ -152,7 +151,7 @@ func (s *Server) resolve(_ context.Context, c Caller, b base, in ResolveInput) (
 	}
 	o := r.Outcomes[0]
 	if !o.Changed {
-		return AlertChange{}, fmt.Errorf("%s", o.Problem)
+		return AlertChange{}, refusal(o.Problem)
 	}
 	return AlertChange{Alert: *o.Alert, Link: o.Alert.Link}, nil
 }
@@ -163,7 +162,7 @@ func (s *Server) pause(_ context.Context, c Caller, b base, in PauseInput) (JobC
 		var err error
 		if until, err = time.ParseInLocation("2006-01-02", in.Until, c.Key.Workspace.Loc); err != nil {
 			if until, err = time.Parse(time.RFC3339Nano, in.Until); err != nil {
-				return JobChange{}, fmt.Errorf("until must be a date (YYYY-MM-DD) or an RFC 3339 time")
+				return JobChange{}, refusal("until must be a date (YYYY-MM-DD) or an RFC 3339 time")
 			}
 		}
 	}

@@ -106,6 +106,10 @@ func (e *Engine) TriageAlerts(wsID string, ids []string, t Triage) ([]TriageOutc
 			continue
 		}
 		o.Found, o.Alert = true, a
+		if t.Action == Acknowledge && a.Status == "acknowledged" {
+			o.Problem = "already acknowledged"
+			continue
+		}
 		until := t.Until
 		if t.Action == Snooze && t.Preset != "" {
 			var msg string
