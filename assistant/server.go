@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -85,18 +86,24 @@ func New(cfg Config) *Server {
 // for key, an assistant key the caller has checked; links start with base,
 // the dashboard's scheme and host.
 //
-// A request the SDK refuses before JSON-RPC (a body that is not JSON, not
-// a message) is answered as a JSON-RPC error too, with HTTP 400: a parse
-// error (-32700) or an invalid request (-32600).
+// A request the SDK refuses before JSON-RPC is answered as a JSON-RPC
+// error too, with HTTP 400: a parse error (-32700) for a body that is not
+// JSON, an invalid request (-32600) for JSON that is not a message.
 func (s *Server) Serve(w http.ResponseWriter, r *http.Request, key engine.AssistantKey, base string) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		http.Error(w, "cannot read the request", http.StatusBadRequest)
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
 	rec := &recorder{header: w.Header()}
 	s.handler.ServeHTTP(rec, r.WithContext(withCaller(r.Context(), Caller{Key: key, Base: base})))
 	if rec.code == http.StatusBadRequest && !strings.HasPrefix(rec.header.Get("Content-Type"), "application/json") {
 		code := jsonrpc.CodeInvalidRequest
-		msg := strings.TrimSpace(rec.body.String())
-		if strings.HasPrefix(msg, "malformed payload") {
+		if !jsonx.Valid(body) {
 			code = jsonrpc.CodeParseError
 		}
+		msg := strings.TrimSpace(rec.body.String())
 		body := fmt.Appendf(nil, `{"jsonrpc":"2.0","id":null,"error":{"code":%d,"message":`, code)
 		body = append(jsonx.AppendString(body, msg), "}}"...)
 		rec.header.Del("X-Content-Type-Options")

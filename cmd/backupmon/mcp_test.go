@@ -1023,7 +1023,8 @@ func mcpMalformed(t *testing.T, s *dashServer) {
 		{"a body that is not JSON", "this is not json", jsonrpc.CodeParseError, "malformed payload"},
 		{"a truncated body", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"whoami","argu`, jsonrpc.CodeParseError, "malformed payload"},
 		{"a truncated write", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"acknowledge_alerts","arguments":{"alertIds":["` + aid + `"`, jsonrpc.CodeParseError, "malformed payload"},
-		{"an empty body", "", jsonrpc.CodeInvalidRequest, "POST requires a non-empty body"},
+		{"an empty body", "", jsonrpc.CodeParseError, "POST requires a non-empty body"},
+		{"JSON that is not a message", `{"foo":1}`, jsonrpc.CodeInvalidRequest, "malformed payload"},
 	} {
 		resp, b := s.mcpRaw(t, "POST", auth, tc.body)
 		var e mcpRPCBody
