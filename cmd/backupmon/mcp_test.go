@@ -79,18 +79,6 @@ func (s *dashServer) mcpNewKey(t testing.TB, w *dashWS, name, access string) mcp
 	return mcpKey{id: out.ID, secret: out.Key, prefix: out.Prefix}
 }
 
-// mcpBearer adds the key to every request of the SDK's client.
-type mcpBearer struct {
-	key  string
-	next http.RoundTripper
-}
-
-func (b mcpBearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.key)
-	return b.next.RoundTrip(r)
-}
-
 func mcpCtx(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), mcpCallTimeout)
 	t.Cleanup(cancel)
@@ -109,7 +97,7 @@ func mcpConnect(t testing.TB, base, key string) *mcp.ClientSession {
 	t.Cleanup(tr.CloseIdleConnections)
 	transport := &mcp.StreamableClientTransport{
 		Endpoint:             base + "/mcp",
-		HTTPClient:           &http.Client{Timeout: mcpCallTimeout, Transport: mcpBearer{key: key, next: tr}},
+		HTTPClient:           &http.Client{Timeout: mcpCallTimeout, Transport: bearerTransport{key: key, next: tr}},
 		DisableStandaloneSSE: true,
 		MaxRetries:           -1,
 	}
