@@ -61,11 +61,11 @@ func TestQueueRowsMatchTemplate(t *testing.T) {
 		items []engine.QueueItem
 	}{
 		{"none", nil},
-		{"plain", []engine.QueueItem{rowItem("job_1", "Nightly", "veeam", "SRV-01", "failed", "Disk full", "open", 0, now - 3600_000, now - 7200_000)}},
-		{"acknowledged, no summary", []engine.QueueItem{rowItem("job_2", "Weekly", "acronis", "NAS", "failed", "", "acknowledged", 0, now - 86400_000, 0)}},
+		{"plain", []engine.QueueItem{rowItem("job_1", "Nightly", "veeam", "SRV-01", "failed", "Disk full", "open", 0, now-3600_000, now-7200_000)}},
+		{"acknowledged, no summary", []engine.QueueItem{rowItem("job_2", "Weekly", "acronis", "NAS", "failed", "", "acknowledged", 0, now-86400_000, 0)}},
 		{"missing without alert", []engine.QueueItem{rowItem("job_3", "Files", "generic", "PC", "missing", "", "", 1500, 0, 0)}},
 		{"markup in text", []engine.QueueItem{rowItem(`a"b<c>&'+`, `<script>alert(1)</script>`, `x"><img src=x onerror=1>`, "dev\x00ice", "failed",
-			`<img src=x onerror="alert('x')"> & + ü €`, "open", 61, now + 5000, now - 60_000)}},
+			`<img src=x onerror="alert('x')"> & + ü €`, "open", 61, now+5000, now-60_000)}},
 		{"url bytes", []engine.QueueItem{rowItem("a b/c?d=e#f%41%zz%4", "n", "v", "d", "late", "s", "open", 60, now, now)}},
 		{"invalid utf-8", []engine.QueueItem{rowItem("\xff\xfe", "\xc3(", "\xed\xa0\x80", "ok", "failed", "\xf0\x28\x8c\xbc", "open", 2880, 1, 1)}},
 	}
