@@ -82,43 +82,40 @@ func New(cfg Config) *Server {
 	return s
 }
 
-// Serve answers one MCP request (streamable HTTP, stateless, JSON answers)
-// for key, an assistant key the caller has checked; links start with base,
+// Serve answers one MCP request (streamable HTTP, stateless, JSON answers),
+// returning the answer's status, header and body, for key, an assistant key the caller has checked; links start with base,
 // the dashboard's scheme and host.
 //
 // A request the SDK refuses before JSON-RPC is answered as a JSON-RPC
 // error too, with HTTP 400: a parse error (-32700) for a body that is not
 // JSON, an invalid request (-32600) for JSON that is not a message.
-func (s *Server) Serve(w http.ResponseWriter, r *http.Request, key engine.AssistantKey, base string) {
-	body, err := io.ReadAll(r.Body)
+func (s *Server) Serve(r *http.Request, key engine.AssistantKey, base string) (status int, header http.Header, body []byte) {
+	in, err := io.ReadAll(r.Body)
 	if err != nil {
-		http.Error(w, "cannot read the request", http.StatusBadRequest)
-		return
+		return http.StatusBadRequest, http.Header{"Content-Type": {"text/plain; charset=utf-8"}}, []byte("cannot read the request")
 	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	rec := &recorder{header: w.Header()}
+	r.Body = io.NopCloser(bytes.NewReader(in))
+	rec := &recorder{header: http.Header{}}
 	s.handler.ServeHTTP(rec, r.WithContext(withCaller(r.Context(), Caller{Key: key, Base: base})))
-	if rec.code == http.StatusBadRequest && !strings.HasPrefix(rec.header.Get("Content-Type"), "application/json") {
+	status, header, body = rec.code, rec.header, rec.body.Bytes()
+	if status == 0 {
+		status = http.StatusOK
+	}
+	if status == http.StatusBadRequest && !strings.HasPrefix(header.Get("Content-Type"), "application/json") {
 		code := jsonrpc.CodeInvalidRequest
-		if !jsonx.Valid(body) {
+		if !jsonx.Valid(in) {
 			code = jsonrpc.CodeParseError
 		}
-		msg := strings.TrimSpace(rec.body.String())
-		body := fmt.Appendf(nil, `{"jsonrpc":"2.0","id":null,"error":{"code":%d,"message":`, code)
+		msg := strings.TrimSpace(string(body))
+		body = fmt.Appendf(nil, `{"jsonrpc":"2.0","id":null,"error":{"code":%d,"message":`, code)
 		body = append(jsonx.AppendString(body, msg), "}}"...)
-		rec.header.Del("X-Content-Type-Options")
-		rec.header.Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusBadRequest)
-		_, _ = w.Write(body)
-		return
+		header.Del("X-Content-Type-Options")
+		header.Set("Content-Type", "application/json")
 	}
-	if rec.code != 0 {
-		w.WriteHeader(rec.code)
-	}
-	_, _ = w.Write(rec.body.Bytes())
+	return status, header, body
 }
 
-// recorder keeps the SDK's answer until it is known to be JSON.
+// recorder is the http.ResponseWriter the SDK writes its answer to.
 type recorder struct {
 	header http.Header
 	code   int

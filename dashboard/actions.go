@@ -88,15 +88,6 @@ func (s *Server) alertsBulk(ctx *fasthttp.RequestCtx, u *engine.SessionUser) {
 	redirect(ctx, back, msg, ok == 0)
 }
 
-// message returns what a page says of an engine error.
-func message(err error) string {
-	var e *engine.Error
-	if errors.As(err, &e) {
-		return e.Message
-	}
-	return "the change was not recorded; try again"
-}
-
 func (s *Server) pauseJob(ctx *fasthttp.RequestCtx, u *engine.SessionUser) {
 	jid := ctx.UserValue("jid").(string)
 	args := ctx.PostArgs()
@@ -112,7 +103,7 @@ func (s *Server) pauseJob(ctx *fasthttp.RequestCtx, u *engine.SessionUser) {
 		until = t
 	}
 	if _, err := s.eng.PauseJob(u.Workspace.ID, jid, until, actor(u), note); err != nil {
-		redirect(ctx, back, "Not paused: "+message(err)+".", true)
+		redirect(ctx, back, "Not paused: "+engine.ErrorText(err)+".", true)
 		return
 	}
 	redirect(ctx, back, "Monitoring paused.", false)
@@ -122,7 +113,7 @@ func (s *Server) resumeJob(ctx *fasthttp.RequestCtx, u *engine.SessionUser) {
 	jid := ctx.UserValue("jid").(string)
 	back := "/jobs/" + jid
 	if _, err := s.eng.ResumeJob(u.Workspace.ID, jid, actor(u), strings.TrimSpace(string(ctx.PostArgs().Peek("note")))); err != nil {
-		redirect(ctx, back, "Not resumed: "+message(err)+".", true)
+		redirect(ctx, back, "Not resumed: "+engine.ErrorText(err)+".", true)
 		return
 	}
 	redirect(ctx, back, "Monitoring resumed.", false)
@@ -179,14 +170,14 @@ func (s *Server) createKey(ctx *fasthttp.RequestCtx, u *engine.SessionUser) {
 			s.renderKeys(ctx, u, fasthttp.StatusOK, v.Key, keyForm{Type: "rest", Expiry: "never", Access: "read-only"})
 			return
 		}
-		f.Error = upperFirst(message(err)) + "."
+		f.Error = upperFirst(engine.ErrorText(err)) + "."
 	}
 	s.renderKeys(ctx, u, fasthttp.StatusBadRequest, "", f)
 }
 
 func (s *Server) revokeKey(ctx *fasthttp.RequestCtx, u *engine.SessionUser) {
 	if err := s.eng.RevokeKey(u.Workspace.ID, ctx.UserValue("kid").(string), actor(u)); err != nil {
-		redirect(ctx, "/settings/keys", "Not revoked: "+message(err)+".", true)
+		redirect(ctx, "/settings/keys", "Not revoked: "+engine.ErrorText(err)+".", true)
 		return
 	}
 	redirect(ctx, "/settings/keys", "Key revoked: it answers 401 from now on.", false)
@@ -205,7 +196,7 @@ func (s *Server) createChannel(ctx *fasthttp.RequestCtx, u *engine.SessionUser) 
 	in := engine.ChannelInput{Type: optional(args, "type"), Name: optional(args, "name"), URL: optional(args, "url"),
 		To: optional(args, "to"), MinSeverity: optional(args, "minSeverity"), Actor: actor(u)}
 	if _, err := s.eng.CreateChannel(u.Workspace.ID, in); err != nil {
-		redirect(ctx, "/settings/channels", "Not added: "+message(err)+".", true)
+		redirect(ctx, "/settings/channels", "Not added: "+engine.ErrorText(err)+".", true)
 		return
 	}
 	redirect(ctx, "/settings/channels", "Channel added.", false)
@@ -213,7 +204,7 @@ func (s *Server) createChannel(ctx *fasthttp.RequestCtx, u *engine.SessionUser) 
 
 func (s *Server) deleteChannel(ctx *fasthttp.RequestCtx, u *engine.SessionUser) {
 	if err := s.eng.DeleteChannel(u.Workspace.ID, ctx.UserValue("chid").(string), actor(u)); err != nil {
-		redirect(ctx, "/settings/channels", "Not deleted: "+message(err)+".", true)
+		redirect(ctx, "/settings/channels", "Not deleted: "+engine.ErrorText(err)+".", true)
 		return
 	}
 	redirect(ctx, "/settings/channels", "Channel deleted, with its escalation rules.", false)
@@ -231,7 +222,7 @@ func (s *Server) createEscalation(ctx *fasthttp.RequestCtx, u *engine.SessionUse
 		in.AfterMinutes = engine.Some(n)
 	}
 	if _, err := s.eng.CreateEscalation(u.Workspace.ID, in); err != nil {
-		redirect(ctx, "/settings/channels", "Not added: "+message(err)+".", true)
+		redirect(ctx, "/settings/channels", "Not added: "+engine.ErrorText(err)+".", true)
 		return
 	}
 	redirect(ctx, "/settings/channels", "Escalation rule added.", false)
@@ -239,7 +230,7 @@ func (s *Server) createEscalation(ctx *fasthttp.RequestCtx, u *engine.SessionUse
 
 func (s *Server) deleteEscalation(ctx *fasthttp.RequestCtx, u *engine.SessionUser) {
 	if err := s.eng.DeleteEscalation(u.Workspace.ID, ctx.UserValue("eid").(string), actor(u)); err != nil {
-		redirect(ctx, "/settings/channels", "Not deleted: "+message(err)+".", true)
+		redirect(ctx, "/settings/channels", "Not deleted: "+engine.ErrorText(err)+".", true)
 		return
 	}
 	redirect(ctx, "/settings/channels", "Escalation rule deleted.", false)
@@ -275,7 +266,7 @@ func (s *Server) createUser(ctx *fasthttp.RequestCtx, u *engine.SessionUser) {
 	}
 	in.Hash = engine.Some(h)
 	if _, err := s.eng.CreateUser(u.Workspace.ID, in); err != nil {
-		redirect(ctx, back, "Not added: "+message(err)+".", true)
+		redirect(ctx, back, "Not added: "+engine.ErrorText(err)+".", true)
 		return
 	}
 	redirect(ctx, back, "User added.", false)
@@ -303,7 +294,7 @@ func (s *Server) updateUser(ctx *fasthttp.RequestCtx, u *engine.SessionUser) {
 		in.Hash = engine.Some(h)
 	}
 	if _, err := s.eng.UpdateUser(u.Workspace.ID, uid, in); err != nil {
-		redirect(ctx, back, "Not changed: "+message(err)+".", true)
+		redirect(ctx, back, "Not changed: "+engine.ErrorText(err)+".", true)
 		return
 	}
 	redirect(ctx, back, "User "+target.Email+" changed.", false)
@@ -321,7 +312,7 @@ func (s *Server) deleteUser(ctx *fasthttp.RequestCtx, u *engine.SessionUser) {
 		return
 	}
 	if err := s.eng.DeleteUser(u.Workspace.ID, uid, actor(u)); err != nil {
-		redirect(ctx, back, "Not deleted: "+message(err)+".", true)
+		redirect(ctx, back, "Not deleted: "+engine.ErrorText(err)+".", true)
 		return
 	}
 	redirect(ctx, back, "User "+target.Email+" deleted; their sessions have ended.", false)

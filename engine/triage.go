@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -122,7 +123,7 @@ func (e *Engine) TriageAlerts(wsID string, ids []string, t Triage) ([]TriageOutc
 		go func() {
 			defer wg.Done()
 			if _, err := e.ChangeAlert(wsID, id, t.Action, until, t.Actor, t.Note); err != nil {
-				o.Problem = errorText(err)
+				o.Problem = ErrorText(err)
 				return
 			}
 			o.Changed = true
@@ -152,9 +153,11 @@ func (e *Engine) TriageAlerts(wsID string, ids []string, t Triage) ([]TriageOutc
 	return out, nil
 }
 
-// errorText returns what a person is told of a refused command.
-func errorText(err error) string {
-	if e, ok := err.(*Error); ok {
+// ErrorText returns what a person is told of a failed command: the
+// message of a refused one, a short line for anything else.
+func ErrorText(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
 		return e.Message
 	}
 	return "the change was not recorded; try again"

@@ -10,20 +10,11 @@ import (
 	"backupmon/engine"
 )
 
-// Assistant serves the assistant-protocol (MCP) endpoint for a caller the
-// transport has authenticated: key is an assistant key of an active
-// workspace, base the scheme and host links should carry.
-type Assistant interface {
-	Serve(w http.ResponseWriter, r *http.Request, key engine.AssistantKey, base string)
-}
-
-// AssistantFunc is a function serving as an Assistant.
-type AssistantFunc func(w http.ResponseWriter, r *http.Request, key engine.AssistantKey, base string)
-
-// Serve calls f.
-func (f AssistantFunc) Serve(w http.ResponseWriter, r *http.Request, key engine.AssistantKey, base string) {
-	f(w, r, key, base)
-}
+// Assistant answers a request to the assistant-protocol (MCP) endpoint,
+// with its status, header and body, for a caller the transport has
+// authenticated: key is an assistant key of an active workspace, base the
+// scheme and host links should carry.
+type Assistant func(r *http.Request, key engine.AssistantKey, base string) (status int, header http.Header, body []byte)
 
 // mcp answers /mcp (decisions.md 12): the bearer key is checked in the
 // REST API's order and with its errors, then the request is handed to the
@@ -33,7 +24,7 @@ func (s *Server) mcp(ctx *fasthttp.RequestCtx) {
 	token, ok := bearer(ctx.Request.Header.Peek("Authorization"))
 	if !ok {
 		ctx.Response.Header.Set("WWW-Authenticate", "Bearer")
-		restError(ctx, fasthttp.StatusUnauthorized, "UNAUTHORIZED", "Missing or malformed Authorization header", "")
+		restError(ctx, fasthttp.StatusUnauthorized, "UNAUTHORIZED", msgMalformedAuth, "")
 		return
 	}
 	key, check := s.eng.Assistant(engine.HashKey(token))
@@ -41,14 +32,14 @@ func (s *Server) mcp(ctx *fasthttp.RequestCtx) {
 	case engine.KeyOK:
 	case engine.KeyUnknown:
 		ctx.Response.Header.Set("WWW-Authenticate", `Bearer error="invalid_token"`)
-		restError(ctx, fasthttp.StatusUnauthorized, "UNAUTHORIZED", "Invalid API key", "")
+		restError(ctx, fasthttp.StatusUnauthorized, "UNAUTHORIZED", msgInvalidKey, "")
 		return
 	case engine.KeyExpired:
 		ctx.Response.Header.Set("WWW-Authenticate", `Bearer error="invalid_token"`)
-		restError(ctx, fasthttp.StatusUnauthorized, "UNAUTHORIZED", "API key has expired", "")
+		restError(ctx, fasthttp.StatusUnauthorized, "UNAUTHORIZED", msgKeyExpired, "")
 		return
 	case engine.KeyInactive:
-		restError(ctx, fasthttp.StatusForbidden, "WORKSPACE_INACTIVE", "The workspace is suspended or cancelled, or its trial has ended", "")
+		restError(ctx, fasthttp.StatusForbidden, "WORKSPACE_INACTIVE", msgInactive, "")
 		return
 	case engine.KeyWrongType:
 		restError(ctx, fasthttp.StatusForbidden, "INSUFFICIENT_SCOPE", "REST and report keys cannot use the assistant server; use an assistant key", "")
@@ -67,15 +58,14 @@ func (s *Server) mcp(ctx *fasthttp.RequestCtx) {
 	}
 	req.Host = string(ctx.Host())
 	req.RemoteAddr = ctx.RemoteAddr().String()
-	w := &responseBuffer{header: http.Header{}}
-	s.assistant.Serve(w, req, key, s.linkBase(ctx))
-	for k, vs := range w.header {
+	status, header, body := s.assistant(req, key, s.linkBase(ctx))
+	for k, vs := range header {
 		for _, v := range vs {
 			ctx.Response.Header.Add(k, v)
 		}
 	}
-	ctx.SetStatusCode(w.status())
-	ctx.SetBody(w.body.Bytes())
+	ctx.SetStatusCode(status)
+	ctx.SetBody(body)
 }
 
 // linkBase returns the scheme and host dashboard links carry: the public
@@ -89,34 +79,4 @@ func (s *Server) linkBase(ctx *fasthttp.RequestCtx) string {
 		scheme = "https://"
 	}
 	return scheme + string(ctx.Host())
-}
-
-// responseBuffer is an http.ResponseWriter that keeps the answer in memory.
-type responseBuffer struct {
-	header http.Header
-	code   int
-	body   bytes.Buffer
-}
-
-func (w *responseBuffer) Header() http.Header { return w.header }
-
-func (w *responseBuffer) WriteHeader(code int) {
-	if w.code == 0 {
-		w.code = code
-	}
-}
-
-func (w *responseBuffer) Write(b []byte) (int, error) {
-	w.WriteHeader(http.StatusOK)
-	return w.body.Write(b)
-}
-
-// Flush does nothing: the answer is sent whole when the handler returns.
-func (w *responseBuffer) Flush() {}
-
-func (w *responseBuffer) status() int {
-	if w.code == 0 {
-		return http.StatusOK
-	}
-	return w.code
 }

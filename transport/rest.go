@@ -54,6 +54,10 @@ func (b *bodyBuf) Close() error {
 	return nil
 }
 
+// msgInactive answers a key of an inactive workspace, in the REST API and
+// the assistant server (the Report API has its own, msgSuspended).
+const msgInactive = "The workspace is suspended or cancelled, or its trial has ended"
+
 // bodyKey names the answer buffer among the request's user values.
 const bodyKey = "backupmon.body"
 
@@ -64,7 +68,7 @@ func (s *Server) rest(ep engine.Endpoint, param string) fasthttp.RequestHandler 
 	return func(ctx *fasthttp.RequestCtx) {
 		token, ok := bearer(ctx.Request.Header.Peek("Authorization"))
 		if !ok {
-			restError(ctx, fasthttp.StatusUnauthorized, "UNAUTHORIZED", "Missing or malformed Authorization header", "")
+			restError(ctx, fasthttp.StatusUnauthorized, "UNAUTHORIZED", msgMalformedAuth, "")
 			return
 		}
 		q := engine.RESTQuery{Endpoint: ep}
@@ -100,11 +104,11 @@ func (s *Server) rest(ep engine.Endpoint, param string) fasthttp.RequestHandler 
 			ctx.SetUserValue(bodyKey, bp) // Close, after the write, pools it
 			return
 		case engine.RESTUnauthorized:
-			restError(ctx, fasthttp.StatusUnauthorized, "UNAUTHORIZED", "Invalid API key", "")
+			restError(ctx, fasthttp.StatusUnauthorized, "UNAUTHORIZED", msgInvalidKey, "")
 		case engine.RESTKeyExpired:
-			restError(ctx, fasthttp.StatusUnauthorized, "UNAUTHORIZED", "API key has expired", "")
+			restError(ctx, fasthttp.StatusUnauthorized, "UNAUTHORIZED", msgKeyExpired, "")
 		case engine.RESTWorkspaceInactive:
-			restError(ctx, fasthttp.StatusForbidden, "WORKSPACE_INACTIVE", "The workspace is suspended or cancelled, or its trial has ended", "")
+			restError(ctx, fasthttp.StatusForbidden, "WORKSPACE_INACTIVE", msgInactive, "")
 		case engine.RESTPlanRequired:
 			restError(ctx, fasthttp.StatusForbidden, "PLAN_REQUIRED", "The workspace's plan has no REST API; it needs Growth or Pro", "")
 		case engine.RESTWrongKeyType:

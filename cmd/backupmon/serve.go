@@ -246,9 +246,9 @@ func run(cfg *serveConfig, logger *slog.Logger, out io.Writer, stop <-chan os.Si
 		},
 		Hasher:    hasher,
 		Dashboard: func(ctx *fasthttp.RequestCtx) { dash.Handler()(ctx) },
-		Assistant: transport.AssistantFunc(func(w http.ResponseWriter, r *http.Request, key engine.AssistantKey, base string) {
-			asst.Serve(w, r, key, base)
-		}),
+		Assistant: func(r *http.Request, key engine.AssistantKey, base string) (int, http.Header, []byte) {
+			return asst.Serve(r, key, base)
+		},
 		PublicURL: cfg.publicURL,
 	})
 
