@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"backupmon/snapshot"
+	"backupmon/vfs"
 	"backupmon/wal"
 )
 
@@ -28,6 +29,9 @@ type Options struct {
 	Logger *slog.Logger
 	// WAL passes options (hooks, fatal handler, metrics) to the log.
 	WAL wal.Options
+	// FS is the file system of the log (unless WAL.FS is set) and of the
+	// snapshots; default vfs.OS. Tests pass a vfs.Faulty.
+	FS vfs.FS
 	// SnapshotEvery takes a snapshot after at least this many log records,
 	// once the log has also grown by half the size of the last snapshot
 	// (so that the cost of snapshots per record stays flat as the state
@@ -74,6 +78,7 @@ type Engine struct {
 
 	snapMu    sync.Mutex
 	lastSnap  lastSnapshot // under snapMu
+	snapRetry time.Time    // under snapMu: no periodic snapshot before this, after a failed one
 	stop      chan struct{}
 	stopped   sync.WaitGroup
 	closeOnce sync.Once
@@ -120,6 +125,10 @@ func Open(opts Options) (*Engine, error) {
 	}
 	if opts.WAL.Logger == nil {
 		opts.WAL.Logger = opts.Logger
+	}
+	opts.FS = vfs.Or(opts.FS)
+	if opts.WAL.FS == nil {
+		opts.WAL.FS = opts.FS
 	}
 	e := &Engine{opts: opts, clock: opts.Clock, logger: opts.Logger, globalIDs: newIDGen(), stop: make(chan struct{})}
 	e.lastSnap.at = time.Now()

@@ -41,11 +41,21 @@ func (e *Engine) Snapshot() error {
 func (e *Engine) snapshotIfDue() error {
 	e.snapMu.Lock()
 	defer e.snapMu.Unlock()
-	if !e.snapshotDue(time.Since(e.lastSnap.at)) {
+	if time.Now().Before(e.snapRetry) || !e.snapshotDue(time.Since(e.lastSnap.at)) {
 		return nil
 	}
-	return e.snapshotLocked()
+	err := e.snapshotLocked()
+	if err != nil {
+		// The log still holds everything; try again later rather than
+		// every second against a failing disk.
+		e.snapRetry = time.Now().Add(snapshotRetry)
+	}
+	return err
 }
+
+// snapshotRetry is how long the snapshot loop waits after a failed
+// snapshot.
+const snapshotRetry = time.Minute
 
 func (e *Engine) snapshotLocked() error {
 	start := time.Now()
@@ -127,7 +137,7 @@ func (e *Engine) snapshotLoop() {
 		case <-tick.C:
 		}
 		if err := e.snapshotIfDue(); err != nil {
-			e.logger.Error("periodic snapshot failed", "err", err)
+			e.logger.Error("periodic snapshot failed; the log keeps every record, retrying in a minute", "err", err)
 		}
 	}
 }
@@ -579,4 +589,6 @@ func count(r *codec.Reader) int {
 	return int(n)
 }
 
-func (e *Engine) snaps() snapshot.Options { return snapshot.Options{Logger: e.logger} }
+func (e *Engine) snaps() snapshot.Options {
+	return snapshot.Options{Logger: e.logger, FS: e.opts.FS}
+}

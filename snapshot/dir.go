@@ -4,16 +4,17 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
+
+	"backupmon/vfs"
 )
 
 // scan reads dir and returns the LSNs of its snapshot files, newest first,
 // and the names of its leftover temp files. Other entries are ignored. A
 // missing dir is empty.
-func scan(dir string) (lsns []uint64, temps []string, err error) {
-	entries, err := os.ReadDir(dir)
+func scan(fsys vfs.FS, dir string) (lsns []uint64, temps []string, err error) {
+	entries, err := fsys.ReadDir(dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil, nil
@@ -39,7 +40,7 @@ func scan(dir string) (lsns []uint64, temps []string, err error) {
 // by their names only: the files are not opened. A missing dir gives an
 // empty list. It fails only if dir cannot be read.
 func (o Options) List(dir string) ([]uint64, error) {
-	lsns, _, err := scan(dir)
+	lsns, _, err := scan(o.fs(), dir)
 	if err != nil {
 		return nil, fmt.Errorf("list snapshots in %s: %w", dir, err)
 	}
@@ -56,7 +57,7 @@ func (o Options) Prune(dir string, keep int) (uint64, error) {
 	if keep < 1 {
 		return 0, fmt.Errorf("prune snapshots in %s: keep is %d, must be at least 1", dir, keep)
 	}
-	lsns, temps, err := scan(dir)
+	lsns, temps, err := scan(o.fs(), dir)
 	if err != nil {
 		return 0, fmt.Errorf("prune snapshots in %s: %w", dir, err)
 	}
@@ -71,7 +72,7 @@ func (o Options) Prune(dir string, keep int) (uint64, error) {
 	}
 	var errs []error
 	for _, name := range doomed {
-		if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := o.fs().Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, err)
 			continue
 		}

@@ -4,8 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
+
+	"backupmon/vfs"
 )
 
 // Load tries the snapshots in dir newest first. For each it calls fn with the
@@ -24,7 +25,7 @@ import (
 // file tried and wraps each one's error, so errors.Is(err, ErrCorrupt) tells
 // whether damage was among the causes. An unreadable dir fails at once.
 func (o Options) Load(dir string, fn func(lsn uint64, r io.Reader) error) (uint64, error) {
-	lsns, _, err := scan(dir)
+	lsns, _, err := scan(o.fs(), dir)
 	if err != nil {
 		return 0, fmt.Errorf("load snapshot from %s: %w", dir, err)
 	}
@@ -34,7 +35,7 @@ func (o Options) Load(dir string, fn func(lsn uint64, r io.Reader) error) (uint6
 	var errs []error
 	for _, lsn := range lsns {
 		name := fileName(lsn)
-		err := loadOne(filepath.Join(dir, name), lsn, fn)
+		err := loadOne(o.fs(), filepath.Join(dir, name), lsn, fn)
 		if err == nil {
 			o.logger().Info("snapshot loaded", "file", filepath.Join(dir, name), "lsn", lsn)
 			return lsn, nil
@@ -48,8 +49,8 @@ func (o Options) Load(dir string, fn func(lsn uint64, r io.Reader) error) (uint6
 
 // loadOne runs fn on the snapshot file at path and makes sure the whole file
 // was read and checked. It returns fn's error, the reader's, or the file's.
-func loadOne(path string, lsn uint64, fn func(lsn uint64, r io.Reader) error) error {
-	f, err := os.Open(path)
+func loadOne(fsys vfs.FS, path string, lsn uint64, fn func(lsn uint64, r io.Reader) error) error {
+	f, err := vfs.Open(fsys, path)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,8 @@ package snapshot
 import (
 	"io"
 	"log/slog"
+
+	"backupmon/vfs"
 )
 
 // Options configures the snapshot functions. The zero value is ready to use;
@@ -10,7 +12,11 @@ import (
 type Options struct {
 	// Logger receives the package's logs; nil means slog.Default().
 	Logger *slog.Logger
+	// FS is the file system; nil means vfs.OS (tests pass a vfs.Faulty).
+	FS vfs.FS
 }
+
+func (o Options) fs() vfs.FS { return vfs.Or(o.FS) }
 
 func (o Options) logger() *slog.Logger {
 	if o.Logger != nil {

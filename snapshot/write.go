@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"backupmon/vfs"
 )
 
 const (
@@ -23,11 +25,12 @@ func (o Options) Write(dir string, lsn uint64, fill func(w io.Writer) error) (st
 	name := fileName(lsn)
 	final := filepath.Join(dir, name)
 	start := time.Now()
+	fsys := o.fs()
 
-	if err := os.MkdirAll(dir, dirPerm); err != nil {
+	if err := fsys.MkdirAll(dir, dirPerm); err != nil {
 		return "", fmt.Errorf("write snapshot %s: %w", name, err)
 	}
-	f, err := os.CreateTemp(dir, tmpPattern(lsn))
+	f, err := vfs.CreateTemp(fsys, dir, tmpPattern(lsn), filePerm)
 	if err != nil {
 		return "", fmt.Errorf("write snapshot %s: %w", name, err)
 	}
@@ -38,54 +41,48 @@ func (o Options) Write(dir string, lsn uint64, fill func(w io.Writer) error) (st
 			return
 		}
 		f.Close()
-		if err := os.Remove(tmp); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := fsys.Remove(tmp); err != nil && !errors.Is(err, os.ErrNotExist) {
 			o.logger().Warn("snapshot: cannot remove temp file", "file", tmp, "err", err)
 		}
 	}()
 
-	if err := f.Chmod(filePerm); err != nil {
-		return "", fmt.Errorf("write snapshot %s: %w", name, err)
-	}
 	h := header{chunkSize: defaultChunkSize, lsn: lsn, created: start.UnixMilli()}
-	if err := encode(f, h, fill); err != nil {
+	cw := &countWriter{w: f}
+	if err := encode(cw, h, fill); err != nil {
 		return "", fmt.Errorf("write snapshot %s: %w", name, err)
 	}
 	if err := f.Sync(); err != nil {
 		return "", fmt.Errorf("write snapshot %s: sync: %w", name, err)
 	}
-	size, err := f.Seek(0, io.SeekCurrent)
-	if err != nil {
-		return "", fmt.Errorf("write snapshot %s: %w", name, err)
-	}
+	size := cw.n
 	if err := f.Close(); err != nil {
 		return "", fmt.Errorf("write snapshot %s: close: %w", name, err)
 	}
-	if err := os.Rename(tmp, final); err != nil {
+	if err := fsys.Rename(tmp, final); err != nil {
 		return "", fmt.Errorf("write snapshot %s: %w", name, err)
 	}
 	done = true
-	if err := syncDir(dir); err != nil {
+	if err := vfs.SyncDir(fsys, dir); err != nil {
 		// The rename may not survive a crash. Take the snapshot back so that
 		// the caller, seeing the error, does not rely on it.
-		if rerr := os.Remove(final); rerr != nil {
+		if rerr := fsys.Remove(final); rerr != nil {
 			o.logger().Warn("snapshot: cannot remove unsynced snapshot", "file", final, "err", rerr)
 		}
-		return "", fmt.Errorf("write snapshot %s: sync dir: %w", name, err)
+		return "", fmt.Errorf("write snapshot %s: %w", name, err)
 	}
 	o.logger().Debug("snapshot file written", "file", final, "lsn", lsn,
 		"bytes", size, "took", time.Since(start))
 	return final, nil
 }
 
-// syncDir fsyncs directory dir, making renames and new files in it durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
+// countWriter counts the bytes written through it.
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }

@@ -20,6 +20,7 @@ import (
 
 	"backupmon/engine"
 	"backupmon/transport"
+	"backupmon/vfs"
 	"backupmon/wal"
 )
 
@@ -37,10 +38,10 @@ type serverOptions struct {
 	noDevClock  bool                     // run on the system clock
 	beforeSync  func(first, last uint64) // the log's BeforeSync hook
 	readTimeout time.Duration            // the listeners' read timeout (default: the server's, 15 s)
-	// failWrite is the log's fault hook: an error fails the batch as a
-	// failed write would. With it, OnFatal records the failure (fatals)
-	// instead of failing the test, and the process goes on, fail-stopped.
-	failWrite func(first, last uint64) error
+	// fs is the file system under the log and the snapshots, which a test
+	// makes fail. With it, OnFatal records the failure (fatals) instead of
+	// failing the test, and the process goes on, fail-stopped.
+	fs *vfs.Faulty
 }
 
 type testServer struct {
@@ -55,7 +56,7 @@ type testServer struct {
 	client    *http.Client
 	logs      *syncBuffer
 	closed    bool
-	fatals    atomic.Int32 // OnFatal calls, with failWrite
+	fatals    atomic.Int32 // OnFatal calls, with fs
 	keepClock bool         // the next start keeps Clock where it stands (RestartAt)
 }
 
@@ -103,15 +104,17 @@ func (s *testServer) start() {
 	}
 	metrics := transport.NewMetrics()
 	onFatal := func(err error) { t.Errorf("log failed: %v", err) }
-	if s.opts.failWrite != nil {
+	var fsys vfs.FS = vfs.OS
+	if s.opts.fs != nil {
+		fsys = s.opts.fs
 		onFatal = func(err error) {
 			s.fatals.Add(1)
 			logger.Error("wal: write failed (the test's OnFatal: the process goes on)", "err", err)
 		}
 	}
 	eng, err := engine.Open(engine.Options{
-		Dir: s.Dir, Clock: clock, Logger: logger, KeepClock: s.keepClock,
-		WAL: wal.Options{Logger: logger, BeforeSync: s.opts.beforeSync, FailWrite: s.opts.failWrite, Observe: metrics.ObserveWAL,
+		Dir: s.Dir, Clock: clock, Logger: logger, KeepClock: s.keepClock, FS: fsys,
+		WAL: wal.Options{Logger: logger, BeforeSync: s.opts.beforeSync, Observe: metrics.ObserveWAL,
 			OnFatal: onFatal},
 	})
 	if err != nil {

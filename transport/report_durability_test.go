@@ -5,13 +5,14 @@ package transport_test
 // history, alerts, and idempotency keys, which then answer duplicate.
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
+
+	"backupmon/vfs"
 )
 
 // rpState reads the admin views that hold what reports changed, as raw
@@ -126,51 +127,78 @@ func TestReportDurableAfterCrash(t *testing.T) {
 
 // api.md 7.2's 500 row: when the log cannot make a report durable, the
 // answer is 500 `Failed to record report`; the log fails stop, so later
-// reports and admin changes fail too; and after a restart on the same data
-// the report is absent. The fault is injected in the log's write (its
-// FailWrite hook); the harness's OnFatal records it instead of exiting.
+// reports and admin changes fail too, with a log line naming the cause; and
+// after a restart on the same data what was answered 200 is there. The
+// fault is injected in the file system under the log: a segment write that
+// fails (nothing written) or an fsync that fails (written but maybe not
+// durable, so the report may or may not be there after the restart). The
+// harness's OnFatal records the failure instead of exiting.
 func TestReportWhenTheLogFails(t *testing.T) {
-	var failing atomic.Bool
-	s := startServer(t, serverOptions{failWrite: func(first, last uint64) error {
-		if failing.Load() {
-			return errors.New("injected write failure")
-		}
-		return nil
-	}})
-	f := s.Fixture(fixtureOptions{})
-	s.Advance(time.Minute)
-	rpWant(t, "before the fault", s.Report(f.Job, f.ReportKey, "K1", `{"status":"ok"}`), 200, rpOK("ok", "", false, false))
-	before := rpState(s, f.WS, f.Job)
+	for _, tc := range []struct {
+		name  string
+		op    vfs.Op
+		cause error
+		logs  string
+	}{
+		{"write EIO", vfs.OpWrite, syscall.EIO, "input/output error"},
+		{"write ENOSPC", vfs.OpWrite, syscall.ENOSPC, "no space left on device"},
+		{"fsync EIO", vfs.OpSync, syscall.EIO, "input/output error"},
+		{"fsync ENOSPC", vfs.OpSync, syscall.ENOSPC, "no space left on device"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			faulty := vfs.NewFaulty(vfs.OS)
+			s := startServer(t, serverOptions{fs: faulty})
+			f := s.Fixture(fixtureOptions{})
+			s.Advance(time.Minute)
+			rpWant(t, "before the fault", s.Report(f.Job, f.ReportKey, "K1", `{"status":"ok"}`), 200, rpOK("ok", "", false, false))
+			before := rpState(s, f.WS, f.Job)
 
-	failing.Store(true)
-	rpWantErr(t, "the report whose write fails", s.Report(f.Job, f.ReportKey, "K2", `{"status":"failed"}`), 500, "Failed to record report")
-	if n := s.fatals.Load(); n != 1 {
-		t.Fatalf("OnFatal called %d times, want once", n)
+			walDir := filepath.Join(s.Dir, "wal")
+			faulty.Fail(func(st vfs.Step) bool { return st.Op == tc.op && strings.HasPrefix(st.Name, walDir) }, tc.cause)
+			rpWantErr(t, "the report whose write fails", s.Report(f.Job, f.ReportKey, "K2", `{"status":"failed"}`), 500, "Failed to record report")
+			if n := s.fatals.Load(); n != 1 {
+				t.Fatalf("OnFatal called %d times, want once", n)
+			}
+			faulty.Heal() // the log stays failed: fail-stop
+			rpWantErr(t, "a later report", s.Report(f.Job, f.ReportKey, "K3", `{"status":"warn"}`), 500, "Failed to record report")
+			rpWantErr(t, "a later report without a key", s.Report(f.Job, f.ReportKey, "", `{"status":"ok"}`), 500, "Failed to record report")
+			r := s.Admin("POST", "/workspaces/"+f.WS+"/clients", map[string]any{"name": "Later"})
+			if want := `{"error":{"code":"INTERNAL_ERROR","message":"The change was not recorded"}}`; r.Status != 500 || string(r.Body) != want {
+				t.Errorf("an admin change after the fault:\n got %d %s\nwant 500 %s", r.Status, r.Body, want)
+			}
+			if n := s.fatals.Load(); n != 1 {
+				t.Errorf("OnFatal called %d times, want once", n)
+			}
+			if logs := s.logs.String(); !strings.Contains(logs, tc.logs) || !strings.Contains(logs, "wal: write failed") {
+				t.Errorf("the cause is not logged:\n%s", logs)
+			}
+			s.Restart()
+			if n := len(s.MustAdmin(200, "GET", "/workspaces/"+f.WS+"/clients", nil).List()); n != 1 {
+				t.Errorf("%d clients after the restart, want 1", n)
+			}
+			h := rpHistory(s, f.WS, f.Job)
+			if tc.op == vfs.OpWrite {
+				// Nothing of K2 was written: it records now.
+				rpSameState(t, "after the restart", before, rpState(s, f.WS, f.Job))
+				if len(h) != 1 {
+					t.Errorf("%d results after the restart, want the one acknowledged", len(h))
+				}
+				s.Advance(time.Minute)
+				rpAccepted(t, "K2 after the restart", s.Report(f.Job, f.ReportKey, "K2", `{"status":"failed"}`), "failed")
+				return
+			}
+			// K2 was written but its fsync failed: it may be there or not,
+			// and sending it again records it once either way.
+			if len(h) != 1 && len(h) != 2 {
+				t.Errorf("%d results after the restart, want K1 and maybe K2", len(h))
+			}
+			s.Advance(time.Minute)
+			if r := s.Report(f.Job, f.ReportKey, "K2", `{"status":"failed"}`); r.Status != 200 {
+				t.Fatalf("K2 after the restart: %d %s", r.Status, r.Body)
+			}
+			if h := rpHistory(s, f.WS, f.Job); len(h) != 2 {
+				t.Errorf("%d results once K2 is sent again, want 2", len(h))
+			}
+		})
 	}
-	failing.Store(false) // the log stays failed: fail-stop
-	rpWantErr(t, "a later report", s.Report(f.Job, f.ReportKey, "K3", `{"status":"warn"}`), 500, "Failed to record report")
-	rpWantErr(t, "a later report without a key", s.Report(f.Job, f.ReportKey, "", `{"status":"ok"}`), 500, "Failed to record report")
-	r := s.Admin("POST", "/workspaces/"+f.WS+"/clients", map[string]any{"name": "Later"})
-	if want := `{"error":{"code":"INTERNAL_ERROR","message":"The change was not recorded"}}`; r.Status != 500 || string(r.Body) != want {
-		t.Errorf("an admin change after the fault:\n got %d %s\nwant 500 %s", r.Status, r.Body, want)
-	}
-	if n := s.fatals.Load(); n != 1 {
-		t.Errorf("OnFatal called %d times, want once", n)
-	}
-	if !strings.Contains(s.logs.String(), "injected write failure") {
-		t.Errorf("the cause is not logged:\n%s", s.logs.String())
-	}
-
-	// Restarted on the same data: what was answered 200 is there, nothing
-	// else. K2 was never recorded, so it records now.
-	s.Restart()
-	rpSameState(t, "after the restart", before, rpState(s, f.WS, f.Job))
-	if h := rpHistory(s, f.WS, f.Job); len(h) != 1 {
-		t.Errorf("%d results after the restart, want the one acknowledged", len(h))
-	}
-	if n := len(s.MustAdmin(200, "GET", "/workspaces/"+f.WS+"/clients", nil).List()); n != 1 {
-		t.Errorf("%d clients after the restart, want 1", n)
-	}
-	s.Advance(time.Minute)
-	rpAccepted(t, "K2 after the restart", s.Report(f.Job, f.ReportKey, "K2", `{"status":"failed"}`), "failed")
 }

@@ -140,13 +140,7 @@ func (l *Log) commit() {
 			l.opts.BeforeSync(b.first, b.last)
 		}
 		start := time.Now()
-		var err error
-		if l.opts.FailWrite != nil {
-			err = l.opts.FailWrite(b.first, b.last)
-		}
-		if err == nil {
-			err = l.st.WriteBatch(b)
-		}
+		err := l.st.WriteBatch(b)
 		took := time.Since(start)
 		if err != nil {
 			l.reject(l.failStop(fmt.Errorf("write lsn %d..%d: %w", b.first, b.last, err)))

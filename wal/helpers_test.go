@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"backupmon/vfs"
 )
 
 // tRec is the test record: any type byte and a payload stored as is.
@@ -133,7 +135,7 @@ func tEntries(t testing.TB, data []byte) []tEntry {
 // tSegments returns the segment file names in dir, in order.
 func tSegments(t testing.TB, dir string) []string {
 	t.Helper()
-	segs, err := listSegments(dir)
+	segs, err := listSegments(vfs.OS, dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"backupmon/vfs"
 )
 
 // Record is what the log stores: a type byte (never 0) and a payload the
@@ -26,10 +28,10 @@ type Options struct {
 	Logger      *slog.Logger                          // default slog.Default()
 	OnFatal     func(err error)                       // called once when a write or fsync fails; default: log at Error level and os.Exit(1)
 	BeforeSync  func(first, last uint64)              // test hook: called by the committer before it writes+fsyncs a batch holding LSNs first..last; it may block
-	FailWrite   func(first, last uint64) error        // test hook (fault injection): called after BeforeSync; an error is treated exactly as a failed write of the batch (fail-stop); nil in production
 	Observe     func(records int, sync time.Duration) // called after each durable batch (metrics); may be nil
 	MaxBatch    int                                   // most records per WriteBatch; default 1024
 	QueueSize   int                                   // capacity of the submit channel; default 4096
+	FS          vfs.FS                                // the file system; default vfs.OS (tests pass a vfs.Faulty)
 }
 
 // withDefaults returns opts with every unset field at its default.
@@ -53,6 +55,7 @@ func (opts Options) withDefaults() Options {
 	if opts.QueueSize <= 0 {
 		opts.QueueSize = 4096
 	}
+	opts.FS = vfs.Or(opts.FS)
 	return opts
 }
 
@@ -123,9 +126,10 @@ func open(dir string, opts Options, openStore func(dir string, opts Options) (st
 }
 
 func openLog(dir string, opts Options, openStore func(dir string, opts Options) (store, error)) (*Log, error) {
-	_, err := os.Stat(dir)
+	fsys := opts.FS
+	_, err := fsys.Stat(dir)
 	created := errors.Is(err, fs.ErrNotExist)
-	if err := os.MkdirAll(dir, 0o750); err != nil {
+	if err := fsys.MkdirAll(dir, 0o750); err != nil {
 		return nil, err
 	}
 	if created && !opts.NoSync {
@@ -133,14 +137,14 @@ func openLog(dir string, opts Options, openStore func(dir string, opts Options) 
 		if err != nil {
 			return nil, err
 		}
-		if err := syncDir(filepath.Dir(abs)); err != nil {
+		if err := vfs.SyncDir(fsys, filepath.Dir(abs)); err != nil {
 			return nil, err
 		}
 	}
 	if err := finishTruncation(dir, opts); err != nil {
 		return nil, err
 	}
-	if err := repairTail(dir, opts.Logger); err != nil {
+	if err := repairTail(fsys, dir, opts.Logger); err != nil {
 		return nil, err
 	}
 	st, err := openStore(dir, opts)

@@ -11,12 +11,14 @@ import (
 	"strings"
 
 	tidwall "github.com/tidwall/wal"
+
+	"backupmon/vfs"
 )
 
 // truncationFiles returns the names of the START and END files tidwall
 // leaves behind when a TruncateFront or TruncateBack is interrupted.
-func truncationFiles(dir string) ([]string, error) {
-	ents, err := os.ReadDir(dir)
+func truncationFiles(fsys vfs.FS, dir string) ([]string, error) {
+	ents, err := fsys.ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -43,10 +45,10 @@ func truncationFiles(dir string) ([]string, error) {
 // not stop the clean-up; the tail is repaired afterwards. It returns an error
 // when START or END files are still there after tidwall's Open.
 func finishTruncation(dir string, opts Options) error {
-	if err := removeTempFiles(dir, opts.Logger); err != nil {
+	if err := removeTempFiles(opts.FS, dir, opts.Logger); err != nil {
 		return err
 	}
-	pending, err := truncationFiles(dir)
+	pending, err := truncationFiles(opts.FS, dir)
 	if err != nil || len(pending) == 0 {
 		return err
 	}
@@ -57,7 +59,7 @@ func finishTruncation(dir string, opts Options) error {
 	if err != nil && !errors.Is(err, tidwall.ErrCorrupt) {
 		return fmt.Errorf("finish interrupted truncation: %w", err)
 	}
-	left, lerr := truncationFiles(dir)
+	left, lerr := truncationFiles(opts.FS, dir)
 	if lerr != nil {
 		return lerr
 	}
@@ -71,14 +73,14 @@ func finishTruncation(dir string, opts Options) error {
 // removeTempFiles deletes the ".TEMP" files tidwall writes before renaming
 // them to START or END files: one left behind was never renamed, so the
 // truncation it belonged to had not begun and the file holds nothing needed.
-func removeTempFiles(dir string, logger *slog.Logger) error {
-	ents, err := os.ReadDir(dir)
+func removeTempFiles(fsys vfs.FS, dir string, logger *slog.Logger) error {
+	ents, err := fsys.ReadDir(dir)
 	if err != nil {
 		return err
 	}
 	for _, e := range ents {
 		if name := e.Name(); !e.IsDir() && strings.HasSuffix(name, ".TEMP") {
-			if err := os.Remove(filepath.Join(dir, name)); err != nil {
+			if err := fsys.Remove(filepath.Join(dir, name)); err != nil {
 				return fmt.Errorf("remove leftover %s: %w", name, err)
 			}
 			logger.Info("wal: removed leftover temp file of an interrupted truncation", "file", name)
@@ -92,14 +94,14 @@ func removeTempFiles(dir string, logger *slog.Logger) error {
 // the damaged bytes are saved to <segment>.broken and the segment is cut at
 // the end of its last valid entry. Damage followed by a valid entry returns a
 // *corruptError and changes nothing.
-func repairTail(dir string, logger *slog.Logger) error {
-	segs, err := listSegments(dir)
+func repairTail(fsys vfs.FS, dir string, logger *slog.Logger) error {
+	segs, err := listSegments(fsys, dir)
 	if err != nil || len(segs) == 0 {
 		return err
 	}
 	last := segs[len(segs)-1]
 	path := filepath.Join(dir, last.name)
-	data, err := os.ReadFile(path)
+	data, err := vfs.ReadFile(fsys, path)
 	if err != nil {
 		return err
 	}
@@ -110,17 +112,17 @@ func repairTail(dir string, logger *slog.Logger) error {
 	if r.resync >= 0 {
 		return &corruptError{file: last.name, offset: r.valid, reason: r.damage, follow: true}
 	}
-	broken, err := saveBroken(path, data[r.valid:])
+	broken, err := saveBroken(fsys, path, data[r.valid:])
 	if err != nil {
 		return fmt.Errorf("save torn tail of %s: %w", last.name, err)
 	}
-	if err := syncDir(dir); err != nil {
+	if err := vfs.SyncDir(fsys, dir); err != nil {
 		return err
 	}
-	if err := cutFile(path, int64(r.valid)); err != nil {
+	if err := cutFile(fsys, path, int64(r.valid)); err != nil {
 		return fmt.Errorf("cut torn tail of %s: %w", last.name, err)
 	}
-	if err := syncDir(dir); err != nil {
+	if err := vfs.SyncDir(fsys, dir); err != nil {
 		return err
 	}
 	logger.Warn("wal: cut torn tail",
@@ -131,10 +133,10 @@ func repairTail(dir string, logger *slog.Logger) error {
 
 // saveBroken writes b to a new file next to path, named <path>.broken (or
 // <path>.broken.N when that exists already), fsyncs it and returns its name.
-func saveBroken(path string, b []byte) (string, error) {
+func saveBroken(fsys vfs.FS, path string, b []byte) (string, error) {
 	name := path + ".broken"
 	for i := 1; ; i++ {
-		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o640)
+		f, err := fsys.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o640)
 		if errors.Is(err, fs.ErrExist) {
 			name = fmt.Sprintf("%s.broken.%d", path, i)
 			continue
@@ -154,8 +156,8 @@ func saveBroken(path string, b []byte) (string, error) {
 }
 
 // cutFile truncates the file at path to size bytes and fsyncs it.
-func cutFile(path string, size int64) error {
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
+func cutFile(fsys vfs.FS, path string, size int64) error {
+	f, err := fsys.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		return err
 	}
@@ -167,21 +169,4 @@ func cutFile(path string, size int64) error {
 		err = cerr
 	}
 	return err
-}
-
-// syncDir fsyncs the directory dir, making file creations, renames and
-// removals in it durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("sync dir %s: %w", dir, err)
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("sync dir %s: %w", dir, err)
-	}
-	return nil
 }

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"backupmon/vfs"
 )
 
 // tBase is a closed log of several segments, written once per test binary
@@ -367,7 +369,7 @@ func TestInterruptedTruncation(t *testing.T) {
 				t.Fatalf("Open: %v", err)
 			}
 			defer l.Close()
-			if left, _ := truncationFiles(dir); len(left) > 0 {
+			if left, _ := truncationFiles(vfs.OS, dir); len(left) > 0 {
 				t.Fatalf("left behind: %v", left)
 			}
 			if l.FirstLSN() != index || l.LastLSN() != uint64(want) {

@@ -29,7 +29,7 @@ func (l *Log) Replay(from uint64, fn func(lsn uint64, typ byte, payload []byte) 
 	if from > last {
 		return nil
 	}
-	segs, err := listSegments(l.dir)
+	segs, err := listSegments(l.opts.FS, l.dir)
 	if err != nil {
 		return fmt.Errorf("replay wal %s: %w", l.dir, err)
 	}
@@ -44,7 +44,7 @@ func (l *Log) Replay(from uint64, fn func(lsn uint64, typ byte, payload []byte) 
 		if i+1 < len(segs) {
 			end = segs[i+1].index
 		}
-		buf, err = readFileInto(buf, filepath.Join(l.dir, seg.name))
+		buf, err = readFileInto(l.opts.FS, buf, filepath.Join(l.dir, seg.name))
 		if err != nil {
 			return fmt.Errorf("replay wal %s: %w", l.dir, err)
 		}

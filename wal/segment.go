@@ -3,8 +3,9 @@ package wal
 import (
 	"fmt"
 	"io"
-	"os"
 	"strconv"
+
+	"backupmon/vfs"
 )
 
 // segmentFile is one tidwall segment file: its name is the 20-digit LSN of
@@ -34,8 +35,8 @@ func isSegmentName(name string) bool {
 
 // listSegments returns the segment files in dir in LSN order (the order of
 // their names). Other files, such as .broken copies, are skipped.
-func listSegments(dir string) ([]segmentFile, error) {
-	ents, err := os.ReadDir(dir)
+func listSegments(fsys vfs.FS, dir string) ([]segmentFile, error) {
+	ents, err := fsys.ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -112,8 +113,8 @@ func (e *corruptError) Unwrap() error { return e.reason }
 
 // readFileInto reads the file at path into buf, reusing its storage when it
 // is large enough, and returns the filled slice.
-func readFileInto(buf []byte, path string) ([]byte, error) {
-	f, err := os.Open(path)
+func readFileInto(fsys vfs.FS, buf []byte, path string) ([]byte, error) {
+	f, err := vfs.Open(fsys, path)
 	if err != nil {
 		return buf[:0], err
 	}

@@ -3,11 +3,12 @@ package wal
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sync"
 
 	tidwall "github.com/tidwall/wal"
+
+	"backupmon/vfs"
 )
 
 // store is what a Log needs from its segment files. tidwallStore is the real
@@ -30,6 +31,7 @@ type store interface {
 type batch struct {
 	tb          tidwall.Batch
 	sizes       []int
+	bytes       int
 	first, last uint64
 }
 
@@ -41,12 +43,14 @@ func (b *batch) add(lsn uint64, data []byte) {
 	b.last = lsn
 	b.tb.Write(lsn, data)
 	b.sizes = append(b.sizes, len(data))
+	b.bytes += uvarintLen(len(data)) + len(data)
 }
 
 // reset empties the batch, keeping its storage.
 func (b *batch) reset() {
 	b.tb.Clear()
 	b.sizes = b.sizes[:0]
+	b.bytes = 0
 	b.first, b.last = 0, 0
 }
 
@@ -54,9 +58,12 @@ func (b *batch) reset() {
 func (b *batch) len() int { return len(b.sizes) }
 
 // tidwallOptions returns the tidwall options for a Log opened with opts.
+// tidwall never fsyncs a batch: tidwallStore does, through the FS, so that
+// a test's FS can make the fsync fail. (tidwall still fsyncs a segment it
+// closes to start the next one, and the files of a truncation.)
 func tidwallOptions(opts Options) *tidwall.Options {
 	return &tidwall.Options{
-		NoSync:           opts.NoSync,
+		NoSync:           true,
 		SegmentSize:      opts.SegmentSize,
 		LogFormat:        tidwall.Binary,
 		SegmentCacheSize: 1,
@@ -66,16 +73,22 @@ func tidwallOptions(opts Options) *tidwall.Options {
 	}
 }
 
-// tidwallStore is a tidwall log that also fsyncs the directory when a new
-// segment file appears. tidwall fsyncs the segment files but never their
-// directory, so without this a segment created by a write (or renamed by
-// TruncateFront) could vanish in a crash with records already reported
-// durable. tidwall does not say when it starts a segment, so the store
+// tidwallStore is a tidwall log whose batches it makes durable itself: it
+// fsyncs the tail segment through the FS after tidwall has written a batch,
+// and the directory when a new segment file appears (tidwall never fsyncs
+// its directory, so without this a segment created by a write, or renamed
+// by TruncateFront, could vanish in a crash with records already reported
+// durable). tidwall does not say when it starts a segment, so the store
 // follows its rule: tidwall v1.2.1 starts one before a batch when the tail
 // is larger than SegmentSize, and after any entry that brings the tail to
 // SegmentSize or more.
+//
+// tidwall writes the segments with its own files, outside the FS; each
+// write is announced to it with vfs.BeforeWrite, and so is a truncation's
+// first write, so that a test's FS can fail them.
 type tidwallStore struct {
 	log     *tidwall.Log
+	fs      vfs.FS
 	dir     string
 	segSize int
 	noSync  bool
@@ -83,6 +96,7 @@ type tidwallStore struct {
 	mu        sync.Mutex // serialises writes and truncations with the fields below
 	tailStart uint64     // first LSN of the segment tidwall appends to
 	tailSize  int        // that segment's size in bytes
+	tail      vfs.File   // that segment, opened through the FS for its fsyncs
 }
 
 // openTidwall opens (or creates) the tidwall log in dir.
@@ -91,13 +105,18 @@ func openTidwall(dir string, opts Options) (store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &tidwallStore{log: tl, dir: dir, segSize: opts.SegmentSize, noSync: opts.NoSync}
+	s := &tidwallStore{log: tl, fs: opts.FS, dir: dir, segSize: opts.SegmentSize, noSync: opts.NoSync}
 	if err := s.learnTail(); err != nil {
 		tl.Close()
 		return nil, err
 	}
+	if err := s.openTail(); err != nil {
+		tl.Close()
+		return nil, err
+	}
 	if !s.noSync {
-		if err := syncDir(dir); err != nil {
+		if err := vfs.SyncDir(s.fs, dir); err != nil {
+			s.tail.Close()
 			tl.Close()
 			return nil, err
 		}
@@ -107,7 +126,7 @@ func openTidwall(dir string, opts Options) (store, error) {
 
 // learnTail reads the name and size of the last segment from the directory.
 func (s *tidwallStore) learnTail() error {
-	segs, err := listSegments(s.dir)
+	segs, err := listSegments(s.fs, s.dir)
 	if err != nil {
 		return err
 	}
@@ -115,7 +134,7 @@ func (s *tidwallStore) learnTail() error {
 		return errors.New("no segment file after tidwall open")
 	}
 	last := segs[len(segs)-1]
-	fi, err := os.Stat(filepath.Join(s.dir, last.name))
+	fi, err := s.fs.Stat(filepath.Join(s.dir, last.name))
 	if err != nil {
 		return err
 	}
@@ -123,17 +142,49 @@ func (s *tidwallStore) learnTail() error {
 	return nil
 }
 
-// WriteBatch writes and fsyncs the batch through tidwall, then fsyncs the
-// directory if tidwall started a new segment. It returns tidwall's error or
-// the directory's fsync error.
+// openTail opens the tail segment through the FS, closing the one opened
+// before.
+func (s *tidwallStore) openTail() error {
+	if s.tail != nil {
+		s.tail.Close()
+		s.tail = nil
+	}
+	f, err := vfs.Open(s.fs, s.tailPath())
+	if err != nil {
+		return fmt.Errorf("open tail segment: %w", err)
+	}
+	s.tail = f
+	return nil
+}
+
+func (s *tidwallStore) tailPath() string { return filepath.Join(s.dir, segmentName(s.tailStart)) }
+
+// WriteBatch has tidwall write the batch, fsyncs the tail segment, and
+// fsyncs the directory if tidwall started a new segment. It returns the
+// first error of these steps.
 func (s *tidwallStore) WriteBatch(b *batch) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := vfs.BeforeWrite(s.fs, s.tail.Name(), b.bytes); err != nil {
+		return err
+	}
 	if err := s.log.WriteBatch(&b.tb); err != nil {
 		return err
 	}
-	if s.follow(b) && !s.noSync {
-		return syncDir(s.dir)
+	cycled := s.follow(b)
+	if cycled {
+		if err := s.openTail(); err != nil {
+			return err
+		}
+	}
+	if s.noSync {
+		return nil
+	}
+	if err := s.tail.Sync(); err != nil {
+		return fmt.Errorf("fsync %s: %w", s.tail.Name(), err)
+	}
+	if cycled {
+		return vfs.SyncDir(s.fs, s.dir)
 	}
 	return nil
 }
@@ -162,21 +213,27 @@ func (s *tidwallStore) follow(b *batch) bool {
 func (s *tidwallStore) TruncateFront(index uint64) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := vfs.BeforeWrite(s.fs, filepath.Join(s.dir, segmentName(index)+".START.TEMP"), 0); err != nil {
+		return err
+	}
 	if err := s.log.TruncateFront(index); err != nil {
 		return err
 	}
 	if index >= s.tailStart {
 		// tidwall rewrote the tail segment as <index> holding what is left.
-		fi, err := os.Stat(filepath.Join(s.dir, segmentName(index)))
+		fi, err := s.fs.Stat(filepath.Join(s.dir, segmentName(index)))
 		if err != nil {
 			return fmt.Errorf("after truncation: %w", err)
 		}
 		s.tailStart, s.tailSize = index, int(fi.Size())
+		if err := s.openTail(); err != nil {
+			return fmt.Errorf("after truncation: %w", err)
+		}
 	}
 	if s.noSync {
 		return nil
 	}
-	return syncDir(s.dir)
+	return vfs.SyncDir(s.fs, s.dir)
 }
 
 // FirstIndex returns tidwall's first index.
@@ -185,9 +242,14 @@ func (s *tidwallStore) FirstIndex() (uint64, error) { return s.log.FirstIndex() 
 // LastIndex returns tidwall's last index.
 func (s *tidwallStore) LastIndex() (uint64, error) { return s.log.LastIndex() }
 
-// Close fsyncs and closes the tail segment.
+// Close closes the tail segment's FS handle, then has tidwall fsync and
+// close its own.
 func (s *tidwallStore) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.tail != nil {
+		s.tail.Close()
+		s.tail = nil
+	}
 	return s.log.Close()
 }

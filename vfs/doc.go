@@ -1,0 +1,4 @@
+// Package vfs is the file system the write-ahead log and the snapshots go
+// through: the operating system's (OS) in production, and in tests Faulty,
+// which records every operation and makes chosen ones fail.
+package vfs
