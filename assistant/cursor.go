@@ -26,7 +26,7 @@ func readCursor(tool, c string) (int, error) {
 	if c == "" {
 		return 0, nil
 	}
-	b, err := base64.RawURLEncoding.DecodeString(c)
+	b, err := base64.RawURLEncoding.Strict().DecodeString(c)
 	if err != nil {
 		return 0, errCursor
 	}
