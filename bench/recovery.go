@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"sort"
 	"strconv"
@@ -399,7 +400,7 @@ func recoveryChild(args []string) int {
 			fmt.Fprintln(os.Stderr, "engine not ready after Open")
 			return 1
 		}
-		runtime.GC()
+		debug.FreeOSMemory() // as serve does after recovery (a GC that returns free memory to the system)
 		runtime.GC()
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)

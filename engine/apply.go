@@ -318,7 +318,6 @@ func (w *workspace) applyJobCreated(r *wal.JobCreated, hooks applyHooks) error {
 		id: r.ID, client: c, name: r.Name, createdAt: r.CreatedAt,
 		intervalMinutes: r.IntervalMinutes, graceMinutes: r.GraceMinutes, expectedDays: r.ExpectedDays,
 		slaTarget: r.SLATarget, dueBase: r.CreatedAt, ingestToken: r.IngestToken,
-		idem: map[string]*idemEntry{},
 	}
 	j.setVendor(r.Vendor)
 	j.device = w.useDevice(r.DeviceID, r.ClientID, r.DeviceName, r.DeviceType, r.Hostname)
@@ -454,10 +453,16 @@ func (w *workspace) applyReport(r *wal.Report) error {
 		sizeBytes: r.SizeBytes, duration: int32(r.DurationSeconds), status: r.Status,
 		source: w.intern(r.Source),
 	}
-	j.insertResult(res)
-	w.results.insert(j, &res)
+	if i, appended := j.insertResult(res); appended {
+		w.results.insert(j, j.resultBase+uint32(i))
+	} else {
+		w.results.insertShifted(j, j.resultBase+uint32(i))
+	}
 	w.ids.observe(r.ResultID)
 	if r.IdempotencyKey != "" {
+		if j.idem == nil {
+			j.idem = map[string]*idemEntry{} // made on first use: most jobs' reports carry no key
+		}
 		j.idem[r.IdempotencyKey] = &idemEntry{at: r.ReceivedAt}
 	}
 	if !ID(r.UnparsedID).IsZero() {
@@ -495,18 +500,32 @@ func (w *workspace) applyReport(r *wal.Report) error {
 	return nil
 }
 
-// insertResult adds res in (receivedAt, id) order; results almost always
-// arrive in order, so this is an append.
-func (j *job) insertResult(res result) {
+// insertResult adds res in (receivedAt, id) order and returns its place;
+// results almost always arrive in order, so this is an append (appended
+// true). Otherwise the results after it moved up one place.
+func (j *job) insertResult(res result) (at int, appended bool) {
 	n := len(j.results)
 	if n == 0 || !resultBefore(&res, &j.results[n-1]) {
-		j.results = append(j.results, res)
-		return
+		j.results = growResults(j.results, res)
+		return n, true
 	}
 	i := sort.Search(n, func(i int) bool { return resultBefore(&res, &j.results[i]) })
-	j.results = append(j.results, result{})
+	j.results = growResults(j.results, result{})
 	copy(j.results[i+1:], j.results[i:])
 	j.results[i] = res
+	return i, false
+}
+
+// growResults appends r, growing a full slice by a quarter (at least 8)
+// rather than append's doubling: a job's results are most of the engine's
+// memory, and doubling leaves up to half of them unused.
+func growResults(s []result, r result) []result {
+	if len(s) == cap(s) {
+		grown := make([]result, len(s), len(s)+max(8, len(s)/4))
+		copy(grown, s)
+		s = grown
+	}
+	return append(s, r)
 }
 
 func resultBefore(a, b *result) bool {

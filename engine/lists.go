@@ -241,7 +241,7 @@ func (w *workspace) listResults(b []byte, q *RESTQuery) ([]byte, bool, Position)
 		m := newestFirst[resultRef]{older: refOlder}
 		w.results.walk(&m, status, vendor, bt, bid)
 		for ref, _ := m.next(); ref != nil; ref, _ = m.next() {
-			if r := ref.find(); r != nil && !keep(ref.job, r) {
+			if !keep(ref.job, ref.res()) {
 				break
 			}
 		}

@@ -151,7 +151,8 @@ type job struct {
 	failureStreak  int
 	dueBase        int64 // the time the next due time counts from
 
-	results []result // ordered by (receivedAt, id)
+	results    []result // ordered by (receivedAt, id)
+	resultBase uint32   // results dropped from the front so far: results[i] is result number resultBase+i (resultindex.go)
 	idem    map[string]*idemEntry
 	alert   *alert   // the unresolved alert, or nil
 	alerts  []*alert // every alert of the job, by (createdAt, id)

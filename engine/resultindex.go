@@ -14,28 +14,64 @@ type resultIndex struct {
 	parts [3][numVendors][]resultRef
 }
 
-// resultRef places one result in the workspace-wide order.
+// resultRef places one result in the workspace-wide order: its job and its
+// number there. A job numbers its results from its first ever (resultBase
+// counts those retention dropped), so dropping old results leaves the
+// references of the others valid; a result inserted out of order renumbers
+// the ones after it (insertShifted). Sixteen bytes, where a copy of the
+// result's time and id would take thirty-two: with millions of results the
+// index is a third of the engine's memory.
 type resultRef struct {
-	at  int64 // receivedAt
-	id  ID
 	job *job
+	n   uint32
 }
 
-func refOlder(a, b *resultRef) bool { return before(a.at, a.id, b.at, b.id) }
+// res returns the result r refers to.
+func (r *resultRef) res() *result { return &r.job.results[r.n-r.job.resultBase] }
+
+func refOlder(a, b *resultRef) bool {
+	x, y := a.res(), b.res()
+	return before(x.receivedAt, x.id, y.receivedAt, y.id)
+}
 
 // part returns the list of results with status s (resultOK..resultFailed)
 // of jobs of vendor index v.
 func (x *resultIndex) part(s, v uint8) *[]resultRef { return &x.parts[s-1][v] }
 
-// insert adds one result of j.
-func (x *resultIndex) insert(j *job, r *result) {
-	p := x.part(r.status, j.vx)
-	ref := resultRef{at: r.receivedAt, id: r.id, job: j}
-	if n := len(*p); n == 0 || !refOlder(&ref, &(*p)[n-1]) {
-		*p = append(*p, ref) // nearly always: results arrive in order
+// insert adds result number n of j, already in j.results.
+func (x *resultIndex) insert(j *job, n uint32) {
+	ref := resultRef{job: j, n: n}
+	p := x.part(ref.res().status, j.vx)
+	if k := len(*p); k == 0 || !refOlder(&ref, &(*p)[k-1]) {
+		*p = growRefs(*p, ref) // nearly always: results arrive in order
 		return
 	}
 	*p = insertOrdered(*p, ref, func(a, b resultRef) bool { return refOlder(&a, &b) })
+}
+
+// insertShifted adds result number n of j, which went into j.results before
+// some of its results: their references move up one number first. It
+// walks the job's vendor's lists, so it costs O(results of the vendor); a
+// result arrives out of order only when the clock went back.
+func (x *resultIndex) insertShifted(j *job, n uint32) {
+	for s := range x.parts {
+		for i := range x.parts[s][j.vx] {
+			if r := &x.parts[s][j.vx][i]; r.job == j && r.n >= n {
+				r.n++
+			}
+		}
+	}
+	x.insert(j, n)
+}
+
+// growRefs appends r, growing a full slice by a quarter (at least 16).
+func growRefs(s []resultRef, r resultRef) []resultRef {
+	if len(s) == cap(s) {
+		grown := make([]resultRef, len(s), len(s)+max(16, len(s)/4))
+		copy(grown, s)
+		s = grown
+	}
+	return append(s, r)
 }
 
 // each calls fn for every list.
@@ -48,10 +84,11 @@ func (x *resultIndex) each(fn func(p *[]resultRef)) {
 }
 
 // dropBefore removes the results received before cut, copying what is kept
-// so that the dropped part's memory is freed.
+// so that the dropped part's memory is freed. It runs before the jobs drop
+// those results, while every reference is still valid.
 func (x *resultIndex) dropBefore(cut int64) {
 	x.each(func(p *[]resultRef) {
-		n := sort.Search(len(*p), func(i int) bool { return (*p)[i].at >= cut })
+		n := sort.Search(len(*p), func(i int) bool { return (*p)[i].res().receivedAt >= cut })
 		if n > 0 {
 			*p = append([]resultRef(nil), (*p)[n:]...)
 		}
@@ -117,20 +154,28 @@ func (x *resultIndex) rebuild(jobs map[ID]*job) {
 	}
 	for _, j := range jobs {
 		for i := range j.results {
-			r := &j.results[i]
-			p := x.part(r.status, j.vx)
-			*p = append(*p, resultRef{at: r.receivedAt, id: r.id, job: j})
+			p := x.part(j.results[i].status, j.vx)
+			*p = append(*p, resultRef{job: j, n: j.resultBase + uint32(i)})
 		}
 	}
 	x.each(func(p *[]resultRef) {
-		sort.Slice(*p, func(i, k int) bool { return refOlder(&(*p)[i], &(*p)[k]) })
+		slices.SortFunc(*p, func(a, b resultRef) int {
+			x, y := a.res(), b.res()
+			switch {
+			case before(x.receivedAt, x.id, y.receivedAt, y.id):
+				return -1
+			case before(y.receivedAt, y.id, x.receivedAt, x.id):
+				return 1
+			}
+			return 0
+		})
 	})
 }
 
 // walk puts into m the lists that hold results of status s (0: any) and
 // vendor index v (-1: any), from the bound down.
 func (x *resultIndex) walk(m *newestFirst[resultRef], s uint8, v int, bt int64, bid ID) {
-	below := func(r *resultRef) bool { return before(r.at, r.id, bt, bid) }
+	below := func(r *resultRef) bool { res := r.res(); return before(res.receivedAt, res.id, bt, bid) }
 	for st := uint8(resultOK); st <= resultFailed; st++ {
 		if s != 0 && st != s {
 			continue
@@ -142,15 +187,4 @@ func (x *resultIndex) walk(m *newestFirst[resultRef], s uint8, v int, bt int64, 
 			m.add(*x.part(st, uint8(vi)), nil, below)
 		}
 	}
-}
-
-// find returns the result a reference points at (results of a job are
-// ordered like the references).
-func (r *resultRef) find() *result {
-	rs := r.job.results
-	i := sort.Search(len(rs), func(i int) bool { return !before(rs[i].receivedAt, rs[i].id, r.at, r.id) })
-	if i < len(rs) && rs[i].id == r.id {
-		return &rs[i]
-	}
-	return nil
 }

@@ -11,6 +11,7 @@ func (w *workspace) prune(now, retentionMs int64) {
 	if retentionMs > 0 {
 		w.figVersion++ // results may leave: figures change without a record
 		cut := now - retentionMs
+		w.results.dropBefore(cut) // first: its references read the results
 		for _, j := range w.jobs {
 			n := 0
 			for n < len(j.results) && j.results[n].receivedAt < cut {
@@ -19,10 +20,10 @@ func (w *workspace) prune(now, retentionMs int64) {
 			if n > 0 {
 				// Copy what is kept so the dropped results' memory is freed.
 				j.results = append([]result(nil), j.results[n:]...)
+				j.resultBase += uint32(n)
 				j.jsonUntil = 0
 			}
 		}
-		w.results.dropBefore(cut)
 		gone := func(a *alert) bool { return a.status == alertResolved && a.resolvedAt < cut }
 		kept := w.alertLog[:0]
 		for _, a := range w.alertLog {
@@ -49,6 +50,9 @@ func (w *workspace) prune(now, retentionMs int64) {
 			if now-ent.at >= idemKeepMs && !ent.pending.Load() {
 				delete(j.idem, k)
 			}
+		}
+		if j.idem != nil && len(j.idem) == 0 {
+			j.idem = nil // a map keeps its buckets when emptied
 		}
 	}
 }

@@ -522,7 +522,7 @@ func decodeWorkspace(blob []byte) (*workspace, error) {
 }
 
 func (w *workspace) decodeJob(r *codec.Reader) error {
-	j := &job{idem: map[string]*idemEntry{}}
+	j := &job{}
 	var clientID, deviceID ID
 	r.Fixed(j.id[:])
 	r.Fixed(clientID[:])
@@ -558,6 +558,9 @@ func (w *workspace) decodeJob(r *codec.Reader) error {
 		w.ids.observe(j.results[n-1].id)
 	}
 	n = count(r)
+	if n > 0 {
+		j.idem = make(map[string]*idemEntry, n)
+	}
 	for i := 0; i < n && r.Err() == nil; i++ {
 		k := r.String()
 		j.idem[k] = &idemEntry{at: r.Varint()}

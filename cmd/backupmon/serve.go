@@ -18,6 +18,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -301,6 +302,10 @@ func run(cfg *serveConfig, logger *slog.Logger, out io.Writer, stop <-chan os.Si
 		stopListeners(srv, pubLn, logger)
 		return err
 	}
+	// Recovery's garbage (snapshot buffers, the replayed log's segments) is
+	// returned to the system now rather than over the next minutes, so
+	// that resident memory is the state's from the start.
+	debug.FreeOSMemory()
 	dash = dashboard.New(dashboard.Config{Engine: eng, Hasher: hasher, Logger: logger})
 	asst = assistant.New(assistant.Config{Engine: eng, Logger: logger})
 	if cfg.demo && fresh {
