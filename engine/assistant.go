@@ -8,7 +8,13 @@ type AssistantKey struct {
 	Prefix            string
 	ReadWrite         bool
 	CreatedAt, Expiry int64 // Unix ms; Expiry 0: never
+	RetryAfter        int64 // seconds, with KeyRateLimited
 }
+
+// AssistantPerMinute is how many requests the assistant server takes from
+// the assistant keys of one workspace in a minute (fixed UTC minutes on the
+// engine's clock), whatever the number of keys: the REST API's Pro limit.
+const AssistantPerMinute = restPerMinutePro
 
 // Actor returns the activity log's actor for the key's changes.
 func (k AssistantKey) Actor() string { return "assistant:" + k.Prefix }
@@ -23,12 +29,14 @@ const (
 	KeyExpired            // past its expiry (401)
 	KeyInactive           // its workspace is suspended, cancelled or out of trial (403)
 	KeyWrongType          // a REST or report key (403)
+	KeyRateLimited        // the workspace's assistant requests of this minute are used up (429)
 	KeyFailed             // the engine is closing
 )
 
 // Assistant checks the key whose secret hashes to keyHash for the assistant
-// server, in the REST API's order (key, workspace, key type), records its
-// use, and returns the caller it stands for.
+// server, in the REST API's order (key, workspace, key type, then the
+// workspace's AssistantPerMinute), records its use, and returns the caller
+// it stands for.
 func (e *Engine) Assistant(keyHash [32]byte) (AssistantKey, KeyCheck) {
 	ref := e.keys.get(&keyHash)
 	if ref == nil {
@@ -53,6 +61,8 @@ func (e *Engine) Assistant(keyHash [32]byte) (AssistantKey, KeyCheck) {
 			ch <- answer{ok: KeyInactive}
 		case k.typ != "assistant":
 			ch <- answer{ok: KeyWrongType}
+		case !w.countAssistant(now):
+			ch <- answer{k: AssistantKey{RetryAfter: ceilSeconds((now/msPerMinute+1)*msPerMinute - now)}, ok: KeyRateLimited}
 		default:
 			k.lastUsed.Store(now)
 			ch <- answer{k: AssistantKey{Workspace: w.boardWorkspace(now), KeyID: k.id.String(), Name: k.name, Prefix: k.prefix,
@@ -63,4 +73,19 @@ func (e *Engine) Assistant(keyHash [32]byte) (AssistantKey, KeyCheck) {
 	}
 	a := <-ch
 	return a.k, a.ok
+}
+
+// countAssistant counts an assistant request against the workspace's
+// minute; it returns false, counting nothing, when the minute's are used up.
+// The count lives in memory only: a restart forgets the current minute's.
+func (w *workspace) countAssistant(now int64) bool {
+	minute := now / msPerMinute
+	if w.asstMinute != minute {
+		w.asstMinute, w.asstMinuteCount = minute, 0
+	}
+	if w.asstMinuteCount >= AssistantPerMinute {
+		return false
+	}
+	w.asstMinuteCount++
+	return true
 }

@@ -101,6 +101,8 @@ type workspace struct {
 	// REST API limits: the current UTC minute and month and their counts.
 	restMinute      int64
 	restMinuteCount int64
+	asstMinute      int64 // the assistant server's minute and its count (assistant.go)
+	asstMinuteCount int64
 	restMonth       int64 // year*100 + month
 	restMonthCount  int64
 }
@@ -153,9 +155,9 @@ type job struct {
 
 	results    []result // ordered by (receivedAt, id)
 	resultBase uint32   // results dropped from the front so far: results[i] is result number resultBase+i (resultindex.go)
-	idem    map[string]*idemEntry
-	alert   *alert   // the unresolved alert, or nil
-	alerts  []*alert // every alert of the job, by (createdAt, id)
+	idem       map[string]*idemEntry
+	alert      *alert   // the unresolved alert, or nil
+	alerts     []*alert // every alert of the job, by (createdAt, id)
 
 	ingestToken string
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net/http"
+	"strconv"
 
 	"github.com/valyala/fasthttp"
 
@@ -43,6 +44,11 @@ func (s *Server) mcp(ctx *fasthttp.RequestCtx) {
 		return
 	case engine.KeyWrongType:
 		restError(ctx, fasthttp.StatusForbidden, "INSUFFICIENT_SCOPE", "REST and report keys cannot use the assistant server; use an assistant key", "")
+		return
+	case engine.KeyRateLimited:
+		setRetryAfter(ctx, key.RetryAfter)
+		restError(ctx, fasthttp.StatusTooManyRequests, "RATE_LIMITED",
+			"Rate limit exceeded: "+strconv.Itoa(engine.AssistantPerMinute)+" assistant requests per minute for the workspace; retry after "+strconv.FormatInt(key.RetryAfter, 10)+" seconds", "")
 		return
 	default:
 		restError(ctx, fasthttp.StatusServiceUnavailable, "UNAVAILABLE", "The service is stopping; retry", "")

@@ -331,6 +331,7 @@ func TestMCP(t *testing.T) {
 	t.Run("Paging", func(t *testing.T) { mcpPaging(t, s) })
 	t.Run("ExplainFailureFence", func(t *testing.T) { mcpExplain(t, s) })
 	t.Run("Links", func(t *testing.T) { mcpLinksTest(t, s) })
+	t.Run("RateLimit", func(t *testing.T) { mcpRateLimit(t, s) })
 	t.Run("Stdio", func(t *testing.T) { mcpStdio(t, s) })
 	t.Run("StdioRevokedKey", func(t *testing.T) { mcpStdioRevoked(t, s) })
 	t.Run("PublicURL", mcpPublicURLTest)
