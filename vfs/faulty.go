@@ -49,6 +49,10 @@ func (s Step) String() string { return fmt.Sprintf("#%d %s %s", s.N, s.Op, filep
 // of its bytes, as a write cut short by a full disk does; any other failed
 // operation changes nothing. Reads pass through uncounted. It is safe for
 // concurrent use.
+//
+// It also keeps, for every file written through it (or announced with
+// BeforeWrite), its size at its last successful fsync, so that LoseUnsynced
+// can do to the files what a power cut does: drop what was not fsynced.
 type Faulty struct {
 	base FS
 
@@ -57,6 +61,7 @@ type Faulty struct {
 	trace  []Step
 	failed []Step
 	rules  []rule
+	synced map[string]int64 // files written since their last fsync: their size then
 }
 
 type rule struct {
@@ -68,7 +73,7 @@ type rule struct {
 
 // NewFaulty returns a Faulty over base with no rules: every operation
 // succeeds until Fail or FailStep is called.
-func NewFaulty(base FS) *Faulty { return &Faulty{base: base} }
+func NewFaulty(base FS) *Faulty { return &Faulty{base: base, synced: map[string]int64{}} }
 
 // Fail makes every operation that pick accepts fail with err, from now on
 // until Heal.
@@ -127,8 +132,71 @@ func (f *Faulty) check(op Op, name string) error {
 }
 
 // BeforeWrite counts a write made outside the FS as an OpWrite and returns
-// its rule's error.
-func (f *Faulty) BeforeWrite(name string, n int) error { return f.check(OpWrite, name) }
+// its rule's error; when it lets the write go ahead, the file's bytes from
+// then on are unsynced until an fsync through the FS.
+func (f *Faulty) BeforeWrite(name string, n int) error {
+	if err := f.check(OpWrite, name); err != nil {
+		return err
+	}
+	f.dirty(name)
+	return nil
+}
+
+// SyncedOutside notes that name was fsynced outside the FS: nothing of it
+// is lost by LoseUnsynced. It is not an operation Faulty can fail.
+func (f *Faulty) SyncedOutside(name string) { f.clean(name) }
+
+// dirty notes that name is about to change: if it was synced, its size now
+// is what survives a power cut.
+func (f *Faulty) dirty(name string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.synced[name]; ok {
+		return
+	}
+	var size int64 // a file made since: nothing of it survives
+	if fi, err := f.base.Stat(name); err == nil {
+		size = fi.Size()
+	}
+	f.synced[name] = size
+}
+
+// clean notes that name was fsynced.
+func (f *Faulty) clean(name string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.synced, name)
+}
+
+// LoseUnsynced cuts every file written through the FS since its last fsync
+// back to its size at that fsync, as a power cut would leave it (a model:
+// a real disk may keep more, and the directory entries of files are taken
+// as durable). It returns the files it cut and the first error.
+func (f *Faulty) LoseUnsynced() ([]string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var cut []string
+	var first error
+	for name, size := range f.synced {
+		fi, err := f.base.Stat(name)
+		if err != nil || fi.Size() <= size {
+			continue
+		}
+		file, err := f.base.OpenFile(name, os.O_WRONLY, 0)
+		if err == nil {
+			err = file.Truncate(size)
+			if cerr := file.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil && first == nil {
+			first = err
+		}
+		cut = append(cut, name)
+	}
+	clear(f.synced)
+	return cut, first
+}
 
 // OpenFile opens name in the base FS; with os.O_CREATE it counts as an
 // OpCreate.
@@ -137,6 +205,9 @@ func (f *Faulty) OpenFile(name string, flag int, perm fs.FileMode) (File, error)
 		if err := f.check(OpCreate, name); err != nil {
 			return nil, err
 		}
+	}
+	if flag&(os.O_WRONLY|os.O_RDWR|os.O_TRUNC) != 0 {
+		f.dirty(name) // conservative: opened to write
 	}
 	file, err := f.base.OpenFile(name, flag, perm)
 	if err != nil {
@@ -164,7 +235,16 @@ func (f *Faulty) Rename(oldname, newname string) error {
 	if err := f.check(OpRename, newname); err != nil {
 		return err
 	}
-	return f.base.Rename(oldname, newname)
+	if err := f.base.Rename(oldname, newname); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	if size, ok := f.synced[oldname]; ok {
+		delete(f.synced, oldname)
+		f.synced[newname] = size
+	}
+	f.mu.Unlock()
+	return nil
 }
 
 // Remove counts as an OpRemove, then removes.
@@ -172,7 +252,11 @@ func (f *Faulty) Remove(name string) error {
 	if err := f.check(OpRemove, name); err != nil {
 		return err
 	}
-	return f.base.Remove(name)
+	if err := f.base.Remove(name); err != nil {
+		return err
+	}
+	f.clean(name)
+	return nil
 }
 
 // faultyFile is a file opened through a Faulty.
@@ -195,7 +279,11 @@ func (w *faultyFile) Sync() error {
 	if err := w.fs.check(OpSync, w.Name()); err != nil {
 		return err
 	}
-	return w.File.Sync()
+	if err := w.File.Sync(); err != nil {
+		return err
+	}
+	w.fs.clean(w.Name())
+	return nil
 }
 
 // Truncate counts as an OpTruncate.

@@ -67,13 +67,16 @@ func SyncDir(fsys FS, dir string) error {
 }
 
 // Gate is implemented by file systems that inject faults, to hear of writes
-// made to their files by code that opens them itself: tidwall/wal writes
-// the log's segments with its own *os.File.
+// and fsyncs made to their files by code that opens them itself:
+// tidwall/wal writes the log's segments with its own *os.File, and fsyncs
+// a segment it has filled.
 type Gate interface {
 	// BeforeWrite is called before n bytes are written to name outside
 	// the FS; an error stands for that write's failure, and the write is
 	// not made.
 	BeforeWrite(name string, n int) error
+	// SyncedOutside is called after name was fsynced outside the FS.
+	SyncedOutside(name string)
 }
 
 // BeforeWrite asks fsys whether a write of n bytes to name, made outside it,
@@ -83,4 +86,12 @@ func BeforeWrite(fsys FS, name string, n int) error {
 		return g.BeforeWrite(name, n)
 	}
 	return nil
+}
+
+// SyncedOutside tells fsys, if it is a Gate, that name was fsynced outside
+// it.
+func SyncedOutside(fsys FS, name string) {
+	if g, ok := fsys.(Gate); ok {
+		g.SyncedOutside(name)
+	}
 }

@@ -110,9 +110,9 @@ func faultScenario(t *testing.T, dir string, fsys *vfs.Faulty) faultRun {
 // A write, an fsync, a rename (or any other change to the disk) that fails
 // at any step of a log's life, with EIO or ENOSPC: nothing is acknowledged
 // that did not become durable, a failed batch stops the log (OnFatal once,
-// every later record refused), and reopening the directory on a healthy disk
-// finds every acknowledged record, in order, and nothing that was never
-// submitted.
+// every later record refused), and after a power cut (every byte not
+// fsynced lost), reopening the directory on a healthy disk finds every
+// acknowledged record, in order, and nothing that was never submitted.
 func TestFaultAtEveryStep(t *testing.T) {
 	clean := faultScenario(t, t.TempDir(), vfs.NewFaulty(vfs.OS))
 	if clean.openErr != nil || len(clean.acked) != 40 || len(clean.fatals) != 0 || len(clean.truncErr) != 0 {
@@ -139,6 +139,10 @@ func TestFaultAtEveryStep(t *testing.T) {
 					t.Fatalf("failed steps %v, want %v (the scenario is not deterministic?)", failed, step)
 				}
 				checkFaultRun(t, step, cause, run)
+				// Then the power goes: what was not fsynced is lost.
+				if _, err := faulty.LoseUnsynced(); err != nil {
+					t.Fatal(err)
+				}
 
 				l, err := Open(dir, tOpts(t))
 				if err != nil {

@@ -173,6 +173,8 @@ func (s *tidwallStore) WriteBatch(b *batch) error {
 	}
 	cycled := s.follow(b)
 	if cycled {
+		// tidwall fsynced the segment it left before starting the next.
+		vfs.SyncedOutside(s.fs, s.tail.Name())
 		if err := s.openTail(); err != nil {
 			return err
 		}
