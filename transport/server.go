@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -70,7 +71,8 @@ type Server struct {
 	attached atomic.Bool    // eng is set: the admin API answers
 	log      *slog.Logger
 	metrics  *Metrics
-	token    []byte
+	token    [sha256.Size]byte // SHA-256 of the admin token; zero when none is set
+	hasToken bool
 	dev      bool
 	tls      *tls.Config
 	cursors  cursorCodec
@@ -89,7 +91,7 @@ type Server struct {
 // New builds a Server from cfg. Without cfg.Engine, the admin listener
 // answers as a server still starting until Attach.
 func New(cfg Config) *Server {
-	s := &Server{log: cfg.Logger, metrics: cfg.Metrics, token: []byte(cfg.AdminToken), dev: cfg.DevClock, tls: cfg.TLS, reparse: cfg.Reparse, hasher: cfg.Hasher, dash: cfg.Dashboard,
+	s := &Server{log: cfg.Logger, metrics: cfg.Metrics, token: sha256.Sum256([]byte(cfg.AdminToken)), hasToken: cfg.AdminToken != "", dev: cfg.DevClock, tls: cfg.TLS, reparse: cfg.Reparse, hasher: cfg.Hasher, dash: cfg.Dashboard,
 		assistant: cfg.Assistant, publicURL: strings.TrimRight(cfg.PublicURL, "/")}
 	if s.hasher == nil {
 		s.hasher = password.NewHasher(password.Default, 1, 16)
@@ -263,9 +265,32 @@ func isReportPath(p []byte) bool {
 		bytes.IndexByte(p[len(pre):len(p)-len(suf)], '/') < 0
 }
 
-// fasthttpLogger sends fasthttp's own messages to slog.
+// fasthttpLogger sends fasthttp's own messages to slog, without the request
+// bytes some of them quote: an error reading a request that does not parse
+// ("missing colon", "cannot find whitespace in the first line of request")
+// quotes the header buffer, keys and admin token included, whatever
+// SecureErrorLogMessage says.
 type fasthttpLogger struct{ l *slog.Logger }
 
 func (f fasthttpLogger) Printf(format string, args ...any) {
+	for i, a := range args {
+		switch v := a.(type) {
+		case error:
+			args[i] = withoutQuoted(v.Error())
+		case string:
+			args[i] = withoutQuoted(v)
+		case []byte:
+			args[i] = withoutQuoted(string(v))
+		}
+	}
 	f.l.Warn(strings.TrimSpace(fmt.Sprintf(format, args...)))
+}
+
+// withoutQuoted cuts s at its first quote or backquote (fasthttp quotes
+// what it read with %q), keeping the reason before it.
+func withoutQuoted(s string) string {
+	if i := strings.IndexAny(s, "\"`"); i >= 0 {
+		return strings.TrimRight(s[:i], " :,.") + " (request bytes not logged)"
+	}
+	return s
 }
