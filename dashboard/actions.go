@@ -195,8 +195,15 @@ func (s *Server) createChannel(ctx *fasthttp.RequestCtx, u *engine.SessionUser) 
 	args := ctx.PostArgs()
 	in := engine.ChannelInput{Type: optional(args, "type"), Name: optional(args, "name"), URL: optional(args, "url"),
 		To: optional(args, "to"), MinSeverity: optional(args, "minSeverity"), Actor: actor(u)}
-	if _, err := s.eng.CreateChannel(u.Workspace.ID, in); err != nil {
+	v, err := s.eng.CreateChannel(u.Workspace.ID, in)
+	if err != nil {
 		redirect(ctx, "/settings/channels", "Not added: "+engine.ErrorText(err)+".", true)
+		return
+	}
+	if v.Secret != "" {
+		// A webhook's signing secret is shown once, as the admin API
+		// returns it once (decisions.md 7): the page itself, not a redirect.
+		s.renderChannels(ctx, u, v.Secret)
 		return
 	}
 	redirect(ctx, "/settings/channels", "Channel added.", false)

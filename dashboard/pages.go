@@ -221,9 +221,16 @@ type channelsData struct {
 	Channels    []engine.ChannelView
 	Escalations []engine.EscalationView
 	Names       map[string]string // channel id → name
+	Secret      string            // a new webhook's signing secret, shown once
 }
 
 func (s *Server) channelsPage(ctx *fasthttp.RequestCtx, u *engine.SessionUser) {
+	s.renderChannels(ctx, u, "")
+}
+
+// renderChannels renders the channels page, with a new webhook's signing
+// secret when there is one.
+func (s *Server) renderChannels(ctx *fasthttp.RequestCtx, u *engine.SessionUser, secret string) {
 	chs, err := s.eng.Channels(u.Workspace.ID)
 	if s.failed(ctx, err) {
 		return
@@ -236,7 +243,7 @@ func (s *Server) channelsPage(ctx *fasthttp.RequestCtx, u *engine.SessionUser) {
 	for _, c := range chs {
 		names[c.ID] = c.Name
 	}
-	s.render(ctx, fasthttp.StatusOK, "channels", s.newView(ctx, u, "Channels and escalations", "settings", channelsData{chs, escs, names}))
+	s.render(ctx, fasthttp.StatusOK, "channels", s.newView(ctx, u, "Channels and escalations", "settings", channelsData{chs, escs, names, secret}))
 }
 
 type usersData struct {

@@ -678,6 +678,7 @@ func TestDashboardHTTP(t *testing.T) {
 	t.Run("CrossOrigin", func(t *testing.T) { dashHTTPCrossOrigin(t, s) })
 	t.Run("TriageForm", func(t *testing.T) { dashHTTPTriage(t, s) })
 	t.Run("KeyForms", func(t *testing.T) { dashHTTPKeys(t, s) })
+	t.Run("WebhookSecret", func(t *testing.T) { dashHTTPWebhookSecret(t, s) })
 	t.Run("PauseForm", func(t *testing.T) { dashHTTPPause(t, s) })
 	t.Run("Escaping", func(t *testing.T) { dashHTTPEscaping(t, s) })
 	t.Run("DayGridDST", func(t *testing.T) { dashHTTPDayGrid(t, s) })
