@@ -94,6 +94,12 @@ func (s *Server) Serve(r *http.Request, key engine.AssistantKey, base string) (s
 	if err != nil {
 		return http.StatusBadRequest, http.Header{"Content-Type": {"text/plain; charset=utf-8"}}, []byte("cannot read the request")
 	}
+	if !jsonx.ValidText(in) {
+		// Not Unicode, so not JSON (RFC 8259 8.1); the SDK would read bad
+		// bytes and lone surrogates as U+FFFD and go on.
+		return http.StatusBadRequest, http.Header{"Content-Type": {"application/json"}},
+			fmt.Appendf(nil, `{"jsonrpc":"2.0","id":null,"error":{"code":%d,"message":"invalid JSON: the body is not valid UTF-8 text"}}`, jsonrpc.CodeParseError)
+	}
 	r.Body = io.NopCloser(bytes.NewReader(in))
 	rec := &recorder{header: http.Header{}}
 	s.handler.ServeHTTP(rec, r.WithContext(withCaller(r.Context(), Caller{Key: key, Base: base})))

@@ -80,6 +80,15 @@ func checkName(field string, v Opt[string], required bool) *Error {
 	if strings.TrimSpace(v.V) == "" || utf8.RuneCountInString(v.V) > maxNameChars {
 		return invalid(field, "%s must be 1 to %d characters", field, maxNameChars)
 	}
+	return checkText(field, v.V)
+}
+
+// checkText refuses text that is not UTF-8: a form or a body may carry any
+// bytes, and what is stored is shown and compared as text.
+func checkText(field, v string) *Error {
+	if !utf8.ValidString(v) {
+		return invalid(field, "%s must be valid UTF-8 text", field)
+	}
 	return nil
 }
 
@@ -536,6 +545,9 @@ func (e *Engine) UpdateJob(wsID, jobID string, in JobInput) (JobView, error) {
 	if utf8.RuneCountInString(in.Note) > maxNoteChars {
 		return JobView{}, invalid("note", "note must be at most %d characters", maxNoteChars)
 	}
+	if err := checkText("note", in.Note); err != nil {
+		return JobView{}, err
+	}
 	return change(a, func(w *workspace, now int64) (decision[JobView], error) {
 		j := w.job(jobID)
 		if j == nil {
@@ -822,6 +834,9 @@ func (e *Engine) ChangeAlert(wsID, alertID string, action AlertAction, until tim
 	}
 	if utf8.RuneCountInString(note) > maxNoteChars {
 		return AlertView{}, invalid("note", "note must be at most %d characters", maxNoteChars)
+	}
+	if err := checkText("note", note); err != nil {
+		return AlertView{}, err
 	}
 	return change(a, func(w *workspace, now int64) (decision[AlertView], error) {
 		aid, ok := ParseID(alertID)

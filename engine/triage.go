@@ -82,6 +82,8 @@ func (e *Engine) TriageAlerts(wsID string, ids []string, t Triage) ([]TriageOutc
 		return nil, invalid("alertIds", "name at most %d alerts at once", MaxTriage)
 	case utf8.RuneCountInString(t.Note) > maxNoteChars:
 		return nil, invalid("note", "note must be at most %d characters", maxNoteChars)
+	case !utf8.ValidString(t.Note):
+		return nil, checkText("note", t.Note)
 	}
 	ws, err := e.boardWorkspaceOf(wsID)
 	if err != nil {

@@ -73,6 +73,10 @@ func (f *fields) str(n string) engine.Opt[string] {
 		f.fail(f.name(n), "%s must be a string", f.name(n))
 		return engine.Opt[string]{}
 	}
+	if !jsonx.ValidText(raw) { // decoded, bad bytes and lone surrogates would be U+FFFD
+		f.fail(f.name(n), "%s must be valid UTF-8 text", f.name(n))
+		return engine.Opt[string]{}
+	}
 	return engine.Some(strings.Clone(s))
 }
 

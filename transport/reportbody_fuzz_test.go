@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"backupmon/engine"
+	"backupmon/jsonx"
 )
 
 // refReportBody reads a Report API body the way api.md 2.9 and decisions.md
@@ -15,7 +16,9 @@ import (
 // checked against.
 func refReportBody(body []byte, header string) (status string, in engine.ReportInput, problem string) {
 	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
+	// Text that is not Unicode is not JSON (RFC 8259 8.1): encoding/json
+	// would read it as U+FFFD. jsonx.ValidText has tests of its own.
+	if err := json.Unmarshal(body, &fields); err != nil || fields == nil || !jsonx.ValidText(body) {
 		return "", in, msgInvalidJSON
 	}
 	get := func(name string) (json.RawMessage, bool) {
@@ -189,8 +192,10 @@ func TestReportBodyTricky(t *testing.T) {
 		{"duration just over the limit", `{"status":"ok","duration_seconds":604800.1}`, "", want{problem: msgBadDuration}},
 		{"duration at the limit", `{"status":"ok","duration_seconds":604800}`, "", want{status: 1, size: -1, duration: 604800}},
 		{"null means absent", `{"status":"ok","size_bytes":null,"duration_seconds":null,"idempotency_key":null}`, "", ok(engine.ReportOK)},
-		{"invalid UTF-8 in an ignored field", "{\"status\":\"ok\",\"note\":\"\xff\"}", "", ok(engine.ReportOK)},
-		{"invalid UTF-8 in the key", "{\"status\":\"ok\",\"idempotency_key\":\"a\xffb\"}", "", want{status: 1, size: -1, duration: -1, key: "a\uFFFDb"}},
+		{"invalid UTF-8 in an ignored field", "{\"status\":\"ok\",\"note\":\"\xff\"}", "", want{problem: msgInvalidJSON}},
+		{"invalid UTF-8 in the key", "{\"status\":\"ok\",\"idempotency_key\":\"a\xffb\"}", "", want{problem: msgInvalidJSON}},
+		{"a lone surrogate in the key", `{"status":"ok","idempotency_key":"a\ud800b"}`, "", want{problem: msgInvalidJSON}},
+		{"a surrogate pair in the key", `{"status":"ok","idempotency_key":"a\ud83d\ude00b"}`, "", want{status: 1, size: -1, duration: -1, key: "a😀b"}},
 		{"BOM", "\ufeff{\"status\":\"ok\"}", "", want{problem: msgInvalidJSON}},
 		{"leading whitespace", " \r\n\t{\"status\":\"ok\"}", "", ok(engine.ReportOK)},
 		{"trailing whitespace", "{\"status\":\"ok\"}\n", "", ok(engine.ReportOK)},

@@ -134,7 +134,7 @@ func (s *Server) Attach(eng *engine.Engine) {
 
 func (s *Server) newHTTPServer(name string, h fasthttp.RequestHandler, maxBody int, timeout time.Duration, onParseError func(*fasthttp.RequestCtx, error)) *fasthttp.Server {
 	return &fasthttp.Server{
-		Handler:               h,
+		Handler:               framed(h, onParseError),
 		ErrorHandler:          onParseError,
 		ReadTimeout:           timeout,
 		WriteTimeout:          writeTimeout,

@@ -134,3 +134,41 @@ func parseErrorStatus(err error) (int, string) {
 	}
 	return fasthttp.StatusBadRequest, "Malformed HTTP request"
 }
+
+// errFraming is the read error of a request that came with both
+// Transfer-Encoding and Content-Length.
+var errFraming = errors.New("both Transfer-Encoding and Content-Length")
+
+// framed wraps a listener's handler: a request with both Transfer-Encoding
+// and Content-Length is answered as malformed, by the listener's error
+// handler, and its connection closed (RFC 9112 6.1). fasthttp reads such a
+// request by its Transfer-Encoding and then reads on, but a proxy in front
+// that went by Content-Length would have sent the rest as part of this
+// body: the shape of request smuggling.
+func framed(h fasthttp.RequestHandler, refuse func(*fasthttp.RequestCtx, error)) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		if ctx.Request.Header.ContentLength() == -1 && hasContentLength(ctx.Request.Header.RawHeaders()) {
+			ctx.SetConnectionClose()
+			refuse(ctx, errFraming)
+			return
+		}
+		h(ctx)
+	}
+}
+
+// hasContentLength reports whether raw header lines hold a Content-Length.
+func hasContentLength(raw []byte) bool {
+	for len(raw) > 0 {
+		line := raw
+		if i := bytes.IndexByte(raw, '\n'); i >= 0 {
+			line, raw = raw[:i], raw[i+1:]
+		} else {
+			raw = nil
+		}
+		const name = "content-length:"
+		if len(line) >= len(name) && bytes.EqualFold(line[:len(name)], []byte(name)) {
+			return true
+		}
+	}
+	return false
+}
