@@ -24,13 +24,13 @@ type KeyCheck uint8
 
 // Outcomes of Engine.Assistant, in the order they are checked.
 const (
-	KeyOK        KeyCheck = iota
-	KeyUnknown            // no such key, or revoked (401)
-	KeyExpired            // past its expiry (401)
-	KeyInactive           // its workspace is suspended, cancelled or out of trial (403)
-	KeyWrongType          // a REST or report key (403)
-	KeyRateLimited        // the workspace's assistant requests of this minute are used up (429)
-	KeyFailed             // the engine is closing
+	KeyOK          KeyCheck = iota
+	KeyUnknown              // no such key, or revoked (401)
+	KeyExpired              // past its expiry (401)
+	KeyInactive             // its workspace is suspended, cancelled or out of trial (403)
+	KeyWrongType            // a REST or report key (403)
+	KeyRateLimited          // the workspace's assistant requests of this minute are used up (429)
+	KeyFailed               // the engine is closing
 )
 
 // Assistant checks the key whose secret hashes to keyHash for the assistant
