@@ -94,11 +94,13 @@ func (s *Server) Serve(r *http.Request, key engine.AssistantKey, base string) (s
 	if err != nil {
 		return http.StatusBadRequest, http.Header{"Content-Type": {"text/plain; charset=utf-8"}}, []byte("cannot read the request")
 	}
-	if !jsonx.ValidText(in) {
-		// Not Unicode, so not JSON (RFC 8259 8.1); the SDK would read bad
-		// bytes and lone surrogates as U+FFFD and go on.
+	if len(in) > 0 && (!jsonx.Valid(in) || !jsonx.ValidText(in)) {
+		// The SDK decodes the first JSON value and goes on: a message
+		// followed by more bytes would be run, and bad bytes and lone
+		// surrogates read as U+FFFD (RFC 8259 8.1). (An empty body is the
+		// SDK's to refuse.)
 		return http.StatusBadRequest, http.Header{"Content-Type": {"application/json"}},
-			fmt.Appendf(nil, `{"jsonrpc":"2.0","id":null,"error":{"code":%d,"message":"invalid JSON: the body is not valid UTF-8 text"}}`, jsonrpc.CodeParseError)
+			fmt.Appendf(nil, `{"jsonrpc":"2.0","id":null,"error":{"code":%d,"message":"malformed payload: the body is not one JSON value of UTF-8 text"}}`, jsonrpc.CodeParseError)
 	}
 	r.Body = io.NopCloser(bytes.NewReader(in))
 	rec := &recorder{header: http.Header{}}
@@ -109,7 +111,7 @@ func (s *Server) Serve(r *http.Request, key engine.AssistantKey, base string) (s
 	}
 	if status == http.StatusBadRequest && !strings.HasPrefix(header.Get("Content-Type"), "application/json") {
 		code := jsonrpc.CodeInvalidRequest
-		if !jsonx.Valid(in) {
+		if len(in) == 0 {
 			code = jsonrpc.CodeParseError
 		}
 		msg := strings.TrimSpace(string(body))

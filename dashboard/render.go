@@ -272,7 +272,15 @@ func redirect(ctx *fasthttp.RequestCtx, to, msg string, bad bool) {
 		ctx.Response.Header.SetCookie(c)
 		fasthttp.ReleaseCookie(c)
 	}
-	ctx.Redirect(localPath(to), fasthttp.StatusSeeOther)
+	// Not ctx.Redirect: it normalises the path, decoding %2F and dot
+	// segments, so that "/jobs/..%2F..%2Fsettings%2Fkeys" (an id as sent)
+	// would send the browser to /settings/keys.
+	scheme := "http://"
+	if ctx.IsTLS() {
+		scheme = "https://"
+	}
+	ctx.Response.Header.Set("Location", scheme+string(ctx.Host())+localPath(to))
+	ctx.SetStatusCode(fasthttp.StatusSeeOther)
 }
 
 // takeFlash returns the message a redirect left, and clears it.

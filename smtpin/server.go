@@ -204,6 +204,10 @@ func (s *Server) token(addr string) (string, bool) {
 var (
 	errUnknown = &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 1, 1}, Message: msgUnknown}
 	errTryLate = &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0}, Message: msgTryLater}
+	// errLineTooLong refuses a message with a line over maxLineLength
+	// (RFC 5321 4.5.3.1.6 allows 1,000 octets; long HTML lines are common,
+	// so the limit is higher).
+	errLineTooLong = &smtp.SMTPError{Code: 500, EnhancedCode: smtp.EnhancedCode{5, 5, 6}, Message: "Line too long: the message has a line over 16 KiB"}
 )
 
 // refusal maps a refused recipient to its SMTP answer (and counts it); nil
@@ -254,6 +258,12 @@ func (ss *session) Data(r io.Reader) error {
 		var se *smtp.SMTPError
 		if errors.As(err, &se) {
 			return se // 552 when over the size limit
+		}
+		if errors.Is(err, smtp.ErrTooLongLine) {
+			// Permanent: the same message would fail the same way on
+			// every retry. go-smtp then closes the connection, whose
+			// reader is past repair.
+			return errLineTooLong
 		}
 		return errTryLate
 	}
