@@ -5,6 +5,7 @@
 //	go run ./bench recovery [flags]  restart time and resident memory of a large state
 //	go run ./bench fsync [flags]     the disk's write+fsync latency
 //	go run ./bench mail [flags]      report e-mails per second through the SMTP listener over loopback, durable
+//	go run ./bench scale [flags]     issue 8: 20,000,000 results; restart, memory, reads under reports and a noisy neighbour, retention
 //
 // Each command starts and stops what it measures and removes its temporary
 // data directory; `go run ./bench <command> -h` lists its flags.
@@ -39,6 +40,8 @@ func main() {
 		code = missingMain(args)
 	case "mail":
 		code = mailMain(args)
+	case "scale":
+		code = scaleMain(args)
 	case mailTargetCmd:
 		code = mailTargetChild(args)
 	case "-h", "-help", "--help", "help":
@@ -69,5 +72,11 @@ commands:
              transactions each) to the real server (engine, mail store and
              smtpin in a child process, fresh data directory): samples of
              testdata/emails grown to 12-60 KB; last line: mails/s <x>
+  scale      10,000 Pro workspaces, 200,000 jobs, 20,000,000 results built
+             in-process; restart time and memory per job and per result;
+             the server in a child under REST reads, reads + 10% of the
+             workspaces reporting, reads + one noisy workspace; retention at
+             30 days; -soak 10m for a long mixed run (many minutes; try
+             -workspaces 100 -results 40 -duration 3s first)
 `)
 }

@@ -1,6 +1,9 @@
 package engine
 
-import "slices"
+import (
+	"maps"
+	"slices"
+)
 
 // prune drops what the retention rules no longer keep: results received
 // before now − retention, resolved alerts resolved before it, activity
@@ -33,10 +36,18 @@ func (w *workspace) prune(now, retentionMs int64) {
 			}
 			kept = append(kept, a)
 		}
-		clear(w.alertLog[len(kept):])
-		w.alertLog = kept
+		if dropped := len(w.alertLog) - len(kept); dropped > 0 {
+			// A map never shrinks and a slice keeps its capacity: copy
+			// what is kept so the dropped alerts' room is freed too.
+			w.alertLog = slices.Clone(kept)
+			w.alerts = maps.Clone(w.alerts)
+		}
 		for _, j := range w.jobs {
-			j.alerts = slices.DeleteFunc(j.alerts, gone)
+			if n := len(j.alerts); n > 0 && gone(j.alerts[0]) {
+				j.alerts = slices.Clone(slices.DeleteFunc(j.alerts, gone))
+			} else {
+				j.alerts = slices.DeleteFunc(j.alerts, gone)
+			}
 		}
 		if n := len(w.activity); n > 0 && w.activity[0].at < cut {
 			// Copy what is kept so the dropped entries' memory is freed.
