@@ -267,9 +267,14 @@ func (t *target) kill() {
 }
 
 // cpu returns the user and system CPU time the target process has used so
-// far (from /proc/<pid>/stat, in clock ticks of 10 ms).
-func (t *target) cpu() time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", t.cmd.Process.Pid))
+// far.
+func (t *target) cpu() time.Duration { return pidCPU(t.cmd.Process.Pid) }
+
+// pidCPU returns the user and system CPU time process pid has used so far
+// (from /proc/<pid>/stat, in clock ticks of 10 ms); 0 when it cannot be
+// read.
+func pidCPU(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0
 	}

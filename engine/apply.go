@@ -506,26 +506,14 @@ func (w *workspace) applyReport(r *wal.Report) error {
 func (j *job) insertResult(res result) (at int, appended bool) {
 	n := len(j.results)
 	if n == 0 || !resultBefore(&res, &j.results[n-1]) {
-		j.results = growResults(j.results, res)
+		j.results = growByQuarter(j.results, res, 8)
 		return n, true
 	}
 	i := sort.Search(n, func(i int) bool { return resultBefore(&res, &j.results[i]) })
-	j.results = growResults(j.results, result{})
+	j.results = growByQuarter(j.results, result{}, 8)
 	copy(j.results[i+1:], j.results[i:])
 	j.results[i] = res
 	return i, false
-}
-
-// growResults appends r, growing a full slice by a quarter (at least 8)
-// rather than append's doubling: a job's results are most of the engine's
-// memory, and doubling leaves up to half of them unused.
-func growResults(s []result, r result) []result {
-	if len(s) == cap(s) {
-		grown := make([]result, len(s), len(s)+max(8, len(s)/4))
-		copy(grown, s)
-		s = grown
-	}
-	return append(s, r)
 }
 
 func resultBefore(a, b *result) bool {

@@ -115,3 +115,16 @@ func (w *workspace) rebuildIndexes() {
 		}
 	}
 }
+
+// growByQuarter appends v to s; a full slice grows by a quarter of its
+// length, or by least elements if that is more, rather than by append's
+// doubling: results and their index entries are most of the engine's
+// memory, and doubling leaves up to half of a slice unused.
+func growByQuarter[T any](s []T, v T, least int) []T {
+	if len(s) == cap(s) {
+		grown := make([]T, len(s), len(s)+max(least, len(s)/4))
+		copy(grown, s)
+		s = grown
+	}
+	return append(s, v)
+}

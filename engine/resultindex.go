@@ -43,7 +43,7 @@ func (x *resultIndex) insert(j *job, n uint32) {
 	ref := resultRef{job: j, n: n}
 	p := x.part(ref.res().status, j.vx)
 	if k := len(*p); k == 0 || !refOlder(&ref, &(*p)[k-1]) {
-		*p = growRefs(*p, ref) // nearly always: results arrive in order
+		*p = growByQuarter(*p, ref, 16) // nearly always: results arrive in order
 		return
 	}
 	*p = insertOrdered(*p, ref, func(a, b resultRef) bool { return refOlder(&a, &b) })
@@ -62,16 +62,6 @@ func (x *resultIndex) insertShifted(j *job, n uint32) {
 		}
 	}
 	x.insert(j, n)
-}
-
-// growRefs appends r, growing a full slice by a quarter (at least 16).
-func growRefs(s []resultRef, r resultRef) []resultRef {
-	if len(s) == cap(s) {
-		grown := make([]resultRef, len(s), len(s)+max(16, len(s)/4))
-		copy(grown, s)
-		s = grown
-	}
-	return append(s, r)
 }
 
 // each calls fn for every list.
