@@ -32,7 +32,9 @@ func readCursor(tool, c string) (int, error) {
 	}
 	name, num, ok := strings.Cut(string(b), ":")
 	n, err := strconv.Atoi(num)
-	if !ok || name != tool || err != nil || n < 0 || n > 1<<30 || strconv.Itoa(n) != num {
+	// The cursor must be the one spelling makeCursor makes: base64 skips
+	// line breaks, and strconv takes "+1" and "01".
+	if !ok || name != tool || err != nil || n < 0 || n > 1<<30 || makeCursor(tool, n) != c {
 		return 0, errCursor
 	}
 	return n, nil
