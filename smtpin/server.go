@@ -75,6 +75,10 @@ type Config struct {
 	Observe func(outcome, vendor string)
 	// Logger receives failures; default slog.Default().
 	Logger *slog.Logger
+	// Timeout bounds the reading of one command (or of a message's data)
+	// and the writing of one answer; a client slower than that is
+	// disconnected. Default 2 minutes.
+	Timeout time.Duration
 }
 
 // Suggestions is the rule catalogue (package suggest) in the engine's
@@ -104,6 +108,9 @@ func New(eng *engine.Engine, store *mailstore.Store, cfg Config) *Server {
 	if cfg.Hostname == "" {
 		cfg.Hostname = cfg.Domain
 	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = ioTimeout
+	}
 	cfg.Domain = strings.ToLower(cfg.Domain)
 	s := &Server{eng: eng, store: store, cfg: cfg}
 	srv := smtp.NewServer(backend{s})
@@ -111,8 +118,8 @@ func New(eng *engine.Engine, store *mailstore.Store, cfg Config) *Server {
 	srv.MaxMessageBytes = MaxMessageBytes
 	srv.MaxRecipients = maxRecipients
 	srv.MaxLineLength = maxLineLength
-	srv.ReadTimeout = ioTimeout
-	srv.WriteTimeout = ioTimeout
+	srv.ReadTimeout = cfg.Timeout
+	srv.WriteTimeout = cfg.Timeout
 	srv.TLSConfig = cfg.TLS
 	srv.EnableSMTPUTF8 = true
 	srv.ErrorLog = slogAdapter{cfg.Logger}
