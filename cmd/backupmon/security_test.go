@@ -716,6 +716,7 @@ func secUseEverything(t *testing.T, s *dashServer, f *secFixture) {
 		want("REST "+p, code, 200, body)
 	}
 	code, body := s.rest(t, w.restKey, "/reports?limit=1")
+	want("REST /reports page 1", code, 200, body)
 	var page struct{ Pagination struct{ NextCursor string } }
 	json.Unmarshal([]byte(body), &page)
 	code, body = s.rest(t, w.restKey, "/reports?limit=1&cursor="+url.QueryEscape(page.Pagination.NextCursor))
