@@ -15,7 +15,8 @@ const maxJSONDepth = 10000
 // names, stores the raw value in vals at the key's index; a key given twice
 // keeps its last value, as encoding/json does. It allocates nothing unless a
 // key holds an escape. It returns false for anything that is not valid JSON
-// or not an object.
+// or not an object; text that is not Unicode (bytes that are not UTF-8, a
+// \u escape of half a surrogate pair) is not valid JSON (RFC 8259 8.1).
 //
 // It is the report path's parser: a full syntax check without building
 // values, so a report body costs no allocation to read.
@@ -201,18 +202,31 @@ func (s *scanner) string() bool {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 				s.i++
 			case 'u':
-				if len(s.b)-s.i < 5 {
-					return false
-				}
-				for _, h := range s.b[s.i+1 : s.i+5] {
-					if !isHex(h) {
+				r, ok := s.escapedRune()
+				switch {
+				case !ok, r >= 0xDC00 && r <= 0xDFFF:
+					return false // a low surrogate alone
+				case r >= 0xD800 && r <= 0xDBFF:
+					// Half a pair: the other half must follow.
+					if !bytes.HasPrefix(s.b[s.i:], []byte(`\u`)) {
+						return false
+					}
+					s.i++
+					if low, ok := s.escapedRune(); !ok || low < 0xDC00 || low > 0xDFFF {
 						return false
 					}
 				}
-				s.i += 5
 			default:
 				return false
 			}
+		case c >= utf8.RuneSelf:
+			// Not UTF-8 (an encoded surrogate included) is not JSON: read
+			// as U+FFFD, two idempotency keys could read as one.
+			r, size := utf8.DecodeRune(s.b[s.i:])
+			if r == utf8.RuneError && size == 1 {
+				return false
+			}
+			s.i += size
 		default:
 			s.i++
 		}
@@ -220,8 +234,28 @@ func (s *scanner) string() bool {
 	return false
 }
 
-func isHex(c byte) bool {
-	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
+// escapedRune reads the four hex digits of a \u escape, s.i being at the
+// 'u', and moves past them.
+func (s *scanner) escapedRune() (rune, bool) {
+	if len(s.b)-s.i < 5 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range s.b[s.i+1 : s.i+5] {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		case c >= 'A' && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	s.i += 5
+	return r, true
 }
 
 // number checks -?(0|[1-9]d*)(.d+)?([eE][+-]?d+)?

@@ -7,7 +7,6 @@ import (
 	"unicode/utf8"
 
 	"backupmon/engine"
-	"backupmon/jsonx"
 )
 
 // Report API messages (api.md 7.2, decisions.md 3). Their bytes are part of
@@ -46,9 +45,7 @@ const (
 // duration_seconds, idempotency key; or "" when the body is good.
 func parseReportBody(body []byte, idemHeader string, in *engine.ReportInput) (status string, problem string) {
 	var vals [len(reportFields)][]byte
-	// Text that is not Unicode is not JSON (RFC 8259 8.1); decoded, it
-	// would be read as U+FFFD, and two idempotency keys as one.
-	if !scanObject(body, reportFields[:], vals[:]) || !jsonx.ValidText(body) {
+	if !scanObject(body, reportFields[:], vals[:]) {
 		return "", msgInvalidJSON
 	}
 	raw, ok := present(vals[fStatus])
