@@ -47,14 +47,16 @@ func (o Options) Write(dir string, lsn uint64, fill func(w io.Writer) error) (st
 	}()
 
 	h := header{chunkSize: defaultChunkSize, lsn: lsn, created: start.UnixMilli()}
-	cw := &countWriter{w: f}
-	if err := encode(cw, h, fill); err != nil {
+	if err := encode(f, h, fill); err != nil {
 		return "", fmt.Errorf("write snapshot %s: %w", name, err)
 	}
 	if err := f.Sync(); err != nil {
 		return "", fmt.Errorf("write snapshot %s: sync: %w", name, err)
 	}
-	size := cw.n
+	fi, err := f.Stat()
+	if err != nil {
+		return "", fmt.Errorf("write snapshot %s: %w", name, err)
+	}
 	if err := f.Close(); err != nil {
 		return "", fmt.Errorf("write snapshot %s: close: %w", name, err)
 	}
@@ -71,18 +73,6 @@ func (o Options) Write(dir string, lsn uint64, fill func(w io.Writer) error) (st
 		return "", fmt.Errorf("write snapshot %s: %w", name, err)
 	}
 	o.logger().Debug("snapshot file written", "file", final, "lsn", lsn,
-		"bytes", size, "took", time.Since(start))
+		"bytes", fi.Size(), "took", time.Since(start))
 	return final, nil
-}
-
-// countWriter counts the bytes written through it.
-type countWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
 }
