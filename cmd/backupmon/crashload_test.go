@@ -47,37 +47,47 @@ func newHTTPClient() *http.Client {
 	}
 }
 
-// adminCall sends one admin API request and decodes the `data` member of the
-// answer into out (when out is not nil). A status other than want is an error
-// quoting the body.
-func adminCall(hc *http.Client, c *bmChild, method, path string, body any, want int, out any) error {
+// call sends a request with a bearer token and body (JSON, when not nil)
+// and returns the status and body; err is a transport failure (no answer).
+func call(hc *http.Client, method, url, auth string, body any) (int, []byte, error) {
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
-			return err
+			return 0, nil, err
 		}
 		rd = bytes.NewReader(b)
 	}
-	req, err := http.NewRequest(method, c.adminURL+"/admin/v1"+path, rd)
+	req, err := http.NewRequest(method, url, rd)
 	if err != nil {
-		return err
+		return 0, nil, err
 	}
-	req.Header.Set("Authorization", "Bearer "+testAdminToken)
+	req.Header.Set("Authorization", "Bearer "+auth)
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", method, path, err)
+		return 0, nil, err
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return fmt.Errorf("%s %s: read body: %w", method, path, err)
+		return 0, nil, err
 	}
-	if resp.StatusCode != want {
-		return fmt.Errorf("%s %s: status %d, want %d: %s", method, path, resp.StatusCode, want, b)
+	return resp.StatusCode, b, nil
+}
+
+// adminCall sends one admin API request and decodes the `data` member of the
+// answer into out (when out is not nil). A status other than want is an error
+// quoting the body.
+func adminCall(hc *http.Client, c *bmChild, method, path string, body any, want int, out any) error {
+	status, b, err := call(hc, method, c.adminURL+"/admin/v1"+path, testAdminToken, body)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	if status != want {
+		return fmt.Errorf("%s %s: status %d, want %d: %s", method, path, status, want, b)
 	}
 	if out == nil {
 		return nil
