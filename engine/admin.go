@@ -83,6 +83,14 @@ func checkName(field string, v Opt[string], required bool) *Error {
 	return checkText(field, v.V)
 }
 
+// checkNote refuses a note over maxNoteChars or not UTF-8.
+func checkNote(note string) *Error {
+	if utf8.RuneCountInString(note) > maxNoteChars {
+		return invalid("note", "note must be at most %d characters", maxNoteChars)
+	}
+	return checkText("note", note)
+}
+
 // checkText refuses text that is not UTF-8: a form or a body may carry any
 // bytes, and what is stored is shown and compared as text.
 func checkText(field, v string) *Error {
@@ -542,10 +550,7 @@ func (e *Engine) UpdateJob(wsID, jobID string, in JobInput) (JobView, error) {
 	if in.Paused.Set && in.Paused.Null {
 		return JobView{}, invalid("paused", "paused must be true or false")
 	}
-	if utf8.RuneCountInString(in.Note) > maxNoteChars {
-		return JobView{}, invalid("note", "note must be at most %d characters", maxNoteChars)
-	}
-	if err := checkText("note", in.Note); err != nil {
+	if err := checkNote(in.Note); err != nil {
 		return JobView{}, err
 	}
 	return change(a, func(w *workspace, now int64) (decision[JobView], error) {
@@ -832,10 +837,7 @@ func (e *Engine) ChangeAlert(wsID, alertID string, action AlertAction, until tim
 	if err != nil {
 		return AlertView{}, err
 	}
-	if utf8.RuneCountInString(note) > maxNoteChars {
-		return AlertView{}, invalid("note", "note must be at most %d characters", maxNoteChars)
-	}
-	if err := checkText("note", note); err != nil {
+	if err := checkNote(note); err != nil {
 		return AlertView{}, err
 	}
 	return change(a, func(w *workspace, now int64) (decision[AlertView], error) {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"sync"
 	"time"
-	"unicode/utf8"
 )
 
 // Triage: the commands people use on alerts and jobs, whoever asks (the
@@ -80,10 +79,9 @@ func (e *Engine) TriageAlerts(wsID string, ids []string, t Triage) ([]TriageOutc
 		return nil, invalid("alertIds", "name at least one alert")
 	case len(uniq) > MaxTriage:
 		return nil, invalid("alertIds", "name at most %d alerts at once", MaxTriage)
-	case utf8.RuneCountInString(t.Note) > maxNoteChars:
-		return nil, invalid("note", "note must be at most %d characters", maxNoteChars)
-	case !utf8.ValidString(t.Note):
-		return nil, checkText("note", t.Note)
+	}
+	if err := checkNote(t.Note); err != nil {
+		return nil, err
 	}
 	ws, err := e.boardWorkspaceOf(wsID)
 	if err != nil {
