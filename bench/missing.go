@@ -8,7 +8,6 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -272,33 +271,6 @@ func runMissing(c missingConfig) (bool, error) {
 		thousands(int64(n.jobs)), thousands(int64(n.alerts)), moveTime.Round(time.Millisecond), passFail(ok && moveTime < targetMissing),
 		float64(timerBytes)/float64(jobs))
 	return ok, nil
-}
-
-// parallelDo runs do(0..n-1) on parallel goroutines and returns the first
-// error.
-func parallelDo(n, parallel int, do func(i int) error) error {
-	var next atomic.Int64
-	var firstErr atomic.Value
-	var wg sync.WaitGroup
-	for range max(parallel, 1) {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= n || firstErr.Load() != nil {
-					return
-				}
-				if err := do(i); err != nil {
-					firstErr.CompareAndSwap(nil, fmt.Errorf("%d: %w", i, err))
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	if err, _ := firstErr.Load().(error); err != nil {
-		return err
-	}
-	return nil
 }
 
 // heapLive returns the bytes of live heap objects (HeapAlloc) and the

@@ -16,8 +16,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"backupmon/engine"
@@ -205,47 +203,29 @@ func printRestart(what, dir string, s restartStats) {
 // alerts).
 func importResults(eng *engine.Engine, f *fixture, n, parallel int) error {
 	now := time.Now()
-	var next atomic.Int64
-	var firstErr error
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	for range max(parallel, 1) {
-		wg.Go(func() {
-			list := make([]engine.ImportInput, n)
-			for {
-				g := int(next.Add(1) - 1)
-				if g >= len(f.jobIDs) {
-					return
-				}
-				for r := range list {
-					status := engine.ReportOK
-					switch (g*7 + r) % 20 {
-					case 0:
-						status = engine.ReportFailed
-					case 10:
-						status = engine.ReportWarn
-					}
-					list[r] = engine.ImportInput{
-						ReceivedAt:      now.Add(-time.Duration(n-r)*24*time.Hour + time.Duration(g%3600)*time.Second),
-						Status:          status,
-						DurationSeconds: int64(600 + (g+r)%7200),
-						SizeBytes:       int64(1<<30 + (g%1000)<<20),
-						Source:          "api:svc_live_0123456",
-					}
-				}
-				if err := eng.ImportReports(f.wsIDs[g%f.workspaces], f.jobIDs[g], list); err != nil {
-					mu.Lock()
-					if firstErr == nil {
-						firstErr = fmt.Errorf("import job %d: %w", g, err)
-					}
-					mu.Unlock()
-					return
-				}
+	if err := parallelDo(len(f.jobIDs), parallel, func(g int) error {
+		list := make([]engine.ImportInput, n)
+		for r := range list {
+			status := engine.ReportOK
+			switch (g*7 + r) % 20 {
+			case 0:
+				status = engine.ReportFailed
+			case 10:
+				status = engine.ReportWarn
 			}
-		})
+			list[r] = engine.ImportInput{
+				ReceivedAt:      now.Add(-time.Duration(n-r)*24*time.Hour + time.Duration(g%3600)*time.Second),
+				Status:          status,
+				DurationSeconds: int64(600 + (g+r)%7200),
+				SizeBytes:       int64(1<<30 + (g%1000)<<20),
+				Source:          "api:svc_live_0123456",
+			}
+		}
+		return eng.ImportReports(f.wsIDs[g%f.workspaces], f.jobIDs[g], list)
+	}); err != nil {
+		return fmt.Errorf("import job %w", err)
 	}
-	wg.Wait()
-	return firstErr
+	return nil
 }
 
 // reportResults gives every job n results through Engine.Report, the path
@@ -260,42 +240,29 @@ func reportResults(eng *engine.Engine, f *fixture, n, parallel int) error {
 		hashes[k] = engine.HashKey([]byte(s))
 	}
 	nonce := uint64(now.UnixNano())
-	var next atomic.Int64
-	var firstErr atomic.Value
-	var wg sync.WaitGroup
-	for range max(parallel, 1) {
-		wg.Go(func() {
-			for {
-				g := int(next.Add(1) - 1)
-				if g >= len(f.jobIDs) {
-					return
-				}
-				w, m := g%f.workspaces, g/f.workspaces
-				for r := range n {
-					status := engine.ReportOK
-					switch (g*7 + r) % 20 {
-					case 0:
-						status = engine.ReportFailed
-					case 10:
-						status = engine.ReportWarn
-					}
-					k := w + f.workspaces*((m+r*f.jobsPerWS)%f.keysPerWS)
-					in := &engine.ReportInput{
-						JobID: f.jobIDs[g], Status: status, SizeBytes: int64(1<<30 + (g%1000)<<20), DurationSeconds: int64(600 + (g+r)%7200),
-						TimestampMs:    now.Add(-time.Duration(n-r) * 24 * time.Hour).UnixMilli(),
-						IdempotencyKey: uuidLike(nonce, uint64(g)*uint64(n)+uint64(r)),
-					}
-					if rep := eng.Report(hashes[k], in); rep.Outcome != engine.ReportRecorded {
-						firstErr.CompareAndSwap(nil, fmt.Errorf("report %d of job %d: outcome %d", r, g, rep.Outcome))
-						return
-					}
-				}
+	if err := parallelDo(len(f.jobIDs), parallel, func(g int) error {
+		w, m := g%f.workspaces, g/f.workspaces
+		for r := range n {
+			status := engine.ReportOK
+			switch (g*7 + r) % 20 {
+			case 0:
+				status = engine.ReportFailed
+			case 10:
+				status = engine.ReportWarn
 			}
-		})
-	}
-	wg.Wait()
-	if err, _ := firstErr.Load().(error); err != nil {
-		return err
+			k := w + f.workspaces*((m+r*f.jobsPerWS)%f.keysPerWS)
+			in := &engine.ReportInput{
+				JobID: f.jobIDs[g], Status: status, SizeBytes: int64(1<<30 + (g%1000)<<20), DurationSeconds: int64(600 + (g+r)%7200),
+				TimestampMs:    now.Add(-time.Duration(n-r) * 24 * time.Hour).UnixMilli(),
+				IdempotencyKey: uuidLike(nonce, uint64(g)*uint64(n)+uint64(r)),
+			}
+			if rep := eng.Report(hashes[k], in); rep.Outcome != engine.ReportRecorded {
+				return fmt.Errorf("report %d: outcome %d", r, rep.Outcome)
+			}
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("job %w", err)
 	}
 	return nil
 }
@@ -455,28 +422,12 @@ func writeTail(eng *engine.Engine, n, parallel int) error {
 		return errors.New("no jobs")
 	}
 	at := time.Now().Add(-time.Hour)
-	var next atomic.Int64
-	var firstErr atomic.Value
-	var wg sync.WaitGroup
-	for range max(parallel, 1) {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= n {
-					return
-				}
-				j := jobs[i%len(jobs)]
-				in := engine.ImportInput{ReceivedAt: at.Add(time.Duration(i/len(jobs)) * time.Second), Status: engine.ReportOK, DurationSeconds: 900, SizeBytes: 5 << 30, Source: "api:svc_live_0123456"}
-				if err := eng.ImportReport(j.ws, j.job, in); err != nil {
-					firstErr.CompareAndSwap(nil, err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	if err, _ := firstErr.Load().(error); err != nil {
-		return err
+	if err := parallelDo(n, parallel, func(i int) error {
+		j := jobs[i%len(jobs)]
+		in := engine.ImportInput{ReceivedAt: at.Add(time.Duration(i/len(jobs)) * time.Second), Status: engine.ReportOK, DurationSeconds: 900, SizeBytes: 5 << 30, Source: "api:svc_live_0123456"}
+		return eng.ImportReport(j.ws, j.job, in)
+	}); err != nil {
+		return fmt.Errorf("report %w", err)
 	}
 	return nil
 }

@@ -466,28 +466,15 @@ func syncDisk(out io.Writer) {
 // createRESTKeys gives each workspace one REST key (every scope).
 func createRESTKeys(eng *engine.Engine, wsIDs []string, parallel int) ([]string, error) {
 	secrets := make([]string, len(wsIDs))
-	var next atomic.Int64
-	var firstErr atomic.Value
-	var wg sync.WaitGroup
-	for range max(parallel, 1) {
-		wg.Go(func() {
-			for {
-				w := int(next.Add(1) - 1)
-				if w >= len(wsIDs) {
-					return
-				}
-				kv, err := eng.CreateKey(wsIDs[w], engine.KeyInput{Name: engine.Some("Scale REST key"), Type: engine.Some("rest")})
-				if err != nil {
-					firstErr.CompareAndSwap(nil, fmt.Errorf("REST key of workspace %d: %w", w, err))
-					return
-				}
-				secrets[w] = kv.Key
-			}
-		})
-	}
-	wg.Wait()
-	if err, _ := firstErr.Load().(error); err != nil {
-		return nil, err
+	if err := parallelDo(len(wsIDs), parallel, func(w int) error {
+		kv, err := eng.CreateKey(wsIDs[w], engine.KeyInput{Name: engine.Some("Scale REST key"), Type: engine.Some("rest")})
+		if err != nil {
+			return err
+		}
+		secrets[w] = kv.Key
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("REST key of workspace %w", err)
 	}
 	return secrets, nil
 }
@@ -580,15 +567,7 @@ func startScaleProc(c scaleConfig, mode string, run func(args []string, in io.Re
 	return p, nil
 }
 
-func (p *scaleProc) line() (string, error) {
-	if !p.out.Scan() {
-		if err := p.out.Err(); err != nil {
-			return "", err
-		}
-		return "", errors.New("helper process exited")
-	}
-	return p.out.Text(), nil
-}
+func (p *scaleProc) line() (string, error) { return nextLine(p.out, "helper process exited") }
 
 func (p *scaleProc) rss() uint64        { return pidStatus(p.pid, "VmRSS") }
 func (p *scaleProc) cpu() time.Duration { return pidCPU(p.pid) }
@@ -1565,46 +1544,32 @@ func settledMemory() (heap, rss uint64) {
 // those received before cutMs, and the oldest one's time.
 func countResults(eng *engine.Engine, cutMs int64) (n, older, oldest int64, err error) {
 	wss := eng.Workspaces()
-	var next atomic.Int64
 	var total, old atomic.Int64
 	var oldestAll atomic.Int64
 	oldestAll.Store(math.MaxInt64)
-	var firstErr atomic.Value
-	var wg sync.WaitGroup
-	for range 2 * runtime.GOMAXPROCS(0) {
-		wg.Go(func() {
+	if err := parallelDo(len(wss), 2*runtime.GOMAXPROCS(0), func(i int) error {
+		jobs, err := eng.Jobs(wss[i].ID)
+		if err != nil {
+			return err
+		}
+		for _, j := range jobs {
+			view, err := eng.JobDetail(wss[i].ID, j.ID, math.MaxInt32)
+			if err != nil {
+				return err
+			}
+			c, o, first := scanHistory(view.JSON, cutMs)
+			total.Add(c)
+			old.Add(o)
 			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(wss) {
-					return
-				}
-				jobs, err := eng.Jobs(wss[i].ID)
-				if err != nil {
-					firstErr.CompareAndSwap(nil, err)
-					return
-				}
-				for _, j := range jobs {
-					view, err := eng.JobDetail(wss[i].ID, j.ID, math.MaxInt32)
-					if err != nil {
-						firstErr.CompareAndSwap(nil, err)
-						return
-					}
-					c, o, first := scanHistory(view.JSON, cutMs)
-					total.Add(c)
-					old.Add(o)
-					for {
-						cur := oldestAll.Load()
-						if first >= cur || oldestAll.CompareAndSwap(cur, first) {
-							break
-						}
-					}
+				cur := oldestAll.Load()
+				if first >= cur || oldestAll.CompareAndSwap(cur, first) {
+					break
 				}
 			}
-		})
-	}
-	wg.Wait()
-	if e, _ := firstErr.Load().(error); e != nil {
-		return 0, 0, 0, e
+		}
+		return nil
+	}); err != nil {
+		return 0, 0, 0, fmt.Errorf("workspace %w", err)
 	}
 	return total.Load(), old.Load(), oldestAll.Load(), nil
 }

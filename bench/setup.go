@@ -57,30 +57,12 @@ func (f *fixture) pick(i uint64) (job, key int) {
 // shares the fsyncs.
 func setUp(eng *engine.Engine, l layout) (*fixture, error) {
 	f := &fixture{layout: l, wsIDs: make([]string, l.workspaces), jobIDs: make([]string, l.jobs()), secrets: make([]string, l.keys())}
-	var next atomic.Int64
-	var mu sync.Mutex
-	var firstErr error
-	var wg sync.WaitGroup
-	for range max(l.parallel, 1) {
-		wg.Go(func() {
-			for {
-				w := int(next.Add(1) - 1)
-				if w >= l.workspaces {
-					return
-				}
-				if err := f.setUpWorkspace(eng, w); err != nil {
-					mu.Lock()
-					if firstErr == nil {
-						firstErr = fmt.Errorf("workspace %d: %w", w, err)
-					}
-					mu.Unlock()
-					return
-				}
-			}
-		})
+	if err := parallelDo(l.workspaces, l.parallel, func(w int) error {
+		return f.setUpWorkspace(eng, w)
+	}); err != nil {
+		return f, fmt.Errorf("workspace %w", err)
 	}
-	wg.Wait()
-	return f, firstErr
+	return f, nil
 }
 
 func (f *fixture) setUpWorkspace(eng *engine.Engine, w int) error {

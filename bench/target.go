@@ -216,14 +216,18 @@ func startTarget(args ...string) (*target, error) {
 	return t, nil
 }
 
-func (t *target) line() (string, error) {
-	if !t.out.Scan() {
-		if err := t.out.Err(); err != nil {
+func (t *target) line() (string, error) { return nextLine(t.out, "target exited") }
+
+// nextLine returns the next line a child process wrote, the scanner's error,
+// or an error saying gone once the process has closed its output.
+func nextLine(out *bufio.Scanner, gone string) (string, error) {
+	if !out.Scan() {
+		if err := out.Err(); err != nil {
 			return "", err
 		}
-		return "", errors.New("target exited")
+		return "", errors.New(gone)
 	}
-	return t.out.Text(), nil
+	return out.Text(), nil
 }
 
 // stats asks the server target for its log statistics since the last call.
