@@ -206,16 +206,9 @@ func importResults(eng *engine.Engine, f *fixture, n, parallel int) error {
 	if err := parallelDo(len(f.jobIDs), parallel, func(g int) error {
 		list := make([]engine.ImportInput, n)
 		for r := range list {
-			status := engine.ReportOK
-			switch (g*7 + r) % 20 {
-			case 0:
-				status = engine.ReportFailed
-			case 10:
-				status = engine.ReportWarn
-			}
 			list[r] = engine.ImportInput{
 				ReceivedAt:      now.Add(-time.Duration(n-r)*24*time.Hour + time.Duration(g%3600)*time.Second),
-				Status:          status,
+				Status:          fixtureStatus(g, r),
 				DurationSeconds: int64(600 + (g+r)%7200),
 				SizeBytes:       int64(1<<30 + (g%1000)<<20),
 				Source:          "api:svc_live_0123456",
@@ -226,6 +219,18 @@ func importResults(eng *engine.Engine, f *fixture, n, parallel int) error {
 		return fmt.Errorf("import job %w", err)
 	}
 	return nil
+}
+
+// fixtureStatus is the status of result r of job g: one in twenty failed,
+// one in twenty a warning, the rest ok.
+func fixtureStatus(g, r int) uint8 {
+	switch (g*7 + r) % 20 {
+	case 0:
+		return engine.ReportFailed
+	case 10:
+		return engine.ReportWarn
+	}
+	return engine.ReportOK
 }
 
 // reportResults gives every job n results through Engine.Report, the path
@@ -243,16 +248,9 @@ func reportResults(eng *engine.Engine, f *fixture, n, parallel int) error {
 	if err := parallelDo(len(f.jobIDs), parallel, func(g int) error {
 		w, m := g%f.workspaces, g/f.workspaces
 		for r := range n {
-			status := engine.ReportOK
-			switch (g*7 + r) % 20 {
-			case 0:
-				status = engine.ReportFailed
-			case 10:
-				status = engine.ReportWarn
-			}
 			k := w + f.workspaces*((m+r*f.jobsPerWS)%f.keysPerWS)
 			in := &engine.ReportInput{
-				JobID: f.jobIDs[g], Status: status, SizeBytes: int64(1<<30 + (g%1000)<<20), DurationSeconds: int64(600 + (g+r)%7200),
+				JobID: f.jobIDs[g], Status: fixtureStatus(g, r), SizeBytes: int64(1<<30 + (g%1000)<<20), DurationSeconds: int64(600 + (g+r)%7200),
 				TimestampMs:    now.Add(-time.Duration(n-r) * 24 * time.Hour).UnixMilli(),
 				IdempotencyKey: uuidLike(nonce, uint64(g)*uint64(n)+uint64(r)),
 			}
