@@ -52,6 +52,9 @@ func (w *workspace) apply(rec wal.Entry, hooks applyHooks) error {
 		err = w.applyWorkspaceUpdated(r)
 	case *wal.ClientCreated:
 		c := &client{id: r.ID, name: r.Name, status: r.Status, createdAt: r.CreatedAt, offAt: offAtFor(r.Status, r.CreatedAt), jobs: map[ID]*job{}}
+		if c.offAt != 0 {
+			c.offSeq = r.Seq
+		}
 		w.clients[r.ID] = c
 		w.indexClient(c)
 		w.ids.observe(r.ID)
@@ -260,10 +263,10 @@ func (w *workspace) applyClientUpdated(r *wal.ClientUpdated) error {
 		switch {
 		case c.status == "active":
 			// Monitoring goes off: the jobs show paused until a report.
-			c.offAt = r.At
+			c.offAt, c.offSeq = r.At, r.Seq
 		case r.Status == "active":
 			// Monitoring resumes: due times count from now.
-			c.offAt = 0
+			c.offAt, c.offSeq = 0, 0
 			for _, j := range c.jobs {
 				if r.At > j.dueBase {
 					j.dueBase = r.At
@@ -363,7 +366,7 @@ func (w *workspace) applyJobUpdated(r *wal.JobUpdated) error {
 		j.dueBase = j.dueFrom(r.At)
 		switch {
 		case r.Paused && !was:
-			j.pausedAt = r.At
+			j.pausedAt, j.pausedSeq = r.At, r.Seq
 		case !r.Paused && was && r.At > j.dueBase:
 			j.dueBase = r.At
 		}
@@ -475,6 +478,7 @@ func (w *workspace) applyReport(r *wal.Report) error {
 	w.jobIdx.touch(j)
 	j.lastReportAt = r.CompletedAt
 	j.lastReceivedAt = r.ReceivedAt
+	j.lastReportSeq = r.Seq
 	j.dueBase = r.ReceivedAt // a report sets the due time (decisions.md 4.4)
 	switch r.Status {
 	case resultOK:

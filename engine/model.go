@@ -112,7 +112,8 @@ type client struct {
 	name      string
 	status    string // active, paused, archived
 	createdAt int64
-	offAt     int64 // when the client was last paused or archived
+	offAt     int64  // when the client was last paused or archived
+	offSeq    uint64 // the workspace sequence number of that record: orders it against reports
 	jobs      map[ID]*job
 	key       string // name without case, the sort key
 	jobList   []*job // its jobs by (name without case, id)
@@ -141,13 +142,15 @@ type job struct {
 	expectedDays    uint8 // bit d set: weekday d (time.Weekday) expected
 	slaTarget       float64
 
-	paused      bool  // the job's own pause
-	pausedUntil int64 // 0: no end
-	pausedAt    int64 // when the job's own pause began
+	paused      bool   // the job's own pause
+	pausedUntil int64  // 0: no end
+	pausedAt    int64  // when the job's own pause began
+	pausedSeq   uint64 // the workspace sequence number of the record that began it
 
-	lastResult     uint8 // resultNone until the first report
-	lastReportAt   int64 // completedAt of the latest non-superseded report; 0: none
-	lastReceivedAt int64 // receipt time of that report
+	lastResult     uint8  // resultNone until the first report
+	lastReportAt   int64  // completedAt of the latest non-superseded report; 0: none
+	lastReceivedAt int64  // receipt time of that report
+	lastReportSeq  uint64 // the workspace sequence number of that report's record
 	lastSuccessAt  int64
 	lastFailureAt  int64
 	failureStreak  int

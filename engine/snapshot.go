@@ -16,7 +16,7 @@ import (
 // changes whenever the layout below changes.
 const (
 	snapshotMagic   = "BMENGINE"
-	snapshotVersion = 5
+	snapshotVersion = 6
 )
 
 // Snapshot writes every workspace's state to a new snapshot and truncates the
@@ -204,8 +204,8 @@ func (e *Engine) loadSnapshot(r io.Reader) error {
 	if err != nil {
 		return fmt.Errorf("read snapshot version: %w", err)
 	}
-	if version != snapshotVersion {
-		return fmt.Errorf("snapshot version %d, this build reads %d", version, snapshotVersion)
+	if version != snapshotVersion && version != 5 {
+		return fmt.Errorf("snapshot version %d, this build reads %d (and 5)", version, snapshotVersion)
 	}
 	dev, err := binary.ReadVarint(br)
 	if err != nil {
@@ -234,7 +234,7 @@ func (e *Engine) loadSnapshot(r io.Reader) error {
 		if _, err := io.ReadFull(br, blob); err != nil {
 			return fmt.Errorf("read workspace %d: %w", i, err)
 		}
-		w, err := decodeWorkspace(blob)
+		w, err := decodeWorkspace(blob, version)
 		if err != nil {
 			return fmt.Errorf("decode workspace %d: %w", i, err)
 		}
@@ -277,6 +277,7 @@ func (w *workspace) encode(now int64) []byte {
 		b = codec.AppendString(b, c.status)
 		b = codec.AppendVarint(b, c.createdAt)
 		b = codec.AppendVarint(b, c.offAt)
+		b = codec.AppendUvarint(b, c.offSeq)
 	}
 	b = codec.AppendUvarint(b, uint64(len(w.devices)))
 	for _, d := range w.devices {
@@ -360,6 +361,8 @@ func (j *job) encode(b []byte, now int64) []byte {
 	b = codec.AppendVarint(b, j.lastReceivedAt)
 	b = codec.AppendVarint(b, j.lastSuccessAt)
 	b = codec.AppendVarint(b, j.lastFailureAt)
+	b = codec.AppendUvarint(b, j.pausedSeq)
+	b = codec.AppendUvarint(b, j.lastReportSeq)
 	b = codec.AppendVarint(b, int64(j.failureStreak))
 	b = codec.AppendVarint(b, j.dueBase)
 	b = codec.AppendString(b, j.ingestToken)
@@ -394,8 +397,9 @@ func (j *job) encode(b []byte, now int64) []byte {
 	return b
 }
 
-// decodeWorkspace rebuilds a workspace from encode's bytes.
-func decodeWorkspace(blob []byte) (*workspace, error) {
+// decodeWorkspace rebuilds a workspace from encode's bytes, written by
+// snapshot format version (5 or snapshotVersion).
+func decodeWorkspace(blob []byte, version uint64) (*workspace, error) {
 	r := codec.NewReader(blob)
 	w := &workspace{
 		ids: newIDGen(), clients: map[ID]*client{}, jobs: map[ID]*job{}, devices: map[ID]*device{},
@@ -429,6 +433,9 @@ func decodeWorkspace(blob []byte) (*workspace, error) {
 		r.Fixed(c.id[:])
 		c.name, c.status = r.String(), r.String()
 		c.createdAt, c.offAt = r.Varint(), r.Varint()
+		if version > 5 {
+			c.offSeq = r.Uvarint()
+		}
 		w.clients[c.id] = c
 		w.ids.observe(c.id)
 	}
@@ -443,9 +450,12 @@ func decodeWorkspace(blob []byte) (*workspace, error) {
 	}
 	n = count(r)
 	for i := 0; i < n && r.Err() == nil; i++ {
-		if err := w.decodeJob(r); err != nil {
+		if err := w.decodeJob(r, version); err != nil {
 			return nil, err
 		}
+	}
+	if version == 5 {
+		w.orderOffAndReports()
 	}
 	n = count(r)
 	for i := 0; i < n && r.Err() == nil; i++ {
@@ -521,7 +531,7 @@ func decodeWorkspace(blob []byte) (*workspace, error) {
 	return w, nil
 }
 
-func (w *workspace) decodeJob(r *codec.Reader) error {
+func (w *workspace) decodeJob(r *codec.Reader, version uint64) error {
 	j := &job{}
 	var clientID, deviceID ID
 	r.Fixed(j.id[:])
@@ -536,6 +546,9 @@ func (w *workspace) decodeJob(r *codec.Reader) error {
 	j.pausedUntil, j.pausedAt = r.Varint(), r.Varint()
 	j.lastResult = r.Byte()
 	j.lastReportAt, j.lastReceivedAt, j.lastSuccessAt, j.lastFailureAt = r.Varint(), r.Varint(), r.Varint(), r.Varint()
+	if version > 5 {
+		j.pausedSeq, j.lastReportSeq = r.Uvarint(), r.Uvarint()
+	}
 	j.failureStreak = r.Int()
 	j.dueBase = r.Varint()
 	j.ingestToken = r.String()

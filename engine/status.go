@@ -36,6 +36,21 @@ func (j *job) offAt(now int64) int64 {
 	return t
 }
 
+// offSeq returns the workspace sequence number of the record that last
+// turned monitoring off for the job (0 when it is on). Records, not their
+// times, order a pause against a report: both can carry the same
+// millisecond.
+func (j *job) offSeq(now int64) uint64 {
+	var s uint64
+	if j.ownPaused(now) {
+		s = j.pausedSeq
+	}
+	if j.client.status != "active" && j.client.offSeq > s {
+		s = j.client.offSeq
+	}
+	return s
+}
+
 // dueFrom returns the time the job's next due time counts from at now: the
 // latest report's receipt, the creation, or the end of a pause.
 func (j *job) dueFrom(now int64) int64 {
@@ -107,13 +122,14 @@ func statusOf(r uint8) string {
 
 // jobStatus is the one function that says what status a job has at now.
 //
-// While monitoring is off the job shows paused, unless a report arrived
-// after monitoring went off (decisions.md 3: reports still update the
-// status). A monitored job that has reported turns missing once now is past
+// While monitoring is off the job shows paused, unless a report was
+// recorded after monitoring went off (decisions.md 3: reports still update
+// the status); "after" is the log's order, so a report in the same
+// millisecond as the pause, but after it, shows. A monitored job that has reported turns missing once now is past
 // its next due time plus grace.
 func (w *workspace) jobStatus(j *job, now int64) string {
 	if !j.monitored(now) {
-		if j.lastResult != resultNone && j.lastReceivedAt > j.offAt(now) {
+		if j.lastResult != resultNone && j.lastReportSeq > j.offSeq(now) {
 			return statusOf(j.lastResult)
 		}
 		return StatusPaused

@@ -537,3 +537,73 @@ func TestReportSLA(t *testing.T) {
 	s.Advance(20 * 24 * time.Hour)
 	sla("all out", map[string]any{"successRate": nil, "met": false, "reports": 0})
 }
+
+// A report in the same millisecond as a pause (the development clock does
+// not move between requests): the log's order decides, not the times. A
+// report recorded after the pause shows its status (decisions.md 3); a pause
+// recorded after the report shows paused. Both survive a restart (replay)
+// and a restart from a snapshot.
+func TestReportSameMillisecondAsPause(t *testing.T) {
+	s := startServer(t, serverOptions{})
+	f := s.Fixture(fixtureOptions{})
+	for _, how := range []string{"paused job", "paused client", "archived client"} {
+		rpRun(t, s, how, func(t *testing.T) {
+			client := rpNewClient(s, f.WS, "Same ms "+how)
+			after := s.NewJob(f.WS, client, "Report after the pause", rpDaily())
+			before := s.NewJob(f.WS, client, "Report before the pause", rpDaily())
+			s.Advance(time.Minute)
+			off := func(jobs ...string) {
+				switch how {
+				case "paused job":
+					for _, j := range jobs {
+						s.MustAdmin(200, "PATCH", "/workspaces/"+f.WS+"/jobs/"+j, map[string]any{"paused": true})
+					}
+				case "paused client":
+					s.MustAdmin(200, "PATCH", "/workspaces/"+f.WS+"/clients/"+client, map[string]any{"status": "paused"})
+				case "archived client":
+					s.MustAdmin(200, "PATCH", "/workspaces/"+f.WS+"/clients/"+client, map[string]any{"status": "archived"})
+				}
+			}
+			// The report, then the pause, in one millisecond.
+			rpSend(s, before, f.ReportKey, "failed")
+			now := rpNow(s)
+			if how == "paused job" {
+				off(before)
+			}
+			// The pause, then the report, in the same millisecond.
+			if how == "paused job" {
+				off(after)
+			} else {
+				off()
+			}
+			rpWant(t, "report after the pause", s.Report(after, f.ReportKey, "", `{"status":"warn"}`), 200, rpOK("warn", "", false, false))
+			if n := rpNow(s); !n.Equal(now) {
+				t.Fatalf("the clock moved from %v to %v", now, n)
+			}
+			check := func(when string) {
+				t.Helper()
+				rpFields(t, when+": report after the pause", rpJob(s, f.WS, after), map[string]any{
+					"status": "warning", "lastResult": "warning", "paused": true, "lastReportAt": rpTS(now)})
+				rpFields(t, when+": report before the pause", rpJob(s, f.WS, before), map[string]any{
+					"status": "paused", "lastResult": "failed", "paused": true, "lastReportAt": rpTS(now)})
+				// The REST API shows the same statuses and counts them.
+				auth := map[string]string{"Authorization": "Bearer " + f.RestKey}
+				r := s.do("GET", s.PublicURL+"/api/v1/jobs/"+after, auth, nil)
+				if got := r.Data()["status"]; r.Status != 200 || got != "warning" {
+					t.Errorf("%s: REST job after the pause: %d status %v, want 200 warning", when, r.Status, got)
+				}
+				r = s.do("GET", s.PublicURL+"/api/v1/jobs?status=paused&clientId="+client, auth, nil)
+				var names []string
+				for _, j := range r.List() {
+					names = append(names, j["name"].(string))
+				}
+				if len(names) != 1 || names[0] != "Report before the pause" {
+					t.Errorf("%s: REST paused jobs of the client: %v, want only the one reported before the pause", when, names)
+				}
+			}
+			check("live")
+			s.Restart()
+			check("after replay")
+		})
+	}
+}
