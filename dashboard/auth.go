@@ -19,7 +19,9 @@ import (
 )
 
 // Login throttling (decisions.md 11): every attempt takes a token from its
-// address's bucket and from its e-mail address's bucket.
+// address's bucket and from its e-mail address's bucket, unless it comes
+// from a browser holding a device cookie for that e-mail address
+// (device.go): then it takes one from that device's bucket alone.
 const (
 	addrBurst     = 10
 	addrEvery     = 6 * time.Second // 10 a minute once the burst is spent
@@ -36,9 +38,10 @@ type throttle struct {
 
 func newThrottle() *throttle { return &throttle{buckets: map[string]*rate.Limiter{}} }
 
-// allow takes one attempt from the address's and the user's buckets at
-// now; false when either is empty (then neither is charged).
-func (t *throttle) allow(addr, email string, now time.Time) bool {
+// allow takes one attempt at now from the device's bucket when device is
+// set, else from the address's and the user's buckets; false when one is
+// empty (then none is charged).
+func (t *throttle) allow(addr, email, device string, now time.Time) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if len(t.buckets) > throttleLimit {
@@ -47,6 +50,10 @@ func (t *throttle) allow(addr, email string, now time.Time) bool {
 				delete(t.buckets, k)
 			}
 		}
+	}
+	if device != "" {
+		d := t.bucket("d:"+device, userEvery, userBurst)
+		return d.AllowN(now, 1)
 	}
 	a := t.bucket("a:"+addr, addrEvery, addrBurst)
 	u := t.bucket("u:"+email, userEvery, userBurst)
@@ -90,8 +97,8 @@ func (s *Server) login(ctx *fasthttp.RequestCtx) {
 	email := strings.TrimSpace(string(args.Peek("email")))
 	pw := string(args.Peek("password"))
 	v := loginView{Email: email, Next: string(args.Peek("next"))}
-	addr := remoteAddr(ctx)
-	if !s.throttle.allow(addr, strings.ToLower(email), s.eng.Now()) {
+	addr := addrKey(remoteAddr(ctx))
+	if !s.throttle.allow(addr, strings.ToLower(email), s.device(ctx, email), s.eng.Now()) {
 		ctx.Response.Header.Set("Retry-After", "60")
 		v.Error = "Too many login attempts. Try again in a minute."
 		s.renderLogin(ctx, fasthttp.StatusTooManyRequests, v)
@@ -131,6 +138,7 @@ func (s *Server) login(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	s.setSessionCookie(ctx, value, sessionMaxAge)
+	s.setDeviceCookie(ctx, email)
 	ctx.Redirect(localPath(v.Next), fasthttp.StatusSeeOther)
 }
 

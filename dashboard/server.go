@@ -4,6 +4,7 @@
 package dashboard
 
 import (
+	"crypto/rand"
 	"crypto/sha256"
 	"fmt"
 	"log/slog"
@@ -26,6 +27,9 @@ type Config struct {
 	// (Go's cookie jar over plain HTTP); browsers accept Secure cookies
 	// from loopback (decisions.md 11).
 	Insecure bool
+	// DeviceKey signs the device cookies of browsers that signed in
+	// (device.go); default: random, so they end with the process.
+	DeviceKey []byte
 }
 
 // Server is the dashboard's HTTP handler.
@@ -35,9 +39,11 @@ type Server struct {
 	log      *slog.Logger
 	insecure bool
 	throttle *throttle
-	cop      *http.CrossOriginProtection
-	pages    *pages
-	handler  fasthttp.RequestHandler
+	// deviceKey signs device cookies.
+	deviceKey []byte
+	cop       *http.CrossOriginProtection
+	pages     *pages
+	handler   fasthttp.RequestHandler
 }
 
 // New builds a Server.
@@ -46,6 +52,13 @@ func New(cfg Config) *Server {
 		throttle: newThrottle(), cop: http.NewCrossOriginProtection(), pages: loadPages()}
 	if s.hasher == nil {
 		s.hasher = password.NewHasher(password.Default, 1, 16)
+	}
+	s.deviceKey = cfg.DeviceKey
+	if len(s.deviceKey) == 0 {
+		s.deviceKey = make([]byte, 32)
+		if _, err := rand.Read(s.deviceKey); err != nil {
+			panic("dashboard: no randomness for the device cookie key: " + err.Error())
+		}
 	}
 	if s.log == nil {
 		s.log = slog.Default()

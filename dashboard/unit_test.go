@@ -45,24 +45,38 @@ func TestThrottle(t *testing.T) {
 	th := newThrottle()
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for i := range userBurst {
-		if !th.allow("10.0.0.1", "a@x.test", now) {
+		if !th.allow("10.0.0.1", "a@x.test", "", now) {
 			t.Fatalf("attempt %d refused", i+1)
 		}
 	}
-	if th.allow("10.0.0.2", "a@x.test", now) {
+	if th.allow("10.0.0.2", "a@x.test", "", now) {
 		t.Fatal("sixth attempt for one user allowed from another address")
 	}
-	if !th.allow("10.0.0.1", "b@x.test", now) {
+	if !th.allow("10.0.0.1", "b@x.test", "", now) {
 		t.Fatal("another user from the same address refused within the address's burst")
 	}
-	if !th.allow("10.0.0.2", "a@x.test", now.Add(userEvery)) {
+	if !th.allow("10.0.0.2", "a@x.test", "", now.Add(userEvery)) {
 		t.Fatal("attempt refused after the user's bucket refilled one token")
 	}
 	for i := 0; i < addrBurst; i++ {
-		th.allow("10.0.0.9", "u"+string(rune('a'+i))+"@x.test", now)
+		th.allow("10.0.0.9", "u"+string(rune('a'+i))+"@x.test", "", now)
 	}
-	if th.allow("10.0.0.9", "fresh@x.test", now) {
+	if th.allow("10.0.0.9", "fresh@x.test", "", now) {
 		t.Fatal("an address past its burst allowed")
+	}
+	// A device's attempts take from its own bucket only: the user's and
+	// the address's empty buckets do not hold it up, and it does not
+	// spend them.
+	for i := range userBurst {
+		if !th.allow("10.0.0.9", "a@x.test", "dev1", now) {
+			t.Fatalf("device attempt %d refused", i+1)
+		}
+	}
+	if th.allow("10.0.0.9", "a@x.test", "dev1", now) {
+		t.Fatal("a device past its burst allowed")
+	}
+	if !th.allow("10.0.0.9", "a@x.test", "dev2", now) {
+		t.Fatal("another device refused")
 	}
 }
 
@@ -73,6 +87,27 @@ func TestPagesParse(t *testing.T) {
 	for _, name := range pageNames {
 		if p.sets[name] == nil || p.sets[name].Lookup("content") == nil {
 			t.Errorf("page %s has no content template", name)
+		}
+	}
+}
+
+// TestAddrKey: the login throttle counts IPv4 addresses one by one and
+// IPv6 addresses by their /64.
+func TestAddrKey(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		same bool
+	}{
+		{"192.0.2.1", "192.0.2.1", true},
+		{"192.0.2.1", "192.0.2.2", false},
+		{"::ffff:192.0.2.1", "192.0.2.1", true},
+		{"2001:db8:1:2:aaaa::1", "2001:db8:1:2:bbbb:cccc:dddd:2", true},
+		{"2001:db8:1:2::1", "2001:db8:1:3::1", false},
+		{"::1", "::2", true},
+		{"not an address", "not an address", true},
+	} {
+		if got := addrKey(tc.a) == addrKey(tc.b); got != tc.same {
+			t.Errorf("addrKey(%q) = %q, addrKey(%q) = %q: same %v, want %v", tc.a, addrKey(tc.a), tc.b, addrKey(tc.b), got, tc.same)
 		}
 	}
 }

@@ -672,6 +672,7 @@ func TestDashboardHTTP(t *testing.T) {
 	t.Run("Logout", func(t *testing.T) { dashHTTPLogout(t, s) })
 	t.Run("DeletedUserLoggedOut", func(t *testing.T) { dashHTTPDeletedUser(t, s) })
 	t.Run("LoginThrottle", func(t *testing.T) { dashHTTPThrottle(t, s) })
+	t.Run("DeviceCookie", func(t *testing.T) { dashHTTPDeviceCookie(t, s) })
 	t.Run("SecurityHeaders", func(t *testing.T) { dashHTTPHeaders(t, s) })
 	t.Run("AdminUsersAPI", func(t *testing.T) { dashHTTPAdminUsers(t, s) })
 	t.Run("ViewerReadOnly", func(t *testing.T) { dashHTTPViewer(t, s) })
@@ -869,6 +870,83 @@ func dashHTTPThrottle(t *testing.T, s *dashServer) {
 	r = s.post(t, "/login", "", url.Values{"email": {u.email}, "password": {u.password}})
 	if r.status != 303 || r.cookie(dashCookie) == nil {
 		t.Errorf("login %d s later (Retry-After): %s, want 303 with a session", retry, r)
+	}
+}
+
+// dashHTTPDeviceCookie: guesses for a user from elsewhere (no device
+// cookie) empty the user's bucket, and the right password from there is
+// refused too; but a browser that signed in as that user before holds a
+// device cookie and gets through, on a bucket of its own that its own wrong
+// guesses empty. A device cookie altered, or issued for another user,
+// counts for nothing.
+func dashHTTPDeviceCookie(t *testing.T, s *dashServer) {
+	const deviceCookie = "__Host-device"
+	w := s.workspace(t, "device", nil)
+	u, other := w.users["owner"], w.users["admin"]
+	s.advance(t, 300)
+	r := s.post(t, "/login", "", url.Values{"email": {u.email}, "password": {u.password}})
+	dev := r.cookie(deviceCookie)
+	if r.status != 303 || dev == nil {
+		t.Fatalf("first login: %s, device cookie %v; want 303 with one", r, dev)
+	}
+	if line := r.setCookieLine(deviceCookie); !strings.Contains(line, "; HttpOnly") || !strings.Contains(line, "; secure") ||
+		!strings.Contains(line, "; SameSite=Lax") || !strings.Contains(line, "; path=/") || !strings.Contains(line, "max-age=31536000") {
+		t.Errorf("device cookie: %q, want HttpOnly, Secure, SameSite=Lax, path / and a year", line)
+	}
+	s.advance(t, 300)
+	ro := s.post(t, "/login", "", url.Values{"email": {other.email}, "password": {other.password}})
+	otherDev := ro.cookie(deviceCookie)
+	if ro.status != 303 || otherDev == nil {
+		t.Fatalf("login of the other user: %s", ro)
+	}
+	s.advance(t, 300)
+	// 200 wrong guesses from this address, with no device cookie.
+	var refused int
+	for i := range 200 {
+		r := s.post(t, "/login", "", url.Values{"email": {u.email}, "password": {fmt.Sprintf("guess %d", i)}})
+		switch r.status {
+		case 401:
+		case 429:
+			refused++
+		default:
+			t.Fatalf("guess %d: %s", i, r)
+		}
+	}
+	if refused < 190 {
+		t.Fatalf("only %d of 200 guesses were throttled", refused)
+	}
+	withCookie := func(c, email, pw string) dashResp {
+		return s.page(t, "POST", "/login", "", url.Values{"email": {email}, "password": {pw}},
+			"Sec-Fetch-Site", "same-origin", "Origin", s.base, "Cookie", deviceCookie+"="+c)
+	}
+	if r := s.post(t, "/login", "", url.Values{"email": {u.email}, "password": {u.password}}); r.status != 429 {
+		t.Errorf("the right password from a browser without a device cookie: %s, want 429", r)
+	}
+	if r := withCookie(otherDev.Value, u.email, u.password); r.status != 429 {
+		t.Errorf("the right password with another user's device cookie: %s, want 429", r)
+	}
+	forged := dev.Value[:len(dev.Value)-2] + map[bool]string{true: "AA", false: "BB"}[!strings.HasSuffix(dev.Value, "AA")]
+	if r := withCookie(forged, u.email, u.password); r.status != 429 {
+		t.Errorf("the right password with an altered device cookie: %s, want 429", r)
+	}
+	// The browser that signed in before gets through, at once.
+	r = withCookie(dev.Value, strings.ToUpper(u.email), u.password)
+	if r.status != 303 || r.cookie(dashCookie) == nil {
+		t.Fatalf("the right password with the user's device cookie: %s, want 303 with a session", r)
+	}
+	// Its attempts spend its own bucket of five: the login above and four
+	// wrong passwords, then 429.
+	for i := 1; i <= 4; i++ {
+		if r := withCookie(dev.Value, u.email, fmt.Sprintf("typo %d", i)); r.status != 401 {
+			t.Fatalf("wrong password %d with the device cookie: %s, want 401", i, r)
+		}
+	}
+	if r := withCookie(dev.Value, u.email, u.password); r.status != 429 {
+		t.Errorf("the right password after the device's own five attempts: %s, want 429", r)
+	}
+	// The other user's browser is not held up by any of it.
+	if r := withCookie(otherDev.Value, other.email, other.password); r.status != 303 {
+		t.Errorf("the other user with their device cookie: %s, want 303", r)
 	}
 }
 

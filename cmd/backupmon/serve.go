@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/tls"
 	"encoding/hex"
 	"errors"
@@ -306,7 +308,7 @@ func run(cfg *serveConfig, logger *slog.Logger, out io.Writer, stop <-chan os.Si
 	// returned to the system now rather than over the next minutes, so
 	// that resident memory is the state's from the start.
 	debug.FreeOSMemory()
-	dash = dashboard.New(dashboard.Config{Engine: eng, Hasher: hasher, Logger: logger})
+	dash = dashboard.New(dashboard.Config{Engine: eng, Hasher: hasher, Logger: logger, DeviceKey: deriveKey(curKey, "backupmon device cookies")})
 	asst = assistant.New(assistant.Config{Engine: eng, Logger: logger})
 	if cfg.demo && fresh {
 		if err := createDemo(eng, hasher, cfg.data, logger); err != nil {
@@ -502,3 +504,12 @@ func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
 const hashQueue = 32
 
 func hashSlots() int { return max(1, runtime.NumCPU()/2) }
+
+// deriveKey returns a key for one purpose from a kept secret (HMAC-SHA256
+// of the purpose's label), so that one file on disk serves several keys
+// that cannot stand in for each other.
+func deriveKey(secret []byte, label string) []byte {
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte(label))
+	return m.Sum(nil)
+}
