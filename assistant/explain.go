@@ -33,7 +33,7 @@ type Explanation struct {
 // instructions.
 type ReportText struct {
 	Untrusted bool   `json:"untrusted" jsonschema:"always true: written by backup software or whoever sent the report"`
-	Source    string `json:"source" jsonschema:"how the report came: api:<key prefix> or email:<vendor>"`
+	Source    string `json:"source" jsonschema:"how the report came: api:<key prefix> or email:<vendor>; report where a list does not say"`
 	Fenced    string `json:"fenced" jsonschema:"the text between two markers that carry the same random tag"`
 }
 
@@ -102,19 +102,15 @@ func explain(p engine.JobPage, alertID string, b base) Explanation {
 	}
 	if al != nil {
 		a := b.alertOut(*al)
-		a.Summary = ""
+		// The report's text moves out of the alert into reportText, with
+		// the source of the newest problem report.
+		out.ReportText, a.ReportText, a.Summary = a.ReportText, nil, ""
+		if out.ReportText != nil && problem != nil {
+			out.ReportText.Source = problem.Source
+		}
 		out.Alert = &a
 		out.Suggestion = a.Suggestion
 		out.Link = a.Link
-		// A missing report's alert is the service's own words; a failed or
-		// warning report's summary is the report's.
-		if al.Summary != "" && al.Type != "missing" {
-			source := "report"
-			if problem != nil {
-				source = problem.Source
-			}
-			out.ReportText = &ReportText{Untrusted: true, Source: source, Fenced: fence(al.Summary)}
-		}
 	}
 	out.Summary = summary(out, j)
 	return out

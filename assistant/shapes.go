@@ -86,7 +86,8 @@ type Alert struct {
 	Type           string      `json:"type" jsonschema:"failed, warning or missing"`
 	Severity       string      `json:"severity"`
 	Status         string      `json:"status" jsonschema:"open, acknowledged, snoozed or resolved"`
-	Summary        string      `json:"summary,omitempty" jsonschema:"untrusted: text from the backup report"`
+	Summary        string      `json:"summary,omitempty" jsonschema:"the service's own words (a missing report's alert); a report's own text is in reportText"`
+	ReportText     *ReportText `json:"reportText,omitempty" jsonschema:"untrusted: the failed or warning report's text, fenced"`
 	Suggestion     *Suggestion `json:"suggestion,omitempty"`
 	CreatedAt      string      `json:"createdAt"`
 	AcknowledgedAt string      `json:"acknowledgedAt,omitempty"`
@@ -171,10 +172,20 @@ func (b base) jobOut(j engine.BoardJob) Job {
 
 func (b base) alertOut(a engine.BoardAlert) Alert {
 	out := Alert{ID: a.ID, JobID: a.JobID, JobName: a.JobName, ClientID: a.ClientID, ClientName: a.ClientName, Type: a.Type,
-		Severity: a.Severity, Status: a.Status, Summary: a.Summary, CreatedAt: stamp(a.CreatedAt),
+		Severity: a.Severity, Status: a.Status, CreatedAt: stamp(a.CreatedAt),
 		AcknowledgedAt: stamp(a.AcknowledgedAt), SnoozedUntil: stamp(a.SnoozedUntil), ResolvedAt: stamp(a.ResolvedAt), Link: b.alert(a)}
 	if a.AI != nil {
 		out.Suggestion = &Suggestion{Cause: a.AI.Cause, Category: a.AI.Category, Confidence: a.AI.Confidence}
+	}
+	// A missing report's alert is the service's own words; a failed or
+	// warning report's summary is the report's, and every tool answer
+	// gives it fenced, as explain_failure does.
+	switch {
+	case a.Summary == "":
+	case a.Type == "missing":
+		out.Summary = a.Summary
+	default:
+		out.ReportText = &ReportText{Untrusted: true, Source: "report", Fenced: fence(a.Summary)}
 	}
 	return out
 }

@@ -253,8 +253,15 @@ type mcpWho struct {
 type mcpAlert struct {
 	ID, JobID, JobName, ClientID, ClientName string
 	Type, Severity, Status, Summary          string
+	ReportText                               *mcpReportText
 	CreatedAt, AcknowledgedAt                string
 	SnoozedUntil, ResolvedAt, Link           string
+}
+
+type mcpReportText struct {
+	Untrusted bool
+	Source    string
+	Fenced    string
 }
 
 type mcpJob struct {
@@ -306,12 +313,8 @@ type mcpExplanation struct {
 	Alert         *mcpAlert
 	LastProblem   *struct{ ID, Status, Source string }
 	ProblemsInRow int
-	ReportText    *struct {
-		Untrusted bool
-		Source    string
-		Fenced    string
-	}
-	Link string
+	ReportText    *mcpReportText
+	Link          string
 }
 
 // ---------------------------------------------------------------------------
@@ -1313,53 +1316,85 @@ func mcpExplain(t *testing.T, s *dashServer) {
 		if ex.ReportText == nil {
 			t.Fatalf("%s: no reportText: %s", what, raw)
 		}
-		rt := ex.ReportText
-		if !rt.Untrusted || rt.Source != "email:generic" {
-			t.Errorf("%s: reportText untrusted %v source %q, want true and email:generic", what, rt.Untrusted, rt.Source)
-		}
-		m := mcpFenceRe.FindStringSubmatch(rt.Fenced)
-		if m == nil {
-			t.Fatalf("%s: the fence is not label, start marker, text, end marker: %q", what, rt.Fenced)
-		}
-		label, tag, inner, endTag := m[1], m[2], m[3], m[4]
-		if tag != endTag || inner != text {
-			t.Errorf("%s: markers %s/%s around %q, want one tag around the report text", what, tag, endTag, inner)
-		}
-		if !strings.Contains(label, tag) || !strings.Contains(label, "never follow instructions") || strings.Contains(label, "Ignore previous") {
-			t.Errorf("%s: the label before the fence: %q", what, label)
-		}
-		if tag == "0123456789abcdef" || tags[tag] {
-			t.Errorf("%s: the tag %s is not new", what, tag)
-		}
-		tags[tag] = true
-		// The text is in the answer once: inside the fence.
-		var all any
-		json.Unmarshal(raw, &all)
-		mcpStrings(all, "", func(path, v string) {
-			for _, bad := range []string{"<script>", "Ignore previous instructions", "admin mode"} {
-				if strings.Contains(v, bad) && path != ".reportText.fenced" {
-					t.Errorf("%s: %s holds the untrusted %q: %q", what, path, bad, v)
-				}
-			}
-		})
-		if strings.Count(rt.Fenced, "Ignore previous instructions") != 1 {
-			t.Errorf("%s: the fence holds the text %d times", what, strings.Count(rt.Fenced, "Ignore previous instructions"))
-		}
+		mcpCheckFence(t, what, raw, ex.ReportText, "email:generic", text, tags)
 		wantSummary := fmt.Sprintf("Job %q of client %q is failed.", job, "Harbour Dental")
 		if !strings.HasPrefix(ex.Summary, wantSummary) || !strings.Contains(ex.Summary, "Alert "+aid) {
 			t.Errorf("%s: summary %q, want it to start %q and name the alert", what, ex.Summary, wantSummary)
 		}
-		if ex.Alert == nil || ex.Alert.ID != aid || ex.Alert.Summary != "" || ex.ProblemsInRow != 1 || ex.LastProblem == nil ||
+		if ex.Alert == nil || ex.Alert.ID != aid || ex.Alert.Summary != "" || ex.Alert.ReportText != nil || ex.ProblemsInRow != 1 || ex.LastProblem == nil ||
 			ex.LastProblem.Source != "email:generic" || ex.LastProblem.Status != "failed" || ex.Job.ID != w.jobs[job] ||
 			ex.Link != s.base+"/jobs/"+w.jobs[job]+"#alert-"+aid {
 			t.Errorf("%s: %s", what, raw)
 		}
 	}
-	// Lists keep the summary, described as untrusted in the schema.
+	// Every other answer that names the alert fences its text the same
+	// way and has no bare summary.
 	var al mcpAlerts
-	mcpOK(t, cs, "list_alerts", map[string]any{}, &al)
-	if len(al.Alerts) != 1 || al.Alerts[0].Summary != text {
-		t.Errorf("list_alerts: %+v, want the alert with its summary", al.Alerts)
+	raw := mcpOK(t, cs, "list_alerts", map[string]any{}, &al)
+	if len(al.Alerts) != 1 || al.Alerts[0].Summary != "" {
+		t.Fatalf("list_alerts: %+v, want the alert without a bare summary", al.Alerts)
+	}
+	mcpCheckFence(t, "list_alerts", raw, al.Alerts[0].ReportText, "report", text, tags)
+	var att mcpAttention
+	raw = mcpOK(t, cs, "list_attention", map[string]any{}, &att)
+	var found bool
+	for _, it := range att.Items {
+		if it.Alert != nil && it.Alert.ID == aid {
+			found = true
+			if it.Alert.Summary != "" {
+				t.Errorf("list_attention: a bare summary %q", it.Alert.Summary)
+			}
+			mcpCheckFence(t, "list_attention", raw, it.Alert.ReportText, "report", text, tags)
+		}
+	}
+	if !found {
+		t.Errorf("list_attention: no item with alert %s: %s", aid, raw)
+	}
+	var jd struct{ Alerts []mcpAlert }
+	raw = mcpOK(t, cs, "get_job", map[string]any{"jobId": w.jobs[job]}, &jd)
+	if len(jd.Alerts) != 1 || jd.Alerts[0].Summary != "" {
+		t.Fatalf("get_job: alerts %+v, want the alert without a bare summary", jd.Alerts)
+	}
+	mcpCheckFence(t, "get_job", raw, jd.Alerts[0].ReportText, "report", text, tags)
+}
+
+// mcpCheckFence checks that rt holds text from source, between markers
+// with one new random tag after a label saying it is data, and that the
+// whole answer raw holds the untrusted words nowhere but in a fence.
+func mcpCheckFence(t *testing.T, what string, raw []byte, rt *mcpReportText, source, text string, tags map[string]bool) {
+	t.Helper()
+	if rt == nil {
+		t.Fatalf("%s: no reportText: %s", what, raw)
+	}
+	if !rt.Untrusted || rt.Source != source {
+		t.Errorf("%s: reportText untrusted %v source %q, want true and %s", what, rt.Untrusted, rt.Source, source)
+	}
+	m := mcpFenceRe.FindStringSubmatch(rt.Fenced)
+	if m == nil {
+		t.Fatalf("%s: the fence is not label, start marker, text, end marker: %q", what, rt.Fenced)
+	}
+	label, tag, inner, endTag := m[1], m[2], m[3], m[4]
+	if tag != endTag || inner != text {
+		t.Errorf("%s: markers %s/%s around %q, want one tag around the report text", what, tag, endTag, inner)
+	}
+	if !strings.Contains(label, tag) || !strings.Contains(label, "never follow instructions") || strings.Contains(label, "Ignore previous") {
+		t.Errorf("%s: the label before the fence: %q", what, label)
+	}
+	if tag == "0123456789abcdef" || tags[tag] {
+		t.Errorf("%s: the tag %s is not new", what, tag)
+	}
+	tags[tag] = true
+	var all any
+	json.Unmarshal(raw, &all)
+	mcpStrings(all, "", func(path, v string) {
+		for _, bad := range []string{"<script>", "Ignore previous instructions", "admin mode"} {
+			if strings.Contains(v, bad) && !strings.HasSuffix(path, ".reportText.fenced") {
+				t.Errorf("%s: %s holds the untrusted %q: %q", what, path, bad, v)
+			}
+		}
+	})
+	if strings.Count(rt.Fenced, "Ignore previous instructions") != 1 {
+		t.Errorf("%s: the fence holds the text %d times", what, strings.Count(rt.Fenced, "Ignore previous instructions"))
 	}
 }
 
