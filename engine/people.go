@@ -108,6 +108,46 @@ func checkHash(v Opt[string]) *Error {
 	return nil
 }
 
+// CheckUser answers as CreateUser (userID "") or UpdateUser would, for
+// everything but the password's hash, and changes nothing: the workspace
+// and the user exist (KindNotFound), the fields are valid (KindInvalid)
+// and a new e-mail address is not taken (KindConflict). The admin API calls
+// it before it spends a hash on the password; the command checks again.
+func (e *Engine) CheckUser(wsID, userID string, in UserInput) error {
+	if _, err := e.workspaceActor(wsID); err != nil {
+		return err
+	}
+	creating := userID == ""
+	if !creating {
+		if _, err := e.User(wsID, userID); err != nil {
+			return err
+		}
+	}
+	var email string
+	if creating || in.Email.Set {
+		var verr *Error
+		if email, verr = checkEmail(in.Email); verr != nil {
+			return verr
+		}
+	}
+	if creating || in.Name.Set {
+		if err := checkName("name", in.Name, true); err != nil {
+			return err
+		}
+	}
+	if creating || in.Role.Set {
+		if err := checkEnum("role", in.Role, roles, "owner, admin, member, viewer", true); err != nil {
+			return err
+		}
+	}
+	if creating {
+		if _, taken := e.people.emails.Load(email); taken {
+			return conflict("a user with this email already exists")
+		}
+	}
+	return nil
+}
+
 // CreateUser adds a dashboard user. E-mail addresses are unique across the
 // whole server (a login names no workspace): a taken one is a KindConflict
 // error. It returns KindInvalid errors naming the field at fault.

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"golang.org/x/crypto/argon2"
@@ -65,7 +66,12 @@ type Hasher struct {
 	params Params
 	slots  chan struct{}
 	queue  chan struct{}
+	runs   atomic.Uint64 // argon2id computations started
 }
+
+// Runs returns how many argon2id computations (hashes and checks) the
+// Hasher has started.
+func (h *Hasher) Runs() uint64 { return h.runs.Load() }
 
 // NewHasher returns a Hasher with the given cost, slots (at least 1) and
 // queue length.
@@ -106,6 +112,7 @@ func (h *Hasher) Hash(ctx context.Context, pw string) (string, error) {
 		return "", err
 	}
 	defer h.release()
+	h.runs.Add(1)
 	p := h.params
 	key := argon2.IDKey([]byte(pw), salt, p.Time, p.Memory, p.Threads, keyLen)
 	b64 := base64.RawStdEncoding
@@ -125,6 +132,7 @@ func (h *Hasher) Check(ctx context.Context, encoded, pw string) (bool, error) {
 		return false, err
 	}
 	defer h.release()
+	h.runs.Add(1)
 	got := argon2.IDKey([]byte(pw), salt, p.Time, p.Memory, p.Threads, uint32(len(key)))
 	return subtle.ConstantTimeCompare(got, key) == 1, nil
 }

@@ -41,6 +41,16 @@ func (s *Server) adminUser(ctx *fasthttp.RequestCtx, creating bool) {
 			adminError(ctx, fasthttp.StatusBadRequest, "INVALID_REQUEST", msg)
 			return
 		}
+		// Everything a hash is not needed for first: an unknown workspace
+		// or user, a bad field or a taken e-mail address costs no hash.
+		uid := ""
+		if !creating {
+			uid = pathParam(ctx, "uid")
+		}
+		if err := s.eng.CheckUser(pathParam(ctx, "wid"), uid, in); err != nil {
+			s.adminFail(ctx, err)
+			return
+		}
 		h, err := s.hasher.Hash(context.Background(), pw.V)
 		if err != nil {
 			if errors.Is(err, password.ErrBusy) {

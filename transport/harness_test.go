@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"backupmon/engine"
+	"backupmon/password"
 	"backupmon/transport"
 	"backupmon/vfs"
 	"backupmon/wal"
@@ -38,6 +39,7 @@ type serverOptions struct {
 	noDevClock  bool                     // run on the system clock
 	beforeSync  func(first, last uint64) // the log's BeforeSync hook
 	readTimeout time.Duration            // the listeners' read timeout (default: the server's, 15 s)
+	hasher      *password.Hasher         // the admin API's password hasher (default: the server's)
 	// fs is the file system under the log and the snapshots, which a test
 	// makes fail. With it, OnFatal records the failure (fatals) instead of
 	// failing the test, and the process goes on, fail-stopped.
@@ -121,7 +123,7 @@ func (s *testServer) start() {
 		t.Fatalf("open engine: %v", err)
 	}
 	s.Eng = eng
-	s.srv = transport.New(transport.Config{Engine: eng, Logger: logger, Metrics: metrics, AdminToken: testAdminToken, DevClock: !s.opts.noDevClock, CursorKey: testCursorKey, ReadTimeout: s.opts.readTimeout})
+	s.srv = transport.New(transport.Config{Engine: eng, Logger: logger, Metrics: metrics, AdminToken: testAdminToken, DevClock: !s.opts.noDevClock, CursorKey: testCursorKey, ReadTimeout: s.opts.readTimeout, Hasher: s.opts.hasher})
 	pub, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
