@@ -22,6 +22,7 @@ type Metrics struct {
 	notices         *prometheus.CounterVec
 	noticeTime      *prometheus.HistogramVec
 	mail            *prometheus.CounterVec
+	refused         *prometheus.CounterVec
 	counters        sync.Map // requestKey → prometheus.Counter
 }
 
@@ -65,7 +66,11 @@ func NewMetrics() *Metrics {
 		Name: "backupmon_mail_received_total",
 		Help: "Report e-mails received, one per recipient, by outcome (recorded, duplicate, unparsed, unknown_recipient, inactive, cap_reached, not_recorded) and the job's vendor.",
 	}, []string{"outcome", "vendor"})
-	m.reg.MustRegister(m.requests, m.reportsIngested, m.walSync, m.walBatch, m.notices, m.noticeTime, m.mail,
+	m.refused = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "backupmon_connections_refused_total",
+		Help: "Connections answered at once and closed because a listener (public, admin, smtp) was at its limit, in all (reason total) or for the client's address (reason address).",
+	}, []string{"listener", "reason"})
+	m.reg.MustRegister(m.requests, m.reportsIngested, m.walSync, m.walBatch, m.notices, m.noticeTime, m.mail, m.refused,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -117,4 +122,10 @@ func (m *Metrics) handler() fasthttp.RequestHandler {
 // vendor; it is the SMTP listener's Observe hook.
 func (m *Metrics) ObserveMail(outcome, vendor string) {
 	m.mail.WithLabelValues(outcome, vendor).Inc()
+}
+
+// ObserveRefused counts a connection refused by a listener at its limit;
+// it is the listeners' Refused hook.
+func (m *Metrics) ObserveRefused(listener, reason string) {
+	m.refused.WithLabelValues(listener, reason).Inc()
 }

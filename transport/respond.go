@@ -34,6 +34,13 @@ var (
 
 // setRequestID gives the request its id, in the X-Request-Id header.
 func setRequestID(ctx *fasthttp.RequestCtx) {
+	id := nextRequestID()
+	ctx.Response.Header.SetBytesKV(requestIDHeader, id[:])
+}
+
+// nextRequestID returns a new request id: the process's prefix and the
+// next count, in hex.
+func nextRequestID() [24]byte {
 	var buf [24]byte
 	copy(buf[:12], requestIDPrefix[:])
 	n := requestIDCount.Add(1)
@@ -42,7 +49,7 @@ func setRequestID(ctx *fasthttp.RequestCtx) {
 		buf[i] = digits[n&0xf]
 		n >>= 4
 	}
-	ctx.Response.Header.SetBytesKV(requestIDHeader, buf[:])
+	return buf
 }
 
 // requestID returns the id setRequestID gave the request.

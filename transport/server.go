@@ -23,6 +23,7 @@ import (
 	"backupmon/docs"
 	"backupmon/engine"
 	"backupmon/password"
+	"backupmon/transport/connlimit"
 )
 
 // Config wires a Server.
@@ -52,6 +53,11 @@ type Config struct {
 	// PublicURL is the scheme and host of the dashboard as users reach it,
 	// for the links the assistant server gives; "": the request's own.
 	PublicURL string
+	// PublicConns and AdminConns bound each listener's connections, in
+	// all and per client address (decisions.md, connection limits); a
+	// zero field takes its default (DefaultPublicConns, ...). A connection
+	// over a limit is answered 503 at once and closed.
+	PublicConns, AdminConns connlimit.Limits
 }
 
 // Listener limits.
@@ -84,6 +90,8 @@ type Server struct {
 	assistant Assistant
 	publicURL string
 
+	publicConns, adminConns connlimit.Limits
+
 	public *fasthttp.Server
 	admin  *fasthttp.Server
 }
@@ -92,7 +100,9 @@ type Server struct {
 // answers as a server still starting until Attach.
 func New(cfg Config) *Server {
 	s := &Server{log: cfg.Logger, metrics: cfg.Metrics, token: sha256.Sum256([]byte(cfg.AdminToken)), hasToken: cfg.AdminToken != "", dev: cfg.DevClock, tls: cfg.TLS, reparse: cfg.Reparse, hasher: cfg.Hasher, dash: cfg.Dashboard,
-		assistant: cfg.Assistant, publicURL: strings.TrimRight(cfg.PublicURL, "/")}
+		assistant: cfg.Assistant, publicURL: strings.TrimRight(cfg.PublicURL, "/"),
+		publicConns: limits(cfg.PublicConns, DefaultPublicConns, DefaultPublicConnsPerAddress),
+		adminConns:  limits(cfg.AdminConns, DefaultAdminConns, DefaultAdminConnsPerAddress)}
 	if s.hasher == nil {
 		s.hasher = password.NewHasher(password.Default, 1, 16)
 	}
@@ -149,18 +159,21 @@ func (s *Server) newHTTPServer(name string, h fasthttp.RequestHandler, maxBody i
 	}
 }
 
-// ServePublic serves the public APIs on ln until Shutdown. The engine must
-// be attached first.
+// ServePublic serves the public APIs on ln until Shutdown, within the
+// public listener's connection limits; a temporary accept error (EMFILE,
+// ...) is retried, not returned. The engine must be attached first.
 func (s *Server) ServePublic(ln net.Listener) error {
+	ln = s.limitPublic(ln)
 	if s.tls != nil {
 		ln = tls.NewListener(ln, s.tls)
 	}
 	return s.public.Serve(ln)
 }
 
-// ServeAdmin serves the admin API on ln until Shutdown; it may start
-// before the engine is attached.
-func (s *Server) ServeAdmin(ln net.Listener) error { return s.admin.Serve(ln) }
+// ServeAdmin serves the admin API on ln until Shutdown, within the admin
+// listener's connection limits; it may start before the engine is
+// attached.
+func (s *Server) ServeAdmin(ln net.Listener) error { return s.admin.Serve(s.limitAdmin(ln)) }
 
 // Shutdown stops accepting connections and waits for requests in progress.
 func (s *Server) Shutdown(ctx context.Context) error {
