@@ -120,6 +120,10 @@ func (n *Notifier) post(ctx context.Context, rawURL string, body []byte, headers
 	}
 	resp, err := n.http.Do(req)
 	if err != nil {
+		var refused *RefusedError
+		if errors.As(err, &refused) {
+			return refused // without `dial tcp <address>: ` before it
+		}
 		var ue *url.Error
 		if errors.As(err, &ue) {
 			err = ue.Err // drop `Post "<url>": `

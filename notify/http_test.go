@@ -96,7 +96,7 @@ func TestWebhook(t *testing.T) {
 			if tt.url != nil {
 				url = tt.url(srv)
 			}
-			n, rec := newTestNotifier(t, Options{Timeout: tt.timeout})
+			n, rec := newTestNotifier(t, Options{Timeout: tt.timeout, AllowPrivate: true})
 			start := time.Now()
 			failure := sendOne(t, n, rec, testNotice(engine.ChannelWebhook, url))
 			switch {
@@ -250,7 +250,7 @@ func TestSlack(t *testing.T) {
 				code = 500
 			}
 			srv, got := receiver(t, status(code))
-			n, rec := newTestNotifier(t, Options{})
+			n, rec := newTestNotifier(t, Options{AllowPrivate: true})
 			nt := testNotice(engine.ChannelSlack, srv.URL+"/services/T0/B0/xyz")
 			tt.edit(&nt)
 			if f := sendOne(t, n, rec, nt); f != tt.fails {

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
+	"net/url"
 	"os"
 	"runtime/debug"
 	"strings"
@@ -72,6 +74,24 @@ type Options struct {
 	// refused by a full queue or a closed notifier): the channel type,
 	// whether it succeeded, and how long it took (for metrics).
 	Observe func(channelType string, ok bool, took time.Duration)
+	// AllowPrivate lets webhook and Slack deliveries connect to internal
+	// addresses (loopback, private, link-local, ...: dialguard.go), for
+	// installs inside a private network. Cloud metadata addresses and
+	// AdminListener stay refused. False: such a connection is not made and
+	// the attempt fails with a RefusedError's text.
+	AllowPrivate bool
+	// AdminListener is the server's admin listener, refused to every
+	// delivery whatever AllowPrivate says (bound to all addresses: its
+	// port on any of this machine's addresses). Zero: none.
+	AdminListener netip.AddrPort
+
+	// proxy names the HTTP proxy of a request (tests);
+	// http.ProxyFromEnvironment when nil.
+	proxy func(*http.Request) (*url.URL, error)
+	// afterCheck, when not nil (tests), runs on every checked connection
+	// once the address rule let it through, before it is made: an error
+	// stops it.
+	afterCheck func(address string) error
 }
 
 // Notifier sends notices to their channels with a fixed pool of workers. It
@@ -119,7 +139,10 @@ func New(opts Options) *Notifier {
 	if opts.Done == nil {
 		opts.Done = func(engine.ID, engine.ID, int, string) {}
 	}
-	tr := http.DefaultTransport.(*http.Transport).Clone()
+	if opts.proxy == nil {
+		opts.proxy = http.ProxyFromEnvironment
+	}
+	tr := guardedTransport(newGuard(opts.AllowPrivate, opts.AdminListener), opts.proxy, opts.afterCheck)
 	tr.MaxIdleConnsPerHost = opts.Workers
 	n := &Notifier{
 		done:    opts.Done,

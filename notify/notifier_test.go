@@ -62,7 +62,7 @@ func TestQueueFull(t *testing.T) {
 	url, arrived, release := blockingReceiver(t)
 	var mu sync.Mutex // held around Deliver and taken by Done: a Done called inside Deliver would deadlock
 	rec := newRecorder()
-	n, _ := newTestNotifier(t, Options{Workers: 1, QueueSize: 1, Done: func(ws, d engine.ID, a int, f string) {
+	n, _ := newTestNotifier(t, Options{Workers: 1, QueueSize: 1, AllowPrivate: true, Done: func(ws, d engine.ID, a int, f string) {
 		mu.Lock()
 		defer mu.Unlock()
 		rec.done(ws, d, a, f)
@@ -103,7 +103,7 @@ func TestQueueFull(t *testing.T) {
 func TestClose(t *testing.T) {
 	t.Run("waits for the attempt in flight and reports the queued ones", func(t *testing.T) {
 		url, arrived, release := blockingReceiver(t)
-		n, rec := newTestNotifier(t, Options{Workers: 1, QueueSize: 8})
+		n, rec := newTestNotifier(t, Options{Workers: 1, QueueSize: 8, AllowPrivate: true})
 		n.Deliver(attemptNotice(url, 1))
 		waitArrival(t, arrived)
 		n.Deliver(attemptNotice(url, 2))
@@ -155,7 +155,7 @@ func TestClose(t *testing.T) {
 
 	t.Run("an attempt in flight ends within Timeout", func(t *testing.T) {
 		url, arrived, _ := blockingReceiver(t)
-		n, rec := newTestNotifier(t, Options{Workers: 2, Timeout: 300 * time.Millisecond})
+		n, rec := newTestNotifier(t, Options{Workers: 2, Timeout: 300 * time.Millisecond, AllowPrivate: true})
 		n.Deliver(attemptNotice(url, 1))
 		waitArrival(t, arrived)
 		start := time.Now()
@@ -171,7 +171,7 @@ func TestClose(t *testing.T) {
 
 func TestManyConcurrent(t *testing.T) {
 	srv, _ := receiver(t, status(200))
-	n, rec := newTestNotifier(t, Options{Workers: 4, QueueSize: 64})
+	n, rec := newTestNotifier(t, Options{Workers: 4, QueueSize: 64, AllowPrivate: true})
 	var wg sync.WaitGroup
 	for i := range 50 {
 		wg.Go(func() { n.Deliver(attemptNotice(srv.URL+"/hook", i+1)) })
