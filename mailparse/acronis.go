@@ -120,7 +120,7 @@ func (acronisParser) Parse(m *Message) (Result, error) {
 
 	r.readRun(m, f.Value, acronisStartLabels, acronisEndLabels, acronisDurationLabels)
 	if v, ok := f.Value(acronisSizeLabels...); ok {
-		r.SizeBytes = sizeValue(v)
+		r.SizeBytes = sizeValue(m, v)
 	}
 
 	// The first error or warning: the first item under its heading, else

@@ -83,10 +83,10 @@ func (altaroParser) Parse(m *Message) (Result, error) {
 		"result": altaroVMResult, "details": altaroVMDetails, "size": altaroVMSize,
 	})
 	if v, ok := f.Get(altaroSizeLabels...); ok {
-		r.SizeBytes = sizeIn(v)
+		r.SizeBytes = sizeIn(m, v)
 	}
 	if r.SizeBytes < 0 {
-		r.SizeBytes = columnSize(rows, cols["size"]) // no total: the VMs' sum
+		r.SizeBytes = columnSize(m, rows, cols["size"]) // no total: the VMs' sum
 	}
 
 	// A failed sandbox restore test, verification or health check is an

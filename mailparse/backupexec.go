@@ -81,7 +81,7 @@ func (backupExecParser) Parse(m *Message) (Result, error) {
 	}
 
 	r.readRun(m, f.Get, beStartLabels, beEndLabels, beDurLabels)
-	r.SizeBytes = beSize(lines)
+	r.SizeBytes = beSize(m, lines)
 
 	r.IntegrityFailed = integrityFailedIn(m.Subject, lines)
 	if !r.IntegrityFailed && r.Status != OK {
@@ -120,14 +120,14 @@ func beStatus(s string) Status {
 
 // beSize reads the bytes the job wrote: a total byte count, the sum of the
 // backup sets' byte counts, or the first "Processed N bytes" sentence.
-func beSize(lines []string) int64 {
+func beSize(m *Message, lines []string) int64 {
 	var sum int64 = -1
 	for _, l := range lines {
 		mm := beByteCountRe.FindStringSubmatch(l)
 		if mm == nil {
 			continue
 		}
-		n := sizeIn(mm[1])
+		n := sizeIn(m, mm[1])
 		if n < 0 {
 			if v, ok := byteCount(mm[1]); ok {
 				n = v
@@ -149,7 +149,7 @@ func beSize(lines []string) int64 {
 	}
 	for _, l := range lines {
 		if mm := beProcessedRe.FindStringSubmatch(l); mm != nil {
-			return sizeIn(mm[1])
+			return sizeIn(m, mm[1])
 		}
 	}
 	return -1

@@ -82,7 +82,7 @@ func (coveParser) Parse(m *Message) (Result, error) {
 	}
 	r.readRun(m, f.Value, coveStartLabels, coveEndLabels, coveDurLabels)
 	if v, ok := f.Value(coveSizeLabels...); ok {
-		r.SizeBytes = sizeValue(v)
+		r.SizeBytes = sizeValue(m, v)
 	}
 
 	r.Summary = usualSummary(m, f, r.Status, coveErrorHeadings, coveErrorLabels)

@@ -62,7 +62,7 @@ func (dattoParser) Parse(m *Message) (Result, error) {
 
 	r.readRun(m, f.Value, dattoStart, dattoEnd, dattoDur)
 	if v, ok := f.Value(dattoSize...); ok {
-		r.SizeBytes = sizeValue(v)
+		r.SizeBytes = sizeValue(m, v)
 	}
 
 	// A verification failed: the alert is about one, or a field reports one.

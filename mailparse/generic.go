@@ -114,7 +114,7 @@ func (genericParser) Parse(m *Message) (Result, error) {
 			r.DurationSeconds = n // a bare number of seconds
 		}
 	}
-	r.SizeBytes = genericSize(f)
+	r.SizeBytes = genericSize(m, f)
 
 	r.IntegrityFailed = fieldsSayFailed(f, genVerifyLabels) || integrityFailedIn(m.Subject, m.Lines)
 
@@ -230,13 +230,13 @@ func genericTime(v string, m *Message) time.Time {
 
 // genericSize reads the size from the first size label that holds one; a
 // "Bytes" label may hold a bare number.
-func genericSize(f Fields) int64 {
+func genericSize(m *Message, f Fields) int64 {
 	for _, l := range genSizeLabels {
 		v, ok := f[l]
 		if !ok {
 			continue
 		}
-		if n := sizeIn(v); n >= 0 {
+		if n := sizeIn(m, v); n >= 0 {
 			return n
 		}
 		if strings.Contains(l, "bytes") {

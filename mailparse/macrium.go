@@ -77,7 +77,7 @@ func (macriumParser) Parse(m *Message) (Result, error) {
 
 	r.readRun(m, f.Get, macriumStartLabels, macriumEndLabels, macriumDurLabels)
 	if v, ok := f.Get(macriumSizeLabels...); ok {
-		r.SizeBytes = sizeIn(v)
+		r.SizeBytes = sizeIn(m, v)
 	}
 
 	log := Section(lines, "log", isMailFooter)

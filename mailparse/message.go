@@ -31,8 +31,11 @@ const (
 
 // Message is a report e-mail decoded for the parsers.
 type Message struct {
-	Subject   string    // decoded, unfolded
-	From      string    // the From header as written
+	// Subject is decoded and unfolded. Of a forwarded report it is the
+	// original's, and a forward's prefixes ("Fwd:", "FW:", "WG:") are
+	// taken off any subject.
+	Subject   string
+	From      string    // the From header as written (the original's, when forwarded)
 	MessageID string    // without angle brackets; "" when none
 	Date      time.Time // the Date header; zero when missing or unreadable
 	// Zone is the fixed zone of the Date header's offset: mails print local
@@ -47,6 +50,16 @@ type Message struct {
 	HTMLLines []string // HTML rendered (htmlLines); cells of a row joined by '\t'
 	// Lines is TextLines when the mail has a plain-text body, else HTMLLines.
 	Lines []string
+
+	// Forwarded says the report was read from the original that a person
+	// or a mail rule forwarded (forward.go): Subject, From, Date, Zone and
+	// the bodies are the original's; MessageID stays the forward's own.
+	Forwarded bool
+	// DecimalComma says the mail's language writes decimals with a comma
+	// and groups thousands with a dot or a space ("1.536,5 GB", "1 536,5
+	// Go"), as German and French do; false for English ("1,536.5 GB").
+	// See locale.go and parseNumber.
+	DecimalComma bool
 }
 
 // ErrNoBody is returned by Read for a message with no text or HTML body.
@@ -56,6 +69,14 @@ var ErrNoBody = errors.New("the message has no text or HTML body")
 // cannot be read or the message has no readable body; unknown charsets and
 // transfer encodings are read as they are rather than refused.
 func Read(raw []byte) (*Message, error) {
+	return readMessage(raw, 0)
+}
+
+// readMessage is Read for a message found forwarded inside forwards
+// others (0 for the message received): it decodes raw, and reads a
+// forwarded report from its original (unwrapForward) while forwards is
+// under maxForwards.
+func readMessage(raw []byte, forwards int) (*Message, error) {
 	if len(raw) > MaxMessageBytes {
 		return nil, fmt.Errorf("message of %d bytes is over the %d-byte limit", len(raw), MaxMessageBytes)
 	}
@@ -87,20 +108,41 @@ func Read(raw []byte) (*Message, error) {
 	}
 	w := walker{m: m}
 	w.walk(message.Header{Header: th}, bytes.NewReader(body), 0)
+	if forwards < maxForwards && w.attached != nil {
+		if orig := attachedOriginal(m, w.attached, forwards); orig != nil {
+			return orig, nil
+		}
+	}
 	if m.Text == "" && m.HTML == "" {
 		return m, ErrNoBody
 	}
+	m.split()
+	if forwards < maxForwards {
+		unwrapInline(m, maxForwards-forwards)
+	}
+	m.Subject = trimForwardPrefix(m.Subject)
+	m.DecimalComma = decimalComma(m)
+	return m, nil
+}
+
+// split renders m's bodies into lines: TextLines, HTMLLines and Lines.
+func (m *Message) split() {
+	m.TextLines, m.HTMLLines = nil, nil
 	if m.Text != "" {
 		m.TextLines = textLines(m.Text)
 	}
 	if m.HTML != "" {
 		m.HTMLLines = htmlLines(m.HTML)
 	}
+	m.pickLines()
+}
+
+// pickLines sets Lines: TextLines when there are any, else HTMLLines.
+func (m *Message) pickLines() {
 	m.Lines = m.TextLines
 	if len(m.Lines) == 0 {
 		m.Lines = m.HTMLLines
 	}
-	return m, nil
 }
 
 // splitHeader cuts raw at the first empty line: the header block (with its
@@ -123,10 +165,13 @@ func splitHeader(raw []byte) (hdr, body []byte) {
 	return raw, nil
 }
 
-// walker collects a message's bodies into m, counting the parts it visits.
+// walker collects a message's bodies into m, counting the parts it
+// visits, and keeps the first message attached to it (message/rfc822),
+// which may be a forwarded report.
 type walker struct {
-	m     *Message
-	parts int
+	m        *Message
+	parts    int
+	attached []byte
 }
 
 // walk visits the entity with header h and (still encoded) body r and its
@@ -153,6 +198,12 @@ func (w *walker) walk(h message.Header, r io.Reader, depth int) {
 				return
 			}
 			w.walk(message.Header{Header: part.Header}, part, depth+1)
+		}
+		return
+	}
+	if typ == "message/rfc822" {
+		if w.attached == nil {
+			w.attached = readAttached(h, r)
 		}
 		return
 	}

@@ -86,7 +86,7 @@ func (msp360Parser) Parse(m *Message) (Result, error) {
 
 	r.readRun(m, f.Get, mspStartLabels, mspEndLabels, mspDurLabels)
 	if v, ok := f.Get(mspSizeLabels...); ok {
-		r.SizeBytes = sizeIn(v)
+		r.SizeBytes = sizeIn(m, v)
 	}
 
 	r.IntegrityFailed = integrityFailedIn(m.Subject, lines)

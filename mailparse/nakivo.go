@@ -114,10 +114,10 @@ func (nakivoParser) Parse(m *Message) (Result, error) {
 	})
 
 	if v, ok := f.Get(nakivoSizeLabels...); ok {
-		r.SizeBytes = sizeIn(v)
+		r.SizeBytes = sizeIn(m, v)
 	}
 	if r.SizeBytes < 0 {
-		r.SizeBytes = columnSize(rows, cols["size"]) // no job total: the VMs' sum
+		r.SizeBytes = columnSize(m, rows, cols["size"]) // no job total: the VMs' sum
 	}
 
 	r.IntegrityFailed = integrityFailedIn(m.Subject, lines)

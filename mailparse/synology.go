@@ -124,7 +124,7 @@ func (synologyParser) Parse(m *Message) (Result, error) {
 
 	r.readRun(m, f.Value, synologyStart, synologyEnd, synologyDur)
 	if v, ok := f.Value(synologySize...); ok {
-		r.SizeBytes = sizeValue(v)
+		r.SizeBytes = sizeValue(m, v)
 	}
 
 	// The error or warning: the text after the result sentence, before the

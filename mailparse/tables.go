@@ -130,13 +130,13 @@ func cellAt(row []string, i int) string {
 	return strings.TrimSpace(row[i])
 }
 
-// columnSize returns the sum of the sizes (sizeIn) in column col of rows,
+// columnSize returns the sum of the sizes (sizeIn, in m's language) in column col of rows,
 // -1 when no row has one there.
-func columnSize(rows [][]string, col int) int64 {
+func columnSize(m *Message, rows [][]string, col int) int64 {
 	var sum int64
 	found := false
 	for _, row := range rows {
-		if n := sizeIn(cellAt(row, col)); n >= 0 {
+		if n := sizeIn(m, cellAt(row, col)); n >= 0 {
 			sum += n
 			found = true
 		}

@@ -315,10 +315,10 @@ func TestFieldsValueAndHeadings(t *testing.T) {
 		}
 	})
 	t.Run("sizeValue", func(t *testing.T) {
-		if n := sizeValue("-"); n != -1 {
+		if n := sizeValue(nil, "-"); n != -1 {
 			t.Errorf("sizeValue(-) = %d", n)
 		}
-		if n := sizeValue("0 B"); n != 0 {
+		if n := sizeValue(nil, "0 B"); n != 0 {
 			t.Errorf("sizeValue(0 B) = %d", n)
 		}
 	})

@@ -191,9 +191,9 @@ func (veeamParser) Parse(m *Message) (Result, error) {
 
 	// Size: what the session transferred.
 	if v, ok := f.Get("transferred", "data transferred"); ok {
-		r.SizeBytes = sizeValue(v)
+		r.SizeBytes = sizeValue(m, v)
 	} else if v, ok := f.Get("backup size"); ok {
-		r.SizeBytes = sizeValue(v)
+		r.SizeBytes = sizeValue(m, v)
 	}
 
 	// Messages: the session's own (between its table and the objects'), then
