@@ -60,6 +60,12 @@ var (
 		"avertissement", "errores", "advertencias", "advertencia", "errori", "errore", "avvisi",
 		"avviso", "fouten", "fout", "waarschuwingen", "waarschuwing", "erros", "erro", "avisos", "aviso",
 	}
+	// acronisProblemLabels label the error or warning text: the headings,
+	// and the Message field of alerts that print it as one (a validation's
+	// "Error code" and "Message").
+	acronisProblemLabels = append(append([]string{}, acronisProblemHeadings...),
+		"message", "error description", "meldung", "nachricht", "fehlerbeschreibung", "description de l'erreur",
+		"mensaje", "messaggio", "bericht", "mensagem")
 	// acronisIntegrityRe finds a failed validation or a damaged archive.
 	acronisIntegrityRe = regexp.MustCompile(`(?i)(validation|validierung|verification|verifizierung|überprüfung|vérification|validación|verifica|convalida|validatie|integrity|integrität|intégrité|checksum|prüfsumme)[^.]{0,80}?(fail|fehl|échou|echou|error|fallid|mislukt|corrupt|beschädigt|endommag|mismatch)|(archive|archiv|backup|sicherung|sauvegarde|recovery point|wiederherstellungspunkt|point de récupération|block)[^.]{0,60}?(corrupt|beschädigt|endommag|damaged|beschadigd)`)
 	// acronisValidationRe names a validation activity.
@@ -125,7 +131,7 @@ func (acronisParser) Parse(m *Message) (Result, error) {
 
 	// The first error or warning: the first item under its heading, else
 	// a labelled "Error: text" line.
-	r.Summary = usualSummary(m, f, r.Status, acronisProblemHeadings, acronisProblemHeadings)
+	r.Summary = usualSummary(m, f, r.Status, acronisProblemHeadings, acronisProblemLabels)
 	activity, _ := f.Value(acronisActivityLabels...)
 	if acronisIntegrityRe.MatchString(r.Summary) ||
 		(r.Status != OK && acronisValidationRe.MatchString(activity+" "+headline)) {

@@ -30,13 +30,15 @@ var (
 	altaroDurLabels    = []string{"duration", "dauer", "durée", "duración"}
 	altaroSizeLabels   = []string{
 		"total transfer size", "transfer size", "total transferred", "data transferred", "transferred",
-		"total size transferred", "übertragungsgröße", "taille du transfert", "tamaño de transferencia",
+		"total size transferred", "gesamte übertragungsgröße", "gesamtübertragungsgröße", "übertragungsgröße",
+		"übertragene datenmenge", "taille totale du transfert", "taille du transfert", "données transférées",
+		"tamaño de transferencia",
 	}
 
 	altaroVMKeyRe   = regexp.MustCompile(`(?i)^(?:vm name|vm|virtual machine|vm-name|nom de la vm|nombre de vm)$`)
 	altaroVMResult  = regexp.MustCompile(`(?i)^(?:result|status|ergebnis|résultat|resultado)$`)
 	altaroVMDetails = regexp.MustCompile(`(?i)^(?:details?|error|errors|message|reason|notes?|détails|detalles)$`)
-	altaroVMSize    = regexp.MustCompile(`(?i)^(?:transfer size|transferred|data transferred|size)`)
+	altaroVMSize    = regexp.MustCompile(`(?i)^(?:transfer size|transferred|data transferred|size|übertragungsgröße|übertragen|taille du transfert|transféré)`)
 	altaroTestOpRe  = regexp.MustCompile(`(?i)sandbox|restore test|test restore|test drill|verification|verify|health monitor|boot test`)
 )
 
@@ -97,9 +99,36 @@ func (altaroParser) Parse(m *Message) (Result, error) {
 
 	if r.Status != OK || r.IntegrityFailed {
 		r.Summary = altaroSummary(lines, rows, cols)
+		if s, ok := objectsSummary(altaroObjects(lines, rows, cols), r.Summary); ok {
+			r.Summary = s
+		}
 	}
 	return r, nil
 }
+
+// altaroObjects returns the VMs as objects: the rows of the VM table with
+// their result and details (the "VM: text" paragraph under the table when
+// a row has none), or, in a mail without the table, the "VM: text" lines
+// under its Errors heading (failed) and Warnings heading (warned).
+func altaroObjects(lines []string, rows [][]string, cols map[string]int) []object {
+	if len(rows) == 0 {
+		return append(namedLineObjects(lines, altaroListEnd, Failed, "errors", "error", "fehler", "erreurs"),
+			namedLineObjects(lines, altaroListEnd, Warn, "warnings", "warning", "warnungen", "avertissements")...)
+	}
+	objs := make([]object, 0, len(rows))
+	for _, row := range rows {
+		o := object{name: cellAt(row, cols["key"]), status: StatusOf(cellAt(row, cols["result"])), text: cellAt(row, cols["details"])}
+		if o.text == "" {
+			o.text = textOf(lines, o.name)
+		}
+		objs = append(objs, o)
+	}
+	return objs
+}
+
+// altaroListEnd ends an Errors or Warnings list: the footer or the next
+// list's heading.
+var altaroListEnd = footerOrHeading("errors", "error", "warnings", "warning", "fehler", "warnungen", "erreurs", "avertissements")
 
 // altaroSummary returns the first error under the VM table, else the
 // details of the first VM that did not succeed, else an Errors list.

@@ -27,7 +27,10 @@ var (
 	beFailedRe     = regexp.MustCompile(`(?i)the job (?:failed|was canceled|was cancelled|completed with (?:exceptions|errors))[^:]*?(?:with the following error|error|reason)\s*:\s*(.*)$`)
 	beConditionsRe = regexp.MustCompile(`(?i)(?:following conditions were encountered|following (?:exceptions|errors|warnings) (?:were|was) (?:encountered|reported))\s*:\s*(.*)$`)
 	beFinalErrorRe = regexp.MustCompile(`(?i)^\s*(0x[0-9a-f]+)\s*[-–:]\s*(.+)$`)
-	beByteCountRe  = regexp.MustCompile(`(?i)^(?:total\s+)?byte count\s*:\s*(.+)$`)
+	beByteCountRe  = regexp.MustCompile(`(?i)^(?:total\s+|gesamt-?)?(?:byte count|byte-anzahl|bytezahl|anzahl der bytes|nombre d'octets|nombre total d'octets|recuento de bytes|numero di byte|aantal bytes)\s*:\s*(.+)$`)
+	// beLogProblemRe is a job log's warning or error line ("WARNING:
+	// "\\FS02\D:\plan.dwg" is a corrupt file.").
+	beLogProblemRe = regexp.MustCompile(`(?i)^(?:warning|error|warnung|fehler|avertissement|erreur)\s*:\s*\S`)
 	beProcessedRe  = regexp.MustCompile(`(?i)^processed\s+([\d.,' ]+\s*bytes)\b`)
 	beVerifyJobRe  = regexp.MustCompile(`(?i)^(?:job type|job operation|operation)\s*[:\-–]\s*verify\b`)
 
@@ -97,7 +100,7 @@ func (backupExecParser) Parse(m *Message) (Result, error) {
 	}
 
 	if r.Status != OK || r.IntegrityFailed {
-		r.Summary = beSummary(lines, f)
+		r.Summary = beSummary(lines, f, r.IntegrityFailed)
 	}
 	return r, nil
 }
@@ -156,9 +159,10 @@ func beSize(m *Message, lines []string) int64 {
 }
 
 // beSummary finds the first error or warning: the first line's error, the
-// first condition listed under it, an Errors or Exceptions list, or the
-// final error's text.
-func beSummary(lines []string, f Fields) string {
+// first condition listed under it, an Errors or Exceptions list, the final
+// error's text, or else the job log's line that says the verification
+// failed (integrity) or its first WARNING or ERROR line.
+func beSummary(lines []string, f Fields, integrity bool) string {
 	for i, l := range lines {
 		if i > 10 {
 			break
@@ -190,6 +194,18 @@ func beSummary(lines []string, f Fields) string {
 			}
 		} else if !emptyValue(v) {
 			return cleanSummary(v)
+		}
+	}
+	if integrity {
+		for _, l := range lines {
+			if lineSaysIntegrityFailed(l) {
+				return cleanSummary(l)
+			}
+		}
+	}
+	for _, l := range lines {
+		if beLogProblemRe.MatchString(l) {
+			return cleanSummary(l)
 		}
 	}
 	return ""

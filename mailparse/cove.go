@@ -28,7 +28,7 @@ var (
 	coveErrorHeadings = []string{"errors", "error", "warnings", "session errors", "error details", "fehler", "erreurs", "fouten", "errores"}
 	coveErrorLabels   = []string{"error message", "last error", "error details"}
 	// coveVerifyRe names a recovery test or a verification.
-	coveVerifyRe = regexp.MustCompile(`(?i)recovery test|recovery testing|verification|standby image|screenshot|integrity`)
+	coveVerifyRe = regexp.MustCompile(`(?i)recovery test|recovery testing|verification|standby image|screenshot|integrity|wiederherstellungstest|überprüfung|test de récupération|test de restauration|vérification|hersteltest|prueba de recuperación`)
 )
 
 // coveStatus reads a Cove session status.
@@ -45,6 +45,27 @@ func coveStatus(s string) (Status, bool) {
 		return Warn, false
 	}
 	return StatusOf(s), false
+}
+
+// coveSources returns the session's data sources as objects: the rows of
+// the data sources table with their status, each with the first line of
+// the Errors list that names it ("MS SQL: Database ... could not be
+// backed up").
+func coveSources(lines []string) []object {
+	objs := tableObjects(lines, 0, func(s string) Status { st, _ := coveStatus(s); return st })
+	if len(objs) < 2 {
+		return nil
+	}
+	var errs []string
+	for _, h := range coveErrorHeadings {
+		if errs = Section(lines, h, isMailFooter); errs != nil {
+			break
+		}
+	}
+	for i := range objs {
+		objs[i].text = textOf(errs, objs[i].name)
+	}
+	return objs
 }
 
 // Parse reads a Cove session notification.
@@ -86,6 +107,11 @@ func (coveParser) Parse(m *Message) (Result, error) {
 	}
 
 	r.Summary = usualSummary(m, f, r.Status, coveErrorHeadings, coveErrorLabels)
+	if r.Status != OK {
+		if s, ok := objectsSummary(coveSources(lines), r.Summary); ok {
+			r.Summary = s
+		}
+	}
 	if r.Status != OK && coveVerifyRe.MatchString(sessionType+" "+m.Subject) {
 		r.IntegrityFailed = true
 	}

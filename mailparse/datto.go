@@ -1,6 +1,9 @@
 package mailparse
 
-import "regexp"
+import (
+	"regexp"
+	"strings"
+)
 
 func init() { register("datto", dattoParser{}) }
 
@@ -76,8 +79,42 @@ func (dattoParser) Parse(m *Message) (Result, error) {
 	}
 
 	r.Summary = usualSummary(m, f, r.Status, dattoHeadings, dattoHeadings)
+	if r.Summary == "" && (r.Status != OK || r.IntegrityFailed) {
+		r.Summary = dattoSentence(lines)
+	}
 	if r.Status == OK && !r.IntegrityFailed {
 		r.Summary = ""
 	}
 	return r, nil
+}
+
+// dattoSentence returns the sentence an alert prints under its headline
+// ("The screenshot verification of X failed: the machine booted, but
+// ..."), "" when the line after the headline is a field or a table row.
+// Alerts without an Error or Details heading say what failed there.
+func dattoSentence(lines []string) string {
+	for i, l := range lines {
+		if i >= 4 {
+			break
+		}
+		if strings.IndexByte(l, '\t') >= 0 || StatusOf(l) == Unknown || dattoFieldLine(l) || i+1 >= len(lines) {
+			continue
+		}
+		next := lines[i+1]
+		if strings.IndexByte(next, '\t') >= 0 || dattoFieldLine(next) || isMailFooter(next) {
+			return ""
+		}
+		if s := summaryText(next); isText(s) {
+			return s
+		}
+		return ""
+	}
+	return ""
+}
+
+// dattoFieldLine reports whether l is a "Label: value" field: a label of
+// at most four words before ": ".
+func dattoFieldLine(l string) bool {
+	i := strings.Index(l, ": ")
+	return i > 0 && len(strings.Fields(l[:i])) <= 4
 }

@@ -23,9 +23,10 @@ type genericParser struct{}
 var (
 	genJobLabels = []string{
 		"job", "job name", "jobname", "backup job", "task", "task name", "backup", "backup name",
-		"backup set", "plan", "policy", "profile", "name",
+		"backup set", "plan", "policy", "profile", "name", "auftrag", "aufgabe", "sicherungsauftrag", "tâche",
+		"travail", "taak", "trabajo",
 	}
-	genHostLabels   = []string{"host", "hostname", "server", "computer", "machine", "client", "device"}
+	genHostLabels   = []string{"host", "hostname", "server", "computer", "machine", "client", "device", "rechner", "hôte", "ordinateur"}
 	genStatusLabels = []string{
 		"status", "result", "state", "outcome", "job status", "backup status", "overall status",
 		"final status", "job result", "backup result", "exit status", "ergebnis", "statut", "resultat",
@@ -120,6 +121,11 @@ func (genericParser) Parse(m *Message) (Result, error) {
 
 	if r.Status != OK || r.IntegrityFailed {
 		r.Summary = genericSummary(m, f)
+		// A script that backs up several hosts or databases prints a
+		// table of them, each with its own status.
+		if s, ok := objectsSummary(tableObjects(m.Lines, 0, genericStatusWord), r.Summary); ok {
+			r.Summary = s
+		}
 	}
 	return r, nil
 }

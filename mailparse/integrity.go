@@ -16,13 +16,18 @@ var (
 	zeroProblemsRe    = regexp.MustCompile(`(?i)\b(?:0|no|zero|without)\s+(?:errors?|miscompares?|mismatches?|failures?|issues?|problems?)\b`)
 	zeroProblemsLowRe = regexp.MustCompile(`\b(?:0|no|zero|without)\s+(?:errors?|miscompares?|mismatches?|failures?|issues?|problems?)\b`)
 	integrityLabelRe  = regexp.MustCompile(`(?i)verif|integrity|consistency|screenshot|sandbox|restore test|test restore|recovery test|test drill|boot test|health monitor|überprüfung|vérification`)
+	// integrityLocalRe is integrityLowRe's German, French and Dutch
+	// sentences: "Screenshot-Überprüfung fehlgeschlagen", "échec de la
+	// vérification", "la vérification de l'intégrité a échoué".
+	integrityLocalRe = regexp.MustCompile(`(?:überprüfung|verifizierung|prüfung|wiederherstellungstest|vérification|intégrité|test de restauration|test de récupération|verificatie|hersteltest)\S*[^.;]{0,60}?(?:fehlgeschlagen|nicht bestanden|beschädigt|échoué|échec|endommag|mislukt|beschadigd)|(?:échec|fehler)\s+(?:de la |der |bei der )?(?:vérification|überprüfung|verifizierung|prüfung)`)
 )
 
 // integrityWords are the words without one of which neither
 // integrityLowRe nor integrityLabelRe can match, lowercased: a line holding
 // none of them is passed over without running the expressions.
 var integrityWords = []string{"verif", "integrity", "consistency", "screenshot", "sandbox", "restore test",
-	"test restore", "recovery test", "test drill", "boot test", "health monitor", "validate", "überprüfung", "vérification"}
+	"test restore", "recovery test", "test drill", "boot test", "health monitor", "validate", "überprüfung", "vérification",
+	"prüfung", "wiederherstellungstest", "intégrité", "test de restauration", "test de récupération", "hersteltest"}
 
 // mayTellIntegrity reports whether s holds one of integrityWords, in any
 // case, without lowercasing s (it runs on every line of a mail).
@@ -141,6 +146,9 @@ func lineSaysIntegrityFailed(l string) bool {
 		}
 		win := low[start:end]
 		if loc := integrityLowRe.FindStringIndex(win); loc != nil && !zeroProblemsLowRe.MatchString(low[start+loc[0]:]) {
+			return true
+		}
+		if integrityLocalRe.MatchString(win) {
 			return true
 		}
 		from = at + n

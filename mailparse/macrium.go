@@ -36,6 +36,10 @@ var (
 	// status ("Backup completed successfully", "Backup aborted!").
 	macriumEndLineRe = regexp.MustCompile(`(?i)^(?:backup|image|file and folder backup|clone|operation|job)\s+(?:completed|aborted|failed|cancel+ed|finished|succeeded)\b[^:]*$`)
 	macriumPathRe    = regexp.MustCompile(`^.*[\\/]`)
+	// macriumLogHeadings head the run's log, in the languages Reflect
+	// writes.
+	macriumLogHeadings = []string{"log", "backup log", "operation log", "image log", "log file", "protokoll",
+		"sicherungsprotokoll", "vorgangsprotokoll", "journal", "journal des opérations", "journal de sauvegarde"}
 )
 
 // Parse reads a Macrium Reflect e-mail.
@@ -80,9 +84,11 @@ func (macriumParser) Parse(m *Message) (Result, error) {
 		r.SizeBytes = sizeIn(m, v)
 	}
 
-	log := Section(lines, "log", isMailFooter)
-	if log == nil {
-		log = Section(lines, "backup log", isMailFooter)
+	var log []string
+	for _, h := range macriumLogHeadings {
+		if log = Section(lines, h, isMailFooter); log != nil {
+			break
+		}
 	}
 	r.IntegrityFailed = fieldsSayFailed(f, macriumVerifyLabels) || integrityFailedIn(m.Subject, lines)
 

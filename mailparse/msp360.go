@@ -33,6 +33,9 @@ var (
 	mspSummaryHeads = []string{
 		"errors", "error", "warnings", "warning", "error details", "failed files", "messages",
 		"fehler", "warnungen", "erreurs", "avertissements", "errores", "advertencias",
+		// A restore verification or consistency check prints its result
+		// under a heading of its own.
+		"restore verification details", "restore verification", "consistency check details", "consistency check",
 	}
 )
 

@@ -136,8 +136,36 @@ func (nakivoParser) Parse(m *Message) (Result, error) {
 				}
 			}
 		}
+		if s, ok := objectsSummary(nakivoObjects(lines, rows, cols), r.Summary); ok {
+			r.Summary = s
+		}
 	}
 	return r, nil
+}
+
+// nakivoObjects returns the job's VMs as objects: each row of the VM
+// table with its status and notes, the notes taken from the Alerts list
+// ("VM: text") when the row has none.
+func nakivoObjects(lines []string, rows [][]string, cols map[string]int) []object {
+	if len(rows) == 0 {
+		return nil
+	}
+	alerts := Section(lines, "alerts", nakivoSectionEnd)
+	for _, h := range nakivoAlertHeadings[1:] {
+		if alerts != nil {
+			break
+		}
+		alerts = Section(lines, h, nakivoSectionEnd)
+	}
+	objs := make([]object, 0, len(rows))
+	for _, row := range rows {
+		o := object{name: cellAt(row, cols["key"]), status: nakivoStatus(cellAt(row, cols["status"])), text: cellAt(row, cols["notes"])}
+		if o.text == "" {
+			o.text = textOf(alerts, o.name)
+		}
+		objs = append(objs, o)
+	}
+	return objs
 }
 
 // nakivoStatus reads a NAKIVO status phrase ("Successful", "Completed with

@@ -11,7 +11,7 @@ func TestNakivoCases(t *testing.T) {
 			raw: plain(`Job "File-Servers" has completed: Stopped`,
 				"NAKIVO Backup & Replication - Job Report\nFile-Servers\nStarted: Tue, 3 Mar 2026 at 10:00:00 PM (UTC +01:00)\nData transferred: 1.5 GB\n"),
 			status: Failed, job: "File-Servers"},
-		{name: "partially successful, summary from the first failed VM",
+		{name: "partially successful, the first failed VM leads the summary and the other is named",
 			raw: html(`Job "Branch-VMs" has completed: Partially successful`,
 				"<div>NAKIVO Backup &amp; Replication &mdash; Job Report</div><div>Branch-VMs</div><table>"+
 					"<tr><td>Job status</td><td>Partially successful</td></tr><tr><td>Data transferred</td><td>0 KB</td></tr></table>"+
@@ -19,7 +19,7 @@ func TestNakivoCases(t *testing.T) {
 					"<tr><td>BR-DC1</td><td>Successful</td><td></td></tr>"+
 					"<tr><td>BR-APP1</td><td>Failed</td><td>Cannot find the VM on host br-esx1.</td></tr>"+
 					"<tr><td>BR-APP2</td><td>Failed</td><td>Transporter br-tr1 is unavailable.</td></tr></table>"),
-			status: Warn, job: "Branch-VMs", summary: "Cannot find the VM on host br-esx1.", size: wantBytes(0)},
+			status: Warn, job: "Branch-VMs", summary: "BR-APP1: Cannot find the VM on host br-esx1. [also failed (1): BR-APP2]", size: wantBytes(0)},
 		{name: "custom subject, status from the heading",
 			raw: html("Backup report",
 				"<div>NAKIVO Backup &amp; Replication &mdash; Job Report</div><div>Daily-M365</div><div><span>Completed with warnings</span></div>"+

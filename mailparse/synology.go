@@ -19,11 +19,11 @@ type synologyParser struct{}
 var (
 	// synologyTaskRe finds the task in the subject or the result sentence:
 	// "Backup task Offsite-C2 on KL-NAS01 has failed".
-	synologyTaskRe = regexp.MustCompile(`(?i)(?:backup|integrity check|restore|sicherungs|sauvegarde|back-up|copia de seguridad)?\s*(?:task|aufgabe|tâche|taak|tarea|attività)\s+(?:of\s+)?["'“„«\[]?(.+?)["'”“»\]]?\s+(?:on|auf|sur|op|en|su)\s+(\S+)\s+(.*)$`)
+	synologyTaskRe = regexp.MustCompile(`(?i)(?:backup|integrity check|restore|sicherungs|sauvegarde|back-up|copia de seguridad)?\s*(?:task|aufgabe|tâche|taak|tarea|attività)\s+(?:of\s+|de sauvegarde\s+|de copie\s+|de copia de seguridad\s+)?["'“„«\[]?\s*(.+?)\s*["'”“»\]]?\s+(?:on|auf|sur|op|en|su)\s+(\S+)\s+(.*)$`)
 	// synologyTaskEndRe finds a task whose result ends the line, the device
 	// perhaps after it: "... of backup task Offsite-C2 failed", "Backup task
 	// [Offsite-C2] has been completed on NAS01".
-	synologyTaskEndRe  = regexp.MustCompile(`(?i)(?:task|aufgabe|tâche|taak|tarea)\s+["'“„«\[]?(.+?)["'”“»\]]?\s+((?:has|have|was|is|were|ist|wurde|a|est|werd|ha)?\s*(?:been\s+)?\S+(?:\s+\S+)?)(?:\s+(?:on|auf|sur|op)\s+\S+)?\.?$`)
+	synologyTaskEndRe  = regexp.MustCompile(`(?i)(?:task|aufgabe|tâche|taak|tarea)\s+(?:de sauvegarde\s+|de copie\s+)?["'“„«\[]?\s*(.+?)\s*["'”“»\]]?\s+((?:has|have|was|is|were|ist|wurde|a|est|werd|ha)?\s*(?:been\s+)?\S+(?:\s+\S+)?)(?:\s+(?:on|auf|sur|op)\s+\S+)?\.?$`)
 	synologyTaskLabels = []string{"task", "task name", "backup task", "aufgabe", "aufgabenname", "sicherungsaufgabe", "tâche", "nom de la tâche", "taak", "tarea", "attività"}
 	synologyStart      = []string{"start time", "started", "startzeit", "heure de début", "starttijd", "hora de inicio", "ora di inizio", "begintijd"}
 	synologyEnd        = []string{"end time", "finished", "completed", "endzeit", "heure de fin", "eindtijd", "hora de finalización", "ora di fine"}
@@ -142,6 +142,12 @@ func (synologyParser) Parse(m *Message) (Result, error) {
 	}
 	if r.Summary == "" {
 		r.Summary = problemSummary(lines, f, r.Status, synologyErrorLabels)
+	}
+	if r.Status != OK {
+		// Active Backup's table of machines, each with its own result.
+		if s, ok := objectsSummary(tableObjects(lines, 0, synologyStatus), r.Summary); ok {
+			r.Summary = s
+		}
 	}
 	whole := m.Subject + " " + rest
 	if synologyIntegrityRe.MatchString(whole) && (r.Status != OK || synologyDamagedRe.MatchString(negatedRe.ReplaceAllString(r.Summary, " "))) {

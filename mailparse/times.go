@@ -194,11 +194,16 @@ func readDate(s string, twelveHour bool, ref time.Time, h, mi, sec int, loc *tim
 		}
 	}
 	// A month by name, with a day and a four-digit year among the numbers.
+	// "mar" is also Tuesday in French, Spanish and Italian ("mar. 10 févr.
+	// 2026"): another month's name after it wins.
 	var mo time.Month
 	for _, w := range wordRe.FindAllString(s, -1) {
-		if v, ok := months[strings.TrimSuffix(w, ".")]; ok {
+		w = strings.TrimSuffix(w, ".")
+		if v, ok := months[w]; ok {
 			mo = v
-			break
+			if w != "mar" {
+				break
+			}
 		}
 	}
 	if mo == 0 {

@@ -212,9 +212,17 @@ func (veeamParser) Parse(m *Message) (Result, error) {
 		}
 	}
 	objectFailed := false
+	var objs []object
 	if header >= 0 {
 		for i := header + 1; i < len(lines); i++ {
 			c := Cells(lines[i])
+			if len(c) == 1 && len(objs) > 0 && objs[len(objs)-1].status != OK && objs[len(objs)-1].text == "" {
+				// A row of one cell under an object that failed or warned
+				// without a message of its own: its message.
+				objs[len(objs)-1].text = c[0]
+				messages = append(messages, c[0])
+				continue
+			}
 			if len(c) <= statusCol || len(c) <= nameCol {
 				continue
 			}
@@ -232,6 +240,7 @@ func (veeamParser) Parse(m *Message) (Result, error) {
 			case detailsCol < 0 && len(c) > statusCol+1:
 				msg = c[len(c)-1]
 			}
+			objs = append(objs, object{name: c[nameCol], status: st, text: msg})
 			if st != OK && strings.TrimSpace(msg) != "" {
 				messages = append(messages, msg)
 			}
@@ -258,6 +267,9 @@ func (veeamParser) Parse(m *Message) (Result, error) {
 				r.Summary = s
 				break
 			}
+		}
+		if s, ok := objectsSummary(objs, r.Summary); ok {
+			r.Summary = s
 		}
 	}
 	return r, nil
