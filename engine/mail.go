@@ -84,6 +84,11 @@ const (
 	MailCapReached                          // 452 4.2.2: the job's daily cap
 	MailInFlight                            // 451 4.3.0: the same Message-ID is being recorded right now
 	MailNotRecorded                         // 451 4.3.0: the log failed or the engine is closing
+	// MailNeedsRaw: an unreadable e-mail (no RawRef yet) passed the checks
+	// and would be listed; nothing was recorded. Keep its raw message and
+	// call Mail again with RawRef, so that only e-mails past the checks
+	// are written to disk.
+	MailNeedsRaw
 )
 
 // MailReply is the engine's answer about one recipient of an e-mail.
@@ -210,6 +215,8 @@ func askOK[T any](a *actor, fn func(w *workspace) T) (T, bool) {
 // durable: a report when in.Status is set, else an unparsed entry. The
 // checks are the recipient's (unknown, inactive, cap), then the Message-ID
 // (MailDuplicate, or MailInFlight while the same one is being recorded).
+// An unreadable e-mail without RawRef that passes them is answered
+// MailNeedsRaw, unrecorded.
 func (e *Engine) Mail(token string, in *MailInput) MailReply {
 	ref := e.ingest.get(token)
 	if ref == nil || ref.act == nil {
@@ -377,6 +384,10 @@ func (a *actor) mailUnparsed(w *workspace, j *job, in *MailInput, now int64, rep
 	}
 	if n >= unparsedPerJobPerDay {
 		reply <- MailReply{Outcome: MailCapReached, Vendor: j.vendor, RetryAfter: 3600}
+		return
+	}
+	if in.RawRef == "" {
+		reply <- MailReply{Outcome: MailNeedsRaw, Vendor: j.vendor}
 		return
 	}
 	rec := &wal.MailUnparsed{

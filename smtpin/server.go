@@ -15,11 +15,9 @@ import (
 	"log/slog"
 	"net"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/emersion/go-smtp"
-	"golang.org/x/net/netutil"
 
 	"backupmon/engine"
 	"backupmon/mailparse"
@@ -34,9 +32,25 @@ const (
 	maxLineLength   = 16 << 10 // HTML mails sent 8bit can have long lines
 	ioTimeout       = 2 * time.Minute
 	tokenLength     = 20
-	// maxConns bounds the sessions served at once (each may hold a 10 MiB
-	// message); more connections wait in the listen backlog.
-	maxConns = 512
+)
+
+// Bounds of the listener unless Config says otherwise (decisions.md, SMTP
+// bounds).
+const (
+	// DefaultMaxSessions bounds the sessions served at once.
+	DefaultMaxSessions = 512
+	// DefaultMaxSessionsPerAddress bounds one client address's sessions:
+	// a mail relay sends over a few connections at once (Postfix: 20 to
+	// one destination).
+	DefaultMaxSessionsPerAddress = 32
+	// DefaultSessionLifetime bounds a session, busy or idle: a 10 MiB
+	// message at 256 kbit/s takes under 6 minutes, and relays reuse a
+	// connection for 5 minutes at most (Postfix).
+	DefaultSessionLifetime = 10 * time.Minute
+	// DefaultMessageMemory is the byte budget of messages being received
+	// at once, across sessions: 22 messages of 10 MiB besides each
+	// session's first 64 KiB.
+	DefaultMessageMemory = 256 << 20
 )
 
 // The contract's messages (decisions.md 10, api.md 8.3).
@@ -79,6 +93,27 @@ type Config struct {
 	// and the writing of one answer; a client slower than that is
 	// disconnected. Default 2 minutes.
 	Timeout time.Duration
+	// MaxSessions bounds the sessions served at once, MaxSessionsPerAddress
+	// those of one client address (an IPv4 address, an IPv6 /64); a
+	// connection over either is answered "421 4.7.0 Too many connections,
+	// try again later" and closed. Defaults DefaultMaxSessions,
+	// DefaultMaxSessionsPerAddress.
+	MaxSessions, MaxSessionsPerAddress int
+	// SessionLifetime bounds a session from its connection on, however
+	// busy: then it is answered "421 4.4.2 Session time limit reached,
+	// closing connection" and closed (a message being read is not
+	// recorded). Default DefaultSessionLifetime.
+	SessionLifetime time.Duration
+	// MessageMemory is the byte budget of messages being received at once
+	// across sessions: a message that would take more is refused "452
+	// 4.3.1" (the sender retries). Each session may hold its message's
+	// first min(64 KiB, MessageMemory/(2×MaxSessions)) bytes whatever the
+	// others hold, so that ordinary report e-mails get through; the rest
+	// of the budget is shared. Default DefaultMessageMemory.
+	MessageMemory int64
+	// Refused, when set, counts a connection refused at a session limit
+	// (reason "total" or "address").
+	Refused func(reason string)
 }
 
 // Suggestions is the rule catalogue (package suggest) in the engine's
@@ -93,10 +128,11 @@ func Suggestions(vendor, text string) (engine.Suggestion, bool) {
 
 // Server is the SMTP ingest listener.
 type Server struct {
-	eng   *engine.Engine
-	store *mailstore.Store
-	cfg   Config
-	srv   *smtp.Server
+	eng    *engine.Engine
+	store  *mailstore.Store
+	cfg    Config
+	srv    *smtp.Server
+	budget *budget
 }
 
 // New makes a Server that records e-mails in eng and keeps unreadable ones'
@@ -111,8 +147,20 @@ func New(eng *engine.Engine, store *mailstore.Store, cfg Config) *Server {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = ioTimeout
 	}
+	if cfg.MaxSessions <= 0 {
+		cfg.MaxSessions = DefaultMaxSessions
+	}
+	if cfg.MaxSessionsPerAddress <= 0 {
+		cfg.MaxSessionsPerAddress = DefaultMaxSessionsPerAddress
+	}
+	if cfg.SessionLifetime <= 0 {
+		cfg.SessionLifetime = DefaultSessionLifetime
+	}
+	if cfg.MessageMemory <= 0 {
+		cfg.MessageMemory = DefaultMessageMemory
+	}
 	cfg.Domain = strings.ToLower(cfg.Domain)
-	s := &Server{eng: eng, store: store, cfg: cfg}
+	s := &Server{eng: eng, store: store, cfg: cfg, budget: newBudget(cfg.MessageMemory, cfg.MaxSessions)}
 	srv := smtp.NewServer(backend{s})
 	srv.Domain = cfg.Hostname
 	srv.MaxMessageBytes = MaxMessageBytes
@@ -127,9 +175,11 @@ func New(eng *engine.Engine, store *mailstore.Store, cfg Config) *Server {
 	return s
 }
 
-// Serve accepts connections on l, at most maxConns at once, until
-// Shutdown; it returns ErrServerClosed after a shutdown.
-func (s *Server) Serve(l net.Listener) error { return s.srv.Serve(netutil.LimitListener(l, maxConns)) }
+// Serve serves sessions on l until Shutdown, within the session limits
+// (a connection over one is answered 421 at once) and each for at most
+// SessionLifetime; a temporary accept error (EMFILE, ...) is retried, not
+// returned.
+func (s *Server) Serve(l net.Listener) error { return s.srv.Serve(s.limit(l)) }
 
 // Shutdown stops accepting, waits for sessions in progress (until ctx
 // ends), and returns ctx's error if it ended first.
@@ -163,8 +213,13 @@ type session struct {
 func (ss *session) Reset()        { ss.rcpts = ss.rcpts[:0] }
 func (ss *session) Logout() error { return nil }
 
-func (ss *session) Mail(string, *smtp.MailOptions) error {
+// Mail starts a message; one whose declared SIZE the memory budget cannot
+// take now is refused 452 4.3.1 at once rather than after its data.
+func (ss *session) Mail(_ string, opts *smtp.MailOptions) error {
 	ss.rcpts = ss.rcpts[:0]
+	if opts != nil && !ss.s.budget.mayTake(opts.Size) {
+		return errBusy
+	}
 	return nil
 }
 
@@ -251,16 +306,12 @@ func (s *Server) observe(outcome, vendor string) {
 // 250 (nil) only when each is durable. A message with several recipients
 // that fails for one is refused whole: the sender retries it, and the
 // recipients that took it see the retry as a duplicate by its Message-ID.
+//
+// The message is read into memory within the server's budget (452 4.3.1
+// when it is spent), which it holds until it is recorded.
 func (ss *session) Data(r io.Reader) error {
-	buf := rawPool.Get().(*bytes.Buffer)
-	defer func() {
-		if buf.Cap() <= maxPooledRaw {
-			buf.Reset()
-			rawPool.Put(buf)
-		}
-	}()
-	_, err := buf.ReadFrom(r)
-	raw := buf.Bytes() // nothing keeps it past this call: parsing and the store copy what they keep
+	raw, release, err := ss.s.budget.read(r) // nothing keeps raw past this call: parsing and the store copy what they keep
+	defer release()
 	if err != nil {
 		var se *smtp.SMTPError
 		if errors.As(err, &se) {
@@ -291,13 +342,6 @@ func (ss *session) Data(r io.Reader) error {
 	}
 	return worst
 }
-
-// rawPool keeps the buffers messages are read into, so that a session
-// does not grow a new one from nothing for every mail; buffers over
-// maxPooledRaw (a rare large mail) are left to the collector.
-var rawPool = sync.Pool{New: func() any { b := new(bytes.Buffer); b.Grow(64 << 10); return b }}
-
-const maxPooledRaw = 1 << 20
 
 // worse reports whether a should answer DATA rather than b: any refusal
 // over none, and a temporary one over a permanent one. A 5xx makes the
@@ -370,10 +414,13 @@ func statusOf(st mailparse.Status) uint8 {
 	return 0
 }
 
-// deliver records the message for one recipient.
+// deliver records the message for one recipient. An unreadable one is
+// written to the mail store only once the engine's checks (Message-ID,
+// the day's cap) let it in, and recorded then.
 func (s *Server) deliver(rc recipient, p *parse, raw []byte) error {
 	in := p.in // a copy: RawRef is the recipient's own
-	if p.unread {
+	r := s.eng.Mail(rc.token, &in)
+	if r.Outcome == engine.MailNeedsRaw {
 		ref, err := s.store.Put(raw)
 		if err != nil {
 			s.cfg.Logger.Error("keep unreadable e-mail", "err", err)
@@ -381,10 +428,10 @@ func (s *Server) deliver(rc recipient, p *parse, raw []byte) error {
 			return errTryLate
 		}
 		in.RawRef = ref
-	}
-	r := s.eng.Mail(rc.token, &in)
-	if in.RawRef != "" && r.Outcome != engine.MailKeptUnparsed {
-		s.store.Remove([]string{in.RawRef}) // not listed: nothing refers to it
+		r = s.eng.Mail(rc.token, &in) // the checks again: another mail may have come meanwhile
+		if r.Outcome != engine.MailKeptUnparsed {
+			s.store.Remove([]string{ref}) // not listed: nothing refers to it
+		}
 	}
 	if err := s.refusal(r); err != nil {
 		return err

@@ -35,6 +35,7 @@ type fixture struct {
 	t       *testing.T
 	eng     *engine.Engine
 	store   *mailstore.Store
+	mailDir string // the store's directory
 	srv     *Server
 	addr    string
 	ws, cl  string
@@ -50,6 +51,21 @@ func start(t *testing.T, tlsConf *tls.Config) *fixture {
 // startWith is start with the log's BeforeSync hook.
 func startWith(t *testing.T, tlsConf *tls.Config, beforeSync func(first, last uint64)) *fixture {
 	t.Helper()
+	return startOpts(t, fixtureOpts{tls: tlsConf, beforeSync: beforeSync})
+}
+
+// fixtureOpts are the choices of startOpts.
+type fixtureOpts struct {
+	tls        *tls.Config
+	beforeSync func(first, last uint64)        // the log's BeforeSync hook
+	config     func(*Config)                   // changes the listener's Config
+	listener   func(net.Listener) net.Listener // wraps the socket given to Serve
+}
+
+// startOpts is start with every choice.
+func startOpts(t *testing.T, o fixtureOpts) *fixture {
+	t.Helper()
+	tlsConf, beforeSync := o.tls, o.beforeSync
 	dir := t.TempDir()
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	store, err := mailstore.Open(filepath.Join(dir, "mail"))
@@ -64,8 +80,8 @@ func startWith(t *testing.T, tlsConf *tls.Config, beforeSync func(first, last ui
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{t: t, eng: eng, store: store, outcome: map[string]int{}}
-	f.srv = New(eng, store, Config{Domain: "Ingest.Example", TLS: tlsConf, Logger: logger,
+	f := &fixture{t: t, eng: eng, store: store, mailDir: filepath.Join(dir, "mail"), outcome: map[string]int{}}
+	cfg := Config{Domain: "Ingest.Example", TLS: tlsConf, Logger: logger,
 		Suggest: func(vendor, text string) (engine.Suggestion, bool) {
 			if strings.Contains(text, "space") {
 				return engine.Suggestion{Cause: "The destination may be full.", Confidence: "high", Category: "storage"}, true
@@ -76,12 +92,20 @@ func startWith(t *testing.T, tlsConf *tls.Config, beforeSync func(first, last ui
 			f.mu.Lock()
 			f.outcome[outcome+"/"+vendor]++
 			f.mu.Unlock()
-		}})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+		}}
+	if o.config != nil {
+		o.config(&cfg)
+	}
+	f.srv = New(eng, store, cfg)
+	var ln net.Listener
+	ln, err = net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.addr = ln.Addr().String()
+	if o.listener != nil {
+		ln = o.listener(ln)
+	}
 	go f.srv.Serve(ln)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
