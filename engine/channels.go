@@ -174,6 +174,11 @@ func (e *Engine) CreateChannel(wsID string, in ChannelInput) (ChannelView, error
 	if verr != nil {
 		return ChannelView{}, verr
 	}
+	if check := e.opts.CheckChannelURL; check != nil && in.Type.V != ChannelEmail {
+		if err := check(in.URL.V); err != nil {
+			return ChannelView{}, invalid("url", "%s", err.Error())
+		}
+	}
 	var secret string
 	if in.Type.V == ChannelWebhook {
 		var raw [32]byte

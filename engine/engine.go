@@ -56,6 +56,11 @@ type Options struct {
 	// e-mails the unparsed list no longer holds, so the mail store can
 	// delete them; nil: nobody keeps them.
 	RawDropped func(refs []string)
+	// CheckChannelURL, when set, is asked about the url of every webhook
+	// and Slack channel being created, once its form is valid: an error
+	// refuses the channel (400, field url, the error's text as message).
+	// The server sets notify.CheckChannelURL here; nil takes every URL.
+	CheckChannelURL func(rawURL string) error
 }
 
 // Engine is the whole in-memory state: a registry of workspace actors, the

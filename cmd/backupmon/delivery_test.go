@@ -292,10 +292,11 @@ type dlServer struct {
 	ws, client, key string
 }
 
-// dlFlags are the serve flags of every child of these tests.
+// dlFlags are the serve flags of every child of these tests; the webhook
+// receivers are local, so internal addresses are allowed.
 func dlFlags(sink *dlSink) []string {
 	return []string{"--dev-clock", "--smtp-relay", sink.addr, "--smtp-from", "Backupmon <" + dlFrom + ">",
-		"--smtp-username", dlSMTPUser, "--smtp-password", dlSMTPPass}
+		"--smtp-username", dlSMTPUser, "--smtp-password", dlSMTPPass, "--allow-private-webhooks"}
 }
 
 // dlStart starts a server on a new data directory, sets its clock to dlT0

@@ -61,6 +61,10 @@ type serveConfig struct {
 	// publicURL is the dashboard's address as users reach it, for links.
 	publicURL string
 
+	// allowPrivateWebhooks lets webhook and Slack channels point at
+	// internal addresses (notify/dialguard.go).
+	allowPrivateWebhooks bool
+
 	// beforeOpen, when set (tests only), runs after the admin listener
 	// serves and before the engine's recovery starts, so that a test can
 	// hold the server in its starting state.
@@ -112,6 +116,7 @@ func parseServeFlags(args []string) (*serveConfig, error) {
 	fs.StringVar(&c.smtpTLSCert, "smtp-tls-cert", envDefault("smtp-tls-cert", ""), "certificate file: offer STARTTLS on --smtp-listen (with --smtp-tls-key)")
 	fs.StringVar(&c.publicURL, "public-url", envDefault("public-url", ""), "the dashboard's address as users reach it, e.g. https://backups.example.com, for the links the assistant server gives (default: the address each request was sent to)")
 	fs.StringVar(&c.smtpTLSKey, "smtp-tls-key", envDefault("smtp-tls-key", ""), "private key file for --smtp-tls-cert")
+	fs.BoolVar(&c.allowPrivateWebhooks, "allow-private-webhooks", envBool("allow-private-webhooks"), "let webhook and Slack channels reach loopback, private, link-local and other internal addresses, for installs inside a private network (cloud metadata addresses and the admin listener stay refused)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -270,6 +275,9 @@ func run(cfg *serveConfig, logger *slog.Logger, out io.Writer, stop <-chan os.Si
 	}
 	publicURL := scheme + "://" + pubLn.Addr().String()
 	adminURL := "http://" + admLn.Addr().String()
+	// Deliveries never reach the admin listener, whatever
+	// --allow-private-webhooks says.
+	adminAddr := admLn.Addr().(*net.TCPAddr).AddrPort()
 
 	// The admin listener answers from now on: /livez 200, /readyz 503 and
 	// 503 UNAVAILABLE elsewhere until the engine is attached. The public
@@ -294,6 +302,9 @@ func run(cfg *serveConfig, logger *slog.Logger, out io.Writer, stop <-chan os.Si
 		RetentionDays: cfg.retentionDays,
 		SnapshotEvery: cfg.snapshotEvery,
 		IngestDomain:  cfg.ingestDomain,
+		CheckChannelURL: func(rawURL string) error {
+			return notify.CheckChannelURL(rawURL, cfg.allowPrivateWebhooks, adminAddr)
+		},
 		RawDropped: func(refs []string) {
 			if err := store.Remove(refs); err != nil {
 				logger.Warn("delete kept e-mails", "err", err)
@@ -332,7 +343,9 @@ func run(cfg *serveConfig, logger *slog.Logger, out io.Writer, stop <-chan os.Si
 			Username: cfg.smtpUsername, Password: cfg.smtpPassword,
 			StartTLS: cfg.smtpStartTLS,
 		},
-		Logger: logger,
+		AllowPrivate:  cfg.allowPrivateWebhooks,
+		AdminListener: adminAddr,
+		Logger:        logger,
 	})
 	eng.SetDeliverer(notifier)
 	metrics.ObserveOutbox(eng.PendingDeliveries)
