@@ -15,4 +15,11 @@
 //   - slack: POST of {"text":"..."}, compatible with Slack incoming webhooks;
 //   - email: one text/plain, quoted-printable message through the SMTP relay
 //     of [Options.SMTP], sent with net/smtp.
+//
+// Webhook and Slack connections obey the address rule of dialguard.go,
+// checked in the dialer on every resolved address: no loopback, private,
+// link-local or other internal address unless [Options.AllowPrivate], and
+// never a cloud metadata address or [Options.AdminListener]. A refused
+// attempt fails with a [RefusedError]'s text. The SMTP relay, an operator
+// setting, is not checked.
 package notify
