@@ -129,7 +129,9 @@ func FuzzHTMLLines(f *testing.F) {
 func FuzzValues(f *testing.F) {
 	for _, s := range []string{"6.84 GB", "184,302,118,912 bytes", "3,42 GB", "0:18:35", "1 hour, 14 minutes, and 35 seconds",
 		"2/12/2026 11:00:04 PM (UTC+01:00)", "Wednesday, February 25, 2026 at 8:00:02 PM", "16. Februar 2026 14:00:12",
-		"99999999999999999999 TB", "−05:00", "12:60:61"} {
+		"99999999999999999999 TB", "−05:00", "12:60:61", "1,536 MB", "1.536,5 GB", "1 536,5 Mo", "0,536 GB",
+		"1.234.567.890 Bytes", "mar. 10 févr. 2026 à 03:00:00 (UTC +01:00)", "Tuesday, March 10, 2026 10:31 PM",
+		"10 March 2026 at 03:41:12 CET", "Sent: Dienstag, 10. März 2026 22:31", "*From:* x <y@z>", "KV-FS02: the share is gone"} {
 		f.Add(s)
 	}
 	ref := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
@@ -142,6 +144,16 @@ func FuzzValues(f *testing.F) {
 		}
 		if at, ok := ParseTime(s, time.UTC, ref); ok && (at.Year() < 1970 || at.Year() > 2200) {
 			t.Fatalf("ParseTime(%q) = %v", s, at)
+		}
+		if v, ok := parseSize(s, true); ok && v < 0 {
+			t.Fatalf("parseSize(%q, decimal comma) = %d", s, v)
+		}
+		forwardDate(s, &Message{Zone: time.UTC, Date: ref})
+		if k, v := fwdHeaderLine(s); k != fwdNone && v == "" && k != fwdTo {
+			t.Fatalf("fwdHeaderLine(%q) = %d with no value", s, k)
+		}
+		if name, text, ok := namedLine(s); ok && (name == "" || text == "" || strings.ContainsAny(name, " \t")) {
+			t.Fatalf("namedLine(%q) = %q, %q", s, name, text)
 		}
 		ParseClock(s, ref)
 		StatusOf(s)

@@ -19,7 +19,7 @@ type Result struct {
 	CompletedAt     time.Time // zero: not stated
 	DurationSeconds int64     // -1: not stated
 	SizeBytes       int64     // -1: not stated
-	Summary         string    // the first error or warning text; "" for a clean success
+	Summary         string    // the first error or warning text, or objectsSummary's for several objects; "" for a clean success
 	IntegrityFailed bool      // a verification, integrity check or recovery test failed
 }
 

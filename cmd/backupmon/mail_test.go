@@ -810,3 +810,51 @@ func TestMailShutdownWithIdleClient(t *testing.T) {
 		t.Errorf("no clean stop in the log:\n%s", tail(s.c.stderr.String(), 10))
 	}
 }
+
+// TestMailForwardedSeveralObjects sends a Veeam report that a person
+// forwarded from Outlook (HTML, under a signature, a day and a half later)
+// and whose job failed on two of its three VMs: the run is read from the
+// original (its times, not the forward's), and the alert's summary read
+// back through the REST API leads with the first failed VM and names the
+// other, exactly as decisions.md ("Report e-mails") writes it.
+func TestMailForwardedSeveralObjects(t *testing.T) {
+	raw, err := os.ReadFile("../../testdata/variants/veeam/05-forwarded-outlook-html.eml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = "TH-FS02: Failed to create VM snapshot: the datastore TH-DS02 has insufficient free space (1.2 GB free, 40.0 GB required). [also failed (1): TH-FS03]"
+	s := mlStart(t)
+	s.setClock(time.Date(2026, 3, 12, 8, 15, 30, 0, time.UTC)) // the forward's arrival
+	jobID, addr := s.job("file-servers", "veeam")
+	s.mustSend(addr, raw)
+
+	var alerts struct {
+		Data []struct {
+			Type, Severity, Status, JobID string
+			Summary                       json.RawMessage
+		} `json:"data"`
+	}
+	body := s.rest("/alerts?jobId="+jobID, &alerts)
+	if len(alerts.Data) != 1 {
+		t.Fatalf("REST /alerts: %s", body)
+	}
+	a := alerts.Data[0]
+	var got string
+	if err := json.Unmarshal(a.Summary, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got != want || a.Type != "failed" || a.Severity != "critical" || a.Status != "open" {
+		t.Errorf("alert %s/%s/%s summary %q,\n want failed/critical/open %q", a.Type, a.Severity, a.Status, got, want)
+	}
+	var reports struct {
+		Data []struct {
+			Status, CompletedAt string
+			DurationSeconds     *int64
+		} `json:"data"`
+	}
+	body = s.rest("/reports?jobId="+jobID, &reports)
+	if len(reports.Data) != 1 || reports.Data[0].Status != "failed" || reports.Data[0].CompletedAt != "2026-03-10T22:31:10.000Z" ||
+		reports.Data[0].DurationSeconds == nil || *reports.Data[0].DurationSeconds != 1868 {
+		t.Errorf("REST /reports: %s, want the original's run (failed, ended 2026-03-10T22:31:10Z, 1868 s)", body)
+	}
+}
