@@ -124,9 +124,11 @@ func unwrapInline(m *Message, depth int) {
 		found := false
 		if m.Text != "" {
 			raw := strings.Split(m.Text, "\n")
-			view := make([]string, len(raw))
-			for i, l := range raw {
-				view[i] = clean(cutLine(stripQuote(l)))
+			// findForwardHeader looks at the first 200 lines and a block
+			// of at most 12 after them.
+			view := make([]string, min(len(raw), 212))
+			for i := range view {
+				view[i] = clean(cutLine(stripQuote(raw[i])))
 			}
 			if start, end, h, ok := findForwardHeader(view, subjFwd); ok {
 				quoted := strings.HasPrefix(strings.TrimSpace(raw[start]), ">")
