@@ -113,3 +113,10 @@ func (b *budget) read(r io.Reader) ([]byte, func(), error) {
 		}
 	}
 }
+
+// MinMessageMemory returns the least Config.MessageMemory with which a
+// message of MaxMessageBytes can still be received beside the shares of
+// sessions sessions.
+func MinMessageMemory(sessions int) int64 {
+	return 2 * (MaxMessageBytes + 4096 + dataOverhead*int64(sessions))
+}

@@ -24,7 +24,7 @@ func (s *Server) limit(l net.Listener) net.Listener {
 	lim := connlimit.New(l, connlimit.Options{
 		Limits: connlimit.Limits{Total: s.cfg.MaxSessions, PerAddress: s.cfg.MaxSessionsPerAddress},
 		Name:   "smtp", Logger: s.cfg.Logger, Refused: s.cfg.Refused,
-		Refuse: func(c net.Conn) { io.WriteString(c, msgTooManyConns) },
+		Refuse: func(c net.Conn, _ bool) { io.WriteString(c, msgTooManyConns) },
 	})
 	return lifetimeListener{Listener: lim, lifetime: s.cfg.SessionLifetime}
 }

@@ -53,7 +53,7 @@ func (s *Server) limitPublic(ln net.Listener) *connlimit.Listener {
 // limitAdmin wraps the admin listener's socket in its connection limits.
 func (s *Server) limitAdmin(ln net.Listener) *connlimit.Listener {
 	return connlimit.New(ln, connlimit.Options{Limits: s.adminConns, Name: "admin", Logger: s.log,
-		Refuse: func(c net.Conn) {
+		Refuse: func(c net.Conn, _ bool) {
 			c.Write(refusal(`{"error":{"code":"UNAVAILABLE","message":"`+msgTooManyConns+`"}}`, nil))
 		},
 		Refused: func(reason string) { s.metrics.ObserveRefused("admin", reason) }})
@@ -61,18 +61,29 @@ func (s *Server) limitAdmin(ln net.Listener) *connlimit.Listener {
 
 // refusePublic answers a public connection over a limit with 503 in the
 // shape of its path, as requests the listener cannot read are answered:
-// the Report API's when the request line arrived within headWait and names
-// the Report API, the REST API's otherwise.
-func (s *Server) refusePublic(c net.Conn) {
-	if s.tls != nil {
+// the Report API's when the request line arrived (within headWait when
+// the refusal may wait, else already) and names the Report API, the REST
+// API's otherwise. Over TLS, a refusal that may not wait closes the
+// connection without an answer (it would need a handshake).
+func (s *Server) refusePublic(c net.Conn, wait bool) {
+	var target []byte
+	switch {
+	case s.tls != nil && !wait:
+		return
+	case s.tls != nil:
 		tc := tls.Server(c, s.tls)
 		if err := tc.Handshake(); err != nil {
 			return
 		}
 		defer tc.CloseWrite()
 		c = tc
+		target = requestTarget(c)
+	case wait:
+		target = requestTarget(c)
+	default:
+		var buf [maxRefusalHeader]byte
+		target = requestLineTarget(buf[:connlimit.ReadArrived(c, buf[:])])
 	}
-	target := requestTarget(c)
 	if target != nil && isReportURI(target) {
 		b := append([]byte(`{"error":`), jsonx.AppendString(nil, msgTooManyConns)...)
 		c.Write(refusal(string(append(b, '}')), nil))
@@ -91,14 +102,23 @@ func requestTarget(c net.Conn) []byte {
 	for len(buf) < cap(buf) {
 		n, err := c.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
-		if sp := bytes.IndexByte(buf, ' '); sp >= 0 {
-			rest := buf[sp+1:]
-			if end := bytes.IndexAny(rest, " \r\n"); end >= 0 {
-				return rest[:end]
-			}
+		if target := requestLineTarget(buf); target != nil {
+			return target
 		}
 		if err != nil {
 			break
+		}
+	}
+	return nil
+}
+
+// requestLineTarget returns the target of the request line that begins
+// b, nil when b does not hold it whole.
+func requestLineTarget(b []byte) []byte {
+	if sp := bytes.IndexByte(b, ' '); sp >= 0 {
+		rest := b[sp+1:]
+		if end := bytes.IndexAny(rest, " \r\n"); end >= 0 {
+			return rest[:end]
 		}
 	}
 	return nil

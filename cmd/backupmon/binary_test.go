@@ -149,9 +149,20 @@ func startChild(t testing.TB, name, dataDir string, extra ...string) *bmChild {
 // killed at the end of the test if it is still running.
 func launchChild(t testing.TB, name, dataDir string, extra ...string) (*bmChild, error) {
 	t.Helper()
+	return launchChildVia(t, name, dataDir, nil, extra...)
+}
+
+// launchChildVia is launchChild with the command line run through wrap
+// (a shell setting a resource limit, say) when wrap is not nil.
+func launchChildVia(t testing.TB, name, dataDir string, wrap func(argv []string) []string, extra ...string) (*bmChild, error) {
+	t.Helper()
 	bin := needBinary(t)
 	c := &bmChild{name: name, dataDir: dataDir, stdout: &lockedBuffer{}, stderr: &lockedBuffer{}, exited: make(chan struct{})}
-	c.cmd = exec.Command(bin, childArgs(dataDir, extra...)...)
+	argv := append([]string{bin}, childArgs(dataDir, extra...)...)
+	if wrap != nil {
+		argv = wrap(argv)
+	}
+	c.cmd = exec.Command(argv[0], argv[1:]...)
 	// No BACKUPMON_* from the environment: the flags say everything.
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "BACKUPMON_") {

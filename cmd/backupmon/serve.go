@@ -65,6 +65,9 @@ type serveConfig struct {
 	// internal addresses (notify/dialguard.go).
 	allowPrivateWebhooks bool
 
+	// limits bound connections, sessions, read times and memory.
+	limits limitsConfig
+
 	// beforeOpen, when set (tests only), runs after the admin listener
 	// serves and before the engine's recovery starts, so that a test can
 	// hold the server in its starting state.
@@ -117,6 +120,7 @@ func parseServeFlags(args []string) (*serveConfig, error) {
 	fs.StringVar(&c.publicURL, "public-url", envDefault("public-url", ""), "the dashboard's address as users reach it, e.g. https://backups.example.com, for the links the assistant server gives (default: the address each request was sent to)")
 	fs.StringVar(&c.smtpTLSKey, "smtp-tls-key", envDefault("smtp-tls-key", ""), "private key file for --smtp-tls-cert")
 	fs.BoolVar(&c.allowPrivateWebhooks, "allow-private-webhooks", envBool("allow-private-webhooks"), "let webhook and Slack channels reach loopback, private, link-local and other internal addresses, for installs inside a private network (cloud metadata addresses and the admin listener stay refused)")
+	limitFlags := addLimitFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -168,6 +172,11 @@ func parseServeFlags(args []string) (*serveConfig, error) {
 			return nil, fmt.Errorf("--smtp-from: %v", err)
 		}
 	}
+	lims, err := limitFlags.parse()
+	if err != nil {
+		return nil, err
+	}
+	c.limits = lims
 	return c, nil
 }
 
@@ -205,6 +214,9 @@ func serve(args []string) int {
 // public listener. The lines it prints to out (each listener's address,
 // then ready) keep that order.
 func run(cfg *serveConfig, logger *slog.Logger, out io.Writer, stop <-chan os.Signal) error {
+	if err := applyRuntimeLimits(&cfg.limits, cfg.smtpListen != "", logger); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(cfg.data, 0o750); err != nil {
 		return fmt.Errorf("create data directory: %w", err)
 	}
@@ -257,7 +269,10 @@ func run(cfg *serveConfig, logger *slog.Logger, out io.Writer, stop <-chan os.Si
 		Assistant: func(r *http.Request, key engine.AssistantKey, base string) (int, http.Header, []byte) {
 			return asst.Serve(r, key, base)
 		},
-		PublicURL: cfg.publicURL,
+		PublicURL:   cfg.publicURL,
+		ReadTimeout: cfg.limits.readTimeout,
+		PublicConns: cfg.limits.public,
+		AdminConns:  cfg.limits.admin,
 	})
 
 	pubLn, err := net.Listen("tcp", cfg.listen)
@@ -366,6 +381,9 @@ func run(cfg *serveConfig, logger *slog.Logger, out io.Writer, stop <-chan os.Si
 		mailSrv = smtpin.New(eng, store, smtpin.Config{
 			Domain: cfg.ingestDomain, TLS: smtpTLS, Suggest: smtpin.Suggestions,
 			Observe: metrics.ObserveMail, Logger: logger,
+			Timeout: cfg.limits.smtpTimeout, SessionLifetime: cfg.limits.smtpLifetime, MessageMemory: cfg.limits.smtpMemory,
+			MaxSessions: cfg.limits.smtpSessions, MaxSessionsPerAddress: cfg.limits.smtpPerAddr,
+			Refused: func(reason string) { metrics.ObserveRefused("smtp", reason) },
 		})
 		go func() {
 			if err := mailSrv.Serve(mailLn); err != nil && !errors.Is(err, smtpin.ErrServerClosed) {

@@ -34,10 +34,15 @@ type Options struct {
 	// Name names the listener in logs ("public", "admin", "smtp").
 	Name string
 	// Refuse answers a connection over a limit (a 503, a 421) before the
-	// Listener closes it; it runs on its own goroutine, at most
-	// MaxRefusing at once per listener, with the connection's deadline
-	// RefuseTimeout away. nil: the connection is closed without a word.
-	Refuse func(c net.Conn)
+	// Listener closes it. With wait (at most MaxRefusing refusals at once
+	// per listener, each on its own goroutine) it may wait a little for
+	// what the client sends first, within RefuseTimeout, and the Listener
+	// then lingers for the client to close. Without (a burst past those),
+	// it is called on the accept loop and must not wait: it may look at
+	// what arrived already (ReadArrived) and write its answer; the
+	// Listener then drops what the client sent and closes. nil: the
+	// connection is closed without a word.
+	Refuse func(c net.Conn, wait bool)
 	// Refused, when set, counts each refused connection: reason is
 	// "total" or "address".
 	Refused func(reason string)
@@ -55,6 +60,9 @@ const (
 	// RefuseTimeout bounds one refusal: reading what the client sent
 	// first, writing the answer and waiting for the client to close.
 	RefuseTimeout = 2 * time.Second
+	// quickTimeout bounds the write of an answer on the accept loop (a
+	// few hundred bytes to a new connection's empty send buffer).
+	quickTimeout = 50 * time.Millisecond
 )
 
 // Accept back-off after a temporary error, as net/http's Server does.
@@ -181,16 +189,18 @@ func (l *Listener) refuse(c net.Conn, key netip.Addr, reason string) {
 	}
 	select {
 	case l.refusing <- struct{}{}:
-	default:
-		c.Close() // too many refusals in progress: no answer
-		return
+		go func() {
+			defer func() { <-l.refusing }()
+			c.SetDeadline(time.Now().Add(RefuseTimeout))
+			l.opts.Refuse(c, true)
+			Linger(c)
+		}()
+	default: // a burst: answered at once, on this goroutine
+		c.SetDeadline(time.Now().Add(quickTimeout))
+		l.opts.Refuse(c, false)
+		drainArrived(c)
+		c.Close()
 	}
-	go func() {
-		defer func() { <-l.refusing }()
-		c.SetDeadline(time.Now().Add(RefuseTimeout))
-		l.opts.Refuse(c)
-		Linger(c)
-	}()
 }
 
 // Close closes the inner listener; connections already accepted stay open.

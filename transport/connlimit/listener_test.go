@@ -62,7 +62,7 @@ func TestLimits(t *testing.T) {
 	var mu sync.Mutex
 	refused := map[string]int{}
 	l := New(inner, Options{Limits: Limits{Total: 4, PerAddress: 2}, Name: "test", Logger: quiet,
-		Refuse: func(c net.Conn) { io.WriteString(c, "busy\n") },
+		Refuse: func(c net.Conn, _ bool) { io.WriteString(c, "busy\n") },
 		Refused: func(reason string) {
 			mu.Lock()
 			refused[reason]++
@@ -230,5 +230,60 @@ func TestTemporary(t *testing.T) {
 				t.Errorf("Temporary = %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// A burst far past the limit is answered whole: MaxRefusing refusals wait
+// on goroutines of their own, the rest are answered on the accept loop.
+func TestRefusalBurst(t *testing.T) {
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	waited := map[bool]int{}
+	l := New(inner, Options{Limits: Limits{Total: 1}, Name: "test", Logger: quiet,
+		Refuse: func(c net.Conn, wait bool) {
+			mu.Lock()
+			waited[wait]++
+			mu.Unlock()
+			if wait {
+				time.Sleep(100 * time.Millisecond) // holds its slot
+			}
+			io.WriteString(c, "busy\n")
+		}})
+	defer l.Close()
+	go serveEcho(l)
+	dialFrom(t, "127.0.0.1", inner.Addr().String())
+	const burst = 200
+	var wg sync.WaitGroup
+	errs := make(chan error, burst)
+	for i := range burst {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, err := net.DialTimeout("tcp", inner.Addr().String(), 5*time.Second)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer c.Close()
+			c.SetDeadline(time.Now().Add(5 * time.Second))
+			io.WriteString(c, "GET / HTTP/1.1\r\n\r\n") // read by nobody: dropped before the close
+			b, err := io.ReadAll(c)
+			if err != nil || string(b) != "busy\n" {
+				errs <- fmt.Errorf("client %d: %q %v", i, b, err)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if waited[true] < MaxRefusing || waited[false] == 0 || waited[true]+waited[false] != burst {
+		t.Errorf("refusals that waited and not: %v", waited)
 	}
 }
