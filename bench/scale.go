@@ -98,6 +98,7 @@ type scaleConfig struct {
 	readRate                                           float64
 	restarts                                           int
 	procs                                              int
+	memoryLimitMiB                                     int // the server's memory limit: 0 auto, -1 none
 
 	inProcess bool // tests: the server and the retention step run in this process
 }
@@ -127,6 +128,7 @@ func scaleMain(args []string) int {
 	fs.Float64Var(&c.readRate, "read-rate", 0, "reads per second at most (0: as many as the workspaces' limits allow)")
 	fs.IntVar(&c.restarts, "restarts", 3, "restarts measured per state (the median is shown)")
 	fs.IntVar(&c.procs, "procs", 0, "the server's GOMAXPROCS (0: as backupmon serve sets it, one more than the CPUs)")
+	fs.IntVar(&c.memoryLimitMiB, "memory-limit", 0, "the server's memory limit in MiB, as backupmon serve's --memory-limit sets it; its RSS under load is checked against it (0: 1.5 × the server's RSS once it has opened the state, at least that RSS + 256 MiB; -1: none)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -1026,8 +1028,15 @@ func scaleLoad(c scaleConfig, phases scalePhases, dir string, f *scaleFixture, o
 		return err
 	}
 	defer server.kill() // after stop, it does nothing
+	stateRSS := server.rss()
 	fmt.Fprintf(out, "server (engine and transport as backupmon serve wires them, retention %d days; in a process of its own): recovered in %s, listening %s after %s; RSS %.1f MiB\n",
-		serveRetentionDays, time.Duration(server.openNs).Round(time.Millisecond), server.addr, time.Since(start).Round(time.Millisecond), float64(server.rss())/(1<<20))
+		serveRetentionDays, time.Duration(server.openNs).Round(time.Millisecond), server.addr, time.Since(start).Round(time.Millisecond), float64(stateRSS)/(1<<20))
+	limit, err := server.setMemoryLimit(c.memoryLimitMiB, stateRSS, out)
+	if err != nil {
+		return err
+	}
+	peak := watchRSS(server.scaleProc)
+	defer peak.stop()
 
 	// The readers: every workspace but the noisy one, each within its limit.
 	others := make([]int, f.Workspaces-1)
@@ -1167,12 +1176,86 @@ func scaleLoad(c scaleConfig, phases scalePhases, dir string, f *scaleFixture, o
 	}
 
 	reads.stop()
+	if top := peak.stop(); limit > 0 {
+		fmt.Fprintf(out, "server RSS under load: highest %.1f MiB (sampled every %s), %.0f%% of its memory limit of %.1f MiB\n",
+			float64(top)/(1<<20), rssEvery, 100*float64(top)/float64(limit), float64(limit)/(1<<20))
+		v.add(top <= uint64(limit), "server RSS under its memory limit", fmt.Sprintf("highest %.1f MiB, limit %.1f MiB (the state's RSS at open %.1f MiB)",
+			float64(top)/(1<<20), float64(limit)/(1<<20), float64(stateRSS)/(1<<20)))
+	}
 	closed, err := server.stop()
 	if err != nil {
 		return fmt.Errorf("server: %w", err)
 	}
 	fmt.Fprintf(out, "server stopped: engine closed (final snapshot) in %s\n", closed.Round(time.Millisecond))
 	return nil
+}
+
+// setMemoryLimit gives the server its memory limit (debug.SetMemoryLimit,
+// as backupmon serve's --memory-limit does): mib MiB, or with 0 1.5 × its
+// RSS with the state open (at least that RSS + 256 MiB: a small state's
+// process holds buffers and runtime memory besides), or none with -1. It
+// returns the limit in bytes (0: none).
+func (s *scaleServer) setMemoryLimit(mib int, stateRSS uint64, out io.Writer) (int64, error) {
+	var limit int64
+	how := "given"
+	switch {
+	case mib < 0:
+		fmt.Fprintln(out, "memory limit: none (-memory-limit -1)")
+		return 0, nil
+	case mib > 0:
+		limit = int64(mib) << 20
+	default:
+		limit = max(int64(stateRSS)*3/2, int64(stateRSS)+256<<20)
+		how = "1.5 × the RSS with the state open, at least that + 256 MiB"
+	}
+	if _, err := fmt.Fprintf(s.stdin, "memlimit %d\n", limit); err != nil {
+		return 0, err
+	}
+	if line, err := s.line(); err != nil || line != fmt.Sprintf("memlimit %d", limit) {
+		return 0, fmt.Errorf("server said %q to its memory limit: %v", line, err)
+	}
+	fmt.Fprintf(out, "memory limit: %.1f MiB (%s)\n", float64(limit)/(1<<20), how)
+	return limit, nil
+}
+
+// rssEvery is how often the server's RSS is sampled under load.
+const rssEvery = 100 * time.Millisecond
+
+// rssWatch samples a process's RSS until stopped.
+type rssWatch struct {
+	done chan struct{}
+	top  chan uint64
+	once sync.Once
+	last uint64
+}
+
+// watchRSS samples p's RSS every rssEvery.
+func watchRSS(p *scaleProc) *rssWatch {
+	w := &rssWatch{done: make(chan struct{}), top: make(chan uint64, 1)}
+	go func() {
+		var top uint64
+		t := time.NewTicker(rssEvery)
+		defer t.Stop()
+		for {
+			top = max(top, p.rss())
+			select {
+			case <-w.done:
+				w.top <- top
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return w
+}
+
+// stop ends the sampling and returns the highest RSS seen.
+func (w *rssWatch) stop() uint64 {
+	w.once.Do(func() {
+		close(w.done)
+		w.last = <-w.top
+	})
+	return w.last
 }
 
 // noisyClient is the noisy workspace's client in a process of its own
@@ -1697,7 +1780,9 @@ func scaleChild(args []string) int {
 // and serves the public APIs with the transport on 127.0.0.1:0. It prints
 // "listening <addr> <recovery ns>", answers each line "stats" on in with
 // "stats <snapshots> <snapshot ns> <log records> <heap in use> <GCs>
-// <next GC>" (the first three since the last), and when in closes it shuts down, closes the engine and prints
+// <next GC>" (the first three since the last), each line "memlimit <bytes>"
+// by setting its memory limit (as serve's --memory-limit) and echoing the
+// line, and when in closes it shuts down, closes the engine and prints
 // "closed <ns>".
 func scaleServe(args []string, in io.Reader, out io.Writer) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
@@ -1732,8 +1817,19 @@ func scaleServe(args []string, in io.Reader, out io.Writer) int {
 	go srv.ServePublic(ln)
 	stats.take()
 	fmt.Fprintf(out, "listening %s %d\n", ln.Addr(), opened.Nanoseconds())
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1)) // in-process tests: the test's own limit back
 	sc := bufio.NewScanner(in)
 	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "memlimit "); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n <= 0 {
+				fmt.Fprintf(out, "bad memory limit %q\n", v)
+				continue
+			}
+			debug.SetMemoryLimit(n)
+			fmt.Fprintf(out, "memlimit %d\n", n)
+			continue
+		}
 		if sc.Text() == "stats" {
 			_, records, _, _, snaps, snapTime := stats.take()
 			var ms runtime.MemStats

@@ -152,7 +152,7 @@ func TestScaleRunsAtTinyScale(t *testing.T) {
 	for _, want := range []string{
 		"imported 480 results", "restart (jobs only, no results)", "restart (full state, from the snapshot)", "phase A, reads alone",
 		"phase B, reads while", "phase C, reads while one workspace hammers", "window   2", "retention 30 days",
-		"answered 429 RATE_LIMITED", "PASS  phase B within the limits", "PASS  retention at 30 days drops every older result", "PASS  soak within the limits",
+		"answered 429 RATE_LIMITED", "PASS  phase B within the limits", "memory limit: ", "PASS  server RSS under its memory limit", "PASS  retention at 30 days drops every older result", "PASS  soak within the limits",
 	} {
 		if !strings.Contains(s, want) {
 			t.Errorf("no %q in the output:\n%s", want, s)
