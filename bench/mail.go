@@ -38,6 +38,7 @@ import (
 	"backupmon/mailstore"
 	"backupmon/smtpin"
 	"backupmon/transport"
+	"backupmon/tune"
 	"backupmon/wal"
 )
 
@@ -842,7 +843,7 @@ func mailTargetChild(args []string) int {
 	if *procs > 0 {
 		runtime.GOMAXPROCS(*procs)
 	} else {
-		wal.TuneProcs() // as backupmon serve does
+		tune.Procs() // as backupmon serve does
 	}
 	fail := func(err error) int {
 		fmt.Fprintln(os.Stderr, "bench mail target:", err)

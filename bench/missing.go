@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"backupmon/engine"
+	"backupmon/tune"
 	"backupmon/wal"
 )
 
@@ -75,7 +76,7 @@ func (d *countingDeliverer) Deliver(engine.Notice) { d.n.Add(1) }
 // development clock past their common deadline; it reports whether every
 // job turned missing with its alert.
 func runMissing(c missingConfig) (bool, error) {
-	wal.TuneProcs() // as backupmon serve does
+	tune.Procs() // as backupmon serve does
 	jobsPerWS := (c.jobs + c.workspaces - 1) / c.workspaces
 	jobs := jobsPerWS * c.workspaces
 	dir, cleanup, err := dataDir(c.data, "backupmon-bench-missing-")

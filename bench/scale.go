@@ -46,6 +46,7 @@ import (
 
 	"backupmon/engine"
 	"backupmon/transport"
+	"backupmon/tune"
 	"backupmon/wal"
 )
 
@@ -1796,7 +1797,7 @@ func scaleServe(args []string, in io.Reader, out io.Writer) int {
 	case *procs > 0:
 		runtime.GOMAXPROCS(*procs)
 	case !*noTune:
-		wal.TuneProcs()
+		tune.Procs()
 	}
 	stats := &engineStats{}
 	start := time.Now()

@@ -27,7 +27,7 @@ import (
 	"time"
 
 	"backupmon/transport"
-	"backupmon/wal"
+	"backupmon/tune"
 )
 
 const targetChildCmd = "report-target"
@@ -76,7 +76,7 @@ func targetChild(args []string) int {
 	case *procs > 0:
 		runtime.GOMAXPROCS(*procs)
 	case *kind == "server":
-		wal.TuneProcs() // as backupmon serve does
+		tune.Procs() // as backupmon serve does
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

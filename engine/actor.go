@@ -4,7 +4,7 @@ import (
 	"sync"
 	"time"
 
-	"backupmon/wal"
+	"backupmon/state"
 )
 
 // actor owns one workspace: a goroutine that runs the messages sent to its
@@ -73,10 +73,10 @@ func (a *actor) stop() {
 
 // applyNew gives rec the workspace's next sequence number and applies it.
 // The caller then hands it to the log with eng.submit.
-func (a *actor) applyNew(rec wal.Entry) error {
-	rec.Head().Workspace = a.ws.id
-	rec.Head().Seq = a.ws.seq + 1
-	return a.ws.apply(rec, a.eng)
+func (a *actor) applyNew(rec state.Record) error {
+	rec.Head().Workspace = a.ws.ID
+	rec.Head().Seq = a.ws.Seq + 1
+	return a.ws.Apply(rec, a)
 }
 
 // ask runs fn in the actor and returns its answer, or the zero value once
@@ -111,7 +111,7 @@ func ask2[T, U any](a *actor, fn func(w *workspace) (T, U)) (T, U) {
 // decision is what a command decided in the actor: a record to log (nil when
 // nothing changes) and the answer to give once it is durable.
 type decision[T any] struct {
-	rec    wal.Entry
+	rec    state.Record
 	answer func(w *workspace) T // built after rec is applied; may be nil
 	value  T                    // the answer when answer is nil
 }
@@ -137,7 +137,7 @@ func change[T any](a *actor, decide func(w *workspace, now int64) (decision[T], 
 			ch <- outcome[T]{err: err}
 			return
 		}
-		var notices []Notice
+		var notices []state.Notice
 		if d.rec != nil {
 			if err := a.applyNew(d.rec); err != nil {
 				ch <- outcome[T]{err: err}
@@ -145,7 +145,7 @@ func change[T any](a *actor, decide func(w *workspace, now int64) (decision[T], 
 			}
 			notices = a.takeFresh(a.eng.nowMs())
 		}
-		dropped := w.takeDropped()
+		dropped := w.TakeDropped()
 		v := d.value
 		if d.answer != nil {
 			v = d.answer(w)

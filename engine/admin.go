@@ -10,7 +10,7 @@ import (
 	"unicode/utf8"
 
 	"backupmon/jsonx"
-	"backupmon/wal"
+	"backupmon/state"
 )
 
 // Limits on admin input (decisions.md 2).
@@ -114,7 +114,7 @@ func checkEnum(field string, v Opt[string], allowed map[string]bool, list string
 }
 
 func (e *Engine) workspaceActor(id string) (*actor, error) {
-	wid, ok := ParseID(id)
+	wid, ok := state.ParseID(id)
 	if !ok {
 		return nil, notFound("workspace")
 	}
@@ -138,12 +138,12 @@ func (e *Engine) CreateWorkspace(in WorkspaceInput) (WorkspaceView, error) {
 		}
 		tz = in.TimeZone.V
 	}
-	if err := checkEnum("plan", in.Plan, plans, "starter, growth, pro, trial", true); err != nil {
+	if err := checkEnum("plan", in.Plan, state.Plans, "starter, growth, pro, trial", true); err != nil {
 		return WorkspaceView{}, err
 	}
 	status := "active"
 	if in.Status.Set {
-		if err := checkEnum("status", in.Status, workspaceStatuses, "active, suspended, cancelled", false); err != nil {
+		if err := checkEnum("status", in.Status, state.WorkspaceStatuses, "active, suspended, cancelled", false); err != nil {
 			return WorkspaceView{}, err
 		}
 		status = in.Status.V
@@ -154,17 +154,17 @@ func (e *Engine) CreateWorkspace(in WorkspaceInput) (WorkspaceView, error) {
 	}
 	e.globalMu.Lock()
 	now := e.nowMs()
-	rec := &wal.WorkspaceCreated{Name: in.Name.V, TimeZone: tz, Plan: in.Plan.V, Status: status, TrialEndsAt: trial, CreatedAt: now}
-	rec.Workspace = e.globalIDs.next(now)
+	rec := &state.WorkspaceCreated{Name: in.Name.V, TimeZone: tz, Plan: in.Plan.V, Status: status, TrialEndsAt: trial, CreatedAt: now}
+	rec.Workspace = e.globalIDs.Next(now)
 	rec.Seq = 1
-	w, err := newWorkspace(rec)
+	w, err := state.NewWorkspace(rec)
 	if err != nil {
 		e.globalMu.Unlock()
 		return WorkspaceView{}, err
 	}
 	a := e.addActor(w)
 	go a.run()
-	view := w.view()
+	view := a.ws.view()
 	ch := make(chan error, 1)
 	e.submit(rec, func(_ uint64, err error) { ch <- err })
 	e.globalMu.Unlock()
@@ -189,37 +189,37 @@ func (e *Engine) UpdateWorkspace(id string, in WorkspaceInput) (WorkspaceView, e
 	if err != nil {
 		return WorkspaceView{}, err
 	}
-	rec := &wal.WorkspaceUpdated{}
+	rec := &state.WorkspaceUpdated{}
 	if in.Name.Set {
 		if err := checkName("name", in.Name, false); err != nil {
 			return WorkspaceView{}, err
 		}
-		rec.Fields |= wal.WorkspaceName
+		rec.Fields |= state.WorkspaceName
 		rec.Name = in.Name.V
 	}
 	if in.TimeZone.Set {
 		if in.TimeZone.Null || !validZone(in.TimeZone.V) {
 			return WorkspaceView{}, invalid("timeZone", "timeZone must be an IANA time zone name")
 		}
-		rec.Fields |= wal.WorkspaceTimeZone
+		rec.Fields |= state.WorkspaceTimeZone
 		rec.TimeZone = in.TimeZone.V
 	}
 	if in.Plan.Set {
-		if err := checkEnum("plan", in.Plan, plans, "starter, growth, pro, trial", false); err != nil {
+		if err := checkEnum("plan", in.Plan, state.Plans, "starter, growth, pro, trial", false); err != nil {
 			return WorkspaceView{}, err
 		}
-		rec.Fields |= wal.WorkspacePlan
+		rec.Fields |= state.WorkspacePlan
 		rec.Plan = in.Plan.V
 	}
 	if in.Status.Set {
-		if err := checkEnum("status", in.Status, workspaceStatuses, "active, suspended, cancelled", false); err != nil {
+		if err := checkEnum("status", in.Status, state.WorkspaceStatuses, "active, suspended, cancelled", false); err != nil {
 			return WorkspaceView{}, err
 		}
-		rec.Fields |= wal.WorkspaceStatus
+		rec.Fields |= state.WorkspaceStatus
 		rec.Status = in.Status.V
 	}
 	if in.TrialEndsAt.Set {
-		rec.Fields |= wal.WorkspaceTrialEndsAt
+		rec.Fields |= state.WorkspaceTrialEndsAt
 		if !in.TrialEndsAt.Null {
 			rec.TrialEndsAt = in.TrialEndsAt.V.UnixMilli()
 		}
@@ -263,15 +263,15 @@ func (e *Engine) CreateClient(wsID string, in ClientInput) (ClientView, error) {
 	}
 	status := "active"
 	if in.Status.Set {
-		if err := checkEnum("status", in.Status, clientStatuses, "active, paused, archived", false); err != nil {
+		if err := checkEnum("status", in.Status, state.ClientStatuses, "active, paused, archived", false); err != nil {
 			return ClientView{}, err
 		}
 		status = in.Status.V
 	}
 	return change(a, func(w *workspace, now int64) (decision[ClientView], error) {
-		rec := &wal.ClientCreated{ID: w.ids.next(now), Name: in.Name.V, Status: status, CreatedAt: now}
-		rec.ActivityID = w.ids.next(now)
-		return decision[ClientView]{rec: rec, answer: func(w *workspace) ClientView { return w.clientView(w.clients[rec.ID], now) }}, nil
+		rec := &state.ClientCreated{ID: w.IDs.Next(now), Name: in.Name.V, Status: status, CreatedAt: now}
+		rec.ActivityID = w.IDs.Next(now)
+		return decision[ClientView]{rec: rec, answer: func(w *workspace) ClientView { return w.clientView(w.Clients[rec.ID], now) }}, nil
 	})
 }
 
@@ -282,50 +282,34 @@ func (e *Engine) UpdateClient(wsID, clientID string, in ClientInput) (ClientView
 	if err != nil {
 		return ClientView{}, err
 	}
-	rec := &wal.ClientUpdated{}
+	rec := &state.ClientUpdated{}
 	if in.Name.Set {
 		if err := checkName("name", in.Name, false); err != nil {
 			return ClientView{}, err
 		}
-		rec.Fields |= wal.ClientName
+		rec.Fields |= state.ClientName
 		rec.Name = in.Name.V
 	}
 	if in.Status.Set {
-		if err := checkEnum("status", in.Status, clientStatuses, "active, paused, archived", false); err != nil {
+		if err := checkEnum("status", in.Status, state.ClientStatuses, "active, paused, archived", false); err != nil {
 			return ClientView{}, err
 		}
-		rec.Fields |= wal.ClientStatus
+		rec.Fields |= state.ClientStatus
 		rec.Status = in.Status.V
 	}
 	return change(a, func(w *workspace, now int64) (decision[ClientView], error) {
-		c := w.client(clientID)
+		c := w.Client(clientID)
 		if c == nil {
 			return decision[ClientView]{}, notFound("client")
 		}
-		rec.ID, rec.At = c.id, now
+		rec.ID, rec.At = c.ID, now
 		answer := func(w *workspace) ClientView { return w.clientView(c, now) }
 		if rec.Fields == 0 {
 			return decision[ClientView]{answer: answer}, nil
 		}
-		rec.ActivityID = w.ids.next(now)
+		rec.ActivityID = w.IDs.Next(now)
 		return decision[ClientView]{rec: rec, answer: answer}, nil
 	})
-}
-
-func (w *workspace) client(id string) *client {
-	cid, ok := ParseID(id)
-	if !ok {
-		return nil
-	}
-	return w.clients[cid]
-}
-
-func (w *workspace) job(id string) *job {
-	jid, ok := ParseID(id)
-	if !ok {
-		return nil
-	}
-	return w.jobs[jid]
 }
 
 // Clients returns every client of a workspace, by name.
@@ -336,26 +320,17 @@ func (e *Engine) Clients(wsID string) ([]ClientView, error) {
 	}
 	return ask(a, func(w *workspace) []ClientView {
 		now := e.nowMs()
-		list := make([]*client, 0, len(w.clients))
-		for _, c := range w.clients {
+		list := make([]*state.Client, 0, len(w.Clients))
+		for _, c := range w.Clients {
 			list = append(list, c)
 		}
-		sort.Slice(list, func(i, j int) bool { return nameBefore(list[i].name, list[i].id, list[j].name, list[j].id) })
+		sort.Slice(list, func(i, j int) bool { return state.NameBefore(list[i].Name, list[i].ID, list[j].Name, list[j].ID) })
 		views := make([]ClientView, len(list))
 		for i, c := range list {
 			views[i] = w.clientView(c, now)
 		}
 		return views
 	}), nil
-}
-
-// nameBefore orders by name without case, then by id (decisions.md 5).
-func nameBefore(a string, aid ID, b string, bid ID) bool {
-	la, lb := strings.ToLower(a), strings.ToLower(b)
-	if la != lb {
-		return la < lb
-	}
-	return string(aid[:]) < string(bid[:])
 }
 
 var dayByName = map[string]time.Weekday{
@@ -406,7 +381,7 @@ func checkDevice(in DeviceInput, cur DeviceInput) (DeviceInput, *Error) {
 		return in, invalid("device.name", "device.name is required")
 	}
 	if in.Type.Set {
-		if err := checkEnum("device.type", in.Type, deviceTypes, "server, workstation, vm, nas, cloud, database, other", false); err != nil {
+		if err := checkEnum("device.type", in.Type, state.DeviceTypes, "server, workstation, vm, nas, cloud, database, other", false); err != nil {
 			return in, err
 		}
 		cur.Type = in.Type
@@ -425,7 +400,7 @@ func checkDevice(in DeviceInput, cur DeviceInput) (DeviceInput, *Error) {
 	return cur, nil
 }
 
-var vendorList = strings.Join(vendorOrder[:], ", ")
+var vendorList = strings.Join(state.VendorOrder[:], ", ")
 
 func checkSLA(v Opt[float64]) *Error {
 	if v.Null || v.V < 0 || v.V > 100 {
@@ -459,7 +434,7 @@ func (e *Engine) CreateJob(wsID string, in JobInput) (JobView, error) {
 	if !in.Schedule.Set || in.Schedule.Null {
 		return JobView{}, invalid("schedule", "schedule is required: {intervalMinutes, expectedDays?, graceMinutes?}")
 	}
-	interval, grace, days, serr := checkSchedule(in.Schedule.V, 0, defaultGrace, allDays, true)
+	interval, grace, days, serr := checkSchedule(in.Schedule.V, 0, defaultGrace, state.AllDays, true)
 	if serr != nil {
 		return JobView{}, serr
 	}
@@ -479,28 +454,28 @@ func (e *Engine) CreateJob(wsID string, in JobInput) (JobView, error) {
 		return JobView{}, invalid("pausedUntil", "pausedUntil cannot be set when a job is created; pause it with an update")
 	}
 	return change(a, func(w *workspace, now int64) (decision[JobView], error) {
-		c := w.client(in.ClientID.V)
+		c := w.Client(in.ClientID.V)
 		if c == nil {
 			return decision[JobView]{}, invalid("clientId", "clientId does not name a client of this workspace")
 		}
-		rec := &wal.JobCreated{
-			ID: w.ids.next(now), ClientID: c.id, Name: in.Name.V, Vendor: in.Vendor.V,
+		rec := &state.JobCreated{
+			ID: w.IDs.Next(now), ClientID: c.ID, Name: in.Name.V, Vendor: in.Vendor.V,
 			DeviceName: dev.Name.V, DeviceType: dev.Type.V, Hostname: dev.Hostname.V,
 			IntervalMinutes: interval, GraceMinutes: grace, ExpectedDays: days, SLATarget: sla,
 			CreatedAt: now, IngestToken: newIngestToken(),
 		}
-		rec.DeviceID = w.deviceFor(c.id, dev.Hostname.V)
-		if ID(rec.DeviceID).IsZero() {
-			rec.DeviceID = w.ids.next(now)
+		rec.DeviceID = w.DeviceFor(c.ID, dev.Hostname.V)
+		if state.ID(rec.DeviceID).IsZero() {
+			rec.DeviceID = w.IDs.Next(now)
 		}
-		rec.ActivityID = w.ids.next(now)
-		return decision[JobView]{rec: rec, answer: func(w *workspace) JobView { return e.adminJobView(w, w.jobs[rec.ID], now) }}, nil
+		rec.ActivityID = w.IDs.Next(now)
+		return decision[JobView]{rec: rec, answer: func(w *workspace) JobView { return e.adminJobView(w, w.Jobs[rec.ID], now) }}, nil
 	})
 }
 
 var vendorSet = func() map[string]bool {
 	m := map[string]bool{}
-	for v := range vendorNames {
+	for v := range state.VendorNames {
 		m[v] = true
 	}
 	return m
@@ -511,7 +486,7 @@ var ingestEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").With
 // newIngestToken returns 20 random lowercase base32 characters.
 func newIngestToken() string {
 	var b [13]byte
-	randomBytes(b[:])
+	state.RandomBytes(b[:])
 	return ingestEncoding.EncodeToString(b[:])[:20]
 }
 
@@ -554,46 +529,46 @@ func (e *Engine) UpdateJob(wsID, jobID string, in JobInput) (JobView, error) {
 		return JobView{}, err
 	}
 	return change(a, func(w *workspace, now int64) (decision[JobView], error) {
-		j := w.job(jobID)
+		j := w.Job(jobID)
 		if j == nil {
 			return decision[JobView]{}, notFound("job")
 		}
-		rec := &wal.JobUpdated{ID: j.id, At: now}
+		rec := &state.JobUpdated{ID: j.ID, At: now}
 		if in.Name.Set {
-			rec.Fields |= wal.JobName
+			rec.Fields |= state.JobName
 			rec.Name = in.Name.V
 		}
 		if in.Vendor.Set {
-			rec.Fields |= wal.JobVendor
+			rec.Fields |= state.JobVendor
 			rec.Vendor = in.Vendor.V
 		}
 		if in.Device.Set {
-			cur := DeviceInput{Name: Some(j.device.name), Type: Some(j.device.typ), Hostname: Some(j.device.hostname)}
+			cur := DeviceInput{Name: Some(j.Device.Name), Type: Some(j.Device.Type), Hostname: Some(j.Device.Hostname)}
 			dev, err := checkDevice(in.Device.V, cur)
 			if err != nil {
 				return decision[JobView]{}, err
 			}
-			rec.Fields |= wal.JobDevice
+			rec.Fields |= state.JobDevice
 			rec.DeviceName, rec.DeviceType, rec.Hostname = dev.Name.V, dev.Type.V, dev.Hostname.V
-			rec.DeviceID = w.deviceFor(j.client.id, dev.Hostname.V)
-			if ID(rec.DeviceID).IsZero() {
-				rec.DeviceID = w.ids.next(now)
+			rec.DeviceID = w.DeviceFor(j.Client.ID, dev.Hostname.V)
+			if state.ID(rec.DeviceID).IsZero() {
+				rec.DeviceID = w.IDs.Next(now)
 			}
 		}
 		if in.Schedule.Set {
-			interval, grace, days, err := checkSchedule(in.Schedule.V, j.intervalMinutes, j.graceMinutes, j.expectedDays, false)
+			interval, grace, days, err := checkSchedule(in.Schedule.V, j.IntervalMinutes, j.GraceMinutes, j.ExpectedDays, false)
 			if err != nil {
 				return decision[JobView]{}, err
 			}
-			rec.Fields |= wal.JobSchedule
+			rec.Fields |= state.JobSchedule
 			rec.IntervalMinutes, rec.GraceMinutes, rec.ExpectedDays = interval, grace, days
 		}
 		if in.SLATarget.Set {
-			rec.Fields |= wal.JobSLATarget
+			rec.Fields |= state.JobSLATarget
 			rec.SLATarget = in.SLATarget.V
 		}
 		if in.Paused.Set || in.PausedUntil.Set {
-			paused := j.ownPaused(now)
+			paused := j.OwnPaused(now)
 			if in.Paused.Set {
 				paused = in.Paused.V
 			}
@@ -607,17 +582,17 @@ func (e *Engine) UpdateJob(wsID, jobID string, in JobInput) (JobView, error) {
 					return decision[JobView]{}, invalid("pausedUntil", "pausedUntil must be in the future")
 				}
 				paused = true
-			} else if !in.PausedUntil.Set && paused && j.ownPaused(now) {
-				until = j.pausedUntil // keep the current end
+			} else if !in.PausedUntil.Set && paused && j.OwnPaused(now) {
+				until = j.PausedUntil // keep the current end
 			}
-			rec.Fields |= wal.JobPaused
+			rec.Fields |= state.JobPaused
 			rec.Paused, rec.PausedUntil = paused, until
 		}
 		answer := func(w *workspace) JobView { return e.adminJobView(w, j, now) }
 		if rec.Fields == 0 {
 			return decision[JobView]{answer: answer}, nil
 		}
-		rec.ActivityID, rec.Actor, rec.Note = w.ids.next(now), in.Actor, in.Note
+		rec.ActivityID, rec.Actor, rec.Note = w.IDs.Next(now), in.Actor, in.Note
 		return decision[JobView]{rec: rec, answer: answer}, nil
 	})
 }
@@ -629,11 +604,11 @@ func (e *Engine) DeleteJob(wsID, jobID string) error {
 		return err
 	}
 	_, err = change(a, func(w *workspace, now int64) (decision[struct{}], error) {
-		j := w.job(jobID)
+		j := w.Job(jobID)
 		if j == nil {
 			return decision[struct{}]{}, notFound("job")
 		}
-		return decision[struct{}]{rec: &wal.JobDeleted{ID: j.id, ActivityID: w.ids.next(now), At: now}}, nil
+		return decision[struct{}]{rec: &state.JobDeleted{ID: j.ID, ActivityID: w.IDs.Next(now), At: now}}, nil
 	})
 	return err
 }
@@ -646,11 +621,11 @@ func (e *Engine) Jobs(wsID string) ([]JobView, error) {
 	}
 	return ask(a, func(w *workspace) []JobView {
 		now := e.nowMs()
-		list := make([]*job, 0, len(w.jobs))
-		for _, j := range w.jobs {
+		list := make([]*state.Job, 0, len(w.Jobs))
+		for _, j := range w.Jobs {
 			list = append(list, j)
 		}
-		sort.Slice(list, func(i, k int) bool { return nameBefore(list[i].name, list[i].id, list[k].name, list[k].id) })
+		sort.Slice(list, func(i, k int) bool { return state.NameBefore(list[i].Name, list[i].ID, list[k].Name, list[k].ID) })
 		views := make([]JobView, len(list))
 		for i, j := range list {
 			views[i] = e.adminJobView(w, j, now)
@@ -671,24 +646,24 @@ func (e *Engine) JobDetail(wsID, jobID string, limit int) (JobView, error) {
 		return JobView{}, err
 	}
 	v := ask(a, func(w *workspace) JobView {
-		j := w.job(jobID)
+		j := w.Job(jobID)
 		if j == nil {
 			return JobView{}
 		}
 		b := e.withIngestAddress(w.appendJobDetail(nil, j, e.nowMs()), j)
 		b = append(b[:len(b)-1], `,"history":[`...)
-		for i, n := len(j.results)-1, 0; i >= 0 && n < limit; i, n = i-1, n+1 {
+		for i, n := len(j.Results)-1, 0; i >= 0 && n < limit; i, n = i-1, n+1 {
 			if n > 0 {
 				b = append(b, ',')
 			}
-			r := &j.results[i]
-			b = appendResult(b, j, r)
+			r := &j.Results[i]
+			b = state.AppendResult(b, j, r)
 			b = append(b[:len(b)-1], `,"source":`...)
-			b = jsonx.AppendString(b, w.source(r.source))
+			b = jsonx.AppendString(b, w.Source(r.Source))
 			b = append(b, '}')
 		}
 		b = append(b, "]}"...)
-		return JobView{ID: j.id.String(), JSON: b}
+		return JobView{ID: j.ID.String(), JSON: b}
 	})
 	if v.ID == "" {
 		return JobView{}, notFound("job")
@@ -718,12 +693,12 @@ func (e *Engine) CreateKey(wsID string, in KeyInput) (KeyView, error) {
 	}
 	scopes := uint8(0)
 	if in.Type.V == "rest" {
-		scopes = scopeAll
+		scopes = state.ScopeAll
 		if in.Scopes.Set {
 			if in.Scopes.Null {
 				return KeyView{}, invalid("scopes", "scopes must be a list of: %s", scopeListText)
 			}
-			scopes = scopeWorkspace
+			scopes = state.ScopeWorkspace
 			for _, s := range in.Scopes.V {
 				bit := scopeBit(s)
 				if bit == 0 {
@@ -746,7 +721,7 @@ func (e *Engine) CreateKey(wsID string, in KeyInput) (KeyView, error) {
 		readWrite = in.Access.V == "read-write"
 	}
 	var raw [24]byte
-	randomBytes(raw[:])
+	state.RandomBytes(raw[:])
 	secret := make([]byte, 0, len(keyPrefix)+48)
 	secret = append(secret, keyPrefix...)
 	secret = hex.AppendEncode(secret, raw[:])
@@ -758,13 +733,13 @@ func (e *Engine) CreateKey(wsID string, in KeyInput) (KeyView, error) {
 				return decision[KeyView]{}, invalid("expiresAt", "expiresAt must be in the future")
 			}
 		}
-		rec := &wal.KeyCreated{
-			ID: w.ids.next(now), ActivityID: w.ids.next(now), Name: in.Name.V, KeyType: in.Type.V,
+		rec := &state.KeyCreated{
+			ID: w.IDs.Next(now), ActivityID: w.IDs.Next(now), Name: in.Name.V, KeyType: in.Type.V,
 			Prefix: string(secret[:16]), Hash: HashKey(secret), Scopes: scopes, ReadWrite: readWrite,
 			CreatedAt: now, ExpiresAt: expires, Actor: in.Actor,
 		}
 		return decision[KeyView]{rec: rec, answer: func(w *workspace) KeyView {
-			v := keyView(w.keys[rec.ID])
+			v := keyView(w.Keys[rec.ID])
 			v.Key = string(secret)
 			return v
 		}}, nil
@@ -774,9 +749,9 @@ func (e *Engine) CreateKey(wsID string, in KeyInput) (KeyView, error) {
 const scopeListText = "workspace:read, clients:read, jobs:read, reports:read, alerts:read, health:read"
 
 func scopeBit(name string) uint8 {
-	for _, s := range scopeNames {
-		if s.name == name {
-			return s.bit
+	for _, s := range state.ScopeNames {
+		if s.Name == name {
+			return s.Bit
 		}
 	}
 	return 0
@@ -789,11 +764,11 @@ func (e *Engine) Keys(wsID string) ([]KeyView, error) {
 		return nil, err
 	}
 	return ask(a, func(w *workspace) []KeyView {
-		list := make([]*apiKey, 0, len(w.keys))
-		for _, k := range w.keys {
+		list := make([]*state.Key, 0, len(w.Keys))
+		for _, k := range w.Keys {
 			list = append(list, k)
 		}
-		sort.Slice(list, func(i, j int) bool { return string(list[i].id[:]) < string(list[j].id[:]) })
+		sort.Slice(list, func(i, j int) bool { return string(list[i].ID[:]) < string(list[j].ID[:]) })
 		views := make([]KeyView, len(list))
 		for i, k := range list {
 			views[i] = keyView(k)
@@ -809,11 +784,11 @@ func (e *Engine) RevokeKey(wsID, keyID, actor string) error {
 		return err
 	}
 	_, err = change(a, func(w *workspace, now int64) (decision[struct{}], error) {
-		kid, ok := ParseID(keyID)
-		if !ok || w.keys[kid] == nil {
+		kid, ok := state.ParseID(keyID)
+		if !ok || w.Keys[kid] == nil {
 			return decision[struct{}]{}, notFound("key")
 		}
-		return decision[struct{}]{rec: &wal.KeyRevoked{ID: kid, ActivityID: w.ids.next(now), At: now, Actor: actor}}, nil
+		return decision[struct{}]{rec: &state.KeyRevoked{Removal: state.Removal{ID: kid, ActivityID: w.IDs.Next(now), At: now, Actor: actor}}}, nil
 	})
 	return err
 }
@@ -823,9 +798,9 @@ type AlertAction uint8
 
 // Alert actions.
 const (
-	Acknowledge AlertAction = AlertAction(wal.AlertAcknowledge)
-	Snooze      AlertAction = AlertAction(wal.AlertSnooze)
-	Resolve     AlertAction = AlertAction(wal.AlertResolve)
+	Acknowledge AlertAction = AlertAction(state.AlertAcknowledge)
+	Snooze      AlertAction = AlertAction(state.AlertSnooze)
+	Resolve     AlertAction = AlertAction(state.AlertResolve)
 )
 
 // ChangeAlert acknowledges, snoozes (until a future time) or resolves an
@@ -841,20 +816,20 @@ func (e *Engine) ChangeAlert(wsID, alertID string, action AlertAction, until tim
 		return AlertView{}, err
 	}
 	return change(a, func(w *workspace, now int64) (decision[AlertView], error) {
-		aid, ok := ParseID(alertID)
-		al := w.alerts[aid]
+		aid, ok := state.ParseID(alertID)
+		al := w.Alerts[aid]
 		if !ok || al == nil {
 			return decision[AlertView]{}, notFound("alert")
 		}
-		st := alertStatus(al, now)
-		if st == alertResolved {
+		st := state.AlertStatus(al, now)
+		if st == state.AlertResolved {
 			return decision[AlertView]{}, conflict("alert is already resolved")
 		}
 		answer := func(w *workspace) AlertView { return alertView(al, now) }
-		rec := &wal.AlertChanged{AlertID: aid, Action: uint8(action), At: now, Actor: actor, Note: note}
+		rec := &state.AlertChanged{AlertID: aid, Action: uint8(action), At: now, Actor: actor, Note: note}
 		switch action {
 		case Acknowledge:
-			if st == alertAcknowledged {
+			if st == state.AlertAcknowledged {
 				return decision[AlertView]{answer: answer}, nil
 			}
 		case Snooze:
@@ -869,7 +844,7 @@ func (e *Engine) ChangeAlert(wsID, alertID string, action AlertAction, until tim
 		default:
 			return decision[AlertView]{}, invalid("action", "unknown action")
 		}
-		rec.ActivityID = w.ids.next(now)
+		rec.ActivityID = w.IDs.Next(now)
 		return decision[AlertView]{rec: rec, answer: answer}, nil
 	})
 }
@@ -882,9 +857,9 @@ func (e *Engine) Alerts(wsID string) ([]AlertView, error) {
 	}
 	return ask(a, func(w *workspace) []AlertView {
 		now := e.nowMs()
-		views := make([]AlertView, 0, len(w.alertLog))
-		for i := len(w.alertLog) - 1; i >= 0; i-- {
-			views = append(views, alertView(w.alertLog[i], now))
+		views := make([]AlertView, 0, len(w.AlertLog))
+		for i := len(w.AlertLog) - 1; i >= 0; i-- {
+			views = append(views, alertView(w.AlertLog[i], now))
 		}
 		return views
 	}), nil
@@ -897,9 +872,9 @@ func (e *Engine) Activity(wsID string) ([]ActivityView, error) {
 		return nil, err
 	}
 	return ask(a, func(w *workspace) []ActivityView {
-		views := make([]ActivityView, 0, len(w.activity))
-		for i := len(w.activity) - 1; i >= 0; i-- {
-			views = append(views, activityView(&w.activity[i]))
+		views := make([]ActivityView, 0, len(w.Activity))
+		for i := len(w.Activity) - 1; i >= 0; i-- {
+			views = append(views, activityView(&w.Activity[i]))
 		}
 		return views
 	}), nil
@@ -935,7 +910,7 @@ func (e *Engine) SetClock(set time.Time, advance time.Duration) (time.Time, erro
 	e.dev.Set(now)
 	now = e.dev.Now()
 	ch := make(chan error, 1)
-	e.submit(&wal.ClockSet{Now: now.UnixMilli()}, func(_ uint64, err error) { ch <- err })
+	e.submit(state.Bind(&state.ClockSet{Now: now.UnixMilli()}), func(_ uint64, err error) { ch <- err })
 	e.globalMu.Unlock()
 	if err := <-ch; err != nil {
 		return time.Time{}, ErrFailed

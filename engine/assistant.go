@@ -1,5 +1,7 @@
 package engine
 
+import "backupmon/state"
+
 // AssistantKey is the caller an assistant-protocol key stands for: its
 // workspace and whether it may change anything.
 type AssistantKey struct {
@@ -53,20 +55,20 @@ func (e *Engine) Assistant(keyHash [32]byte) (AssistantKey, KeyCheck) {
 	if !ref.act.send(func(w *workspace) {
 		k, now := ref.key, e.nowMs()
 		switch {
-		case k.revoked:
+		case k.Revoked:
 			ch <- answer{ok: KeyUnknown}
-		case k.expiresAt != 0 && now >= k.expiresAt:
+		case k.ExpiresAt != 0 && now >= k.ExpiresAt:
 			ch <- answer{ok: KeyExpired}
-		case !w.active(now):
+		case !w.Active(now):
 			ch <- answer{ok: KeyInactive}
-		case k.typ != "assistant":
+		case k.Type != "assistant":
 			ch <- answer{ok: KeyWrongType}
 		case !w.countAssistant(now):
-			ch <- answer{k: AssistantKey{RetryAfter: ceilSeconds((now/msPerMinute+1)*msPerMinute - now)}, ok: KeyRateLimited}
+			ch <- answer{k: AssistantKey{RetryAfter: ceilSeconds((now/state.MsPerMinute+1)*state.MsPerMinute - now)}, ok: KeyRateLimited}
 		default:
-			k.lastUsed.Store(now)
-			ch <- answer{k: AssistantKey{Workspace: w.boardWorkspace(now), KeyID: k.id.String(), Name: k.name, Prefix: k.prefix,
-				ReadWrite: k.readWrite, CreatedAt: k.createdAt, Expiry: k.expiresAt}}
+			k.LastUsed.Store(now)
+			ch <- answer{k: AssistantKey{Workspace: w.boardWorkspace(now), KeyID: k.ID.String(), Name: k.Name, Prefix: k.Prefix,
+				ReadWrite: k.ReadWrite, CreatedAt: k.CreatedAt, Expiry: k.ExpiresAt}}
 		}
 	}) {
 		return AssistantKey{}, KeyFailed
@@ -79,13 +81,13 @@ func (e *Engine) Assistant(keyHash [32]byte) (AssistantKey, KeyCheck) {
 // minute; it returns false, counting nothing, when the minute's are used up.
 // The count lives in memory only: a restart forgets the current minute's.
 func (w *workspace) countAssistant(now int64) bool {
-	minute := now / msPerMinute
-	if w.asstMinute != minute {
-		w.asstMinute, w.asstMinuteCount = minute, 0
+	minute := now / state.MsPerMinute
+	if w.AsstMinute != minute {
+		w.AsstMinute, w.AsstMinuteCount = minute, 0
 	}
-	if w.asstMinuteCount >= AssistantPerMinute {
+	if w.AsstMinuteCount >= AssistantPerMinute {
 		return false
 	}
-	w.asstMinuteCount++
+	w.AsstMinuteCount++
 	return true
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"backupmon/state"
 	"sort"
 	"strings"
 	"time"
@@ -46,7 +47,7 @@ type BoardJob struct {
 	ExpectedDays                                 []string
 	Paused                                       bool
 	PausedUntil                                  int64
-	SLA                                          JobSLA
+	SLA                                          state.JobSLA
 	Alert                                        *BoardAlert // the unresolved alert
 }
 
@@ -61,14 +62,14 @@ type BoardResult struct {
 // BoardClient is a client with its figures.
 type BoardClient struct {
 	ID, Name, Status string
-	Figures          ClientFigures
+	Figures          state.ClientFigures
 }
 
 // BoardHealth is the workspace's health over the SLA period.
 type BoardHealth struct {
-	Jobs                    StatusCounts
+	Jobs                    state.StatusCounts
 	OpenAlerts, Unresolved  int
-	SuccessRate, SLAMet     Rate
+	SuccessRate, SLAMet     state.Rate
 	Reports                 int64
 	ClientsNeeding, Clients int
 }
@@ -126,22 +127,22 @@ const (
 )
 
 func (w *workspace) boardWorkspace(now int64) BoardWorkspace {
-	return BoardWorkspace{ID: w.id.String(), Name: w.name, TimeZone: w.timeZone, Plan: w.plan, Status: w.status, Loc: w.loc, Active: w.active(now)}
+	return BoardWorkspace{ID: w.ID.String(), Name: w.Name, TimeZone: w.TimeZone, Plan: w.Plan, Status: w.Status, Loc: w.Loc, Active: w.Active(now)}
 }
 
-func (w *workspace) boardAlert(a *alert, now int64) BoardAlert {
-	j := a.job
+func (w *workspace) boardAlert(a *state.Alert, now int64) BoardAlert {
+	j := a.Job
 	v := BoardAlert{
-		ID: a.id.String(), JobID: j.id.String(), JobName: j.name, ClientID: j.client.id.String(), ClientName: j.client.name,
-		Type: alertTypeName(a.typ), Severity: severityName(a.severity), Status: alertStatusName(alertStatus(a, now)),
-		Summary: a.summary, CreatedAt: a.createdAt, AcknowledgedAt: a.acknowledgedAt, ResolvedAt: a.resolvedAt,
+		ID: a.ID.String(), JobID: j.ID.String(), JobName: j.Name, ClientID: j.Client.ID.String(), ClientName: j.Client.Name,
+		Type: state.AlertTypeName(a.Type), Severity: state.SeverityName(a.Severity), Status: state.AlertStatusName(state.AlertStatus(a, now)),
+		Summary: a.Summary, CreatedAt: a.CreatedAt, AcknowledgedAt: a.AcknowledgedAt, ResolvedAt: a.ResolvedAt,
 		NextRunAt: w.nextRunAfter(j, now),
 	}
 	if v.Status == "snoozed" {
-		v.SnoozedUntil = a.snoozedUntil
+		v.SnoozedUntil = a.SnoozedUntil
 	}
-	if a.ai != nil {
-		v.AI = &BoardAI{Cause: a.ai.cause, Confidence: a.ai.confidence, Category: a.ai.category}
+	if a.AI != nil {
+		v.AI = &BoardAI{Cause: a.AI.Cause, Confidence: a.AI.Confidence, Category: a.AI.Category}
 	}
 	return v
 }
@@ -149,46 +150,46 @@ func (w *workspace) boardAlert(a *alert, now int64) BoardAlert {
 // nextRunAfter returns the job's next expected run after now: its next due
 // time, or for a job already past it, the first due time after now counted
 // on from there; 0 for a job whose monitoring is off.
-func (w *workspace) nextRunAfter(j *job, now int64) int64 {
-	if !j.monitored(now) {
+func (w *workspace) nextRunAfter(j *state.Job, now int64) int64 {
+	if !j.Monitored(now) {
 		return 0
 	}
-	due := j.nextExpectedAt(now, w.loc)
+	due := j.NextExpectedAt(now, w.Loc)
 	if due > now {
 		return due
 	}
 	// Whole intervals up to the last slot at or before now, then on by
 	// the schedule (which skips to an expected weekday: a few steps).
-	iv := j.intervalMinutes * msPerMinute
+	iv := j.IntervalMinutes * state.MsPerMinute
 	due += (now - due) / iv * iv
 	for due <= now {
-		due = nextDue(due, j.intervalMinutes, j.expectedDays, w.loc)
+		due = state.NextDue(due, j.IntervalMinutes, j.ExpectedDays, w.Loc)
 	}
 	return due
 }
 
-func (w *workspace) boardJob(j *job, now int64) BoardJob {
-	st, _ := w.keptFigures(j, now)
+func (w *workspace) boardJob(j *state.Job, now int64) BoardJob {
+	st, _ := w.KeptFigures(j, now)
 	v := BoardJob{
-		ID: j.id.String(), Name: j.name, ClientID: j.client.id.String(), ClientName: j.client.name, ClientStatus: j.client.status,
-		Vendor: j.vendor, VendorName: VendorName(j.vendor),
-		DeviceName: j.device.name, DeviceType: j.device.typ, Hostname: j.device.hostname,
-		Status: st, LastResult: resultName(j.lastResult),
-		LastReportAt: j.lastReportAt, LastSuccessAt: j.lastSuccessAt, LastFailureAt: j.lastFailureAt,
-		CreatedAt: j.createdAt, IntervalMinutes: j.intervalMinutes, GraceMinutes: j.graceMinutes,
-		ExpectedDays: daysList(j.expectedDays), Paused: j.ownPaused(now), SLA: jobSLA(j, now),
+		ID: j.ID.String(), Name: j.Name, ClientID: j.Client.ID.String(), ClientName: j.Client.Name, ClientStatus: j.Client.Status,
+		Vendor: j.Vendor, VendorName: state.VendorName(j.Vendor),
+		DeviceName: j.Device.Name, DeviceType: j.Device.Type, Hostname: j.Device.Hostname,
+		Status: st, LastResult: state.ResultName(j.LastResult),
+		LastReportAt: j.LastReportAt, LastSuccessAt: j.LastSuccessAt, LastFailureAt: j.LastFailureAt,
+		CreatedAt: j.CreatedAt, IntervalMinutes: j.IntervalMinutes, GraceMinutes: j.GraceMinutes,
+		ExpectedDays: state.DaysList(j.ExpectedDays), Paused: j.OwnPaused(now), SLA: state.SLAOf(j, now),
 	}
 	if v.Paused {
-		v.PausedUntil = j.pausedUntil
+		v.PausedUntil = j.PausedUntil
 	}
-	if j.monitored(now) {
-		v.NextExpectedAt = j.nextExpectedAt(now, w.loc)
+	if j.Monitored(now) {
+		v.NextExpectedAt = j.NextExpectedAt(now, w.Loc)
 	}
-	if _, late, ok := w.lateness(j, now); ok {
+	if _, late, ok := w.Lateness(j, now); ok {
 		v.LateMinutes = late
 	}
-	if j.alert != nil {
-		a := w.boardAlert(j.alert, now)
+	if j.Alert != nil {
+		a := w.boardAlert(j.Alert, now)
 		v.Alert = &a
 	}
 	return v
@@ -197,9 +198,9 @@ func (w *workspace) boardJob(j *job, now int64) BoardJob {
 // queueRank orders the queue's items: open critical alerts, open warning
 // alerts, then jobs failed or missing whose alert is acknowledged (or that
 // have none).
-func queueRank(j *job, now int64) int {
-	if j.alert != nil && alertStatus(j.alert, now) == alertOpen {
-		if j.alert.severity == severityCritical {
+func queueRank(j *state.Job, now int64) int {
+	if j.Alert != nil && state.AlertStatus(j.Alert, now) == state.AlertOpen {
+		if j.Alert.Severity == state.SeverityCritical {
 			return 0
 		}
 		return 1
@@ -216,39 +217,39 @@ func (e *Engine) Queue(wsID string) (Queue, error) {
 	return ask(a, func(w *workspace) Queue {
 		now := e.nowMs()
 		var q Queue
-		byClient := map[*client]int{}
-		for _, c := range w.clientList {
-			for _, j := range c.jobList {
-				st, _ := w.keptFigures(j, now)
+		byClient := map[*state.Client]int{}
+		for _, c := range w.ClientList {
+			for _, j := range c.JobList {
+				st, _ := w.KeptFigures(j, now)
 				as := uint8(0)
-				if j.alert != nil {
-					as = alertStatus(j.alert, now)
+				if j.Alert != nil {
+					as = state.AlertStatus(j.Alert, now)
 				}
-				if as == alertSnoozed {
+				if as == state.AlertSnoozed {
 					// Counted when it would be in the queue with its
 					// alert open.
-					if needsAttention(st, true) {
+					if state.NeedsAttention(st, true) {
 						q.Snoozed++
 					}
 					continue
 				}
-				if !needsAttention(st, as == alertOpen) {
+				if !state.NeedsAttention(st, as == state.AlertOpen) {
 					continue
 				}
 				it := QueueItem{Job: w.boardJob(j, now), rank: queueRank(j, now)}
 				switch {
-				case j.alert != nil:
-					it.Since = j.alert.createdAt
-				case st == StatusMissing:
-					it.Since = j.nextExpectedAt(now, w.loc) + j.graceMinutes*msPerMinute
+				case j.Alert != nil:
+					it.Since = j.Alert.CreatedAt
+				case st == state.StatusMissing:
+					it.Since = j.NextExpectedAt(now, w.Loc) + j.GraceMinutes*state.MsPerMinute
 				default:
-					it.Since = j.lastFailureAt
+					it.Since = j.LastFailureAt
 				}
 				gi, ok := byClient[c]
 				if !ok {
 					gi = len(q.Groups)
 					byClient[c] = gi
-					q.Groups = append(q.Groups, QueueGroup{ClientID: c.id.String(), ClientName: c.name})
+					q.Groups = append(q.Groups, QueueGroup{ClientID: c.ID.String(), ClientName: c.Name})
 				}
 				q.Groups[gi].Items = append(q.Groups[gi].Items, it)
 				q.Items++
@@ -285,12 +286,12 @@ func (e *Engine) BoardClients(wsID string) (BoardHealth, []BoardClient, error) {
 	}
 	r := ask(a, func(w *workspace) answer {
 		now := e.nowMs()
-		h := w.health(now, slaPeriodDays, nil)
+		h := w.Health(now, state.SLAPeriodDays, nil)
 		var r answer
-		r.h = BoardHealth{Jobs: h.counts, OpenAlerts: h.open, Unresolved: h.unresolved, SuccessRate: h.success,
-			SLAMet: h.sla, Reports: h.reports, ClientsNeeding: h.needing, Clients: h.clients}
-		for _, c := range w.clientList {
-			r.cs = append(r.cs, BoardClient{ID: c.id.String(), Name: c.name, Status: c.status, Figures: w.clientFigures(c, now)})
+		r.h = BoardHealth{Jobs: h.Counts, OpenAlerts: h.Open, Unresolved: h.Unresolved, SuccessRate: h.Success,
+			SLAMet: h.SLA, Reports: h.Reports, ClientsNeeding: h.Needing, Clients: h.Clients}
+		for _, c := range w.ClientList {
+			r.cs = append(r.cs, BoardClient{ID: c.ID.String(), Name: c.Name, Status: c.Status, Figures: w.ClientFigures(c, now)})
 		}
 		sort.SliceStable(r.cs, func(i, j int) bool { return r.cs[i].Status != "archived" && r.cs[j].Status == "archived" })
 		return r
@@ -312,12 +313,12 @@ func (e *Engine) BoardClient(wsID, clientID string) (BoardClient, []BoardJob, er
 	}
 	r := ask(a, func(w *workspace) answer {
 		now := e.nowMs()
-		c := w.client(clientID)
+		c := w.Client(clientID)
 		if c == nil {
 			return answer{}
 		}
-		r := answer{c: BoardClient{ID: c.id.String(), Name: c.name, Status: c.status, Figures: w.clientFigures(c, now)}, ok: true}
-		for _, j := range c.jobList {
+		r := answer{c: BoardClient{ID: c.ID.String(), Name: c.Name, Status: c.Status, Figures: w.ClientFigures(c, now)}, ok: true}
+		for _, j := range c.JobList {
 			r.jobs = append(r.jobs, w.boardJob(j, now))
 		}
 		return r
@@ -342,25 +343,25 @@ func (e *Engine) BoardJobs(wsID string, f JobFilter) ([]BoardJob, int, error) {
 	search := strings.ToLower(f.Search)
 	r := ask(a, func(w *workspace) answer {
 		now := e.nowMs()
-		list := w.jobList
+		list := w.JobList
 		if f.ClientID != "" {
-			c := w.client(f.ClientID)
+			c := w.Client(f.ClientID)
 			if c == nil {
 				return answer{}
 			}
-			list = c.jobList
+			list = c.JobList
 		}
 		var r answer
 		for _, j := range list {
-			if f.Vendor != "" && j.vendor != f.Vendor {
+			if f.Vendor != "" && j.Vendor != f.Vendor {
 				continue
 			}
-			if search != "" && !strings.Contains(j.key, search) && !strings.Contains(strings.ToLower(j.client.name), search) &&
-				!strings.Contains(strings.ToLower(j.device.hostname), search) {
+			if search != "" && !strings.Contains(j.Key, search) && !strings.Contains(strings.ToLower(j.Client.Name), search) &&
+				!strings.Contains(strings.ToLower(j.Device.Hostname), search) {
 				continue
 			}
 			if f.Status != "" {
-				if st, _ := w.keptFigures(j, now); st != f.Status {
+				if st, _ := w.KeptFigures(j, now); st != f.Status {
 					continue
 				}
 			}
@@ -383,18 +384,18 @@ func (e *Engine) BoardJob(wsID, jobID string) (JobPage, error) {
 	}
 	p, ok := ask2(a, func(w *workspace) (JobPage, bool) {
 		now := e.nowMs()
-		j := w.job(jobID)
+		j := w.Job(jobID)
 		if j == nil {
 			return JobPage{}, false
 		}
 		p := JobPage{Job: w.boardJob(j, now), Grid: w.dayGrid(j, now, gridDays)}
-		for i := len(j.results) - 1; i >= 0 && len(p.Results) < boardResults; i-- {
-			r := &j.results[i]
-			p.Results = append(p.Results, BoardResult{ID: r.id.String(), Status: resultName(r.status), Source: w.source(r.source),
-				CompletedAt: r.completedAt, ReceivedAt: r.receivedAt, SizeBytes: r.sizeBytes, DurationSeconds: int64(r.duration)})
+		for i := len(j.Results) - 1; i >= 0 && len(p.Results) < boardResults; i-- {
+			r := &j.Results[i]
+			p.Results = append(p.Results, BoardResult{ID: r.ID.String(), Status: state.ResultName(r.Status), Source: w.Source(r.Source),
+				CompletedAt: r.CompletedAt, ReceivedAt: r.ReceivedAt, SizeBytes: r.SizeBytes, DurationSeconds: int64(r.Duration)})
 		}
-		for i := len(j.alerts) - 1; i >= 0 && len(p.Alerts) < boardAlerts; i-- {
-			p.Alerts = append(p.Alerts, w.boardAlert(j.alerts[i], now))
+		for i := len(j.Alerts) - 1; i >= 0 && len(p.Alerts) < boardAlerts; i-- {
+			p.Alerts = append(p.Alerts, w.boardAlert(j.Alerts[i], now))
 		}
 		return p, true
 	})
@@ -425,9 +426,9 @@ func (e *Engine) BoardAlerts(wsID, status string, offset, limit int) ([]BoardAle
 	r := ask(a, func(w *workspace) answer {
 		now := e.nowMs()
 		var r answer
-		for i := len(w.alertLog) - 1; i >= 0; i-- {
-			al := w.alertLog[i]
-			st := alertStatusName(alertStatus(al, now))
+		for i := len(w.AlertLog) - 1; i >= 0; i-- {
+			al := w.AlertLog[i]
+			st := state.AlertStatusName(state.AlertStatus(al, now))
 			switch status {
 			case AlertsAll:
 			case AlertsUnresolved:
@@ -459,8 +460,8 @@ func (e *Engine) BoardAlertsByID(wsID string, ids []string) ([]BoardAlert, error
 		now := e.nowMs()
 		var list []BoardAlert
 		for _, s := range ids {
-			if id, ok := ParseID(s); ok {
-				if al := w.alerts[id]; al != nil {
+			if id, ok := state.ParseID(s); ok {
+				if al := w.Alerts[id]; al != nil {
 					list = append(list, w.boardAlert(al, now))
 				}
 			}
@@ -476,12 +477,12 @@ func (e *Engine) BoardKeys(wsID string) ([]BoardKey, error) {
 		return nil, err
 	}
 	return ask(a, func(w *workspace) []BoardKey {
-		list := make([]BoardKey, 0, len(w.keys))
-		for _, k := range w.keys {
-			v := BoardKey{ID: k.id.String(), Name: k.name, Type: k.typ, Prefix: k.prefix, ReadWrite: k.readWrite,
-				CreatedAt: k.createdAt, ExpiresAt: k.expiresAt, LastUsedAt: k.lastUsed.Load()}
-			if k.typ == "rest" {
-				v.Scopes = scopeList(k.scopes)
+		list := make([]BoardKey, 0, len(w.Keys))
+		for _, k := range w.Keys {
+			v := BoardKey{ID: k.ID.String(), Name: k.Name, Type: k.Type, Prefix: k.Prefix, ReadWrite: k.ReadWrite,
+				CreatedAt: k.CreatedAt, ExpiresAt: k.ExpiresAt, LastUsedAt: k.LastUsed.Load()}
+			if k.Type == "rest" {
+				v.Scopes = state.ScopeList(k.Scopes)
 			}
 			list = append(list, v)
 		}

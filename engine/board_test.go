@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"backupmon/state"
 	"fmt"
 	"strings"
 	"testing"
@@ -168,7 +169,7 @@ func TestQueue(t *testing.T) {
 			return
 		}
 		if it.Since != at.UnixMilli() || it.rank != rank {
-			t.Errorf("%s: since %s rank %d, want %s rank %d", name, msTime(it.Since), it.rank, at, rank)
+			t.Errorf("%s: since %s rank %d, want %s rank %d", name, state.MsTime(it.Since), it.rank, at, rank)
 		}
 		got := ""
 		if it.Job.Alert != nil {
@@ -197,7 +198,7 @@ func TestQueue(t *testing.T) {
 	b.at(T0.Add(25*time.Hour + time.Millisecond))
 	q = want("d1 missing", "Beta[b1 b2] Gamma[g1] Alpha[a3 a2] Delta[d1]", 0)
 	since(q, "d1", T0.Add(25*time.Hour), 0, "open critical")
-	if it := queueItems(q)["d1"]; it.Job.Status != StatusMissing {
+	if it := queueItems(q)["d1"]; it.Job.Status != state.StatusMissing {
 		t.Errorf("d1 status %s", it.Job.Status)
 	}
 
@@ -241,11 +242,11 @@ func TestQueueWithoutAlert(t *testing.T) {
 		t.Fatalf("queue %s, want C[paused late]", got)
 	}
 	items := queueItems(q)
-	if it := items["paused"]; it.Job.Alert != nil || it.Job.Status != StatusFailed || it.rank != 2 || it.Since != T0.Add(time.Hour).UnixMilli() {
-		t.Errorf("paused job: status %s alert %v rank %d since %s", it.Job.Status, it.Job.Alert, it.rank, msTime(it.Since))
+	if it := items["paused"]; it.Job.Alert != nil || it.Job.Status != state.StatusFailed || it.rank != 2 || it.Since != T0.Add(time.Hour).UnixMilli() {
+		t.Errorf("paused job: status %s alert %v rank %d since %s", it.Job.Status, it.Job.Alert, it.rank, state.MsTime(it.Since))
 	}
-	if it := items["late"]; it.Job.Alert != nil || it.Job.Status != StatusMissing || it.rank != 2 || it.Since != T0.Add(24*time.Hour+30*time.Minute).UnixMilli() {
-		t.Errorf("missing job: status %s alert %v rank %d since %s", it.Job.Status, it.Job.Alert, it.rank, msTime(it.Since))
+	if it := items["late"]; it.Job.Alert != nil || it.Job.Status != state.StatusMissing || it.rank != 2 || it.Since != T0.Add(24*time.Hour+30*time.Minute).UnixMilli() {
+		t.Errorf("missing job: status %s alert %v rank %d since %s", it.Job.Status, it.Job.Alert, it.rank, state.MsTime(it.Since))
 	}
 }
 
@@ -266,28 +267,28 @@ func checkGridShape(t *testing.T, grid []GridDay, loc *time.Location, now int64)
 	if len(grid) != gridDays {
 		t.Fatalf("%d days, want %d", len(grid), gridDays)
 	}
-	date := func(ms int64) string { return msTime(ms).In(loc).Format("2006-01-02") }
+	date := func(ms int64) string { return state.MsTime(ms).In(loc).Format("2006-01-02") }
 	for i, d := range grid {
-		start := msTime(d.Start).In(loc)
+		start := state.MsTime(d.Start).In(loc)
 		if date(d.Start) != d.Date || date(d.End-1) != d.Date || date(d.Start-1) == d.Date || date(d.End) == d.Date || start.Day() != d.Day {
-			t.Errorf("day %d: date %s day %d, [%s, %s)", i, d.Date, d.Day, start, msTime(d.End).In(loc))
+			t.Errorf("day %d: date %s day %d, [%s, %s)", i, d.Date, d.Day, start, state.MsTime(d.End).In(loc))
 		}
 		if i > 0 {
 			if grid[i-1].End != d.Start {
-				t.Errorf("day %d (%s) starts at %s, the day before ends at %s", i, d.Date, msTime(d.Start), msTime(grid[i-1].End))
+				t.Errorf("day %d (%s) starts at %s, the day before ends at %s", i, d.Date, state.MsTime(d.Start), state.MsTime(grid[i-1].End))
 			}
-			y, m, dd := msTime(grid[i-1].Start).In(loc).Date()
+			y, m, dd := state.MsTime(grid[i-1].Start).In(loc).Date()
 			if next := time.Date(y, m, dd+1, 12, 0, 0, 0, time.UTC).Format("2006-01-02"); next != d.Date {
 				t.Errorf("day %d is %s, want %s", i, d.Date, next)
 			}
 		}
-		if l := d.End - d.Start; l < 22*msPerHour || l > 26*msPerHour {
+		if l := d.End - d.Start; l < 22*state.MsPerHour || l > 26*state.MsPerHour {
 			t.Errorf("day %s lasts %d ms", d.Date, l)
 		}
 	}
 	last := grid[len(grid)-1]
 	if !(last.Start <= now && now < last.End) {
-		t.Errorf("the last day %s [%s, %s) does not hold now %s", last.Date, msTime(last.Start), msTime(last.End), msTime(now))
+		t.Errorf("the last day %s [%s, %s) does not hold now %s", last.Date, state.MsTime(last.Start), state.MsTime(last.End), state.MsTime(now))
 	}
 }
 
@@ -336,16 +337,16 @@ func TestDayGridWindow(t *testing.T) {
 	} {
 		t.Run(c.zone+" "+c.now, func(t *testing.T) {
 			x := newWorld(t, c.zone)
-			j := x.job(x.client(t0, "active"), t0, 1440, 60, allDays)
+			j := x.job(x.client(t0, "active"), t0, 1440, 60, state.AllDays)
 			now := utc(c.now)
 			grid := x.w.dayGrid(j, now, gridDays)
 			if grid[0].Date != c.first || grid[len(grid)-1].Date != c.last {
 				t.Errorf("days %s..%s, want %s..%s", grid[0].Date, grid[len(grid)-1].Date, c.first, c.last)
 			}
-			checkGridShape(t, grid, x.w.loc, now)
+			checkGridShape(t, grid, x.w.Loc, now)
 			if c.day != "" {
 				if g := gridDay(t, grid, c.day); g.Start != utc(c.start) || g.End != utc(c.end) {
-					t.Errorf("%s: [%s, %s), want [%s, %s)", c.day, msTime(g.Start), msTime(g.End), c.start, c.end)
+					t.Errorf("%s: [%s, %s), want [%s, %s)", c.day, state.MsTime(g.Start), state.MsTime(g.End), c.start, c.end)
 				}
 			}
 		})
@@ -361,11 +362,11 @@ func TestDayGridCurrentPause(t *testing.T) {
 	now := d("06-06T12:00")
 	t.Run("paused while missing", func(t *testing.T) {
 		x := newWorld(t, "UTC")
-		j := x.job(x.client(t0, "active"), d("06-01T00:00"), 1440, 60, allDays)
+		j := x.job(x.client(t0, "active"), d("06-01T00:00"), 1440, 60, state.AllDays)
 		x.report(j, d("06-01T06:00"), ReportOK)
-		x.wantStatus(j, d("06-04T11:00"), StatusMissing) // since 06-02 07:00
+		x.wantStatus(j, d("06-04T11:00"), state.StatusMissing) // since 06-02 07:00
 		x.pause(j, d("06-04T12:00"), true, 0)
-		x.wantStatus(j, now, StatusPaused)
+		x.wantStatus(j, now, state.StatusPaused)
 		want := "06-01 ok/1, 06-02 missing/0, 06-03 missing/0, 06-04 missing/0, 06-05 none/0, 06-06 none/0"
 		if got := strings.Join(dayStates(x.w.dayGrid(j, now, gridDays))[24:], ", "); got != want {
 			t.Errorf("grid %s\nwant %s", got, want)
@@ -373,11 +374,11 @@ func TestDayGridCurrentPause(t *testing.T) {
 	})
 	t.Run("report during the pause", func(t *testing.T) {
 		x := newWorld(t, "UTC")
-		j := x.job(x.client(t0, "active"), d("06-01T00:00"), 1440, 60, allDays)
+		j := x.job(x.client(t0, "active"), d("06-01T00:00"), 1440, 60, state.AllDays)
 		x.report(j, d("06-01T06:00"), ReportOK)
 		x.pause(j, d("06-01T12:00"), true, 0)
 		x.report(j, d("06-05T06:00"), ReportOK)
-		x.wantStatus(j, now, StatusHealthy)
+		x.wantStatus(j, now, state.StatusHealthy)
 		want := "06-01 ok/1, 06-02 none/0, 06-03 none/0, 06-04 none/0, 06-05 ok/1, 06-06 none/0"
 		if got := strings.Join(dayStates(x.w.dayGrid(j, now, gridDays))[24:], ", "); got != want {
 			t.Errorf("grid %s\nwant %s", got, want)
@@ -391,7 +392,7 @@ func TestDayGridCurrentPause(t *testing.T) {
 func TestDayGridStates(t *testing.T) {
 	x := newWorld(t, "UTC")
 	d := func(s string) int64 { return utc("2024-" + s + ":00Z") } // "MM-DDTHH:MM"
-	j := x.job(x.client(t0, "active"), d("06-03T01:00"), 1440, 60, allDays)
+	j := x.job(x.client(t0, "active"), d("06-03T01:00"), 1440, 60, state.AllDays)
 	for _, r := range []struct {
 		at     string
 		status uint8
@@ -416,9 +417,9 @@ func TestDayGridStates(t *testing.T) {
 		x.report(j, d(r.at), r.status)
 	}
 	now := d("06-22T12:00")
-	x.wantStatus(j, now, StatusMissing)
+	x.wantStatus(j, now, state.StatusMissing)
 	grid := x.w.dayGrid(j, now, gridDays)
-	checkGridShape(t, grid, x.w.loc, now)
+	checkGridShape(t, grid, x.w.Loc, now)
 	var want []string
 	for day := 24; day <= 31; day++ {
 		want = append(want, fmt.Sprintf("05-%02d none/0", day))
@@ -457,7 +458,7 @@ func TestDayGridStates(t *testing.T) {
 // minutes received just before it count too.
 func TestDayGridCompletionTime(t *testing.T) {
 	x := newWorld(t, "UTC")
-	j := x.job(x.client(t0, "active"), utc("2024-05-01T00:00:00Z"), 1440, 60, allDays)
+	j := x.job(x.client(t0, "active"), utc("2024-05-01T00:00:00Z"), 1440, 60, state.AllDays)
 	now := utc("2024-06-23T12:00:00Z") // the window starts 2024-05-25
 	for day := 1; day <= 23; day++ {   // one a day, so no day is missing
 		x.report(j, utc(fmt.Sprintf("2024-05-%02dT12:00:00Z", day)), ReportOK)
@@ -495,9 +496,9 @@ func TestDayGridCompletionTime(t *testing.T) {
 func TestDayGridBeforeFirstReport(t *testing.T) {
 	x := newWorld(t, "UTC")
 	created := utc("2024-06-03T06:00:00Z")
-	j := x.job(x.client(t0, "active"), created, 1440, 60, allDays)
+	j := x.job(x.client(t0, "active"), created, 1440, 60, state.AllDays)
 	before := x.w.dayGrid(j, utc("2024-06-07T05:00:00Z"), gridDays)
-	x.wantStatus(j, utc("2024-06-07T05:00:00Z"), StatusWaiting)
+	x.wantStatus(j, utc("2024-06-07T05:00:00Z"), state.StatusWaiting)
 	for _, date := range []string{"2024-06-03", "2024-06-04", "2024-06-05", "2024-06-06", "2024-06-07"} {
 		if g := gridDay(t, before, date); g.State != DayNone {
 			t.Errorf("before the first report, %s: %s, want none", date, g.State)
@@ -565,17 +566,17 @@ func TestDayGridDST(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			x := newWorld(t, "Europe/London")
-			j := x.job(x.client(utc(c.created), "active"), utc(c.created), 1440, 60, allDays)
+			j := x.job(x.client(utc(c.created), "active"), utc(c.created), 1440, 60, state.AllDays)
 			for _, r := range c.results {
 				x.report(j, utc(r.at), r.status)
 			}
 			now := utc(c.now)
 			grid := x.w.dayGrid(j, now, gridDays)
-			checkGridShape(t, grid, x.w.loc, now)
+			checkGridShape(t, grid, x.w.Loc, now)
 			for _, want := range c.days {
 				g := gridDay(t, grid, want.date)
 				if g.Start != utc(want.start) || g.End != utc(want.end) {
-					t.Errorf("%s: [%s, %s), want [%s, %s)", want.date, msTime(g.Start), msTime(g.End), want.start, want.end)
+					t.Errorf("%s: [%s, %s), want [%s, %s)", want.date, state.MsTime(g.Start), state.MsTime(g.End), want.start, want.end)
 				}
 				if g.State != want.state || g.Results != want.results {
 					t.Errorf("%s: %s with %d results, want %s with %d", want.date, g.State, g.Results, want.state, want.results)
@@ -587,7 +588,7 @@ func TestDayGridDST(t *testing.T) {
 				if h, ok := long[g.Date]; ok {
 					want = h
 				}
-				if g.End-g.Start != want*msPerHour {
+				if g.End-g.Start != want*state.MsPerHour {
 					t.Errorf("%s lasts %s, want %dh", g.Date, time.Duration(g.End-g.Start)*time.Millisecond, want)
 				}
 			}
@@ -624,7 +625,7 @@ func TestBoardJobPage(t *testing.T) {
 	check(t, "zone", err)
 	checkGridShape(t, p.Grid, loc, now)
 	d25 := gridDay(t, p.Grid, "2026-10-25")
-	if d25.End-d25.Start != 25*msPerHour || d25.Results != 2 || d25.State != DayFailed {
+	if d25.End-d25.Start != 25*state.MsPerHour || d25.Results != 2 || d25.State != DayFailed {
 		t.Errorf("2026-10-25: %+v, want 25 hours, 2 results, failed", d25)
 	}
 	for _, c := range []struct{ date, state string }{
@@ -639,7 +640,7 @@ func TestBoardJobPage(t *testing.T) {
 	}
 	for i, r := range p.Results {
 		in := list[len(list)-1-i]
-		if r.ReceivedAt != in.ReceivedAt.UnixMilli() || r.CompletedAt != in.ReceivedAt.UnixMilli() || r.Status != resultName(in.Status) ||
+		if r.ReceivedAt != in.ReceivedAt.UnixMilli() || r.CompletedAt != in.ReceivedAt.UnixMilli() || r.Status != state.ResultName(in.Status) ||
 			r.SizeBytes != 1000 || r.DurationSeconds != 60 || r.ID == "" {
 			t.Errorf("result %d: %+v, want the one received at %s", i, r, in.ReceivedAt)
 		}
@@ -651,7 +652,7 @@ func TestBoardJobPage(t *testing.T) {
 	if p.Job.Alert == nil || p.Job.Alert.ID != p.Alerts[0].ID {
 		t.Errorf("the job's alert %+v", p.Job.Alert)
 	}
-	if p.Job.Name != "Nightly" || p.Job.Status != StatusWarning || p.Job.Vendor != "veeam" || p.Job.VendorName != "Veeam Backup & Replication" ||
+	if p.Job.Name != "Nightly" || p.Job.Status != state.StatusWarning || p.Job.Vendor != "veeam" || p.Job.VendorName != "Veeam Backup & Replication" ||
 		p.Job.Hostname != "srv1" || p.Job.ClientName != "Client" || p.Job.LastReportAt != utc("2026-10-27T11:00:00Z") ||
 		p.Job.NextExpectedAt != utc("2026-10-28T11:00:00Z") || p.Job.CreatedAt != start.UnixMilli() {
 		t.Errorf("job %+v", p.Job)
@@ -659,12 +660,12 @@ func TestBoardJobPage(t *testing.T) {
 	// More than 50 results: the newest 50.
 	list = list[:0]
 	for i := range 60 {
-		list = append(list, ImportInput{ReceivedAt: time.UnixMilli(now - int64(60-i)*msPerMinute), Status: ReportOK, DurationSeconds: -1, SizeBytes: -1})
+		list = append(list, ImportInput{ReceivedAt: time.UnixMilli(now - int64(60-i)*state.MsPerMinute), Status: ReportOK, DurationSeconds: -1, SizeBytes: -1})
 	}
 	check(t, "import more", b.e.ImportReports(b.ws, j, list))
 	p = b.page(j)
-	if len(p.Results) != 50 || p.Results[0].ReceivedAt != now-msPerMinute || p.Results[49].ReceivedAt != now-50*msPerMinute {
-		t.Errorf("%d results, newest %s", len(p.Results), msTime(p.Results[0].ReceivedAt))
+	if len(p.Results) != 50 || p.Results[0].ReceivedAt != now-state.MsPerMinute || p.Results[49].ReceivedAt != now-50*state.MsPerMinute {
+		t.Errorf("%d results, newest %s", len(p.Results), state.MsTime(p.Results[0].ReceivedAt))
 	}
 	if _, err := b.e.BoardJob(b.ws, pplUnknownID().String()); err == nil {
 		t.Errorf("page of an unknown job")
@@ -694,11 +695,11 @@ func TestBoardJobsFilters(t *testing.T) {
 		total int
 	}{
 		{"all", JobFilter{}, "acme archive, Exchange, File share, Laptop, Nightly SQL", 5},
-		{"failed", JobFilter{Status: StatusFailed}, "Nightly SQL", 1},
-		{"healthy", JobFilter{Status: StatusHealthy}, "File share, Laptop", 2},
-		{"warning", JobFilter{Status: StatusWarning}, "Exchange", 1},
-		{"waiting", JobFilter{Status: StatusWaiting}, "acme archive", 1},
-		{"missing", JobFilter{Status: StatusMissing}, "", 0},
+		{"failed", JobFilter{Status: state.StatusFailed}, "Nightly SQL", 1},
+		{"healthy", JobFilter{Status: state.StatusHealthy}, "File share, Laptop", 2},
+		{"warning", JobFilter{Status: state.StatusWarning}, "Exchange", 1},
+		{"waiting", JobFilter{Status: state.StatusWaiting}, "acme archive", 1},
+		{"missing", JobFilter{Status: state.StatusMissing}, "", 0},
 		{"unknown status", JobFilter{Status: "bogus"}, "", 0},
 		{"vendor", JobFilter{Vendor: "veeam"}, "Exchange, Nightly SQL", 2},
 		{"unknown vendor", JobFilter{Vendor: "nobody"}, "", 0},
@@ -712,7 +713,7 @@ func TestBoardJobsFilters(t *testing.T) {
 		{"search nothing", JobFilter{Search: "zzz"}, "", 0},
 		{"search is not the vendor", JobFilter{Search: "veeam"}, "", 0},
 		{"client and vendor", JobFilter{ClientID: globex, Vendor: "generic"}, "acme archive, Laptop", 2},
-		{"client and status", JobFilter{ClientID: acme, Status: StatusHealthy}, "File share", 1},
+		{"client and status", JobFilter{ClientID: acme, Status: state.StatusHealthy}, "File share", 1},
 		{"vendor and search", JobFilter{Vendor: "veeam", Search: "acme"}, "Nightly SQL", 1},
 		{"limit", JobFilter{Limit: 2}, "acme archive, Exchange", 5},
 		{"offset and limit", JobFilter{Offset: 2, Limit: 2}, "File share, Laptop", 5},
@@ -737,7 +738,7 @@ func TestBoardJobsFilters(t *testing.T) {
 	jobs, _, _ := b.e.BoardJobs(b.ws, JobFilter{Search: "sql01"})
 	if len(jobs) == 1 {
 		j := jobs[0]
-		if j.ID != sql || j.ClientID != acme || j.ClientName != "Acme" || j.Status != StatusFailed || j.LastResult != "failed" ||
+		if j.ID != sql || j.ClientID != acme || j.ClientName != "Acme" || j.Status != state.StatusFailed || j.LastResult != "failed" ||
 			j.Vendor != "veeam" || j.Hostname != "sql01.acme.local" || j.Alert == nil || j.Alert.Severity != "critical" ||
 			j.IntervalMinutes != 1440 || j.GraceMinutes != 60 || len(j.ExpectedDays) != 7 {
 			t.Errorf("job %+v", j)
@@ -746,7 +747,7 @@ func TestBoardJobsFilters(t *testing.T) {
 	// The status filter follows the clock: the jobs go missing after their
 	// due time plus grace.
 	b.at(pplT0.Add(25*time.Hour + time.Millisecond))
-	if jobs, total, _ := b.e.BoardJobs(b.ws, JobFilter{Status: StatusMissing}); total != 4 || len(jobs) != 4 {
+	if jobs, total, _ := b.e.BoardJobs(b.ws, JobFilter{Status: state.StatusMissing}); total != 4 || len(jobs) != 4 {
 		t.Errorf("%d missing jobs (%d listed), want 4", total, len(jobs))
 	}
 	if _, _, err := b.e.BoardJobs("nope", JobFilter{}); err == nil {
@@ -938,7 +939,7 @@ func TestBoardKeys(t *testing.T) {
 	for _, k := range keys {
 		names = append(names, k.Name)
 		if k.Name == "report" && k.LastUsedAt != T0.Add(time.Hour).UnixMilli() {
-			t.Errorf("report key last used %s", msTime(k.LastUsedAt))
+			t.Errorf("report key last used %s", state.MsTime(k.LastUsedAt))
 		}
 	}
 	if got := strings.Join(names, " "); got != "same2 assistant rest report" {
@@ -986,7 +987,7 @@ func TestBoardAlertNextRunAt(t *testing.T) {
 		t.Run("daily "+c.name, func(t *testing.T) {
 			b.at(c.at)
 			if got := next(daily); got != c.want.UnixMilli() {
-				t.Errorf("NextRunAt %s, want %s", msTime(got), c.want)
+				t.Errorf("NextRunAt %s, want %s", state.MsTime(got), c.want)
 			}
 		})
 	}
@@ -1019,12 +1020,12 @@ func TestBoardAlertNextRunAt(t *testing.T) {
 	_, err := b.e.UpdateJob(b.ws, daily, JobInput{Paused: Some(true)})
 	check(t, "pause", err)
 	if got := next(daily); got != 0 {
-		t.Errorf("paused job's NextRunAt %s, want 0", msTime(got))
+		t.Errorf("paused job's NextRunAt %s, want 0", state.MsTime(got))
 	}
 	_, err = b.e.UpdateJob(b.ws, daily, JobInput{Paused: Some(false)})
 	check(t, "resume", err)
 	if got := next(daily); got <= b.e.Now().UnixMilli() {
-		t.Errorf("resumed job's NextRunAt %s, not after now %s", msTime(got), b.e.Now())
+		t.Errorf("resumed job's NextRunAt %s, not after now %s", state.MsTime(got), b.e.Now())
 	}
 }
 
@@ -1046,7 +1047,7 @@ func TestBoardAlertNextRunAtLongOverdue(t *testing.T) {
 				t.Fatalf("no alert")
 			}
 			if got := p.Job.Alert.NextRunAt; got != want {
-				t.Errorf("NextRunAt %s, want %s (after now %s)", msTime(got), msTime(want), now)
+				t.Errorf("NextRunAt %s, want %s (after now %s)", state.MsTime(got), state.MsTime(want), now)
 			}
 		})
 	}

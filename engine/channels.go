@@ -6,7 +6,7 @@ import (
 	"net/url"
 	"strings"
 
-	"backupmon/wal"
+	"backupmon/state"
 )
 
 // ChannelInput is the body of POST /workspaces/{wid}/channels.
@@ -19,14 +19,14 @@ type ChannelInput struct {
 // ChannelView is a channel record (decisions.md 7); Secret is set only in
 // the answer to its creation (webhook channels).
 type ChannelView struct {
-	ID          string  `json:"id"`
-	Type        string  `json:"type"`
-	Name        string  `json:"name"`
-	URL         *string `json:"url"`
-	To          *string `json:"to"`
-	MinSeverity string  `json:"minSeverity"`
-	CreatedAt   Time    `json:"createdAt"`
-	Secret      string  `json:"secret,omitempty"`
+	ID          string     `json:"id"`
+	Type        string     `json:"type"`
+	Name        string     `json:"name"`
+	URL         *string    `json:"url"`
+	To          *string    `json:"to"`
+	MinSeverity string     `json:"minSeverity"`
+	CreatedAt   state.Time `json:"createdAt"`
+	Secret      string     `json:"secret,omitempty"`
 }
 
 // EscalationInput is the body of POST /workspaces/{wid}/escalations.
@@ -39,27 +39,27 @@ type EscalationInput struct {
 
 // EscalationView is an escalation rule record.
 type EscalationView struct {
-	ID           string `json:"id"`
-	ChannelID    string `json:"channelId"`
-	AfterMinutes int64  `json:"afterMinutes"`
-	CreatedAt    Time   `json:"createdAt"`
+	ID           string     `json:"id"`
+	ChannelID    string     `json:"channelId"`
+	AfterMinutes int64      `json:"afterMinutes"`
+	CreatedAt    state.Time `json:"createdAt"`
 }
 
 // DeliveryView is a notification delivery with its state: pending,
 // delivered, failed (given up after 24 hours) or cancelled.
 type DeliveryView struct {
-	ID            string   `json:"id"`
-	ChannelID     string   `json:"channelId"`
-	Event         string   `json:"event"`
-	AlertID       string   `json:"alertId"`
-	JobID         string   `json:"jobId"`
-	State         string   `json:"state"`
-	Attempts      int      `json:"attempts"`
-	CreatedAt     Time     `json:"createdAt"`
-	LastAttemptAt NullTime `json:"lastAttemptAt"`
-	NextAttemptAt NullTime `json:"nextAttemptAt"`
-	DeliveredAt   NullTime `json:"deliveredAt"`
-	LastError     *string  `json:"lastError"`
+	ID            string         `json:"id"`
+	ChannelID     string         `json:"channelId"`
+	Event         string         `json:"event"`
+	AlertID       string         `json:"alertId"`
+	JobID         string         `json:"jobId"`
+	State         string         `json:"state"`
+	Attempts      int            `json:"attempts"`
+	CreatedAt     state.Time     `json:"createdAt"`
+	LastAttemptAt state.NullTime `json:"lastAttemptAt"`
+	NextAttemptAt state.NullTime `json:"nextAttemptAt"`
+	DeliveredAt   state.NullTime `json:"deliveredAt"`
+	LastError     *string        `json:"lastError"`
 }
 
 // maxEscalationMinutes bounds afterMinutes (30 days).
@@ -72,39 +72,39 @@ const (
 	maxEscalations = 100
 )
 
-func channelView(c *channel) ChannelView {
-	v := ChannelView{ID: c.id.String(), Type: c.typ, Name: c.name, MinSeverity: severityName(c.minSeverity), CreatedAt: Time(c.createdAt)}
-	if c.url != "" {
-		u := c.url
+func channelView(c *state.Channel) ChannelView {
+	v := ChannelView{ID: c.ID.String(), Type: c.Type, Name: c.Name, MinSeverity: state.SeverityName(c.MinSeverity), CreatedAt: state.Time(c.CreatedAt)}
+	if c.URL != "" {
+		u := c.URL
 		v.URL = &u
 	}
-	if c.to != "" {
-		t := c.to
+	if c.To != "" {
+		t := c.To
 		v.To = &t
 	}
 	return v
 }
 
-func deliveryView(d *delivery) DeliveryView {
+func deliveryView(d *state.Delivery) DeliveryView {
 	v := DeliveryView{
-		ID: d.id.String(), ChannelID: d.channelID.String(), Event: d.event, AlertID: d.alertID.String(), JobID: d.jobID.String(),
-		Attempts: d.attempts, CreatedAt: Time(d.createdAt), LastAttemptAt: NullTime(d.lastAttemptAt), DeliveredAt: NullTime(d.deliveredAt),
+		ID: d.ID.String(), ChannelID: d.ChannelID.String(), Event: d.Event, AlertID: d.AlertID.String(), JobID: d.JobID.String(),
+		Attempts: d.Attempts, CreatedAt: state.Time(d.CreatedAt), LastAttemptAt: state.NullTime(d.LastAttemptAt), DeliveredAt: state.NullTime(d.DeliveredAt),
 	}
-	switch d.state {
-	case deliveryPending:
+	switch d.State {
+	case state.DeliveryPending:
 		v.State = "pending"
-		if !d.inFlight {
-			v.NextAttemptAt = NullTime(d.nextAt)
+		if !d.InFlight {
+			v.NextAttemptAt = state.NullTime(d.NextAt)
 		}
-	case deliveryDelivered:
+	case state.DeliveryDelivered:
 		v.State = "delivered"
-	case deliveryFailed:
+	case state.DeliveryFailed:
 		v.State = "failed"
-	case deliveryCancelled:
+	case state.DeliveryCancelled:
 		v.State = "cancelled"
 	}
-	if d.lastError != "" {
-		e := d.lastError
+	if d.LastError != "" {
+		e := d.LastError
 		v.LastError = &e
 	}
 	return v
@@ -113,22 +113,22 @@ func deliveryView(d *delivery) DeliveryView {
 // checkChannel validates a channel body: a webhook or slack channel needs
 // an http(s) url, an e-mail channel one address in to.
 func checkChannel(in ChannelInput) (minSev uint8, err *Error) {
-	if err := checkEnum("type", in.Type, map[string]bool{ChannelWebhook: true, ChannelSlack: true, ChannelEmail: true}, "webhook, slack, email", true); err != nil {
+	if err := checkEnum("type", in.Type, map[string]bool{state.ChannelWebhook: true, state.ChannelSlack: true, state.ChannelEmail: true}, "webhook, slack, email", true); err != nil {
 		return 0, err
 	}
 	if err := checkName("name", in.Name, true); err != nil {
 		return 0, err
 	}
-	minSev = severityWarning
+	minSev = state.SeverityWarning
 	if in.MinSeverity.Set {
 		if err := checkEnum("minSeverity", in.MinSeverity, map[string]bool{"warning": true, "critical": true}, "warning, critical", false); err != nil {
 			return 0, err
 		}
 		if in.MinSeverity.V == "critical" {
-			minSev = severityCritical
+			minSev = state.SeverityCritical
 		}
 	}
-	if in.Type.V == ChannelEmail {
+	if in.Type.V == state.ChannelEmail {
 		if in.URL.Set && !in.URL.Null {
 			return 0, invalid("url", "url is only for webhook and slack channels")
 		}
@@ -180,22 +180,22 @@ func (e *Engine) CreateChannel(wsID string, in ChannelInput) (ChannelView, error
 		}
 	}
 	var secret string
-	if in.Type.V == ChannelWebhook {
+	if in.Type.V == state.ChannelWebhook {
 		var raw [32]byte
-		randomBytes(raw[:])
+		state.RandomBytes(raw[:])
 		secret = "whsec_" + hex.EncodeToString(raw[:])
 	}
 	return change(a, func(w *workspace, now int64) (decision[ChannelView], error) {
-		if len(w.channels) >= maxChannels {
+		if len(w.Channels) >= maxChannels {
 			return decision[ChannelView]{}, conflict("a workspace has at most %d channels", maxChannels)
 		}
-		rec := &wal.ChannelCreated{
-			ID: w.ids.next(now), ChannelType: in.Type.V, Name: in.Name.V, URL: in.URL.V, To: in.To.V,
+		rec := &state.ChannelCreated{
+			ID: w.IDs.Next(now), ChannelType: in.Type.V, Name: in.Name.V, URL: in.URL.V, To: in.To.V,
 			Secret: secret, MinSeverity: minSev, CreatedAt: now,
 		}
-		rec.ActivityID, rec.Actor = w.ids.next(now), in.Actor
+		rec.ActivityID, rec.Actor = w.IDs.Next(now), in.Actor
 		return decision[ChannelView]{rec: rec, answer: func(w *workspace) ChannelView {
-			v := channelView(w.channel(rec.ID))
+			v := channelView(w.Channel(rec.ID))
 			v.Secret = secret
 			return v
 		}}, nil
@@ -209,8 +209,8 @@ func (e *Engine) Channels(wsID string) ([]ChannelView, error) {
 		return nil, err
 	}
 	return ask(a, func(w *workspace) []ChannelView {
-		list := make([]ChannelView, len(w.channels))
-		for i, c := range w.channels {
+		list := make([]ChannelView, len(w.Channels))
+		for i, c := range w.Channels {
 			list[i] = channelView(c)
 		}
 		return list
@@ -225,11 +225,11 @@ func (e *Engine) DeleteChannel(wsID, channelID, actor string) error {
 		return err
 	}
 	_, err = change(a, func(w *workspace, now int64) (decision[struct{}], error) {
-		id, ok := ParseID(channelID)
-		if !ok || w.channel(id) == nil {
+		id, ok := state.ParseID(channelID)
+		if !ok || w.Channel(id) == nil {
 			return decision[struct{}]{}, notFound("channel")
 		}
-		return decision[struct{}]{rec: &wal.ChannelDeleted{ID: id, ActivityID: w.ids.next(now), At: now, Actor: actor}}, nil
+		return decision[struct{}]{rec: &state.ChannelDeleted{Removal: state.Removal{ID: id, ActivityID: w.IDs.Next(now), At: now, Actor: actor}}}, nil
 	})
 	return err
 }
@@ -248,23 +248,23 @@ func (e *Engine) CreateEscalation(wsID string, in EscalationInput) (EscalationVi
 		return EscalationView{}, invalid("afterMinutes", "afterMinutes must be an integer from 1 to %d", maxEscalationMinutes)
 	}
 	return change(a, func(w *workspace, now int64) (decision[EscalationView], error) {
-		cid, ok := ParseID(in.ChannelID.V)
-		if !ok || w.channel(cid) == nil {
+		cid, ok := state.ParseID(in.ChannelID.V)
+		if !ok || w.Channel(cid) == nil {
 			return decision[EscalationView]{}, invalid("channelId", "channelId does not name a channel of this workspace")
 		}
-		if len(w.escalations) >= maxEscalations {
+		if len(w.Escalations) >= maxEscalations {
 			return decision[EscalationView]{}, conflict("a workspace has at most %d escalation rules", maxEscalations)
 		}
-		rec := &wal.EscalationCreated{ID: w.ids.next(now), ChannelID: cid, AfterMinutes: in.AfterMinutes.V, CreatedAt: now}
-		rec.ActivityID, rec.Actor = w.ids.next(now), in.Actor
+		rec := &state.EscalationCreated{ID: w.IDs.Next(now), ChannelID: cid, AfterMinutes: in.AfterMinutes.V, CreatedAt: now}
+		rec.ActivityID, rec.Actor = w.IDs.Next(now), in.Actor
 		return decision[EscalationView]{rec: rec, answer: func(w *workspace) EscalationView {
-			return escalationView(w.escalation(rec.ID))
+			return escalationView(w.Escalation(rec.ID))
 		}}, nil
 	})
 }
 
-func escalationView(r *escalation) EscalationView {
-	return EscalationView{ID: r.id.String(), ChannelID: r.channelID.String(), AfterMinutes: r.afterMinutes, CreatedAt: Time(r.createdAt)}
+func escalationView(r *state.Escalation) EscalationView {
+	return EscalationView{ID: r.ID.String(), ChannelID: r.ChannelID.String(), AfterMinutes: r.AfterMinutes, CreatedAt: state.Time(r.CreatedAt)}
 }
 
 // Escalations returns the workspace's escalation rules by afterMinutes.
@@ -274,8 +274,8 @@ func (e *Engine) Escalations(wsID string) ([]EscalationView, error) {
 		return nil, err
 	}
 	return ask(a, func(w *workspace) []EscalationView {
-		list := make([]EscalationView, len(w.escalations))
-		for i, r := range w.escalations {
+		list := make([]EscalationView, len(w.Escalations))
+		for i, r := range w.Escalations {
 			list[i] = escalationView(r)
 		}
 		return list
@@ -289,11 +289,11 @@ func (e *Engine) DeleteEscalation(wsID, escalationID, actor string) error {
 		return err
 	}
 	_, err = change(a, func(w *workspace, now int64) (decision[struct{}], error) {
-		id, ok := ParseID(escalationID)
-		if !ok || w.escalation(id) == nil {
+		id, ok := state.ParseID(escalationID)
+		if !ok || w.Escalation(id) == nil {
 			return decision[struct{}]{}, notFound("escalation")
 		}
-		return decision[struct{}]{rec: &wal.EscalationDeleted{ID: id, ActivityID: w.ids.next(now), At: now, Actor: actor}}, nil
+		return decision[struct{}]{rec: &state.EscalationDeleted{Removal: state.Removal{ID: id, ActivityID: w.IDs.Next(now), At: now, Actor: actor}}}, nil
 	})
 	return err
 }
@@ -305,9 +305,9 @@ func (e *Engine) Deliveries(wsID string) ([]DeliveryView, error) {
 		return nil, err
 	}
 	return ask(a, func(w *workspace) []DeliveryView {
-		list := make([]DeliveryView, 0, len(w.deliveries))
-		for i := len(w.deliveries) - 1; i >= 0; i-- {
-			list = append(list, deliveryView(w.deliveries[i]))
+		list := make([]DeliveryView, 0, len(w.Deliveries))
+		for i := len(w.Deliveries) - 1; i >= 0; i-- {
+			list = append(list, deliveryView(w.Deliveries[i]))
 		}
 		return list
 	}), nil

@@ -42,13 +42,3 @@ func (c *DevClock) Set(t time.Time) {
 	c.now = t.UTC().Truncate(time.Millisecond)
 	c.mu.Unlock()
 }
-
-// msTime turns Unix milliseconds into a UTC time.
-func msTime(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
-
-const (
-	msPerSecond = int64(1000)
-	msPerMinute = 60 * msPerSecond
-	msPerHour   = 60 * msPerMinute
-	msPerDay    = 24 * msPerHour
-)

@@ -1,6 +1,9 @@
 package engine
 
-import "sort"
+import (
+	"backupmon/state"
+	"sort"
+)
 
 // gridDays is how many days a job's day grid shows.
 const gridDays = 30
@@ -32,14 +35,14 @@ type GridDay struct {
 // expected otherwise. Overdue spans are counted from the results' receipt
 // times as the missing rule counts them, never before the first report;
 // past pauses are not kept, so only the current one is left out.
-func (w *workspace) dayGrid(j *job, now int64, days int) []GridDay {
-	t := msTime(now).In(w.loc)
+func (w *workspace) dayGrid(j *state.Job, now int64, days int) []GridDay {
+	t := state.MsTime(now).In(w.Loc)
 	y, m, d := t.Date()
 	grid := make([]GridDay, days)
 	for i := range grid {
 		dd := d - (days - 1 - i)
-		start := localTime(y, m, dd, 0, 0, 0, 0, w.loc)
-		end := localTime(y, m, dd+1, 0, 0, 0, 0, w.loc)
+		start := state.LocalTime(y, m, dd, 0, 0, 0, 0, w.Loc)
+		end := state.LocalTime(y, m, dd+1, 0, 0, 0, 0, w.Loc)
 		grid[i] = GridDay{Date: start.Format("2006-01-02"), Day: start.Day(), Start: start.UnixMilli(), End: end.UnixMilli(), State: DayNone}
 	}
 	from := grid[0].Start
@@ -52,13 +55,13 @@ func (w *workspace) dayGrid(j *job, now int64, days int) []GridDay {
 	}
 	worst := make([]uint8, days)
 	// A result completes at most 5 minutes after its receipt.
-	first := sort.Search(len(j.results), func(k int) bool { return j.results[k].receivedAt >= from-5*msPerMinute })
-	for k := first; k < len(j.results); k++ {
-		r := &j.results[k]
-		if i := dayOf(r.completedAt); i >= 0 {
+	first := sort.Search(len(j.Results), func(k int) bool { return j.Results[k].ReceivedAt >= from-5*state.MsPerMinute })
+	for k := first; k < len(j.Results); k++ {
+		r := &j.Results[k]
+		if i := dayOf(r.CompletedAt); i >= 0 {
 			grid[i].Results++
-			if r.status > worst[i] { // ok < warning < failed, as stored
-				worst[i] = r.status
+			if r.Status > worst[i] { // ok < warning < failed, as stored
+				worst[i] = r.Status
 			}
 		}
 	}
@@ -67,11 +70,11 @@ func (w *workspace) dayGrid(j *job, now int64, days int) []GridDay {
 	// monitoring is off now, nothing after it went off is overdue.
 	base, reported := int64(0), first > 0
 	if reported {
-		base = j.results[first-1].receivedAt
+		base = j.Results[first-1].ReceivedAt
 	}
-	grace := j.graceMinutes * msPerMinute
-	monitored := j.monitored(now)
-	off := j.offAt(now)
+	grace := j.GraceMinutes * state.MsPerMinute
+	monitored := j.Monitored(now)
+	off := j.OffAt(now)
 	overdue := func(since, until int64) {
 		if !monitored {
 			until = min(until, off)
@@ -87,29 +90,29 @@ func (w *workspace) dayGrid(j *job, now int64, days int) []GridDay {
 			}
 		}
 	}
-	for k := first; k < len(j.results); k++ {
-		r := &j.results[k]
+	for k := first; k < len(j.Results); k++ {
+		r := &j.Results[k]
 		if !reported {
-			base, reported = r.receivedAt, true
+			base, reported = r.ReceivedAt, true
 			continue
 		}
-		if late := nextDue(base, j.intervalMinutes, j.expectedDays, w.loc) + grace; late < r.receivedAt {
-			overdue(late, r.receivedAt)
+		if late := state.NextDue(base, j.IntervalMinutes, j.ExpectedDays, w.Loc) + grace; late < r.ReceivedAt {
+			overdue(late, r.ReceivedAt)
 		}
-		base = r.receivedAt
+		base = r.ReceivedAt
 	}
 	switch {
 	case !reported:
 	case monitored:
-		overdue(j.nextExpectedAt(now, w.loc)+grace, now)
+		overdue(j.NextExpectedAt(now, w.Loc)+grace, now)
 	default:
-		overdue(nextDue(base, j.intervalMinutes, j.expectedDays, w.loc)+grace, off)
+		overdue(state.NextDue(base, j.IntervalMinutes, j.ExpectedDays, w.Loc)+grace, off)
 	}
 	for i := range grid {
 		switch {
-		case worst[i] != resultNone:
-			grid[i].State = resultName(worst[i]) // DayOK, DayWarning, DayFailed
-		case grid[i].End <= j.createdAt:
+		case worst[i] != state.ResultNone:
+			grid[i].State = state.ResultName(worst[i]) // DayOK, DayWarning, DayFailed
+		case grid[i].End <= j.CreatedAt:
 			grid[i].State = DayNone
 		}
 	}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"backupmon/state"
 	"encoding/json"
 	"testing"
 	"time"
@@ -65,9 +66,11 @@ func decode[T any](tb testing.TB, raw []byte) T {
 }
 
 // jobOf returns the job object of j at now, decoded.
-func (x *world) jobOf(j *job, now int64) tJob { return decode[tJob](x.t, x.w.appendJob(nil, j, now)) }
+func (x *world) jobOf(j *state.Job, now int64) tJob {
+	return decode[tJob](x.t, x.w.AppendJob(nil, j, now))
+}
 
 // alertOf returns the alert object of a at now, decoded.
-func alertOf(tb testing.TB, a *alert, now int64) tAlert {
+func alertOf(tb testing.TB, a *state.Alert, now int64) tAlert {
 	return decode[tAlert](tb, alertView(a, now).JSON)
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"backupmon/state"
 	"backupmon/wal"
 )
 
@@ -23,11 +24,11 @@ var dtStart = time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC)
 type dtDeliverer struct {
 	e  *Engine
 	mu sync.Mutex
-	ns []Notice
+	ns []state.Notice
 	wg sync.WaitGroup
 }
 
-func (d *dtDeliverer) Deliver(n Notice) {
+func (d *dtDeliverer) Deliver(n state.Notice) {
 	d.mu.Lock()
 	d.ns = append(d.ns, n)
 	d.mu.Unlock()
@@ -43,7 +44,7 @@ func (d *dtDeliverer) Deliver(n Notice) {
 }
 
 // dtBrief shows notices without their JSON bodies.
-func dtBrief(ns []Notice) []string {
+func dtBrief(ns []state.Notice) []string {
 	out := make([]string, len(ns))
 	for i, n := range ns {
 		out[i] = fmt.Sprintf("%s %s attempt %d (%s)", n.Event, n.Delivery, n.Attempt, n.AlertType)
@@ -51,10 +52,10 @@ func dtBrief(ns []Notice) []string {
 	return out
 }
 
-func (d *dtDeliverer) notices() []Notice {
+func (d *dtDeliverer) notices() []state.Notice {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return append([]Notice(nil), d.ns...)
+	return append([]state.Notice(nil), d.ns...)
 }
 
 type dtAlert struct {
@@ -156,7 +157,7 @@ func TestDowntimeDeadlineFiresOnce(t *testing.T) {
 			check(t, "create key", err)
 			var deliv *dtDeliverer
 			if withChannel {
-				_, err := e.CreateChannel(ws.ID, ChannelInput{Type: Some(ChannelWebhook), Name: Some("hook"), URL: Some("https://hooks.example.com/x")})
+				_, err := e.CreateChannel(ws.ID, ChannelInput{Type: Some(state.ChannelWebhook), Name: Some("hook"), URL: Some("https://hooks.example.com/x")})
 				check(t, "create channel", err)
 				deliv = &dtDeliverer{e: e}
 				e.SetDeliverer(deliv)
@@ -191,7 +192,7 @@ func TestDowntimeDeadlineFiresOnce(t *testing.T) {
 					t.Fatalf("restart %d: %d alerts, want 1: %+v", i+1, len(alerts), alerts)
 				}
 				a := alerts[0]
-				wantSummary := "No backup report received: one was due at " + FormatTime(due.UnixMilli()) + " and 30 minutes of grace have passed"
+				wantSummary := "No backup report received: one was due at " + state.FormatTime(due.UnixMilli()) + " and 30 minutes of grace have passed"
 				if a.Type != "missing" || a.Severity != "critical" || a.Status != "open" || a.JobID != jv.ID ||
 					int64(a.Created) != missingAt.UnixMilli() || a.Summary != wantSummary {
 					t.Errorf("restart %d: alert %+v, want missing/critical/open created at %s", i+1, a, missingAt)
@@ -203,12 +204,12 @@ func TestDowntimeDeadlineFiresOnce(t *testing.T) {
 				}
 				if withChannel {
 					list := dtWaitDelivered(t, e, ws.ID, 1)
-					if d := list[0]; d.Event != EventOpened || d.AlertID != alertID || d.Attempts != 1 || d.JobID != jv.ID {
+					if d := list[0]; d.Event != state.EventOpened || d.AlertID != alertID || d.Attempts != 1 || d.JobID != jv.ID {
 						t.Errorf("restart %d: delivery %+v, want one alert.opened of %s delivered at the first attempt", i+1, d, alertID)
 					}
 					deliv.wg.Wait()
 					ns := deliv.notices()
-					if len(ns) != 1 || ns[0].Event != EventOpened || ns[0].Attempt != 1 || ns[0].AlertType != "missing" {
+					if len(ns) != 1 || ns[0].Event != state.EventOpened || ns[0].Attempt != 1 || ns[0].AlertType != "missing" {
 						t.Errorf("restart %d: notices %v, want one alert.opened of the missing alert", i+1, dtBrief(ns))
 					}
 				}
@@ -222,7 +223,7 @@ func TestDowntimeDeadlineFiresOnce(t *testing.T) {
 						DueAt tTime
 					}
 				}
-				if len(jobs) != 1 || json.Unmarshal(jobs[0].JSON, &j) != nil || j.Status != StatusMissing || int64(j.Late.DueAt) != due.UnixMilli() {
+				if len(jobs) != 1 || json.Unmarshal(jobs[0].JSON, &j) != nil || j.Status != state.StatusMissing || int64(j.Late.DueAt) != due.UnixMilli() {
 					t.Errorf("restart %d: job %s, want missing, late since %s", i+1, jobs[0].JSON, due)
 				}
 				check(t, "close", e.Close())

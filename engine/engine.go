@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"backupmon/snapshot"
+	"backupmon/state"
 	"backupmon/vfs"
 	"backupmon/wal"
 )
@@ -29,6 +30,9 @@ type Options struct {
 	Logger *slog.Logger
 	// WAL passes options (hooks, fatal handler, metrics) to the log.
 	WAL wal.Options
+	// Log is the log to use instead of the one in Dir/wal (a replicated
+	// one); the engine closes it.
+	Log Log
 	// FS is the file system of the log (unless WAL.FS is set) and of the
 	// snapshots; default vfs.OS. Tests pass a vfs.Faulty.
 	FS vfs.FS
@@ -69,7 +73,7 @@ type Engine struct {
 	opts   Options
 	clock  Clock
 	dev    *DevClock
-	log    *wal.Log
+	log    Log
 	logger *slog.Logger
 
 	actors sync.Map // ID → *actor
@@ -79,7 +83,7 @@ type Engine struct {
 	count  atomic.Int64
 
 	globalMu  sync.Mutex // serialises engine-level records and workspace creation
-	globalIDs *idGen
+	globalIDs *state.IDGen
 
 	snapMu    sync.Mutex
 	lastSnap  lastSnapshot // under snapMu
@@ -135,7 +139,10 @@ func Open(opts Options) (*Engine, error) {
 	if opts.WAL.FS == nil {
 		opts.WAL.FS = opts.FS
 	}
-	e := &Engine{opts: opts, clock: opts.Clock, logger: opts.Logger, globalIDs: newIDGen(), stop: make(chan struct{})}
+	if err := openFormat(opts.Dir); err != nil {
+		return nil, fmt.Errorf("open engine %s: %w", opts.Dir, err)
+	}
+	e := &Engine{opts: opts, clock: opts.Clock, logger: opts.Logger, globalIDs: state.NewIDGen(), stop: make(chan struct{})}
 	e.lastSnap.at = time.Now()
 	e.dev, _ = opts.Clock.(*DevClock)
 	var keep time.Time
@@ -158,9 +165,13 @@ func Open(opts Options) (*Engine, error) {
 	default:
 		return nil, fmt.Errorf("open engine %s: %w", opts.Dir, err)
 	}
-	l, err := wal.Open(filepath.Join(opts.Dir, "wal"), opts.WAL)
-	if err != nil {
-		return nil, fmt.Errorf("open engine %s: %w", opts.Dir, err)
+	l := opts.Log
+	if l == nil {
+		wl, err := wal.Open(filepath.Join(opts.Dir, "wal"), opts.WAL)
+		if err != nil {
+			return nil, fmt.Errorf("open engine %s: %w", opts.Dir, err)
+		}
+		l = wl
 	}
 	if first := l.FirstLSN(); first > from {
 		l.Close()
@@ -168,7 +179,7 @@ func Open(opts Options) (*Engine, error) {
 	}
 	replayed := 0
 	if err := l.Replay(from, func(lsn uint64, typ byte, payload []byte) error {
-		rec, err := wal.Decode(typ, payload)
+		rec, err := state.Decode(typ, payload)
 		if err != nil {
 			return fmt.Errorf("record %d: %w", lsn, err)
 		}
@@ -221,48 +232,49 @@ func (e *Engine) Now() time.Time { return e.clock.Now() }
 func (e *Engine) nowMs() int64 { return e.clock.Now().UnixMilli() }
 
 // submit hands a record to the log.
-func (e *Engine) submit(rec wal.Entry, done func(uint64, error)) { e.log.Submit(rec, done) }
+func (e *Engine) submit(rec state.Record, done func(uint64, error)) { e.log.Submit(rec, done) }
 
 // replay applies one record read from the log at start-up.
-func (e *Engine) replay(rec wal.Entry) error {
+func (e *Engine) replay(rec state.Record) error {
 	h := rec.Head()
-	if ID(h.Workspace).IsZero() {
-		if r, ok := rec.(*wal.ClockSet); ok {
+	if state.ID(h.Workspace).IsZero() {
+		if r, ok := rec.(*state.ClockSet); ok {
 			if e.dev != nil {
-				e.dev.Set(msTime(r.Now))
+				e.dev.Set(state.MsTime(r.Now))
 			}
 			return nil
 		}
 		return fmt.Errorf("engine record of type %d", rec.Type())
 	}
-	if r, ok := rec.(*wal.WorkspaceCreated); ok {
-		if _, exists := e.actors.Load(ID(h.Workspace)); exists {
+	if r, ok := rec.(*state.WorkspaceCreated); ok {
+		if _, exists := e.actors.Load(state.ID(h.Workspace)); exists {
 			return nil // the snapshot holds it
 		}
-		w, err := newWorkspace(r)
+		w, err := state.NewWorkspace(r)
 		if err != nil {
 			return err
 		}
 		e.addActor(w)
 		return nil
 	}
-	v, ok := e.actors.Load(ID(h.Workspace))
+	v, ok := e.actors.Load(state.ID(h.Workspace))
 	if !ok {
-		return fmt.Errorf("record %d of type %d for unknown workspace %s", h.Seq, rec.Type(), ID(h.Workspace))
+		return fmt.Errorf("record %d of type %d for unknown workspace %s", h.Seq, rec.Type(), state.ID(h.Workspace))
 	}
-	w := v.(*actor).ws
-	if h.Seq <= w.seq {
+	a := v.(*actor)
+	w := a.ws
+	if h.Seq <= w.Seq {
 		return nil // the snapshot holds it
 	}
-	if h.Seq != w.seq+1 {
-		return fmt.Errorf("workspace %s: record %d follows %d: records are missing", w.id, h.Seq, w.seq)
+	if h.Seq != w.Seq+1 {
+		return fmt.Errorf("workspace %s: record %d follows %d: records are missing", w.ID, h.Seq, w.Seq)
 	}
-	err := w.apply(rec, e)
-	e.dropRaw(w.takeDropped()) // the record let them go: the store may too
+	err := w.Apply(rec, a)
+	e.dropRaw(w.TakeDropped()) // the record let them go: the store may too
 	// Deliveries a replayed record made wait for their timers, rebuilt
 	// once recovery is done.
-	clear(w.fresh)
-	w.fresh = w.fresh[:0]
+	clear(w.Fresh)
+	w.Fresh = w.Fresh[:0]
 	return err
 }
 
@@ -296,7 +308,7 @@ func (e *Engine) deliverer() Deliverer {
 
 // deliverAll hands notices to the deliverer (after the records that made
 // them are durable).
-func (e *Engine) deliverAll(notices []Notice) {
+func (e *Engine) deliverAll(notices []state.Notice) {
 	d := e.deliverer()
 	if d == nil {
 		return
@@ -306,29 +318,33 @@ func (e *Engine) deliverAll(notices []Notice) {
 	}
 }
 
-func (e *Engine) addActor(w *workspace) *actor {
+// addActor makes the actor of a workspace just created or loaded, and
+// indexes its keys, ingest tokens and people.
+func (e *Engine) addActor(sw *state.Workspace) *actor {
+	w := &workspace{Workspace: sw}
 	a := newActor(e, w)
-	e.actors.Store(w.id, a)
+	e.actors.Store(w.ID, a)
 	e.count.Add(1)
-	for _, k := range w.keys {
-		e.keyAdded(w, k)
+	for _, k := range w.Keys {
+		e.keyAdded(sw, k)
 	}
-	for _, j := range w.jobs {
-		e.ingestAdded(w, j)
+	for _, j := range w.Jobs {
+		e.ingestAdded(sw, j)
 	}
-	e.addPeople(w)
+	e.addPeople(sw)
+	sw.ScheduleTrial(a)
 	return a
 }
 
-func (e *Engine) keyAdded(w *workspace, k *apiKey) {
-	v, _ := e.actors.Load(w.id)
+func (e *Engine) keyAdded(w *state.Workspace, k *state.Key) {
+	v, _ := e.actors.Load(w.ID)
 	a, _ := v.(*actor)
-	e.keys.put(&keyRef{hash: k.hash, act: a, key: k})
+	e.keys.put(&keyRef{hash: k.Hash, act: a, key: k})
 }
 
-func (e *Engine) keyRemoved(_ *workspace, k *apiKey) { e.keys.remove(&k.hash) }
+func (e *Engine) keyRemoved(_ *state.Workspace, k *state.Key) { e.keys.remove(&k.Hash) }
 
-func (e *Engine) actor(id ID) *actor {
+func (e *Engine) actor(id state.ID) *actor {
 	v, ok := e.actors.Load(id)
 	if !ok {
 		return nil
@@ -343,7 +359,7 @@ func (e *Engine) sortedActors() []*actor {
 		list = append(list, v.(*actor))
 		return true
 	})
-	sort.Slice(list, func(i, j int) bool { return string(list[i].ws.id[:]) < string(list[j].ws.id[:]) })
+	sort.Slice(list, func(i, j int) bool { return string(list[i].ws.ID[:]) < string(list[j].ws.ID[:]) })
 	return list
 }
 

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"backupmon/state"
 	"encoding/binary"
 	"sync"
 )
@@ -22,7 +23,7 @@ type keyShard struct {
 type keyRef struct {
 	hash [32]byte
 	act  *actor
-	key  *apiKey // touched only in its actor, which checks key.revoked
+	key  *state.Key // touched only in its actor, which checks key.revoked
 }
 
 func (x *keyIndex) shard(h *[32]byte) (*keyShard, uint64) {

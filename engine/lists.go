@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"backupmon/state"
 	"sort"
 	"strings"
 	"unicode"
@@ -38,37 +39,37 @@ func (p *page) take() bool {
 
 func (w *workspace) listClients(b []byte, q *RESTQuery, now int64) ([]byte, bool, Position) {
 	p := page{b: append(b, '['), limit: q.Limit}
-	list := w.clientList
+	list := w.ClientList
 	start := 0
 	if q.After != nil {
-		start = sort.Search(len(list), func(i int) bool { return nameAfter(list[i].key, list[i].id, q.After) })
+		start = sort.Search(len(list), func(i int) bool { return nameAfter(list[i].Key, list[i].ID, q.After) })
 	}
-	var last *client
+	var last *state.Client
 	for _, c := range list[start:] {
-		if q.Status != "" && c.status != q.Status {
+		if q.Status != "" && c.Status != q.Status {
 			continue
 		}
-		if q.Search != "" && !containsFold(c.key, q.Search) {
+		if q.Search != "" && !containsFold(c.Key, q.Search) {
 			continue
 		}
-		if q.NeedsAttention != 0 && w.clientFigures(c, now).NeedsAttention != (q.NeedsAttention > 0) {
+		if q.NeedsAttention != 0 && w.ClientFigures(c, now).NeedsAttention != (q.NeedsAttention > 0) {
 			continue
 		}
 		if !p.take() {
 			break
 		}
-		p.b = w.appendClient(p.b, c, now)
+		p.b = w.AppendClient(p.b, c, now)
 		last = c
 	}
 	p.b = append(p.b, ']')
 	if last == nil {
 		return p.b, false, Position{}
 	}
-	return p.b, p.more, Position{Name: last.key, ID: last.id}
+	return p.b, p.more, Position{Name: last.Key, ID: last.ID}
 }
 
 // nameAfter reports whether (key, id) sorts after the position.
-func nameAfter(key string, id ID, pos *Position) bool {
+func nameAfter(key string, id state.ID, pos *Position) bool {
 	if key != pos.Name {
 		return key > pos.Name
 	}
@@ -81,118 +82,110 @@ func nameAfter(key string, id ID, pos *Position) bool {
 // filter on each job it meets.
 func (w *workspace) listJobs(b []byte, q *RESTQuery, now int64) ([]byte, bool, Position) {
 	p := page{b: append(b, '['), limit: q.Limit}
-	list := w.jobList
-	shorter := func(l []*job) {
+	list := w.JobList
+	shorter := func(l []*state.Job) {
 		if len(l) < len(list) {
 			list = l
 		}
 	}
-	var c *client
+	var c *state.Client
 	if q.ClientIDSet {
-		if c = w.client(q.ClientID); c == nil {
+		if c = w.Client(q.ClientID); c == nil {
 			return append(p.b, ']'), false, Position{}
 		}
-		list = c.jobList
+		list = c.JobList
 	}
-	if s := statusIndex(q.Status); s >= 0 {
-		w.advanceJobIndex(now)
-		shorter(w.jobIdx.byStatus[s])
+	if s := state.StatusIndex(q.Status); s >= 0 {
+		w.AdvanceJobIndex(now)
+		shorter(w.JobIdx.ByStatus[s])
 	}
-	if v := vendorIndex(q.Vendor); v >= 0 {
-		shorter(w.jobIdx.byVendor[v])
+	if v := state.VendorIndex(q.Vendor); v >= 0 {
+		shorter(w.JobIdx.ByVendor[v])
 	}
 	if q.LastResult != "" {
-		shorter(w.jobIdx.byLast[resultByName(q.LastResult)]) // "none" is resultNone
+		shorter(w.JobIdx.ByLast[resultByName(q.LastResult)]) // "none" is resultNone
 	}
 	start := 0
 	if q.After != nil {
-		start = sort.Search(len(list), func(i int) bool { return nameAfter(list[i].key, list[i].id, q.After) })
+		start = sort.Search(len(list), func(i int) bool { return nameAfter(list[i].Key, list[i].ID, q.After) })
 	}
-	var last *job
+	var last *state.Job
 	for _, j := range list[start:] {
-		if c != nil && j.client != c {
+		if c != nil && j.Client != c {
 			continue
 		}
-		if q.Vendor != "" && j.vendor != q.Vendor {
+		if q.Vendor != "" && j.Vendor != q.Vendor {
 			continue
 		}
-		if q.LastResult != "" && resultName(j.lastResult) != q.LastResult {
+		if q.LastResult != "" && state.ResultName(j.LastResult) != q.LastResult {
 			continue
 		}
-		if q.Search != "" && !containsFold(j.key, q.Search) {
+		if q.Search != "" && !containsFold(j.Key, q.Search) {
 			continue
 		}
-		if q.Status != "" && w.jobStatus(j, now) != q.Status {
+		if q.Status != "" && w.JobStatus(j, now) != q.Status {
 			continue
 		}
 		if !p.take() {
 			break
 		}
-		p.b = w.appendJob(p.b, j, now)
+		p.b = w.AppendJob(p.b, j, now)
 		last = j
 	}
 	p.b = append(p.b, ']')
 	if last == nil {
 		return p.b, false, Position{}
 	}
-	return p.b, p.more, Position{Name: last.key, ID: last.id}
+	return p.b, p.more, Position{Name: last.Key, ID: last.ID}
 }
 
 // timeBound returns the exclusive upper bound of a newest-first walk: the
 // cursor's position, or just after the window's end.
-func timeBound(q *RESTQuery) (int64, ID) {
+func timeBound(q *RESTQuery) (int64, state.ID) {
 	if q.After != nil {
 		return q.After.Time, q.After.ID
 	}
 	if q.HasWindow {
-		return q.To, maxID
+		return q.To, state.MaxID
 	}
-	return 1<<63 - 1, maxID
-}
-
-var maxID = ID{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
-
-// before reports whether (t, id) sorts before (bt, bid).
-func before(t int64, id ID, bt int64, bid ID) bool {
-	if t != bt {
-		return t < bt
-	}
-	return string(id[:]) < string(bid[:])
+	return 1<<63 - 1, state.MaxID
 }
 
 // resultByName maps a result status name to the stored status (0 for "").
 func resultByName(name string) uint8 {
 	switch name {
 	case "ok":
-		return resultOK
+		return state.ResultOK
 	case "warning":
-		return resultWarning
+		return state.ResultWarning
 	case "failed":
-		return resultFailed
+		return state.ResultFailed
 	}
-	return resultNone
+	return state.ResultNone
 }
 
 // filterJobs returns the jobs a jobId or clientId filter selects: none when
 // an id is not of this workspace or the job is not the client's.
-func (w *workspace) filterJobs(q *RESTQuery) []*job {
-	var c *client
+func (w *workspace) filterJobs(q *RESTQuery) []*state.Job {
+	var c *state.Client
 	if q.ClientIDSet {
-		if c = w.client(q.ClientID); c == nil {
+		if c = w.Client(q.ClientID); c == nil {
 			return nil
 		}
 	}
 	if q.JobIDSet {
-		if j := w.job(q.JobID); j != nil && (c == nil || j.client == c) {
-			return []*job{j}
+		if j := w.Job(q.JobID); j != nil && (c == nil || j.Client == c) {
+			return []*state.Job{j}
 		}
 		return nil
 	}
-	return c.jobList
+	return c.JobList
 }
 
 // resultOlder orders one job's results.
-func resultOlder(a, b *result) bool { return before(a.receivedAt, a.id, b.receivedAt, b.id) }
+func resultOlder(a, b *state.Result) bool {
+	return state.Before(a.ReceivedAt, a.ID, b.ReceivedAt, b.ID)
+}
 
 // listResults pages /reports newest received first. A job filter walks that
 // job's results; a client filter merges its jobs' results (of the vendor
@@ -205,43 +198,43 @@ func (w *workspace) listResults(b []byte, q *RESTQuery) ([]byte, bool, Position)
 	status := resultByName(q.Status)
 	vendor := -1
 	if q.Vendor != "" {
-		if vendor = vendorIndex(q.Vendor); vendor < 0 {
+		if vendor = state.VendorIndex(q.Vendor); vendor < 0 {
 			return append(p.b, ']'), false, Position{}
 		}
 	}
-	var last *result
+	var last *state.Result
 	// keep adds r to the page when it matches; false ends the walk (the
 	// page is full, or r is older than the window and so is all after it).
-	keep := func(j *job, r *result) bool {
-		if q.HasWindow && r.receivedAt < q.From {
+	keep := func(j *state.Job, r *state.Result) bool {
+		if q.HasWindow && r.ReceivedAt < q.From {
 			return false
 		}
-		if (status == resultNone || r.status == status) && (vendor < 0 || int(j.vx) == vendor) {
+		if (status == state.ResultNone || r.Status == status) && (vendor < 0 || int(j.Vx) == vendor) {
 			if !p.take() {
 				return false
 			}
-			p.b = appendResult(p.b, j, r)
+			p.b = state.AppendResult(p.b, j, r)
 			last = r
 		}
 		return true
 	}
-	below := func(r *result) bool { return before(r.receivedAt, r.id, bt, bid) }
+	below := func(r *state.Result) bool { return state.Before(r.ReceivedAt, r.ID, bt, bid) }
 	switch {
 	case q.JobIDSet || q.ClientIDSet:
 		jobs := w.filterJobs(q)
-		m := newestFirst[result]{older: resultOlder}
+		m := state.NewestFirst[state.Result]{Older: resultOlder}
 		for _, j := range jobs {
-			if vendor < 0 || int(j.vx) == vendor {
-				m.add(j.results, j, below)
+			if vendor < 0 || int(j.Vx) == vendor {
+				m.Add(j.Results, j, below)
 			}
 		}
-		for r, j := m.next(); r != nil && keep(j, r); r, j = m.next() {
+		for r, j := m.Next(); r != nil && keep(j, r); r, j = m.Next() {
 		}
 	default:
-		m := newestFirst[resultRef]{older: refOlder}
-		w.results.walk(&m, status, vendor, bt, bid)
-		for ref, _ := m.next(); ref != nil; ref, _ = m.next() {
-			if !keep(ref.job, ref.res()) {
+		m := state.NewestFirst[state.ResultRef]{Older: state.RefOlder}
+		w.Results.Walk(&m, status, vendor, bt, bid)
+		for ref, _ := m.Next(); ref != nil; ref, _ = m.Next() {
+			if !keep(ref.Job, ref.Res()) {
 				break
 			}
 		}
@@ -250,7 +243,7 @@ func (w *workspace) listResults(b []byte, q *RESTQuery) ([]byte, bool, Position)
 	if last == nil {
 		return p.b, false, Position{}
 	}
-	return p.b, p.more, Position{Time: last.receivedAt, ID: last.id}
+	return p.b, p.more, Position{Time: last.ReceivedAt, ID: last.ID}
 }
 
 // listAlerts pages /alerts newest first. A job filter walks that job's
@@ -262,51 +255,51 @@ func (w *workspace) listResults(b []byte, q *RESTQuery) ([]byte, bool, Position)
 func (w *workspace) listAlerts(b []byte, q *RESTQuery, now int64) ([]byte, bool, Position) {
 	p := page{b: append(b, '['), limit: q.Limit}
 	bt, bid := timeBound(q)
-	var last *alert
-	keep := func(a *alert) bool {
-		if q.HasWindow && a.createdAt < q.From {
+	var last *state.Alert
+	keep := func(a *state.Alert) bool {
+		if q.HasWindow && a.CreatedAt < q.From {
 			return false
 		}
-		if q.Severity != "" && severityName(a.severity) != q.Severity {
+		if q.Severity != "" && state.SeverityName(a.Severity) != q.Severity {
 			return true
 		}
 		if q.Status != "" {
-			st := alertStatus(a, now)
+			st := state.AlertStatus(a, now)
 			if q.Status == "unresolved" {
-				if st == alertResolved {
+				if st == state.AlertResolved {
 					return true
 				}
-			} else if alertStatusName(st) != q.Status {
+			} else if state.AlertStatusName(st) != q.Status {
 				return true
 			}
 		}
 		if !p.take() {
 			return false
 		}
-		p.b = appendAlert(p.b, a, now)
+		p.b = state.AppendAlert(p.b, a, now)
 		last = a
 		return true
 	}
-	below := func(a **alert) bool { return before((*a).createdAt, (*a).id, bt, bid) }
-	m := newestFirst[*alert]{older: func(a, b **alert) bool { return alertBefore(*a, *b) }}
+	below := func(a **state.Alert) bool { return state.Before((*a).CreatedAt, (*a).ID, bt, bid) }
+	m := state.NewestFirst[*state.Alert]{Older: func(a, b **state.Alert) bool { return state.AlertBefore(*a, *b) }}
 	switch {
 	case q.JobIDSet || q.ClientIDSet:
 		jobs := w.filterJobs(q)
 		for _, j := range jobs {
-			m.add(j.alerts, j, below)
+			m.Add(j.Alerts, j, below)
 		}
 	case q.Status != "" && q.Status != "resolved":
-		m.add(w.unresolved, nil, below) // only unresolved alerts can match
+		m.Add(w.Unresolved, nil, below) // only unresolved alerts can match
 	default:
-		m.add(w.alertLog, nil, below)
+		m.Add(w.AlertLog, nil, below)
 	}
-	for a, _ := m.next(); a != nil && keep(*a); a, _ = m.next() {
+	for a, _ := m.Next(); a != nil && keep(*a); a, _ = m.Next() {
 	}
 	p.b = append(p.b, ']')
 	if last == nil {
 		return p.b, false, Position{}
 	}
-	return p.b, p.more, Position{Time: last.createdAt, ID: last.id}
+	return p.b, p.more, Position{Time: last.CreatedAt, ID: last.ID}
 }
 
 // FoldSearch returns the form in which search text is matched against names

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"backupmon/wal"
+	"backupmon/state"
 )
 
 // The /reports and /alerts pages walk indexes (result partitions by status
@@ -66,16 +66,16 @@ func (f filterCase) query(ep Endpoint, limit int) RESTQuery {
 	return q
 }
 
-func randomFilter(r *rand.Rand, w *workspace, jobs []*job, now int64, alerts bool) filterCase {
+func randomFilter(r *rand.Rand, w *workspace, jobs []*state.Job, now int64, alerts bool) filterCase {
 	var f filterCase
-	pick := func() *job { return jobs[r.IntN(len(jobs))] }
+	pick := func() *state.Job { return jobs[r.IntN(len(jobs))] }
 	switch r.IntN(4) {
 	case 1:
-		f.clientID = pick().client.id.String()
+		f.clientID = pick().Client.ID.String()
 	case 2:
-		f.jobID = pick().id.String()
+		f.jobID = pick().ID.String()
 	case 3:
-		f.clientID, f.jobID = pick().client.id.String(), pick().id.String() // the job may not be the client's
+		f.clientID, f.jobID = pick().Client.ID.String(), pick().ID.String() // the job may not be the client's
 	}
 	if r.IntN(8) == 0 {
 		f.jobID = "not-an-id"
@@ -92,13 +92,13 @@ func randomFilter(r *rand.Rand, w *workspace, jobs []*job, now int64, alerts boo
 			f.status = []string{"ok", "warning", "failed"}[r.IntN(3)]
 		}
 		if r.IntN(2) == 0 {
-			f.vendor = vendorOrder[r.IntN(4)]
+			f.vendor = state.VendorOrder[r.IntN(4)]
 		}
 	}
 	if r.IntN(2) == 0 {
 		f.window = true
-		f.to = now - int64(r.IntN(5))*msPerDay
-		f.from = f.to - int64(1+r.IntN(20))*msPerDay
+		f.to = now - int64(r.IntN(5))*state.MsPerDay
+		f.from = f.to - int64(1+r.IntN(20))*state.MsPerDay
 	}
 	return f
 }
@@ -107,28 +107,28 @@ func randomFilter(r *rand.Rand, w *workspace, jobs []*job, now int64, alerts boo
 func wantResults(w *workspace, f filterCase) []string {
 	type item struct {
 		at int64
-		id ID
+		id state.ID
 	}
 	var all []item
-	for _, j := range w.jobs {
-		if f.clientID != "" && j.client.id.String() != f.clientID || f.jobID != "" && j.id.String() != f.jobID {
+	for _, j := range w.Jobs {
+		if f.clientID != "" && j.Client.ID.String() != f.clientID || f.jobID != "" && j.ID.String() != f.jobID {
 			continue
 		}
-		if f.vendor != "" && j.vendor != f.vendor {
+		if f.vendor != "" && j.Vendor != f.vendor {
 			continue
 		}
-		for _, r := range j.results {
-			if f.status != "" && resultName(r.status) != f.status {
+		for _, r := range j.Results {
+			if f.status != "" && state.ResultName(r.Status) != f.status {
 				continue
 			}
-			if f.window && (r.receivedAt < f.from || r.receivedAt > f.to) {
+			if f.window && (r.ReceivedAt < f.from || r.ReceivedAt > f.to) {
 				continue
 			}
-			all = append(all, item{r.receivedAt, r.id})
+			all = append(all, item{r.ReceivedAt, r.ID})
 		}
 	}
 	slices.SortFunc(all, func(a, b item) int {
-		if before(a.at, a.id, b.at, b.id) {
+		if state.Before(a.at, a.id, b.at, b.id) {
 			return 1
 		}
 		return -1
@@ -142,33 +142,33 @@ func wantResults(w *workspace, f filterCase) []string {
 
 // wantAlerts is /alerts done the plain way.
 func wantAlerts(w *workspace, f filterCase, now int64) []string {
-	var all []*alert
-	for _, a := range w.alerts {
-		j := a.job
-		if f.clientID != "" && j.client.id.String() != f.clientID || f.jobID != "" && j.id.String() != f.jobID {
+	var all []*state.Alert
+	for _, a := range w.Alerts {
+		j := a.Job
+		if f.clientID != "" && j.Client.ID.String() != f.clientID || f.jobID != "" && j.ID.String() != f.jobID {
 			continue
 		}
-		if f.severity != "" && severityName(a.severity) != f.severity {
+		if f.severity != "" && state.SeverityName(a.Severity) != f.severity {
 			continue
 		}
-		st := alertStatus(a, now)
-		if f.status == "unresolved" && st == alertResolved || f.status != "" && f.status != "unresolved" && alertStatusName(st) != f.status {
+		st := state.AlertStatus(a, now)
+		if f.status == "unresolved" && st == state.AlertResolved || f.status != "" && f.status != "unresolved" && state.AlertStatusName(st) != f.status {
 			continue
 		}
-		if f.window && (a.createdAt < f.from || a.createdAt > f.to) {
+		if f.window && (a.CreatedAt < f.from || a.CreatedAt > f.to) {
 			continue
 		}
 		all = append(all, a)
 	}
-	slices.SortFunc(all, func(a, b *alert) int {
-		if alertBefore(a, b) {
+	slices.SortFunc(all, func(a, b *state.Alert) int {
+		if state.AlertBefore(a, b) {
 			return 1
 		}
 		return -1
 	})
 	ids := make([]string, len(all))
 	for i, a := range all {
-		ids[i] = a.id.String()
+		ids[i] = a.ID.String()
 	}
 	return ids
 }
@@ -178,14 +178,14 @@ func TestListsMatchAPlainScan(t *testing.T) {
 		r := rand.New(rand.NewPCG(seed, 11))
 		x := newWorld(t, "Europe/Berlin")
 		now := t0
-		var clients []*client
-		var jobs []*job
+		var clients []*state.Client
+		var jobs []*state.Job
 		for range 3 {
 			clients = append(clients, x.client(now, "active"))
 		}
 		for i := range 10 {
-			j := x.job(clients[i%3], now, 1440, 60, allDays)
-			x.apply(&wal.JobUpdated{ID: j.id, Fields: wal.JobVendor, Vendor: vendorOrder[i%4], At: now})
+			j := x.job(clients[i%3], now, 1440, 60, state.AllDays)
+			x.apply(&state.JobUpdated{ID: j.ID, Fields: state.JobVendor, Vendor: state.VendorOrder[i%4], At: now})
 			jobs = append(jobs, j)
 		}
 		check := func(step int) {
@@ -207,31 +207,31 @@ func TestListsMatchAPlainScan(t *testing.T) {
 		}
 		for step := range 400 {
 			// Several results may share a millisecond: ids break the tie.
-			now += []int64{0, 1, msPerMinute, msPerHour, 9 * msPerHour}[r.IntN(5)]
+			now += []int64{0, 1, state.MsPerMinute, state.MsPerHour, 9 * state.MsPerHour}[r.IntN(5)]
 			j := jobs[r.IntN(len(jobs))]
 			switch r.IntN(20) {
 			case 0:
-				x.apply(&wal.JobUpdated{ID: j.id, Fields: wal.JobVendor, Vendor: vendorOrder[r.IntN(4)], At: now})
+				x.apply(&state.JobUpdated{ID: j.ID, Fields: state.JobVendor, Vendor: state.VendorOrder[r.IntN(4)], At: now})
 			case 1:
-				if a := j.alert; a != nil {
-					action := []uint8{wal.AlertAcknowledge, wal.AlertSnooze, wal.AlertResolve}[r.IntN(3)]
-					x.alertAction(a, now, action, now+int64(1+r.IntN(30))*msPerHour)
+				if a := j.Alert; a != nil {
+					action := []uint8{state.AlertAcknowledge, state.AlertSnooze, state.AlertResolve}[r.IntN(3)]
+					x.alertAction(a, now, action, now+int64(1+r.IntN(30))*state.MsPerHour)
 				}
 			case 2:
-				x.w.prune(now, 20*msPerDay)
+				x.w.Prune(now, 20*state.MsPerDay)
 			case 3:
-				x.w.rebuildIndexes() // as after a snapshot load
+				x.w.RebuildIndexes() // as after a snapshot load
 			case 4:
 				if len(jobs) > 4 {
-					x.apply(&wal.JobDeleted{ID: j.id, At: now})
-					jobs = slices.DeleteFunc(jobs, func(o *job) bool { return o == j })
+					x.apply(&state.JobDeleted{ID: j.ID, At: now})
+					jobs = slices.DeleteFunc(jobs, func(o *state.Job) bool { return o == j })
 				}
 			default:
 				at := now
 				if r.IntN(8) == 0 {
 					// Received before results already there, as after the
 					// clock went back: the job's later results move up.
-					at -= int64(r.IntN(48)) * msPerHour
+					at -= int64(r.IntN(48)) * state.MsPerHour
 				}
 				x.report(j, at, []uint8{ReportOK, ReportOK, ReportWarn, ReportFailed}[r.IntN(4)])
 			}
@@ -245,26 +245,26 @@ func TestListsMatchAPlainScan(t *testing.T) {
 
 // wantJobs is /jobs done the plain way at now.
 func wantJobs(w *workspace, q RESTQuery, now int64) []string {
-	var all []*job
-	for _, j := range w.jobs {
-		if q.ClientIDSet && j.client.id.String() != q.ClientID ||
-			q.Vendor != "" && j.vendor != q.Vendor ||
-			q.LastResult != "" && resultName(j.lastResult) != q.LastResult ||
-			q.Search != "" && !containsFold(j.key, q.Search) ||
-			q.Status != "" && w.jobStatus(j, now) != q.Status {
+	var all []*state.Job
+	for _, j := range w.Jobs {
+		if q.ClientIDSet && j.Client.ID.String() != q.ClientID ||
+			q.Vendor != "" && j.Vendor != q.Vendor ||
+			q.LastResult != "" && state.ResultName(j.LastResult) != q.LastResult ||
+			q.Search != "" && !containsFold(j.Key, q.Search) ||
+			q.Status != "" && w.JobStatus(j, now) != q.Status {
 			continue
 		}
 		all = append(all, j)
 	}
-	slices.SortFunc(all, func(a, b *job) int {
-		if jobBefore(a, b) {
+	slices.SortFunc(all, func(a, b *state.Job) int {
+		if state.JobBefore(a, b) {
 			return -1
 		}
 		return 1
 	})
 	ids := make([]string, len(all))
 	for i, j := range all {
-		ids[i] = j.id.String()
+		ids[i] = j.ID.String()
 	}
 	return ids
 }
@@ -281,19 +281,19 @@ func TestJobListsMatchAPlainScan(t *testing.T) {
 		r := rand.New(rand.NewPCG(seed, 13))
 		x := newWorld(t, []string{"Europe/Berlin", "America/New_York", "Asia/Kolkata"}[seed%3])
 		now := t0
-		var clients []*client
+		var clients []*state.Client
 		for range 3 {
 			clients = append(clients, x.client(now, "active"))
 		}
-		var jobs []*job
+		var jobs []*state.Job
 		newJob := func() {
-			days := uint8(allDays)
+			days := uint8(state.AllDays)
 			if r.IntN(3) == 0 {
 				days = 0b0111110 // weekdays
 			}
 			j := x.job(clients[r.IntN(3)], now, []int64{60, 720, 1440}[r.IntN(3)], int64(r.IntN(120)), days)
-			x.apply(&wal.JobUpdated{ID: j.id, Fields: wal.JobName | wal.JobVendor, Name: fmt.Sprintf("Job %c%d", 'a'+r.IntN(26), r.IntN(100)),
-				Vendor: vendorOrder[r.IntN(3)], At: now})
+			x.apply(&state.JobUpdated{ID: j.ID, Fields: state.JobName | state.JobVendor, Name: fmt.Sprintf("Job %c%d", 'a'+r.IntN(26), r.IntN(100)),
+				Vendor: state.VendorOrder[r.IntN(3)], At: now})
 			jobs = append(jobs, j)
 		}
 		for range 12 {
@@ -303,13 +303,13 @@ func TestJobListsMatchAPlainScan(t *testing.T) {
 			for range 8 {
 				q := RESTQuery{Endpoint: EndpointJobs, Limit: 1 + r.IntN(6)}
 				if r.IntN(4) == 0 {
-					q.ClientIDSet, q.ClientID = true, clients[r.IntN(3)].id.String()
+					q.ClientIDSet, q.ClientID = true, clients[r.IntN(3)].ID.String()
 				}
 				if r.IntN(2) == 0 {
-					q.Status = statusOrder[r.IntN(len(statusOrder))]
+					q.Status = state.StatusOrder[r.IntN(len(state.StatusOrder))]
 				}
 				if r.IntN(3) == 0 {
-					q.Vendor = vendorOrder[r.IntN(3)]
+					q.Vendor = state.VendorOrder[r.IntN(3)]
 				}
 				if r.IntN(3) == 0 {
 					q.LastResult = []string{"none", "ok", "warning", "failed"}[r.IntN(4)]
@@ -325,42 +325,42 @@ func TestJobListsMatchAPlainScan(t *testing.T) {
 			}
 		}
 		for step := range 500 {
-			now += []int64{0, msPerMinute, 17 * msPerMinute, msPerHour, 7 * msPerHour, 2 * msPerDay}[r.IntN(6)] + int64(r.IntN(60000))
+			now += []int64{0, state.MsPerMinute, 17 * state.MsPerMinute, state.MsPerHour, 7 * state.MsPerHour, 2 * state.MsPerDay}[r.IntN(6)] + int64(r.IntN(60000))
 			if r.IntN(40) == 0 {
-				now -= int64(r.IntN(3)) * msPerDay // the development clock set back
+				now -= int64(r.IntN(3)) * state.MsPerDay // the development clock set back
 			}
 			j := jobs[r.IntN(len(jobs))]
 			switch r.IntN(24) {
 			case 0, 1:
 				until := int64(0)
 				if r.IntN(2) == 0 {
-					until = now + int64(1+r.IntN(60))*msPerHour
+					until = now + int64(1+r.IntN(60))*state.MsPerHour
 				}
-				x.pause(j, now, !j.paused, until)
+				x.pause(j, now, !j.Paused, until)
 			case 2:
 				x.clientStatus(clients[r.IntN(3)], now, []string{"active", "active", "paused", "archived"}[r.IntN(4)])
 			case 3:
-				x.apply(&wal.JobUpdated{ID: j.id, Fields: wal.JobVendor, Vendor: vendorOrder[r.IntN(3)], At: now})
+				x.apply(&state.JobUpdated{ID: j.ID, Fields: state.JobVendor, Vendor: state.VendorOrder[r.IntN(3)], At: now})
 			case 4:
-				x.apply(&wal.JobUpdated{ID: j.id, Fields: wal.JobName, Name: fmt.Sprintf("Job %c%d", 'a'+r.IntN(26), r.IntN(100)), At: now})
+				x.apply(&state.JobUpdated{ID: j.ID, Fields: state.JobName, Name: fmt.Sprintf("Job %c%d", 'a'+r.IntN(26), r.IntN(100)), At: now})
 			case 5:
-				x.apply(&wal.JobUpdated{ID: j.id, Fields: wal.JobSchedule, IntervalMinutes: []int64{30, 240, 1440}[r.IntN(3)],
-					GraceMinutes: int64(r.IntN(90)), ExpectedDays: []uint8{allDays, 0b0111110, 0b1000001}[r.IntN(3)], At: now})
+				x.apply(&state.JobUpdated{ID: j.ID, Fields: state.JobSchedule, IntervalMinutes: []int64{30, 240, 1440}[r.IntN(3)],
+					GraceMinutes: int64(r.IntN(90)), ExpectedDays: []uint8{state.AllDays, 0b0111110, 0b1000001}[r.IntN(3)], At: now})
 			case 6:
-				x.apply(&wal.WorkspaceUpdated{Fields: wal.WorkspaceTimeZone, TimeZone: []string{"UTC", "Europe/Berlin", "Pacific/Auckland"}[r.IntN(3)], At: now})
+				x.apply(&state.WorkspaceUpdated{Fields: state.WorkspaceTimeZone, TimeZone: []string{"UTC", "Europe/Berlin", "Pacific/Auckland"}[r.IntN(3)], At: now})
 			case 7:
 				if len(jobs) > 6 {
-					x.apply(&wal.JobDeleted{ID: j.id, At: now})
-					jobs = slices.DeleteFunc(jobs, func(o *job) bool { return o == j })
+					x.apply(&state.JobDeleted{ID: j.ID, At: now})
+					jobs = slices.DeleteFunc(jobs, func(o *state.Job) bool { return o == j })
 				} else {
 					newJob()
 				}
 			case 8:
 				newJob()
 			case 9:
-				x.w.rebuildIndexes() // as after a snapshot load
+				x.w.RebuildIndexes() // as after a snapshot load
 			case 10:
-				x.reportAt(j, now, now-int64(r.IntN(3*86400))*msPerSecond, ReportOK) // maybe superseded
+				x.reportAt(j, now, now-int64(r.IntN(3*86400))*state.MsPerSecond, ReportOK) // maybe superseded
 			default:
 				x.report(j, now, []uint8{ReportOK, ReportOK, ReportWarn, ReportFailed}[r.IntN(4)])
 			}

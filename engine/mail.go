@@ -1,49 +1,15 @@
 package engine
 
 import (
-	"fmt"
-	"slices"
-	"strings"
 	"sync"
 
-	"backupmon/codec"
 	"backupmon/jsonx"
-	"backupmon/wal"
-)
-
-// Report e-mails (decisions.md 10): every job has an ingest address; an
-// e-mail to it is a report like the Report API's, or, when its status
-// cannot be read, an entry of the workspace's unparsed list whose raw
-// message the mail store keeps for a re-read.
-const (
-	unparsedKeepMs       = 30 * msPerDay
-	unparsedPerWorkspace = 1000 // the oldest entry leaves when a new one would pass it
-	unparsedPerJobPerDay = reportsPerJobPerDay
-	maxMailKey           = 998 // bytes of a Message-ID kept as idempotency key
-	// mailIdemPrefix sets Message-IDs apart from Report API idempotency keys
-	// in a job's key set: a header cannot carry a NUL byte, and a JSON
-	// string (the body's idempotency_key) cannot decode to the byte 0xFF.
-	mailIdemPrefix = "\x00\xffmail:"
+	"backupmon/state"
 )
 
 // DefaultIngestDomain is the domain of ingest addresses unless
 // Options.IngestDomain says otherwise (decisions.md 10).
 const DefaultIngestDomain = "ingest.localhost"
-
-// unparsedMail is a report e-mail whose status could not be read.
-type unparsedMail struct {
-	id, jobID              ID
-	receivedAt             int64
-	messageID, digest      string
-	subject, from          string
-	reason, vendor, rawRef string
-	size                   int64
-}
-
-// aiNote is the catalogue's suggestion on an alert (decisions.md 4.6).
-type aiNote struct {
-	cause, confidence, category string
-}
 
 // Suggestion is a likely cause for an alert's text, as the rule catalogue
 // found it; the zero value is none.
@@ -97,15 +63,15 @@ type MailReply struct {
 	Vendor     string // the job's vendor: which parser reads its e-mails
 	Status     uint8  // the report's status, for MailAccepted and MailDuplicate
 	RetryAfter int64  // seconds, for MailCapReached
-	ResultID   ID
-	AlertID    ID
+	ResultID   state.ID
+	AlertID    state.ID
 	Superseded bool
 }
 
 // ingestRef finds the actor of the job an ingest token belongs to.
 type ingestRef struct {
 	act   *actor
-	jobID ID
+	jobID state.ID
 }
 
 // ingestIndex maps ingest tokens to their jobs across workspaces.
@@ -121,13 +87,13 @@ func (x *ingestIndex) get(token string) *ingestRef {
 	return v.(*ingestRef)
 }
 
-func (e *Engine) ingestAdded(w *workspace, j *job) {
-	if j.ingestToken == "" {
+func (e *Engine) ingestAdded(w *state.Workspace, j *state.Job) {
+	if j.IngestToken == "" {
 		return
 	}
-	v, _ := e.actors.Load(w.id)
+	v, _ := e.actors.Load(w.ID)
 	a, _ := v.(*actor)
-	e.ingest.m.Store(j.ingestToken, &ingestRef{act: a, jobID: j.id})
+	e.ingest.m.Store(j.IngestToken, &ingestRef{act: a, jobID: j.ID})
 }
 
 func (e *Engine) ingestRemoved(token string) {
@@ -140,18 +106,18 @@ func (e *Engine) ingestRemoved(token string) {
 func (e *Engine) IngestDomain() string { return e.opts.IngestDomain }
 
 // ingestAddress returns a job's address, "" for a job without a token.
-func (e *Engine) ingestAddress(j *job) string {
-	if j.ingestToken == "" {
+func (e *Engine) ingestAddress(j *state.Job) string {
+	if j.IngestToken == "" {
 		return ""
 	}
-	return j.ingestToken + "@" + e.opts.IngestDomain
+	return j.IngestToken + "@" + e.opts.IngestDomain
 }
 
 // mailTarget finds the job of an ingest token in its actor: nil when the
 // token is unknown or retired.
-func mailTarget(w *workspace, ref *ingestRef, token string) *job {
-	j := w.jobs[ref.jobID]
-	if j == nil || j.ingestToken != token {
+func mailTarget(w *workspace, ref *ingestRef, token string) *state.Job {
+	j := w.Jobs[ref.jobID]
+	if j == nil || j.IngestToken != token {
 		return nil
 	}
 	return j
@@ -159,10 +125,10 @@ func mailTarget(w *workspace, ref *ingestRef, token string) *job {
 
 // capRetry returns the seconds until the job's daily cap lets a report in,
 // or 0 when it does now.
-func (j *job) capRetry(now int64) int64 {
-	if n := len(j.results); n >= reportsPerJobPerDay {
-		if oldest := j.results[n-reportsPerJobPerDay].receivedAt; oldest > now-msPerDay {
-			return ceilSeconds(oldest + msPerDay - now)
+func capRetry(j *state.Job, now int64) int64 {
+	if n := len(j.Results); n >= reportsPerJobPerDay {
+		if oldest := j.Results[n-reportsPerJobPerDay].ReceivedAt; oldest > now-state.MsPerDay {
+			return ceilSeconds(oldest + state.MsPerDay - now)
 		}
 	}
 	return 0
@@ -186,13 +152,13 @@ func (e *Engine) MailRecipient(token string) MailReply {
 		switch {
 		case j == nil:
 			return MailReply{Outcome: MailUnknownRecipient}
-		case !w.active(now):
-			return MailReply{Outcome: MailInactive, Vendor: j.vendor}
+		case !w.Active(now):
+			return MailReply{Outcome: MailInactive, Vendor: j.Vendor}
 		}
-		if s := j.capRetry(now); s > 0 {
-			return MailReply{Outcome: MailCapReached, Vendor: j.vendor, RetryAfter: s}
+		if s := capRetry(j, now); s > 0 {
+			return MailReply{Outcome: MailCapReached, Vendor: j.Vendor, RetryAfter: s}
 		}
-		return MailReply{Outcome: MailAccepted, Vendor: j.vendor}
+		return MailReply{Outcome: MailAccepted, Vendor: j.Vendor}
 	})
 	if !ok {
 		return MailReply{Outcome: MailNotRecorded}
@@ -234,15 +200,15 @@ func (e *Engine) Mail(token string, in *MailInput) MailReply {
 		case j == nil:
 			ch <- MailReply{Outcome: MailUnknownRecipient}
 			return
-		case !w.active(now):
-			ch <- MailReply{Outcome: MailInactive, Vendor: j.vendor}
+		case !w.Active(now):
+			ch <- MailReply{Outcome: MailInactive, Vendor: j.Vendor}
 			return
 		}
 		if in.Status == 0 {
 			a.mailUnparsed(w, j, in, now, ch)
 			return
 		}
-		a.mailReport(w, j, in, now, ID{}, ch)
+		a.mailReport(w, j, in, now, state.ID{}, ch)
 	}) {
 		return MailReply{Outcome: MailNotRecorded}
 	}
@@ -254,12 +220,12 @@ func (e *Engine) Mail(token string, in *MailInput) MailReply {
 func mailKey(messageID, digest string) string {
 	switch {
 	case messageID != "":
-		if len(messageID) > maxMailKey {
-			messageID = messageID[:maxMailKey]
+		if len(messageID) > state.MaxMailKey {
+			messageID = messageID[:state.MaxMailKey]
 		}
-		return mailIdemPrefix + messageID
+		return state.MailIdemPrefix + messageID
 	case digest != "":
-		return mailIdemPrefix + "sha256:" + digest
+		return state.MailIdemPrefix + "sha256:" + digest
 	}
 	return ""
 }
@@ -267,44 +233,44 @@ func mailKey(messageID, digest string) string {
 // mailReport runs in the actor: the Message-ID and cap checks, then the
 // report record. unparsedID names the unparsed entry a re-read turns into
 // this report (zero for a new e-mail).
-func (a *actor) mailReport(w *workspace, j *job, in *MailInput, now int64, unparsedID ID, reply chan<- MailReply) {
+func (a *actor) mailReport(w *workspace, j *state.Job, in *MailInput, now int64, unparsedID state.ID, reply chan<- MailReply) {
 	key := mailKey(in.MessageID, in.Digest)
 	if key != "" {
-		if ent := j.idem[key]; ent != nil && now-ent.at < idemKeepMs {
-			if ent.pending.Load() {
-				reply <- MailReply{Outcome: MailInFlight, Vendor: j.vendor}
+		if ent := j.Idem[key]; ent != nil && now-ent.At < state.IdemKeepMs {
+			if ent.Pending.Load() {
+				reply <- MailReply{Outcome: MailInFlight, Vendor: j.Vendor}
 				return
 			}
 			if !unparsedID.IsZero() {
-				a.dropUnparsed(w, unparsedID, now, MailReply{Outcome: MailDuplicate, Vendor: j.vendor, Status: in.Status}, reply)
+				a.dropUnparsed(w, unparsedID, now, MailReply{Outcome: MailDuplicate, Vendor: j.Vendor, Status: in.Status}, reply)
 				return
 			}
-			reply <- MailReply{Outcome: MailDuplicate, Vendor: j.vendor, Status: in.Status}
+			reply <- MailReply{Outcome: MailDuplicate, Vendor: j.Vendor, Status: in.Status}
 			return
 		}
 	}
-	if s := j.capRetry(now); s > 0 {
-		reply <- MailReply{Outcome: MailCapReached, Vendor: j.vendor, RetryAfter: s}
+	if s := capRetry(j, now); s > 0 {
+		reply <- MailReply{Outcome: MailCapReached, Vendor: j.Vendor, RetryAfter: s}
 		return
 	}
 	rec := w.decideMail(j, in, key, now)
 	rec.UnparsedID = unparsedID
 	if err := a.applyNew(rec); err != nil {
-		a.eng.logger.Error("apply mail report", "workspace", w.id, "job", j.id, "err", err)
+		a.eng.logger.Error("apply mail report", "workspace", w.ID, "job", j.ID, "err", err)
 		reply <- MailReply{Outcome: MailNotRecorded}
 		return
 	}
-	var ent *idemEntry
+	var ent *state.IdemEntry
 	if key != "" {
-		ent = j.idem[key]
-		ent.pending.Store(true)
+		ent = j.Idem[key]
+		ent.Pending.Store(true)
 	}
-	ans := MailReply{Outcome: MailAccepted, Vendor: j.vendor, Status: in.Status, ResultID: rec.ResultID, AlertID: rec.AlertID, Superseded: rec.Superseded}
+	ans := MailReply{Outcome: MailAccepted, Vendor: j.Vendor, Status: in.Status, ResultID: rec.ResultID, AlertID: rec.AlertID, Superseded: rec.Superseded}
 	notices := a.takeFresh(now)
-	dropped := w.takeDropped()
+	dropped := w.TakeDropped()
 	a.eng.submit(rec, func(_ uint64, err error) {
 		if ent != nil {
-			ent.pending.Store(false)
+			ent.Pending.Store(false)
 		}
 		if err != nil {
 			reply <- MailReply{Outcome: MailNotRecorded}
@@ -320,21 +286,21 @@ func (a *actor) mailReport(w *workspace, j *job, in *MailInput, now int64, unpar
 // API's rules for times, superseded reports and alerts, with the mail's own
 // text as the alert summary, the suggestion for it, and an integrity alert
 // when a verification failed (decisions.md 10).
-func (w *workspace) decideMail(j *job, in *MailInput, key string, now int64) *wal.Report {
+func (w *workspace) decideMail(j *state.Job, in *MailInput, key string, now int64) *state.Report {
 	rec := w.decideReport(j, &ReportInput{
 		Status: in.Status, DurationSeconds: in.DurationSeconds, SizeBytes: in.SizeBytes,
 		TimestampMs: in.CompletedAtMs, IdempotencyKey: key,
-	}, now, "email:"+j.vendor)
-	if rec.Superseded || !j.monitored(now) {
+	}, now, "email:"+j.Vendor)
+	if rec.Superseded || !j.Monitored(now) {
 		return rec
 	}
 	summary := in.Summary
 	switch {
 	case in.Integrity:
-		if ID(rec.AlertID).IsZero() {
+		if state.ID(rec.AlertID).IsZero() {
 			rec.AlertID = w.alertIDFor(j, now)
 		}
-		rec.AlertType = alertIntegrity
+		rec.AlertType = state.AlertIntegrity
 		if summary == "" {
 			summary = "Backup verification failed (reported by e-mail)"
 		}
@@ -347,7 +313,7 @@ func (w *workspace) decideMail(j *job, in *MailInput, key string, now int64) *wa
 			summary = "Backup completed with warnings (reported by e-mail)"
 		}
 	}
-	if ID(rec.AlertID).IsZero() {
+	if state.ID(rec.AlertID).IsZero() {
 		return rec
 	}
 	rec.Summary = summary
@@ -360,13 +326,13 @@ func (w *workspace) decideMail(j *job, in *MailInput, key string, now int64) *wa
 // mailUnparsed runs in the actor: an unreadable e-mail joins the unparsed
 // list, unless the job already has it (same Message-ID) or has had its
 // day's worth of them.
-func (a *actor) mailUnparsed(w *workspace, j *job, in *MailInput, now int64, reply chan<- MailReply) {
+func (a *actor) mailUnparsed(w *workspace, j *state.Job, in *MailInput, now int64, reply chan<- MailReply) {
 	n := 0
-	for _, u := range w.unparsed {
-		if u.jobID != j.id {
+	for _, u := range w.Unparsed {
+		if u.JobID != j.ID {
 			continue
 		}
-		if in.MessageID != "" && u.messageID == in.MessageID || in.MessageID == "" && in.Digest != "" && u.digest == in.Digest {
+		if in.MessageID != "" && u.MessageID == in.MessageID || in.MessageID == "" && in.Digest != "" && u.Digest == in.Digest {
 			// Listed already, but perhaps not yet durable: answer once
 			// everything logged so far is.
 			a.eng.submit(nil, func(_ uint64, err error) {
@@ -374,38 +340,38 @@ func (a *actor) mailUnparsed(w *workspace, j *job, in *MailInput, now int64, rep
 					reply <- MailReply{Outcome: MailNotRecorded}
 					return
 				}
-				reply <- MailReply{Outcome: MailDuplicate, Vendor: j.vendor}
+				reply <- MailReply{Outcome: MailDuplicate, Vendor: j.Vendor}
 			})
 			return
 		}
-		if u.receivedAt > now-msPerDay {
+		if u.ReceivedAt > now-state.MsPerDay {
 			n++
 		}
 	}
-	if n >= unparsedPerJobPerDay {
-		reply <- MailReply{Outcome: MailCapReached, Vendor: j.vendor, RetryAfter: 3600}
+	if n >= state.UnparsedPerJobPerDay {
+		reply <- MailReply{Outcome: MailCapReached, Vendor: j.Vendor, RetryAfter: 3600}
 		return
 	}
 	if in.RawRef == "" {
-		reply <- MailReply{Outcome: MailNeedsRaw, Vendor: j.vendor}
+		reply <- MailReply{Outcome: MailNeedsRaw, Vendor: j.Vendor}
 		return
 	}
-	rec := &wal.MailUnparsed{
-		ID: w.ids.next(now), JobID: j.id, ReceivedAt: now,
+	rec := &state.MailUnparsed{
+		ID: w.IDs.Next(now), JobID: j.ID, ReceivedAt: now,
 		MessageID: in.MessageID, Digest: in.Digest, Subject: in.Subject, From: in.From,
-		Reason: in.Reason, Vendor: j.vendor, RawRef: in.RawRef, Size: in.Size,
+		Reason: in.Reason, Vendor: j.Vendor, RawRef: in.RawRef, Size: in.Size,
 	}
-	a.commitMail(w, rec, MailReply{Outcome: MailKeptUnparsed, Vendor: j.vendor}, reply)
+	a.commitMail(w, rec, MailReply{Outcome: MailKeptUnparsed, Vendor: j.Vendor}, reply)
 }
 
 // commitMail applies rec and answers ans once it is durable.
-func (a *actor) commitMail(w *workspace, rec wal.Entry, ans MailReply, reply chan<- MailReply) {
+func (a *actor) commitMail(w *workspace, rec state.Record, ans MailReply, reply chan<- MailReply) {
 	if err := a.applyNew(rec); err != nil {
-		a.eng.logger.Error("apply mail record", "workspace", w.id, "type", rec.Type(), "err", err)
+		a.eng.logger.Error("apply mail record", "workspace", w.ID, "type", rec.Type(), "err", err)
 		reply <- MailReply{Outcome: MailNotRecorded}
 		return
 	}
-	dropped := w.takeDropped()
+	dropped := w.TakeDropped()
 	a.eng.submit(rec, func(_ uint64, err error) {
 		if err != nil {
 			reply <- MailReply{Outcome: MailNotRecorded}
@@ -417,16 +383,8 @@ func (a *actor) commitMail(w *workspace, rec wal.Entry, ans MailReply, reply cha
 }
 
 // dropUnparsed records that an unparsed entry leaves the list.
-func (a *actor) dropUnparsed(w *workspace, id ID, now int64, ans MailReply, reply chan<- MailReply) {
-	a.commitMail(w, &wal.UnparsedGone{ID: id, At: now}, ans, reply)
-}
-
-// takeDropped returns the raw messages that records applied since the last
-// call let go of.
-func (w *workspace) takeDropped() []string {
-	d := w.droppedRaw
-	w.droppedRaw = nil
-	return d
+func (a *actor) dropUnparsed(w *workspace, id state.ID, now int64, ans MailReply, reply chan<- MailReply) {
+	a.commitMail(w, &state.UnparsedGone{Mark: state.Mark{ID: id, At: now}}, ans, reply)
 }
 
 // dropRaw tells the mail store which raw messages are no longer kept.
@@ -435,71 +393,6 @@ func (e *Engine) dropRaw(refs []string) {
 		return
 	}
 	go e.opts.RawDropped(refs)
-}
-
-// applyMailUnparsed adds an entry to the unparsed list; past the
-// workspace's limit the oldest one leaves.
-func (w *workspace) applyMailUnparsed(r *wal.MailUnparsed) {
-	u := &unparsedMail{
-		id: r.ID, jobID: r.JobID, receivedAt: r.ReceivedAt, messageID: r.MessageID, digest: r.Digest,
-		subject: r.Subject, from: r.From, reason: r.Reason, vendor: r.Vendor, rawRef: r.RawRef, size: r.Size,
-	}
-	w.unparsed = append(w.unparsed, u)
-	if over := len(w.unparsed) - unparsedPerWorkspace; over > 0 {
-		for _, old := range w.unparsed[:over] {
-			w.droppedRaw = append(w.droppedRaw, old.rawRef)
-		}
-		w.unparsed = slices.Delete(w.unparsed, 0, over)
-	}
-	w.ids.observe(r.ID)
-}
-
-// removeUnparsed takes an entry off the list; it reports whether it was there.
-func (w *workspace) removeUnparsed(id ID) bool {
-	for i, u := range w.unparsed {
-		if u.id == id {
-			w.droppedRaw = append(w.droppedRaw, u.rawRef)
-			w.unparsed = slices.Delete(w.unparsed, i, i+1)
-			return true
-		}
-	}
-	return false
-}
-
-// removeJobUnparsed takes a deleted job's entries off the list.
-func (w *workspace) removeJobUnparsed(jobID ID) {
-	w.unparsed = slices.DeleteFunc(w.unparsed, func(u *unparsedMail) bool {
-		if u.jobID == jobID {
-			w.droppedRaw = append(w.droppedRaw, u.rawRef)
-			return true
-		}
-		return false
-	})
-}
-
-// pruneUnparsed drops entries received before cut.
-func (w *workspace) pruneUnparsed(cut int64) {
-	n := 0
-	for n < len(w.unparsed) && w.unparsed[n].receivedAt < cut {
-		w.droppedRaw = append(w.droppedRaw, w.unparsed[n].rawRef)
-		n++
-	}
-	if n > 0 {
-		w.unparsed = slices.Clone(w.unparsed[n:])
-	}
-}
-
-func (w *workspace) unparsedByID(id string) *unparsedMail {
-	uid, ok := ParseID(id)
-	if !ok {
-		return nil
-	}
-	for _, u := range w.unparsed {
-		if u.id == uid {
-			return u
-		}
-	}
-	return nil
 }
 
 // UnparsedView is an entry of the admin unparsed list.
@@ -511,32 +404,32 @@ type UnparsedView struct {
 // MarshalJSON returns the entry's JSON.
 func (v UnparsedView) MarshalJSON() ([]byte, error) { return v.JSON, nil }
 
-func (w *workspace) unparsedView(u *unparsedMail) UnparsedView {
+func (w *workspace) unparsedView(u *state.UnparsedMail) UnparsedView {
 	b := append([]byte(nil), `{"id":`...)
-	b = appendID(b, u.id)
+	b = state.AppendID(b, u.ID)
 	b = append(b, `,"jobId":`...)
-	b = appendID(b, u.jobID)
+	b = state.AppendID(b, u.JobID)
 	b = append(b, `,"jobName":`...)
-	if j := w.jobs[u.jobID]; j != nil {
-		b = jsonx.AppendString(b, j.name)
+	if j := w.Jobs[u.JobID]; j != nil {
+		b = jsonx.AppendString(b, j.Name)
 	} else {
 		b = append(b, "null"...)
 	}
 	b = append(b, `,"vendor":`...)
-	b = jsonx.AppendString(b, u.vendor)
+	b = jsonx.AppendString(b, u.Vendor)
 	b = append(b, `,"receivedAt":`...)
-	b = jsonx.AppendTime(b, u.receivedAt)
+	b = jsonx.AppendTime(b, u.ReceivedAt)
 	b = append(b, `,"messageId":`...)
-	b = appendNullString(b, u.messageID)
+	b = appendNullString(b, u.MessageID)
 	b = append(b, `,"subject":`...)
-	b = jsonx.AppendString(b, u.subject)
+	b = jsonx.AppendString(b, u.Subject)
 	b = append(b, `,"from":`...)
-	b = jsonx.AppendString(b, u.from)
+	b = jsonx.AppendString(b, u.From)
 	b = append(b, `,"sizeBytes":`...)
-	b = jsonx.AppendInt(b, u.size)
+	b = jsonx.AppendInt(b, u.Size)
 	b = append(b, `,"reason":`...)
-	b = jsonx.AppendString(b, u.reason)
-	return UnparsedView{ID: u.id.String(), JSON: append(b, '}')}
+	b = jsonx.AppendString(b, u.Reason)
+	return UnparsedView{ID: u.ID.String(), JSON: append(b, '}')}
 }
 
 func appendNullString(b []byte, s string) []byte {
@@ -553,9 +446,9 @@ func (e *Engine) Unparsed(wsID string) ([]UnparsedView, error) {
 		return nil, err
 	}
 	views, ok := askOK(a, func(w *workspace) []UnparsedView {
-		out := make([]UnparsedView, 0, len(w.unparsed))
-		for i := len(w.unparsed) - 1; i >= 0; i-- {
-			out = append(out, w.unparsedView(w.unparsed[i]))
+		out := make([]UnparsedView, 0, len(w.Unparsed))
+		for i := len(w.Unparsed) - 1; i >= 0; i-- {
+			out = append(out, w.unparsedView(w.Unparsed[i]))
 		}
 		return out
 	})
@@ -581,13 +474,13 @@ func (e *Engine) UnparsedMail(wsID, id string) (UnparsedRef, error) {
 		return UnparsedRef{}, err
 	}
 	ref, ok := askOK(a, func(w *workspace) *UnparsedRef {
-		u := w.unparsedByID(id)
+		u := w.UnparsedByID(id)
 		if u == nil {
 			return nil
 		}
-		r := &UnparsedRef{ID: u.id.String(), JobID: u.jobID.String(), Vendor: u.vendor, RawRef: u.rawRef}
-		if j := w.jobs[u.jobID]; j != nil {
-			r.Vendor = j.vendor
+		r := &UnparsedRef{ID: u.ID.String(), JobID: u.JobID.String(), Vendor: u.Vendor, RawRef: u.RawRef}
+		if j := w.Jobs[u.JobID]; j != nil {
+			r.Vendor = j.Vendor
 		}
 		return r
 	})
@@ -620,22 +513,22 @@ func (e *Engine) Reparsed(wsID, id string, in *MailInput) (MailReply, error) {
 	replies := make(chan MailReply, 1)
 	if !a.send(func(w *workspace) {
 		now := e.nowMs()
-		u := w.unparsedByID(id)
+		u := w.UnparsedByID(id)
 		if u == nil {
 			refused <- notFound("unparsed e-mail")
 			return
 		}
-		j := w.jobs[u.jobID]
+		j := w.Jobs[u.JobID]
 		if j == nil {
 			refused <- notFound("job")
 			return
 		}
-		if !w.active(now) {
+		if !w.Active(now) {
 			refused <- conflict("the workspace is not active: its e-mails are not recorded")
 			return
 		}
-		in.MessageID, in.Digest = u.messageID, u.digest
-		a.mailReport(w, j, in, now, u.id, replies)
+		in.MessageID, in.Digest = u.MessageID, u.Digest
+		a.mailReport(w, j, in, now, u.ID, replies)
 	}) {
 		return MailReply{}, ErrClosed
 	}
@@ -663,11 +556,11 @@ func (e *Engine) DropUnparsed(wsID, id string) error {
 		return err
 	}
 	_, err = change(a, func(w *workspace, now int64) (decision[struct{}], error) {
-		u := w.unparsedByID(id)
+		u := w.UnparsedByID(id)
 		if u == nil {
 			return decision[struct{}]{}, notFound("unparsed e-mail")
 		}
-		return decision[struct{}]{rec: &wal.UnparsedGone{ID: u.id, At: now}}, nil
+		return decision[struct{}]{rec: &state.UnparsedGone{Mark: state.Mark{ID: u.ID, At: now}}}, nil
 	})
 	return err
 }
@@ -680,97 +573,25 @@ func (e *Engine) RotateIngestAddress(wsID, jobID string) (JobView, error) {
 		return JobView{}, err
 	}
 	return change(a, func(w *workspace, now int64) (decision[JobView], error) {
-		j := w.job(jobID)
+		j := w.Job(jobID)
 		if j == nil {
 			return decision[JobView]{}, notFound("job")
 		}
-		rec := &wal.IngestRotated{JobID: j.id, ActivityID: w.ids.next(now), Token: newIngestToken(), At: now}
+		rec := &state.IngestRotated{JobID: j.ID, ActivityID: w.IDs.Next(now), Token: newIngestToken(), At: now}
 		return decision[JobView]{rec: rec, answer: func(w *workspace) JobView { return e.adminJobView(w, j, now) }}, nil
 	})
 }
 
-// applyIngestRotated moves a job to its new token.
-func (w *workspace) applyIngestRotated(r *wal.IngestRotated, hooks applyHooks) error {
-	j := w.jobs[r.JobID]
-	if j == nil {
-		return fmt.Errorf("rotate the ingest address of unknown job %s", ID(r.JobID))
-	}
-	hooks.ingestRemoved(j.ingestToken)
-	j.ingestToken = r.Token
-	hooks.ingestAdded(w, j)
-	w.addActivity(activity{id: r.ActivityID, at: r.At, typ: "job.ingest_address_rotated", actor: "admin", jobID: j.id, subjectName: j.name})
-	return nil
-}
-
 // adminJobView is the admin API's job: the REST job object plus its
 // ingest address, which only the admin API shows.
-func (e *Engine) adminJobView(w *workspace, j *job, now int64) JobView {
-	b := w.appendJob(nil, j, now)
-	return JobView{ID: j.id.String(), JSON: e.withIngestAddress(b, j)}
+func (e *Engine) adminJobView(w *workspace, j *state.Job, now int64) JobView {
+	b := w.AppendJob(nil, j, now)
+	return JobView{ID: j.ID.String(), JSON: e.withIngestAddress(b, j)}
 }
 
 // withIngestAddress adds "ingestAddress" to the job object that ends b.
-func (e *Engine) withIngestAddress(b []byte, j *job) []byte {
+func (e *Engine) withIngestAddress(b []byte, j *state.Job) []byte {
 	b = append(b[:len(b)-1], `,"ingestAddress":`...)
 	b = appendNullString(b, e.ingestAddress(j))
 	return append(b, '}')
-}
-
-// appendAI appends an alert's "ai" value (decisions.md 4.6).
-func appendAI(b []byte, n *aiNote) []byte {
-	if n == nil {
-		return append(b, "null"...)
-	}
-	b = append(b, `{"likelyCause":`...)
-	b = jsonx.AppendString(b, n.cause)
-	b = append(b, `,"confidence":`...)
-	b = jsonx.AppendString(b, n.confidence)
-	b = append(b, `,"category":`...)
-	b = jsonx.AppendString(b, n.category)
-	return append(b, '}')
-}
-
-// aiOf returns the suggestion a report record carries, nil for none.
-func aiOf(r *wal.Report) *aiNote {
-	if r.AICause == "" {
-		return nil
-	}
-	return &aiNote{cause: strings.Clone(r.AICause), confidence: r.AIConfidence, category: r.AICategory}
-}
-
-// encodeUnparsed appends the unparsed list to a workspace's snapshot.
-func (w *workspace) encodeUnparsed(b []byte) []byte {
-	b = codec.AppendUvarint(b, uint64(len(w.unparsed)))
-	for _, u := range w.unparsed {
-		b = append(b, u.id[:]...)
-		b = append(b, u.jobID[:]...)
-		b = codec.AppendVarint(b, u.receivedAt)
-		b = codec.AppendString(b, u.messageID)
-		b = codec.AppendString(b, u.digest)
-		b = codec.AppendString(b, u.subject)
-		b = codec.AppendString(b, u.from)
-		b = codec.AppendString(b, u.reason)
-		b = codec.AppendString(b, u.vendor)
-		b = codec.AppendString(b, u.rawRef)
-		b = codec.AppendVarint(b, u.size)
-	}
-	return b
-}
-
-// decodeUnparsed reads what encodeUnparsed wrote; errors stay in r.
-func (w *workspace) decodeUnparsed(r *codec.Reader) {
-	n := count(r)
-	w.unparsed = make([]*unparsedMail, 0, n)
-	for i := 0; i < n && r.Err() == nil; i++ {
-		u := &unparsedMail{}
-		r.Fixed(u.id[:])
-		r.Fixed(u.jobID[:])
-		u.receivedAt = r.Varint()
-		u.messageID, u.digest = r.String(), r.String()
-		u.subject, u.from = r.String(), r.String()
-		u.reason, u.vendor, u.rawRef = r.String(), r.String(), r.String()
-		u.size = r.Varint()
-		w.unparsed = append(w.unparsed, u)
-		w.ids.observe(u.id)
-	}
 }

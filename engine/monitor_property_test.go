@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"backupmon/state"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -57,7 +58,7 @@ type mpDeliverer struct {
 	attempts atomic.Int64
 }
 
-func (d *mpDeliverer) Deliver(n Notice) {
+func (d *mpDeliverer) Deliver(n state.Notice) {
 	d.attempts.Add(1)
 	d.pending.Add(1)
 	go func() {
@@ -181,10 +182,10 @@ func (m *mpRun) addWorkspace(i int) {
 		m.must("create key", err)
 		s.keys = append(s.keys, HashKey([]byte(kv.Key)))
 	}
-	ch, err := e.CreateChannel(s.id, ChannelInput{Type: Some(ChannelWebhook), Name: Some("hook"), URL: Some("https://hooks.example.com/" + s.id)})
+	ch, err := e.CreateChannel(s.id, ChannelInput{Type: Some(state.ChannelWebhook), Name: Some("hook"), URL: Some("https://hooks.example.com/" + s.id)})
 	m.must("create channel", err)
 	if m.r.IntN(2) == 0 {
-		_, err = e.CreateChannel(s.id, ChannelInput{Type: Some(ChannelEmail), Name: Some("mail"), To: Some("ops@example.com"), MinSeverity: Some("critical")})
+		_, err = e.CreateChannel(s.id, ChannelInput{Type: Some(state.ChannelEmail), Name: Some("mail"), To: Some("ops@example.com"), MinSeverity: Some("critical")})
 		m.must("create channel", err)
 	}
 	_, err = e.CreateEscalation(s.id, EscalationInput{ChannelID: Some(ch.ID), AfterMinutes: Some(int64(15 + m.r.IntN(120)))})
@@ -274,7 +275,7 @@ func (m *mpRun) do() string {
 		default:
 			m.fatalf("report: outcome %d", rep.Outcome)
 		}
-		return fmt.Sprintf("report %s on %s", resultName(status), j.id)
+		return fmt.Sprintf("report %s on %s", state.ResultName(status), j.id)
 	case n < 60:
 		m.moves++
 		if r.IntN(30) == 0 {
@@ -327,7 +328,7 @@ func (m *mpRun) do() string {
 				action = Acknowledge
 			}
 			for _, v := range m.jobViews(s) {
-				if v.ID == a.JobID && v.Status == StatusMissing {
+				if v.ID == a.JobID && v.Status == state.StatusMissing {
 					action = Acknowledge
 				}
 			}
@@ -374,8 +375,8 @@ func (m *mpRun) rest(s *mpWorkspace) restView {
 	m.must("workspace actor", err)
 	return ask(a, func(w *workspace) restView {
 		now := m.e.nowMs()
-		v := restView{ByStatus: map[string][]byte{}, Archived: map[string]bool{}, Active: w.active(now), Now: now}
-		v.Health = appendHealth(nil, w.health(now, slaPeriodDays, nil), nil, now)
+		v := restView{ByStatus: map[string][]byte{}, Archived: map[string]bool{}, Active: w.Active(now), Now: now}
+		v.Health = state.AppendHealth(nil, w.Health(now, state.SLAPeriodDays, nil), nil, now)
 		pages := func(status string) []byte {
 			var out []byte
 			q := RESTQuery{Endpoint: EndpointJobs, Limit: 3, Status: status}
@@ -390,12 +391,12 @@ func (m *mpRun) rest(s *mpWorkspace) restView {
 			}
 			return out
 		}
-		for _, st := range statusOrder {
+		for _, st := range state.StatusOrder {
 			v.ByStatus[st] = pages(st)
 		}
-		for _, c := range w.clients {
-			if c.status == "archived" {
-				v.Archived[c.id.String()] = true
+		for _, c := range w.Clients {
+			if c.Status == "archived" {
+				v.Archived[c.ID.String()] = true
 			}
 		}
 		return v
@@ -455,7 +456,7 @@ func (m *mpRun) checkWorkspace(s *mpWorkspace, what string) {
 	rv := m.rest(s)
 	fail := func(format string, args ...any) {
 		m.t.Helper()
-		m.fatalf("after %s: workspace %s at %s: %s", what, s.id, FormatTime(rv.Now), fmt.Sprintf(format, args...))
+		m.fatalf("after %s: workspace %s at %s: %s", what, s.id, state.FormatTime(rv.Now), fmt.Sprintf(format, args...))
 	}
 	// Every alert's job, the alert objects of the unresolved ones (as the
 	// admin and REST views show them), and each job's own unresolved one.
@@ -468,18 +469,18 @@ func (m *mpRun) checkWorkspace(s *mpWorkspace, what string) {
 	st := ask(a, func(w *workspace) alertState {
 		now := m.e.nowMs()
 		x := alertState{alertJob: map[string]string{}, unresolved: map[string][]mpAlert{}, own: map[string]string{}}
-		for _, al := range w.alertLog {
-			x.alertJob[al.id.String()] = al.job.id.String()
-			if alertStatus(al, now) != alertResolved {
+		for _, al := range w.AlertLog {
+			x.alertJob[al.ID.String()] = al.Job.ID.String()
+			if state.AlertStatus(al, now) != state.AlertResolved {
 				var v mpAlert
 				if err := json.Unmarshal(alertView(al, now).JSON, &v); err == nil {
 					x.unresolved[v.JobID] = append(x.unresolved[v.JobID], v)
 				}
 			}
 		}
-		for _, j := range w.jobs {
-			if j.alert != nil {
-				x.own[j.id.String()] = j.alert.id.String()
+		for _, j := range w.Jobs {
+			if j.Alert != nil {
+				x.own[j.ID.String()] = j.Alert.ID.String()
 			}
 		}
 		return x
@@ -503,17 +504,17 @@ func (m *mpRun) checkWorkspace(s *mpWorkspace, what string) {
 
 	// Status against lastResult.
 	for _, j := range jobs {
-		want := statusOf(map[string]uint8{"ok": resultOK, "warning": resultWarning, "failed": resultFailed, "none": resultNone}[j.LastResult])
+		want := state.StatusOf(map[string]uint8{"ok": state.ResultOK, "warning": state.ResultWarning, "failed": state.ResultFailed, "none": state.ResultNone}[j.LastResult])
 		switch j.Status {
-		case StatusWaiting:
+		case state.StatusWaiting:
 			if j.LastResult != "none" {
 				fail("job %s is waiting with lastResult %s", j.ID, j.LastResult)
 			}
-		case StatusMissing:
+		case state.StatusMissing:
 			if j.LastResult == "none" || j.Paused {
 				fail("job %s is missing with lastResult %s, paused %v", j.ID, j.LastResult, j.Paused)
 			}
-		case StatusPaused:
+		case state.StatusPaused:
 			if !j.Paused {
 				fail("job %s shows paused while monitored", j.ID)
 			}
@@ -530,7 +531,7 @@ func (m *mpRun) checkWorkspace(s *mpWorkspace, what string) {
 		fail("health %s: %v", rv.Health, err)
 	}
 	total := 0
-	for _, st := range statusOrder {
+	for _, st := range state.StatusOrder {
 		listed := 0
 		for _, j := range m.pageItems(rv.ByStatus[st]) {
 			if j.Status != st {
@@ -561,7 +562,7 @@ func (m *mpRun) checkWorkspace(s *mpWorkspace, what string) {
 	// A missing job, monitored in an active workspace, has a missing alert.
 	if rv.Active {
 		for _, j := range jobs {
-			if j.Status != StatusMissing || j.Paused {
+			if j.Status != state.StatusMissing || j.Paused {
 				continue
 			}
 			list := unresolved[j.ID]
@@ -596,7 +597,7 @@ func (m *mpRun) checkWorkspace(s *mpWorkspace, what string) {
 				fail("cancelled %s", b())
 			}
 		case "failed":
-			if d.LastError == nil || int64(d.LastAttemptAt) < int64(d.CreatedAt)+msPerDay-msPerHour {
+			if d.LastError == nil || int64(d.LastAttemptAt) < int64(d.CreatedAt)+state.MsPerDay-state.MsPerHour {
 				fail("failed before its day was up: %s", b())
 			}
 		default:
@@ -768,7 +769,7 @@ func mpFixture(t *testing.T) (*mpRun, *mpWorkspace) {
 	k, err := m.e.CreateKey(s.id, KeyInput{Name: Some("k"), Type: Some("report")})
 	m.must("create key", err)
 	s.keys = append(s.keys, HashKey([]byte(k.Key)))
-	_, err = m.e.CreateChannel(s.id, ChannelInput{Type: Some(ChannelWebhook), Name: Some("hook"), URL: Some("https://hooks.example.com/x")})
+	_, err = m.e.CreateChannel(s.id, ChannelInput{Type: Some(state.ChannelWebhook), Name: Some("hook"), URL: Some("https://hooks.example.com/x")})
 	m.must("create channel", err)
 	return m, s
 }
@@ -780,7 +781,7 @@ func (m *mpRun) advance(d time.Duration) {
 	m.settle()
 }
 
-func (m *mpRun) report(s *mpWorkspace, status uint8) ID {
+func (m *mpRun) report(s *mpWorkspace, status uint8) state.ID {
 	m.t.Helper()
 	rep := m.e.Report(s.keys[0], &ReportInput{JobID: s.jobs[0].id, Status: status, SizeBytes: -1, DurationSeconds: -1})
 	if rep.Outcome != ReportRecorded {

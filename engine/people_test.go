@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"backupmon/state"
 	"backupmon/wal"
 )
 
@@ -108,7 +109,7 @@ func userActivity(t *testing.T, e *Engine, ws string) []string {
 func TestUserCreateValidation(t *testing.T) {
 	e := pplOpen(t, t.TempDir(), pplT0)
 	ws := pplWorkspace(t, e, "Acme", "")
-	ok := UserInput{Email: Some("alice@example.com"), Name: Some("Alice"), Role: Some(RoleOwner), Hash: Some("$argon2id$x")}
+	ok := UserInput{Email: Some("alice@example.com"), Name: Some("Alice"), Role: Some(state.RoleOwner), Hash: Some("$argon2id$x")}
 	with := func(f func(*UserInput)) UserInput {
 		in := ok
 		f(&in)
@@ -116,7 +117,7 @@ func TestUserCreateValidation(t *testing.T) {
 	}
 	null := Opt[string]{Set: true, Null: true}
 	const roleMsg = "role must be one of: owner, admin, member, viewer"
-	long := strings.Repeat("a", maxEmailChars-len("@example.com")+1) + "@example.com"
+	long := strings.Repeat("a", state.MaxEmailChars-len("@example.com")+1) + "@example.com"
 	for _, c := range []struct {
 		name         string
 		in           UserInput
@@ -171,20 +172,20 @@ func TestUserCreateValidation(t *testing.T) {
 		in.Name = Some(strings.Repeat("é", 200))
 		v, err := e.CreateUser(ws, in)
 		check(t, "create user at the limits", err)
-		if v.Email != long[1:] || v.Name != in.Name.V || v.Role != RoleOwner || v.ID == "" || v.CreatedAt != Time(pplT0.UnixMilli()) {
+		if v.Email != long[1:] || v.Name != in.Name.V || v.Role != state.RoleOwner || v.ID == "" || v.CreatedAt != state.Time(pplT0.UnixMilli()) {
 			t.Errorf("created %+v", v)
 		}
 	})
 }
 
 // pplUnknownID returns an id that names nothing.
-func pplUnknownID() ID { return newIDGen().next(1) }
+func pplUnknownID() state.ID { return state.NewIDGen().Next(1) }
 
 func TestUserEmailUniqueAcrossWorkspacesAndCase(t *testing.T) {
 	e := pplOpen(t, t.TempDir(), pplT0)
 	ws1 := pplWorkspace(t, e, "One", "")
 	ws2 := pplWorkspace(t, e, "Two", "")
-	alice, err := e.CreateUser(ws1, UserInput{Email: Some("Alice@Example.com"), Name: Some("Alice"), Role: Some(RoleOwner), Hash: Some("h-alice")})
+	alice, err := e.CreateUser(ws1, UserInput{Email: Some("Alice@Example.com"), Name: Some("Alice"), Role: Some(state.RoleOwner), Hash: Some("h-alice")})
 	check(t, "create alice", err)
 	if alice.Email != "alice@example.com" {
 		t.Errorf("email kept as %q, want it in lower case", alice.Email)
@@ -197,7 +198,7 @@ func TestUserEmailUniqueAcrossWorkspacesAndCase(t *testing.T) {
 		{"other workspace, other case", ws2, "aLiCe@eXaMpLe.CoM"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := e.CreateUser(c.ws, UserInput{Email: Some(c.email), Name: Some("Other"), Role: Some(RoleOwner), Hash: Some("h")})
+			_, err := e.CreateUser(c.ws, UserInput{Email: Some(c.email), Name: Some("Other"), Role: Some(state.RoleOwner), Hash: Some("h")})
 			wantError(t, "create", err, KindConflict, "", taken)
 		})
 	}
@@ -215,7 +216,7 @@ func TestUserEmailUniqueAcrossWorkspacesAndCase(t *testing.T) {
 	}
 	// Another address in the other workspace is fine; changing to a taken
 	// address is not, in any case.
-	bob := pplUser(t, e, ws2, "bob@example.com", RoleOwner)
+	bob := pplUser(t, e, ws2, "bob@example.com", state.RoleOwner)
 	_, err = e.UpdateUser(ws2, bob.ID, UserInput{Email: Some("ALICE@example.com")})
 	wantError(t, "update to a taken address", err, KindConflict, "", taken)
 	if l, ok := e.LoginFor("bob@example.com"); !ok || l.UserID != bob.ID {
@@ -232,7 +233,7 @@ func TestUserEmailUniqueUnderConcurrency(t *testing.T) {
 	for i := range n {
 		ws := pplWorkspace(t, e, fmt.Sprintf("W%d", i), "")
 		wss = append(wss, ws)
-		ids = append(ids, pplUser(t, e, ws, fmt.Sprintf("u%d@x.test", i), RoleOwner).ID)
+		ids = append(ids, pplUser(t, e, ws, fmt.Sprintf("u%d@x.test", i), state.RoleOwner).ID)
 	}
 	for round := range 20 {
 		addr := fmt.Sprintf("shared%d@x.test", round)
@@ -243,7 +244,7 @@ func TestUserEmailUniqueUnderConcurrency(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				if i%2 == 0 {
-					_, errs[i] = e.CreateUser(wss[i], UserInput{Email: Some(strings.ToUpper(addr[:i]) + addr[i:]), Name: Some("N"), Role: Some(RoleMember), Hash: Some("h")})
+					_, errs[i] = e.CreateUser(wss[i], UserInput{Email: Some(strings.ToUpper(addr[:i]) + addr[i:]), Name: Some("N"), Role: Some(state.RoleMember), Hash: Some("h")})
 				} else {
 					_, errs[i] = e.UpdateUser(wss[i], ids[i], UserInput{Email: Some(addr)})
 				}
@@ -298,13 +299,13 @@ func TestUpdateUser(t *testing.T) {
 	e := pplOpen(t, t.TempDir(), pplT0)
 	ws := pplWorkspace(t, e, "Acme", "")
 	other := pplWorkspace(t, e, "Other", "")
-	owner := pplUser(t, e, ws, "owner@acme.test", RoleOwner)
-	m := pplUser(t, e, ws, "mary@acme.test", RoleMember)
+	owner := pplUser(t, e, ws, "owner@acme.test", state.RoleOwner)
+	m := pplUser(t, e, ws, "mary@acme.test", state.RoleMember)
 
 	pplClock(t, e, pplT0.Add(time.Minute))
-	v, err := e.UpdateUser(ws, m.ID, UserInput{Name: Some("Mary Major"), Role: Some(RoleAdmin), Actor: "user:owner@acme.test"})
+	v, err := e.UpdateUser(ws, m.ID, UserInput{Name: Some("Mary Major"), Role: Some(state.RoleAdmin), Actor: "user:owner@acme.test"})
 	check(t, "update name and role", err)
-	if v.Name != "Mary Major" || v.Role != RoleAdmin || v.Email != "mary@acme.test" || v.ID != m.ID || v.CreatedAt != m.CreatedAt {
+	if v.Name != "Mary Major" || v.Role != state.RoleAdmin || v.Email != "mary@acme.test" || v.ID != m.ID || v.CreatedAt != m.CreatedAt {
 		t.Errorf("after the update: %+v", v)
 	}
 	if got, err := e.User(ws, m.ID); err != nil || got != v {
@@ -323,7 +324,7 @@ func TestUpdateUser(t *testing.T) {
 	if l, ok := e.LoginFor("mary@acme.test"); ok {
 		t.Errorf("the old address still logs in: %+v", l)
 	}
-	reuse, err := e.CreateUser(other, UserInput{Email: Some("MARY@acme.test"), Name: Some("Another Mary"), Role: Some(RoleOwner), Hash: Some("h2")})
+	reuse, err := e.CreateUser(other, UserInput{Email: Some("MARY@acme.test"), Name: Some("Another Mary"), Role: Some(state.RoleOwner), Hash: Some("h2")})
 	check(t, "reuse the freed address in another workspace", err)
 	if l, ok := e.LoginFor("mary@acme.test"); !ok || l.UserID != reuse.ID || l.WorkspaceID != other {
 		t.Errorf("LoginFor(freed address) = %+v, %v; want the new user", l, ok)
@@ -331,7 +332,7 @@ func TestUpdateUser(t *testing.T) {
 
 	// The same address in another case changes nothing and is no conflict.
 	before := len(userActivity(t, e, ws))
-	v, err = e.UpdateUser(ws, m.ID, UserInput{Email: Some("MARY.MAJOR@acme.test"), Name: Some("Mary Major"), Role: Some(RoleAdmin)})
+	v, err = e.UpdateUser(ws, m.ID, UserInput{Email: Some("MARY.MAJOR@acme.test"), Name: Some("Mary Major"), Role: Some(state.RoleAdmin)})
 	check(t, "update to the same values", err)
 	if v.Email != "mary.major@acme.test" || v.Name != "Mary Major" {
 		t.Errorf("after a no-op update: %+v", v)
@@ -398,17 +399,17 @@ func TestUserLastOwnerIsKept(t *testing.T) {
 	ws := pplWorkspace(t, e, "Acme", "")
 	// Another workspace's owner does not count.
 	other := pplWorkspace(t, e, "Other", "")
-	pplUser(t, e, other, "boss@other.test", RoleOwner)
-	o := pplUser(t, e, ws, "owner@acme.test", RoleOwner)
-	m := pplUser(t, e, ws, "member@acme.test", RoleMember)
+	pplUser(t, e, other, "boss@other.test", state.RoleOwner)
+	o := pplUser(t, e, ws, "owner@acme.test", state.RoleOwner)
+	m := pplUser(t, e, ws, "member@acme.test", state.RoleMember)
 	const keep = "the workspace must keep at least one owner"
 
-	for _, role := range []string{RoleAdmin, RoleMember, RoleViewer} {
+	for _, role := range []string{state.RoleAdmin, state.RoleMember, state.RoleViewer} {
 		_, err := e.UpdateUser(ws, o.ID, UserInput{Role: Some(role)})
 		wantError(t, "demote the last owner to "+role, err, KindConflict, "", keep)
 	}
 	// Nothing else of a refused update happens either.
-	_, err := e.UpdateUser(ws, o.ID, UserInput{Role: Some(RoleAdmin), Name: Some("Renamed")})
+	_, err := e.UpdateUser(ws, o.ID, UserInput{Role: Some(state.RoleAdmin), Name: Some("Renamed")})
 	wantError(t, "demote and rename the last owner", err, KindConflict, "", keep)
 	if got, _ := e.User(ws, o.ID); got != o {
 		t.Errorf("refused update changed the owner: %+v", got)
@@ -416,25 +417,25 @@ func TestUserLastOwnerIsKept(t *testing.T) {
 	err = e.DeleteUser(ws, o.ID, "")
 	wantError(t, "delete the last owner", err, KindConflict, "", keep)
 	// Setting the owner's role to owner again is no change.
-	if v, err := e.UpdateUser(ws, o.ID, UserInput{Role: Some(RoleOwner)}); err != nil || v.Role != RoleOwner {
+	if v, err := e.UpdateUser(ws, o.ID, UserInput{Role: Some(state.RoleOwner)}); err != nil || v.Role != state.RoleOwner {
 		t.Errorf("owner stays owner: %+v %v", v, err)
 	}
 
 	// With a second owner, either can go.
-	_, err = e.UpdateUser(ws, m.ID, UserInput{Role: Some(RoleOwner)})
+	_, err = e.UpdateUser(ws, m.ID, UserInput{Role: Some(state.RoleOwner)})
 	check(t, "promote", err)
-	v, err := e.UpdateUser(ws, o.ID, UserInput{Role: Some(RoleViewer)})
+	v, err := e.UpdateUser(ws, o.ID, UserInput{Role: Some(state.RoleViewer)})
 	check(t, "demote the first owner now that there are two", err)
-	if v.Role != RoleViewer {
+	if v.Role != state.RoleViewer {
 		t.Errorf("role %s", v.Role)
 	}
 	// Now m is the last owner.
-	_, err = e.UpdateUser(ws, m.ID, UserInput{Role: Some(RoleAdmin)})
+	_, err = e.UpdateUser(ws, m.ID, UserInput{Role: Some(state.RoleAdmin)})
 	wantError(t, "demote the new last owner", err, KindConflict, "", keep)
 	wantError(t, "delete the new last owner", e.DeleteUser(ws, m.ID, ""), KindConflict, "", keep)
 	check(t, "delete the viewer", e.DeleteUser(ws, o.ID, ""))
 	// A second owner again: the last one may be deleted.
-	o2 := pplUser(t, e, ws, "owner2@acme.test", RoleOwner)
+	o2 := pplUser(t, e, ws, "owner2@acme.test", state.RoleOwner)
 	check(t, "delete an owner of two", e.DeleteUser(ws, m.ID, ""))
 	wantError(t, "delete the last owner", e.DeleteUser(ws, o2.ID, ""), KindConflict, "", keep)
 	if got := userEmails(t, e, ws); fmt.Sprint(got) != "[owner2@acme.test]" {
@@ -445,8 +446,8 @@ func TestUserLastOwnerIsKept(t *testing.T) {
 func TestDeleteUser(t *testing.T) {
 	e := pplOpen(t, t.TempDir(), pplT0)
 	ws := pplWorkspace(t, e, "Acme", "")
-	pplUser(t, e, ws, "owner@acme.test", RoleOwner)
-	v := pplUser(t, e, ws, "viewer@acme.test", RoleViewer)
+	pplUser(t, e, ws, "owner@acme.test", state.RoleOwner)
+	v := pplUser(t, e, ws, "viewer@acme.test", state.RoleViewer)
 	check(t, "delete", e.DeleteUser(ws, v.ID, "user:owner@acme.test"))
 	if _, err := e.User(ws, v.ID); err == nil {
 		t.Errorf("deleted user still found")
@@ -462,7 +463,7 @@ func TestDeleteUser(t *testing.T) {
 	wantError(t, "delete again", e.DeleteUser(ws, v.ID, ""), KindNotFound, "", "user not found")
 	wantError(t, "delete in unknown workspace", e.DeleteUser("nope", v.ID, ""), KindNotFound, "", "workspace not found")
 	// The address is free again.
-	again := pplUser(t, e, ws, "viewer@acme.test", RoleMember)
+	again := pplUser(t, e, ws, "viewer@acme.test", state.RoleMember)
 	if again.ID == v.ID {
 		t.Errorf("the new user has the deleted one's id")
 	}
@@ -475,7 +476,7 @@ func TestUsersSortedByEmail(t *testing.T) {
 	e := pplOpen(t, t.TempDir(), pplT0)
 	ws := pplWorkspace(t, e, "Acme", "")
 	for _, addr := range []string{"carol@x.test", "Alice@x.test", "bob@x.test", "aaron@x.test", "Zed@a.test", "b@x.test"} {
-		pplUser(t, e, ws, addr, RoleOwner)
+		pplUser(t, e, ws, addr, state.RoleOwner)
 	}
 	want := "[aaron@x.test alice@x.test b@x.test bob@x.test carol@x.test zed@a.test]"
 	if got := userEmails(t, e, ws); fmt.Sprint(got) != want {
@@ -502,12 +503,12 @@ func TestUserActivity(t *testing.T) {
 	dir := t.TempDir()
 	e := pplOpen(t, dir, pplT0)
 	ws := pplWorkspace(t, e, "Acme", "")
-	_, err := e.CreateUser(ws, UserInput{Email: Some("o@acme.test"), Name: Some("O"), Role: Some(RoleOwner), Hash: Some("h")})
+	_, err := e.CreateUser(ws, UserInput{Email: Some("o@acme.test"), Name: Some("O"), Role: Some(state.RoleOwner), Hash: Some("h")})
 	check(t, "create by admin", err)
-	u, err := e.CreateUser(ws, UserInput{Email: Some("u@acme.test"), Name: Some("U"), Role: Some(RoleMember), Hash: Some("h"), Actor: "user:o@acme.test"})
+	u, err := e.CreateUser(ws, UserInput{Email: Some("u@acme.test"), Name: Some("U"), Role: Some(state.RoleMember), Hash: Some("h"), Actor: "user:o@acme.test"})
 	check(t, "create by a user", err)
 	pplClock(t, e, pplT0.Add(time.Hour))
-	_, err = e.UpdateUser(ws, u.ID, UserInput{Role: Some(RoleAdmin)})
+	_, err = e.UpdateUser(ws, u.ID, UserInput{Role: Some(state.RoleAdmin)})
 	check(t, "update by admin", err)
 	_, err = e.UpdateUser(ws, u.ID, UserInput{Email: Some("u2@acme.test"), Actor: "user:o@acme.test"})
 	check(t, "update by a user", err)
@@ -526,7 +527,7 @@ func TestUserActivity(t *testing.T) {
 		t.Errorf("activity:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	acts, _ := e.Activity(ws)
-	if len(acts) == 0 || acts[0].At != Time(pplT0.Add(time.Hour).UnixMilli()) {
+	if len(acts) == 0 || acts[0].At != state.Time(pplT0.Add(time.Hour).UnixMilli()) {
 		t.Errorf("newest entry %+v, want it at %s", acts, pplT0.Add(time.Hour))
 	}
 	users, err := e.Users(ws)
@@ -552,7 +553,7 @@ func TestUserActivity(t *testing.T) {
 func TestSessionLoginFlow(t *testing.T) {
 	e := pplOpen(t, t.TempDir(), pplT0)
 	ws := pplWorkspace(t, e, "Acme", "Europe/London")
-	u, err := e.CreateUser(ws, UserInput{Email: Some("ann@acme.test"), Name: Some("Ann"), Role: Some(RoleMember), Hash: Some("h1")})
+	u, err := e.CreateUser(ws, UserInput{Email: Some("ann@acme.test"), Name: Some("Ann"), Role: Some(state.RoleMember), Hash: Some("h1")})
 	check(t, "create user", err)
 	l, ok := e.LoginFor("Ann@ACME.test")
 	if !ok || l.WorkspaceID != ws || l.UserID != u.ID || l.Hash != "h1" {
@@ -564,7 +565,7 @@ func TestSessionLoginFlow(t *testing.T) {
 	if !ok {
 		t.Fatalf("the new session is refused")
 	}
-	if su.SessionID == "" || su.UserID != u.ID || su.Email != "ann@acme.test" || su.Name != "Ann" || su.Role != RoleMember {
+	if su.SessionID == "" || su.UserID != u.ID || su.Email != "ann@acme.test" || su.Name != "Ann" || su.Role != state.RoleMember {
 		t.Errorf("session user %+v", su)
 	}
 	w := su.Workspace
@@ -573,9 +574,9 @@ func TestSessionLoginFlow(t *testing.T) {
 		t.Errorf("session workspace %+v", w)
 	}
 	// The session follows changes of its user.
-	_, err = e.UpdateUser(ws, u.ID, UserInput{Name: Some("Ann B"), Role: Some(RoleViewer), Email: Some("annb@acme.test")})
+	_, err = e.UpdateUser(ws, u.ID, UserInput{Name: Some("Ann B"), Role: Some(state.RoleViewer), Email: Some("annb@acme.test")})
 	check(t, "update", err)
-	if su, ok := e.Session(s1); !ok || su.Name != "Ann B" || su.Role != RoleViewer || su.Email != "annb@acme.test" {
+	if su, ok := e.Session(s1); !ok || su.Name != "Ann B" || su.Role != state.RoleViewer || su.Email != "annb@acme.test" {
 		t.Errorf("after an update that keeps the password: %+v %v", su, ok)
 	}
 
@@ -611,16 +612,16 @@ func TestSessionLoginFlow(t *testing.T) {
 // TestSessionIdleExpiry: a session unused for 12 hours is refused; one
 // used just before is not, and its use counts from then.
 func TestSessionIdleExpiry(t *testing.T) {
-	if SessionIdleMs != 12*msPerHour || SessionAbsoluteMs != 30*msPerDay {
-		t.Fatalf("session lifetimes %d, %d", SessionIdleMs, SessionAbsoluteMs)
+	if state.SessionIdleMs != 12*state.MsPerHour || state.SessionAbsoluteMs != 30*state.MsPerDay {
+		t.Fatalf("session lifetimes %d, %d", state.SessionIdleMs, state.SessionAbsoluteMs)
 	}
 	e := pplOpen(t, t.TempDir(), pplT0)
 	ws := pplWorkspace(t, e, "Acme", "")
-	u := pplUser(t, e, ws, "ann@acme.test", RoleOwner)
+	u := pplUser(t, e, ws, "ann@acme.test", state.RoleOwner)
 	a, b := secretHash("a"), secretHash("b")
 	check(t, "start a", e.StartSession(ws, u.ID, "hash:ann@acme.test", a))
 	check(t, "start b", e.StartSession(ws, u.ID, "hash:ann@acme.test", b))
-	idle := time.Duration(SessionIdleMs) * time.Millisecond
+	idle := time.Duration(state.SessionIdleMs) * time.Millisecond
 
 	pplClock(t, e, pplT0.Add(idle-time.Millisecond))
 	if _, ok := e.Session(a); !ok {
@@ -661,7 +662,7 @@ func TestSessionAbsoluteExpiry(t *testing.T) {
 	dir := t.TempDir()
 	e := pplOpen(t, dir, pplT0)
 	ws := pplWorkspace(t, e, "Acme", "")
-	u := pplUser(t, e, ws, "ann@acme.test", RoleOwner)
+	u := pplUser(t, e, ws, "ann@acme.test", state.RoleOwner)
 	s := secretHash("s")
 	check(t, "start", e.StartSession(ws, u.ID, "hash:ann@acme.test", s))
 	last := pplT0
@@ -675,7 +676,7 @@ func TestSessionAbsoluteExpiry(t *testing.T) {
 	if last.Sub(pplT0) != 715*time.Hour {
 		t.Fatalf("last use at start + %s", last.Sub(pplT0))
 	}
-	end := pplT0.Add(time.Duration(SessionAbsoluteMs) * time.Millisecond)
+	end := pplT0.Add(time.Duration(state.SessionAbsoluteMs) * time.Millisecond)
 	check(t, "barrier", e.barrier())
 	crash := copyDir(t, dir) // the log alone
 	check(t, "snapshot", e.Snapshot())
@@ -704,14 +705,14 @@ func TestPasswordChangeAndDeleteEndSessions(t *testing.T) {
 	dir := t.TempDir()
 	e := pplOpen(t, dir, pplT0)
 	ws := pplWorkspace(t, e, "Acme", "")
-	pplUser(t, e, ws, "owner@acme.test", RoleOwner)
-	u := pplUser(t, e, ws, "u@acme.test", RoleMember)
-	v := pplUser(t, e, ws, "v@acme.test", RoleMember)
+	pplUser(t, e, ws, "owner@acme.test", state.RoleOwner)
+	u := pplUser(t, e, ws, "u@acme.test", state.RoleMember)
+	v := pplUser(t, e, ws, "v@acme.test", state.RoleMember)
 	u1, u2, v1 := secretHash("u1"), secretHash("u2"), secretHash("v1")
 	check(t, "u1", e.StartSession(ws, u.ID, "hash:u@acme.test", u1))
 	check(t, "u2", e.StartSession(ws, u.ID, "hash:u@acme.test", u2))
 	check(t, "v1", e.StartSession(ws, v.ID, "hash:v@acme.test", v1))
-	_, err := e.UpdateUser(ws, u.ID, UserInput{Name: Some("U"), Role: Some(RoleAdmin), Email: Some("uu@acme.test")})
+	_, err := e.UpdateUser(ws, u.ID, UserInput{Name: Some("U"), Role: Some(state.RoleAdmin), Email: Some("uu@acme.test")})
 	check(t, "update without password", err)
 	for _, h := range [][32]byte{u1, u2, v1} {
 		if _, ok := e.Session(h); !ok {
@@ -764,7 +765,7 @@ func TestPasswordChangeAndDeleteEndSessions(t *testing.T) {
 				t.Errorf("%s: an ended session works after a restart", name)
 			}
 		}
-		if su, ok := e.Session(u5); !ok || su.UserID != u.ID || su.Email != "uu@acme.test" || su.Role != RoleAdmin {
+		if su, ok := e.Session(u5); !ok || su.UserID != u.ID || su.Email != "uu@acme.test" || su.Role != state.RoleAdmin {
 			t.Errorf("%s: the live session after a restart: %+v %v", name, su, ok)
 		}
 		if l, ok := e.LoginFor("uu@acme.test"); !ok || l.Hash != "new-hash" {
@@ -784,14 +785,14 @@ func TestPasswordChangeAndDeleteEndSessions(t *testing.T) {
 // expiry is never earlier than 12 hours after the last logged use, and
 // never later than 12 hours after the last use.
 func TestSessionsSurviveRestart(t *testing.T) {
-	if sessionSeenLogMs != 5*msPerMinute {
-		t.Fatalf("sessionSeenLogMs %d", sessionSeenLogMs)
+	if state.SessionSeenLogMs != 5*state.MsPerMinute {
+		t.Fatalf("sessionSeenLogMs %d", state.SessionSeenLogMs)
 	}
 	dir := t.TempDir()
 	e := pplOpen(t, dir, pplT0)
 	ws := pplWorkspace(t, e, "Acme", "America/New_York")
-	owner := pplUser(t, e, ws, "owner@acme.test", RoleOwner)
-	u := pplUser(t, e, ws, "u@acme.test", RoleViewer)
+	owner := pplUser(t, e, ws, "owner@acme.test", state.RoleOwner)
+	u := pplUser(t, e, ws, "u@acme.test", state.RoleViewer)
 	a, b, c := secretHash("a"), secretHash("b"), secretHash("c")
 	check(t, "a", e.StartSession(ws, u.ID, "hash:u@acme.test", a))
 	check(t, "b", e.StartSession(ws, u.ID, "hash:u@acme.test", b))
@@ -813,7 +814,7 @@ func TestSessionsSurviveRestart(t *testing.T) {
 	check(t, "snapshot", e.Snapshot())
 	snap := copyDir(t, dir)
 	check(t, "close", e.Close())
-	idle := time.Duration(SessionIdleMs) * time.Millisecond
+	idle := time.Duration(state.SessionIdleMs) * time.Millisecond
 
 	type probe struct {
 		h  [32]byte
@@ -905,7 +906,7 @@ func TestExpiredSessionsLeaveTheSnapshot(t *testing.T) {
 	dir := t.TempDir()
 	e := pplOpen(t, dir, pplT0)
 	ws := pplWorkspace(t, e, "Acme", "")
-	u := pplUser(t, e, ws, "u@acme.test", RoleOwner)
+	u := pplUser(t, e, ws, "u@acme.test", state.RoleOwner)
 	s := secretHash("s")
 	check(t, "start", e.StartSession(ws, u.ID, "hash:u@acme.test", s))
 	pplClock(t, e, pplT0.Add(13*time.Hour))

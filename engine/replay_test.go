@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"backupmon/state"
 	"backupmon/wal"
 )
 
@@ -115,6 +116,45 @@ func maskLastUsed(v allViews) allViews {
 	return v
 }
 
+// takeState returns every workspace's whole durable state, encoded as a
+// snapshot holds it (byte-stable for one state) at the engine's time; with
+// noLastUsed, the keys' lastUsedAt (kept in snapshots only) reads as none.
+func takeState(t *testing.T, e *Engine, noLastUsed bool) map[state.ID][]byte {
+	t.Helper()
+	out := map[state.ID][]byte{}
+	now := e.nowMs()
+	for _, a := range e.sortedActors() {
+		out[a.ws.ID] = ask(a, func(w *workspace) []byte {
+			if noLastUsed {
+				kept := map[*state.Key]int64{}
+				for _, k := range w.Keys {
+					kept[k] = k.LastUsed.Swap(0)
+				}
+				defer func() {
+					for k, v := range kept {
+						k.LastUsed.Store(v)
+					}
+				}()
+			}
+			return w.Encode(now)
+		})
+	}
+	return out
+}
+
+// sameState checks that two engines hold the same durable state.
+func sameState(t *testing.T, what string, got, want map[state.ID][]byte) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d workspaces, want %d", what, len(got), len(want))
+	}
+	for id, w := range want {
+		if g := got[id]; !bytes.Equal(g, w) {
+			t.Fatalf("%s: workspace %s: the state differs (%d bytes, want %d)", what, id, len(g), len(w))
+		}
+	}
+}
+
 var lastUsedRE = regexp.MustCompile(`"lastUsedAt":("[^"]*"|null)`)
 
 func sameViews(t *testing.T, what string, got, want allViews) {
@@ -127,6 +167,13 @@ func sameViews(t *testing.T, what string, got, want allViews) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	sameJSON(t, what, g, w)
+}
+
+// sameJSON compares two indented JSON texts, showing the first lines that
+// differ.
+func sameJSON(t *testing.T, what string, g, w []byte) {
+	t.Helper()
 	if string(g) == string(w) {
 		return
 	}
@@ -578,6 +625,7 @@ func TestSnapshotAndReplayGiveTheSameViews(t *testing.T) {
 	_, err := e.UpdateClient(l.ws[0].id, l.ws[0].clients[0], ClientInput{Status: Some("paused")})
 	check(t, "pause a client", err)
 	before := takeViews(t, e)
+	beforeState := takeState(t, e, false)
 	if len(before.Each) != 4 {
 		t.Fatalf("%d workspaces", len(before.Each))
 	}
@@ -628,6 +676,7 @@ func TestSnapshotAndReplayGiveTheSameViews(t *testing.T) {
 		}
 	}
 	crash := copyDir(t, dir) // the log alone: no snapshot was taken yet
+	maskedState := takeState(t, e, true)
 	if _, err := os.Stat(filepath.Join(crash, "snapshots")); err == nil {
 		if entries, _ := os.ReadDir(filepath.Join(crash, "snapshots")); len(entries) > 0 {
 			t.Fatalf("a snapshot was taken during the workload")
@@ -638,12 +687,14 @@ func TestSnapshotAndReplayGiveTheSameViews(t *testing.T) {
 	// From the snapshot Close wrote.
 	e = openTestEngine(t, dir)
 	sameViews(t, "reopened from the snapshot", takeViews(t, e), before)
+	sameState(t, "reopened from the snapshot", takeState(t, e, false), beforeState)
 	checkNewIDsSortLast(t, e, before)
 	check(t, "close", e.Close())
 
 	// From the log alone.
 	e = openTestEngine(t, crash)
 	sameViews(t, "recovered from the log alone", maskLastUsed(takeViews(t, e)), maskLastUsed(before))
+	sameState(t, "recovered from the log alone", takeState(t, e, true), maskedState)
 	checkNewIDsSortLast(t, e, before)
 	check(t, "close", e.Close())
 
@@ -662,7 +713,7 @@ func TestSnapshotAndReplayGiveTheSameViews(t *testing.T) {
 // (replay skips them by sequence number) and those it does not.
 func fuzzyOverlap(t *testing.T, dir string) (held, after int) {
 	t.Helper()
-	probe := &Engine{opts: Options{Dir: dir}, logger: quietLogger(), globalIDs: newIDGen()}
+	probe := &Engine{opts: Options{Dir: dir}, logger: quietLogger(), globalIDs: state.NewIDGen()}
 	lsn, err := probe.snaps().Load(probe.snapDir(), func(_ uint64, r io.Reader) error {
 		probe.reset()
 		return probe.loadSnapshot(r)
@@ -672,16 +723,16 @@ func fuzzyOverlap(t *testing.T, dir string) (held, after int) {
 	check(t, "open log", err)
 	defer l.Close()
 	err = l.Replay(lsn, func(_ uint64, typ byte, payload []byte) error {
-		rec, err := wal.Decode(typ, payload)
+		rec, err := state.Decode(typ, payload)
 		if err != nil {
 			return err
 		}
 		h := rec.Head()
-		a := probe.actor(ID(h.Workspace))
+		a := probe.actor(state.ID(h.Workspace))
 		if a == nil {
 			return nil // an engine record, or a workspace made after the snapshot
 		}
-		if h.Seq <= a.ws.seq {
+		if h.Seq <= a.ws.Seq {
 			held++
 		} else {
 			after++
@@ -716,6 +767,7 @@ func TestFuzzySnapshotGivesTheSameViews(t *testing.T) {
 			}
 			l.run(200)
 			before := takeViews(t, e)
+			beforeState := takeState(t, e, false)
 			crash := copyDir(t, dir) // the fuzzy snapshot and the log after it
 			check(t, "close", e.Close())
 			held, after := fuzzyOverlap(t, crash)
@@ -724,11 +776,14 @@ func TestFuzzySnapshotGivesTheSameViews(t *testing.T) {
 
 			e = openTestEngine(t, crash)
 			sameViews(t, "recovered from the fuzzy snapshot and the log", maskLastUsed(takeViews(t, e)), maskLastUsed(before))
+			recovered := takeState(t, e, true)
 			checkNewIDsSortLast(t, e, before)
 			check(t, "close", e.Close())
 
 			e = openTestEngine(t, dir)
 			sameViews(t, "reopened after a clean close", takeViews(t, e), before)
+			sameState(t, "reopened after a clean close", takeState(t, e, false), beforeState)
+			sameState(t, "recovered from the fuzzy snapshot and the log", recovered, takeState(t, e, true))
 			check(t, "close", e.Close())
 		})
 	}

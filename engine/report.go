@@ -4,24 +4,24 @@ import (
 	"sync"
 	"time"
 
-	"backupmon/wal"
+	"backupmon/state"
 )
 
 // Report API limits (api.md 8.3, decisions.md 3).
 const (
 	reportsPerKeyPerMinute = 60
-	reportsPerJobPerDay    = 100
-	idemRetryAfterMs       = 60 * msPerSecond
-	timestampFutureMs      = 5 * msPerMinute
-	timestampPastMs        = 30 * msPerDay
+	reportsPerJobPerDay    = state.ReportsPerJobPerDay
+	idemRetryAfterMs       = 60 * state.MsPerSecond
+	timestampFutureMs      = 5 * state.MsPerMinute
+	timestampPastMs        = 30 * state.MsPerDay
 	inFlightRetrySeconds   = 30
 )
 
 // ReportStatus values a report can carry.
 const (
-	ReportOK     = resultOK
-	ReportWarn   = resultWarning
-	ReportFailed = resultFailed
+	ReportOK     = state.ResultOK
+	ReportWarn   = state.ResultWarning
+	ReportFailed = state.ResultFailed
 )
 
 // ReportInput is one Report API request as the transport read it. The
@@ -60,7 +60,7 @@ const (
 // ReportReply is the engine's answer to a report.
 type ReportReply struct {
 	Outcome    ReportOutcome
-	AlertID    ID // alert opened or raised; zero when none
+	AlertID    state.ID // alert opened or raised; zero when none
 	Superseded bool
 	RetryAfter int64 // seconds, for ReportRateLimited, ReportCapReached, ReportInFlight
 }
@@ -90,34 +90,34 @@ func (e *Engine) Report(keyHash [32]byte, in *ReportInput) ReportReply {
 
 // report runs in the actor: every check of the contract in its order, then
 // the record.
-func (a *actor) report(w *workspace, k *apiKey, in *ReportInput, reply chan<- ReportReply) {
+func (a *actor) report(w *workspace, k *state.Key, in *ReportInput, reply chan<- ReportReply) {
 	now := a.eng.nowMs()
 	switch {
-	case k.revoked:
+	case k.Revoked:
 		reply <- ReportReply{Outcome: ReportInvalidKey}
 		return
-	case k.expiresAt != 0 && now >= k.expiresAt:
+	case k.ExpiresAt != 0 && now >= k.ExpiresAt:
 		reply <- ReportReply{Outcome: ReportKeyExpired}
 		return
-	case k.typ != "report":
+	case k.Type != "report":
 		reply <- ReportReply{Outcome: ReportWrongKeyType}
 		return
 	}
-	k.lastUsed.Store(now)
-	if !w.active(now) {
+	k.LastUsed.Store(now)
+	if !w.Active(now) {
 		reply <- ReportReply{Outcome: ReportWorkspaceInactive}
 		return
 	}
-	minute := now / msPerMinute
-	if k.minute != minute {
-		k.minute, k.minuteCount = minute, 0
+	minute := now / state.MsPerMinute
+	if k.Minute != minute {
+		k.Minute, k.MinuteCount = minute, 0
 	}
-	if k.minuteCount >= reportsPerKeyPerMinute {
-		reply <- ReportReply{Outcome: ReportRateLimited, RetryAfter: ceilSeconds((minute+1)*msPerMinute - now)}
+	if k.MinuteCount >= reportsPerKeyPerMinute {
+		reply <- ReportReply{Outcome: ReportRateLimited, RetryAfter: ceilSeconds((minute+1)*state.MsPerMinute - now)}
 		return
 	}
-	k.minuteCount++
-	j := w.job(in.JobID)
+	k.MinuteCount++
+	j := w.Job(in.JobID)
 	if j == nil {
 		reply <- ReportReply{Outcome: ReportJobNotFound}
 		return
@@ -127,12 +127,12 @@ func (a *actor) report(w *workspace, k *apiKey, in *ReportInput, reply chan<- Re
 		return
 	}
 	if in.IdempotencyKey != "" {
-		if ent := j.idem[in.IdempotencyKey]; ent != nil && now-ent.at < idemKeepMs {
-			if !ent.pending.Load() {
+		if ent := j.Idem[in.IdempotencyKey]; ent != nil && now-ent.At < state.IdemKeepMs {
+			if !ent.Pending.Load() {
 				reply <- ReportReply{Outcome: ReportDuplicate}
 				return
 			}
-			if now-ent.at <= idemRetryAfterMs {
+			if now-ent.At <= idemRetryAfterMs {
 				reply <- ReportReply{Outcome: ReportInFlight, RetryAfter: inFlightRetrySeconds}
 				return
 			}
@@ -140,23 +140,23 @@ func (a *actor) report(w *workspace, k *apiKey, in *ReportInput, reply chan<- Re
 			// process it again (api.md 4.3 rule 4).
 		}
 	}
-	if n := len(j.results); n >= reportsPerJobPerDay {
-		oldest := j.results[n-reportsPerJobPerDay].receivedAt
-		if oldest > now-msPerDay {
-			reply <- ReportReply{Outcome: ReportCapReached, RetryAfter: ceilSeconds(oldest + msPerDay - now)}
+	if n := len(j.Results); n >= reportsPerJobPerDay {
+		oldest := j.Results[n-reportsPerJobPerDay].ReceivedAt
+		if oldest > now-state.MsPerDay {
+			reply <- ReportReply{Outcome: ReportCapReached, RetryAfter: ceilSeconds(oldest + state.MsPerDay - now)}
 			return
 		}
 	}
-	rec := w.decideReport(j, in, now, k.source)
+	rec := w.decideReport(j, in, now, k.Source)
 	if err := a.applyNew(rec); err != nil {
-		a.eng.logger.Error("apply report", "workspace", w.id, "job", j.id, "err", err)
+		a.eng.logger.Error("apply report", "workspace", w.ID, "job", j.ID, "err", err)
 		reply <- ReportReply{Outcome: ReportNotRecorded}
 		return
 	}
-	var ent *idemEntry
+	var ent *state.IdemEntry
 	if in.IdempotencyKey != "" {
-		ent = j.idem[in.IdempotencyKey]
-		ent.pending.Store(true)
+		ent = j.Idem[in.IdempotencyKey]
+		ent.Pending.Store(true)
 	}
 	ans := ReportReply{Outcome: ReportRecorded, AlertID: rec.AlertID, Superseded: rec.Superseded}
 	notices := a.takeFresh(now)
@@ -169,7 +169,7 @@ func (a *actor) report(w *workspace, k *apiKey, in *ReportInput, reply chan<- Re
 			a.eng.deliverAll(notices)
 		}
 		if ent != nil {
-			ent.pending.Store(false)
+			ent.Pending.Store(false)
 		}
 		reply <- ans
 	})
@@ -177,18 +177,18 @@ func (a *actor) report(w *workspace, k *apiKey, in *ReportInput, reply chan<- Re
 
 // decideReport builds the record of an accepted report: its times, whether
 // it is superseded, and the alert it opens or raises.
-func (w *workspace) decideReport(j *job, in *ReportInput, now int64, source string) *wal.Report {
+func (w *workspace) decideReport(j *state.Job, in *ReportInput, now int64, source string) *state.Report {
 	completed := now
 	ts := in.TimestampMs
 	if ts != 0 && in.TimestampLocal {
-		t := msTime(ts)
-		ts = localTime(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), w.loc).UnixMilli()
+		t := state.MsTime(ts)
+		ts = state.LocalTime(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), w.Loc).UnixMilli()
 	}
 	if ts != 0 && ts <= now+timestampFutureMs && ts >= now-timestampPastMs {
 		completed = ts
 	}
-	rec := &wal.Report{
-		JobID: j.id, ResultID: w.ids.next(now), Status: in.Status,
+	rec := &state.Report{
+		JobID: j.ID, ResultID: w.IDs.Next(now), Status: in.Status,
 		ReceivedAt: now, CompletedAt: completed,
 		DurationSeconds: in.DurationSeconds, SizeBytes: in.SizeBytes,
 		IdempotencyKey: in.IdempotencyKey, Source: source,
@@ -196,14 +196,14 @@ func (w *workspace) decideReport(j *job, in *ReportInput, now int64, source stri
 	if rec.SizeBytes == 0 {
 		rec.SizeBytes = -1
 	}
-	rec.Superseded = j.lastReportAt != 0 && completed <= j.lastReportAt
-	if !rec.Superseded && in.Status != resultOK && j.monitored(now) {
+	rec.Superseded = j.LastReportAt != 0 && completed <= j.LastReportAt
+	if !rec.Superseded && in.Status != state.ResultOK && j.Monitored(now) {
 		rec.AlertID = w.alertIDFor(j, now)
-		if in.Status == resultFailed {
-			rec.AlertType = alertFailed
+		if in.Status == state.ResultFailed {
+			rec.AlertType = state.AlertFailed
 			rec.Summary = "Backup failed (reported through the Report API)"
 		} else {
-			rec.AlertType = alertWarning
+			rec.AlertType = state.AlertWarning
 			rec.Summary = "Backup completed with warnings (reported through the Report API)"
 		}
 	}
@@ -212,18 +212,18 @@ func (w *workspace) decideReport(j *job, in *ReportInput, now int64, source stri
 
 // alertIDFor returns the id of the alert a new problem of j opens or
 // raises: its unresolved alert's, else a new one.
-func (w *workspace) alertIDFor(j *job, now int64) ID {
-	if j.alert != nil {
-		return j.alert.id
+func (w *workspace) alertIDFor(j *state.Job, now int64) state.ID {
+	if j.Alert != nil {
+		return j.Alert.ID
 	}
-	return w.ids.next(now)
+	return w.IDs.Next(now)
 }
 
 func ceilSeconds(ms int64) int64 {
 	if ms <= 0 {
 		return 1
 	}
-	return (ms + msPerSecond - 1) / msPerSecond
+	return (ms + state.MsPerSecond - 1) / state.MsPerSecond
 }
 
 // ImportInput is a past backup result brought in by the demo or a bulk
@@ -264,13 +264,13 @@ func (e *Engine) ImportReports(wsID, jobID string, list []ImportInput) error {
 	}
 	ch := make(chan error, 1)
 	sent := a.send(func(w *workspace) {
-		j := w.job(jobID)
+		j := w.Job(jobID)
 		if j == nil {
 			ch <- notFound("job")
 			return
 		}
-		var last wal.Entry
-		var notices []Notice
+		var last state.Record
+		var notices []state.Notice
 		for _, in := range list {
 			at := in.ReceivedAt.UnixMilli()
 			rec := w.decideReport(j, &ReportInput{Status: in.Status, DurationSeconds: in.DurationSeconds, SizeBytes: in.SizeBytes}, at, in.Source)

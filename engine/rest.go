@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"backupmon/jsonx"
-	"backupmon/wal"
+	"backupmon/state"
 )
 
 // Endpoint names a REST API endpoint (api.md 4.1).
@@ -25,9 +25,9 @@ const (
 
 // Scope returns the name of the scope an endpoint needs (api.md 5.8).
 func (ep Endpoint) Scope() string {
-	for _, s := range scopeNames {
-		if s.bit == ep.scope() {
-			return s.name
+	for _, s := range state.ScopeNames {
+		if s.Bit == ep.scope() {
+			return s.Name
 		}
 	}
 	return ""
@@ -37,17 +37,17 @@ func (ep Endpoint) Scope() string {
 func (ep Endpoint) scope() uint8 {
 	switch ep {
 	case EndpointClients, EndpointClient:
-		return scopeClients
+		return state.ScopeClients
 	case EndpointJobs, EndpointJob:
-		return scopeJobs
+		return state.ScopeJobs
 	case EndpointReports:
-		return scopeReports
+		return state.ScopeReports
 	case EndpointAlerts:
-		return scopeAlerts
+		return state.ScopeAlerts
 	case EndpointClientHealth, EndpointHealth:
-		return scopeHealth
+		return state.ScopeHealth
 	}
-	return scopeWorkspace
+	return state.ScopeWorkspace
 }
 
 // REST API limits (api.md 8.1, 8.2).
@@ -66,7 +66,7 @@ const (
 type Position struct {
 	Name string
 	Time int64
-	ID   ID
+	ID   state.ID
 }
 
 // RESTQuery is one REST API request as the transport read it. The transport
@@ -99,10 +99,10 @@ type RESTQuery struct {
 	// first page. A cursor of another workspace than the key's is a
 	// parameter problem naming cursor, found at the parameter step; the
 	// engine then leaves BadMessage empty for the transport to word.
-	CursorWorkspace ID
+	CursorWorkspace state.ID
 	// Workspace is set by the engine to the key's workspace once the key
 	// passed its checks, for the next page's cursor.
-	Workspace ID
+	Workspace state.ID
 }
 
 // RESTOutcome is the answer's kind, in the contract's check order.
@@ -162,25 +162,25 @@ func (e *Engine) REST(keyHash [32]byte, q *RESTQuery, buf []byte) RESTAnswer {
 
 // rest runs in the actor: the checks in the contract's order, then the
 // endpoint.
-func (a *actor) rest(w *workspace, k *apiKey, q *RESTQuery, buf []byte) RESTAnswer {
+func (a *actor) rest(w *workspace, k *state.Key, q *RESTQuery, buf []byte) RESTAnswer {
 	now := a.eng.nowMs()
 	switch {
-	case k.revoked:
+	case k.Revoked:
 		return RESTAnswer{Outcome: RESTUnauthorized}
-	case k.expiresAt != 0 && now >= k.expiresAt:
+	case k.ExpiresAt != 0 && now >= k.ExpiresAt:
 		return RESTAnswer{Outcome: RESTKeyExpired}
-	case !w.active(now):
+	case !w.Active(now):
 		return RESTAnswer{Outcome: RESTWorkspaceInactive}
-	case w.plan == "starter":
+	case w.Plan == "starter":
 		return RESTAnswer{Outcome: RESTPlanRequired}
-	case k.typ != "rest":
+	case k.Type != "rest":
 		return RESTAnswer{Outcome: RESTWrongKeyType}
-	case k.scopes&q.Endpoint.scope() == 0:
+	case k.Scopes&q.Endpoint.scope() == 0:
 		return RESTAnswer{Outcome: RESTInsufficientScope}
 	}
-	k.lastUsed.Store(now)
-	if !k.firstUsed {
-		a.logAsync(&wal.KeyFirstUsed{ID: k.id, ActivityID: w.ids.next(now), At: now})
+	k.LastUsed.Store(now)
+	if !k.FirstUsed {
+		a.logAsync(&state.KeyFirstUsed{ID: k.ID, ActivityID: w.IDs.Next(now), At: now})
 	}
 	ans := RESTAnswer{HasLimits: true}
 	if !a.countRequest(w, now, &ans.Limits) {
@@ -191,8 +191,8 @@ func (a *actor) rest(w *workspace, k *apiKey, q *RESTQuery, buf []byte) RESTAnsw
 		}
 		return ans
 	}
-	q.Workspace = w.id
-	if !q.Bad && !q.CursorWorkspace.IsZero() && q.CursorWorkspace != w.id {
+	q.Workspace = w.ID
+	if !q.Bad && !q.CursorWorkspace.IsZero() && q.CursorWorkspace != w.ID {
 		q.Bad, q.BadParam, q.BadMessage = true, "cursor", ""
 	}
 	if q.Bad {
@@ -208,25 +208,25 @@ func (a *actor) rest(w *workspace, k *apiKey, q *RESTQuery, buf []byte) RESTAnsw
 		ans.List = true
 		ans.Body, ans.HasMore, ans.Next = w.listClients(ans.Body, q, now)
 	case EndpointClient:
-		var c *client
-		if c = w.client(q.PathID); c != nil {
-			ans.Body = w.appendClient(ans.Body, c, now)
+		var c *state.Client
+		if c = w.Client(q.PathID); c != nil {
+			ans.Body = w.AppendClient(ans.Body, c, now)
 		}
 		ok = c != nil
 	case EndpointClientHealth:
-		var c *client
-		if c = w.client(q.PathID); c != nil {
-			ans.Body = appendHealth(ans.Body, w.health(now, q.Days, c), c, now)
+		var c *state.Client
+		if c = w.Client(q.PathID); c != nil {
+			ans.Body = state.AppendHealth(ans.Body, w.Health(now, q.Days, c), c, now)
 		}
 		ok = c != nil
 	case EndpointHealth:
-		ans.Body = appendHealth(ans.Body, w.health(now, q.Days, nil), nil, now)
+		ans.Body = state.AppendHealth(ans.Body, w.Health(now, q.Days, nil), nil, now)
 	case EndpointJobs:
 		ans.List = true
 		ans.Body, ans.HasMore, ans.Next = w.listJobs(ans.Body, q, now)
 	case EndpointJob:
-		var j *job
-		if j = w.job(q.PathID); j != nil {
+		var j *state.Job
+		if j = w.Job(q.PathID); j != nil {
 			ans.Body = w.appendJobDetail(ans.Body, j, now)
 		}
 		ok = j != nil
@@ -247,9 +247,9 @@ func (a *actor) rest(w *workspace, k *apiKey, q *RESTQuery, buf []byte) RESTAnsw
 // logAsync applies rec and hands it to the log without waiting: for
 // records whose loss in a crash costs nothing a client was promised (a
 // key's first use, the month's request count).
-func (a *actor) logAsync(rec wal.Entry) {
+func (a *actor) logAsync(rec state.Record) {
 	if err := a.applyNew(rec); err != nil {
-		a.eng.logger.Error("apply record", "workspace", a.ws.id, "type", rec.Type(), "err", err)
+		a.eng.logger.Error("apply record", "workspace", a.ws.ID, "type", rec.Type(), "err", err)
 		return
 	}
 	a.eng.submit(rec, nil)
@@ -262,59 +262,59 @@ func (a *actor) logAsync(rec wal.Entry) {
 // first, since waiting a minute would not help.
 func (a *actor) countRequest(w *workspace, now int64, l *RESTLimits) bool {
 	perMinute := int64(restPerMinuteGrowth)
-	if w.plan == "pro" {
+	if w.Plan == "pro" {
 		perMinute = restPerMinutePro
 	}
-	minute := now / msPerMinute
-	if w.restMinute != minute {
-		w.restMinute, w.restMinuteCount = minute, 0
+	minute := now / state.MsPerMinute
+	if w.RESTMinute != minute {
+		w.RESTMinute, w.RESTMinuteCount = minute, 0
 	}
-	t := msTime(now)
+	t := state.MsTime(now)
 	month := int64(t.Year())*100 + int64(t.Month())
-	if w.restMonth != month {
-		w.restMonth, w.restMonthCount = month, 0
+	if w.RESTMonth != month {
+		w.RESTMonth, w.RESTMonthCount = month, 0
 	}
 	nextMonth := time.Date(t.Year(), t.Month()+1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
 	l.PerMinute = perMinute
-	l.Reset = (minute + 1) * msPerMinute / msPerSecond
-	l.Quota = w.plan == "growth" || w.plan == "trial"
+	l.Reset = (minute + 1) * state.MsPerMinute / state.MsPerSecond
+	l.Quota = w.Plan == "growth" || w.Plan == "trial"
 	if l.Quota {
 		l.QuotaLimit = restMonthlyQuota
-		l.QuotaReset = nextMonth / msPerSecond
+		l.QuotaReset = nextMonth / state.MsPerSecond
 	}
 	switch {
-	case l.Quota && w.restMonthCount >= restMonthlyQuota:
+	case l.Quota && w.RESTMonthCount >= restMonthlyQuota:
 		l.RetryAfter = ceilSeconds(nextMonth - now)
-	case w.restMinuteCount >= perMinute:
-		l.RetryAfter = ceilSeconds((minute+1)*msPerMinute - now)
+	case w.RESTMinuteCount >= perMinute:
+		l.RetryAfter = ceilSeconds((minute+1)*state.MsPerMinute - now)
 	default:
-		w.restMinuteCount++
-		w.restMonthCount++
+		w.RESTMinuteCount++
+		w.RESTMonthCount++
 		if l.Quota {
 			// The month's count must survive a restart; the minute's need not.
-			a.logAsync(&wal.RESTUsage{Month: month, Count: w.restMonthCount})
+			a.logAsync(&state.RESTUsage{Month: month, Count: w.RESTMonthCount})
 		}
 	}
-	l.Remaining = max(0, perMinute-w.restMinuteCount)
+	l.Remaining = max(0, perMinute-w.RESTMinuteCount)
 	if l.Quota {
-		l.QuotaRemaining = max(0, restMonthlyQuota-w.restMonthCount)
+		l.QuotaRemaining = max(0, restMonthlyQuota-w.RESTMonthCount)
 	}
 	return l.RetryAfter == 0
 }
 
 // appendWorkspaceAnswer appends the /workspace object (decisions.md 4.1).
-func (w *workspace) appendWorkspaceAnswer(b []byte, k *apiKey, l *RESTLimits) []byte {
+func (w *workspace) appendWorkspaceAnswer(b []byte, k *state.Key, l *RESTLimits) []byte {
 	b = append(b, `{"workspace":`...)
-	b = w.appendWorkspaceRecord(b)
+	b = w.AppendWorkspaceRecord(b)
 	b = append(b, `,"key":`...)
-	b = appendKeyRecord(b, k)
+	b = state.AppendKeyRecord(b, k)
 	b = append(b, `,"limits":{"requestsPerMinute":`...)
 	b = jsonx.AppendInt(b, l.PerMinute)
 	if l.Quota {
 		b = append(b, `,"monthlyQuota":`...)
 		b = jsonx.AppendInt(b, l.QuotaLimit)
 		b = append(b, `,"monthlyUsed":`...)
-		b = jsonx.AppendInt(b, w.restMonthCount)
+		b = jsonx.AppendInt(b, w.RESTMonthCount)
 	} else {
 		b = append(b, `,"monthlyQuota":null,"monthlyUsed":null`...)
 	}
@@ -324,19 +324,19 @@ func (w *workspace) appendWorkspaceAnswer(b []byte, k *apiKey, l *RESTLimits) []
 
 // appendJobDetail appends /jobs/{jobId}: the job with its 20 latest results
 // and its unresolved alerts (decisions.md 4.4).
-func (w *workspace) appendJobDetail(b []byte, j *job, now int64) []byte {
-	b = w.appendJob(b, j, now)
+func (w *workspace) appendJobDetail(b []byte, j *state.Job, now int64) []byte {
+	b = w.AppendJob(b, j, now)
 	b = b[:len(b)-1] // reopen the job object
 	b = append(b, `,"recentResults":[`...)
-	for i, n := len(j.results)-1, 0; i >= 0 && n < recentResultsCount; i, n = i-1, n+1 {
+	for i, n := len(j.Results)-1, 0; i >= 0 && n < recentResultsCount; i, n = i-1, n+1 {
 		if n > 0 {
 			b = append(b, ',')
 		}
-		b = appendResult(b, j, &j.results[i])
+		b = state.AppendResult(b, j, &j.Results[i])
 	}
 	b = append(b, `],"unresolvedAlerts":[`...)
-	if j.alert != nil {
-		b = appendAlert(b, j.alert, now)
+	if j.Alert != nil {
+		b = state.AppendAlert(b, j.Alert, now)
 	}
 	return append(b, "]}"...)
 }

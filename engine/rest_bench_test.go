@@ -11,6 +11,7 @@ package engine
 // through ImportReports, the log without fsync (the reads do not write).
 
 import (
+	"backupmon/state"
 	"fmt"
 	"os"
 	"sync"
@@ -21,7 +22,7 @@ import (
 
 // restBenchWS is one workspace of the REST benchmarks.
 type restBenchWS struct {
-	id            ID
+	id            state.ID
 	key           [32]byte
 	act           *actor
 	jobs, results int
@@ -172,14 +173,14 @@ func restBenchBuild(b *testing.B, e *Engine, name string, clients, jobs, perJob 
 	if err, _ := failed.Load().(error); err != nil {
 		b.Fatal(err)
 	}
-	id, _ := ParseID(wv.ID)
+	id, _ := state.ParseID(wv.ID)
 	return restBenchWS{id: id, key: HashKey([]byte(kv.Key)), act: e.actor(id), jobs: jobs, results: jobs * perJob}
 }
 
 // resetMinute zeroes the workspace's REST requests of this minute, in its
 // actor: before any request sent after it.
 func (ws restBenchWS) resetMinute() {
-	ws.act.inbox <- func(w *workspace) { w.restMinuteCount = 0 }
+	ws.act.inbox <- func(w *workspace) { w.RESTMinuteCount = 0 }
 }
 
 // firstIDs returns the ids of the workspace's first client and first job
@@ -187,7 +188,7 @@ func (ws restBenchWS) resetMinute() {
 func (ws restBenchWS) firstIDs() (clientID, jobID string) {
 	done := make(chan struct{})
 	ws.act.inbox <- func(w *workspace) {
-		clientID, jobID = w.clientList[0].id.String(), w.jobList[0].id.String()
+		clientID, jobID = w.ClientList[0].ID.String(), w.JobList[0].ID.String()
 		close(done)
 	}
 	<-done
@@ -281,7 +282,7 @@ func BenchmarkReportsPage(b *testing.B) {
 	defer restBenchRelease(b)
 	for _, ws := range []restBenchWS{st.small, st.big} {
 		now := st.e.nowMs()
-		q := RESTQuery{Endpoint: EndpointReports, Limit: 50, Days: 30, HasWindow: true, From: now - 30*msPerDay, To: now}
+		q := RESTQuery{Endpoint: EndpointReports, Limit: 50, Days: 30, HasWindow: true, From: now - 30*state.MsPerDay, To: now}
 		b.Run(fmt.Sprintf("first/results=%d", ws.results), func(b *testing.B) {
 			restBenchPages(b, st.e, ws, q, 50)
 		})
@@ -309,7 +310,7 @@ func BenchmarkReportsFiltered(b *testing.B) {
 	ws := st.big
 	now := st.e.nowMs()
 	clientID, jobID := ws.firstIDs()
-	base := RESTQuery{Endpoint: EndpointReports, Limit: 50, Days: 30, HasWindow: true, From: now - 30*msPerDay, To: now}
+	base := RESTQuery{Endpoint: EndpointReports, Limit: 50, Days: 30, HasWindow: true, From: now - 30*state.MsPerDay, To: now}
 	for _, c := range []struct {
 		name  string
 		set   func(q *RESTQuery)
@@ -336,7 +337,7 @@ func BenchmarkAlertsFiltered(b *testing.B) {
 	ws := st.big
 	now := st.e.nowMs()
 	clientID, jobID := ws.firstIDs()
-	base := RESTQuery{Endpoint: EndpointAlerts, Limit: 50, Days: 30, HasWindow: true, From: now - 30*msPerDay, To: now}
+	base := RESTQuery{Endpoint: EndpointAlerts, Limit: 50, Days: 30, HasWindow: true, From: now - 30*state.MsPerDay, To: now}
 	for _, c := range []struct {
 		name  string
 		set   func(q *RESTQuery)

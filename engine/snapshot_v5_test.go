@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"backupmon/state"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -14,57 +15,57 @@ func TestSnapshotV5Order(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	statuses := []string{"active", "paused", "archived"}
 	for round := range 200 {
-		w := &workspace{loc: time.UTC, clients: map[ID]*client{}, jobs: map[ID]*job{}}
+		w := &state.Workspace{Loc: time.UTC, Clients: map[state.ID]*state.Client{}, Jobs: map[state.ID]*state.Job{}}
 		var seq uint64 = 1000
-		var clients []*client
+		var clients []*state.Client
 		for i := range 1 + rng.IntN(4) {
-			c := &client{id: ID{byte(round), byte(i), 1}, status: statuses[rng.IntN(3)], jobs: map[ID]*job{}}
-			if c.status != "active" {
-				c.offAt = 1 + rng.Int64N(5)
+			c := &state.Client{ID: state.ID{byte(round), byte(i), 1}, Status: statuses[rng.IntN(3)], Jobs: map[state.ID]*state.Job{}}
+			if c.Status != "active" {
+				c.OffAt = 1 + rng.Int64N(5)
 			}
-			w.clients[c.id] = c
+			w.Clients[c.ID] = c
 			clients = append(clients, c)
 		}
 		for i := range 1 + rng.IntN(8) {
-			j := &job{id: ID{byte(round), byte(i), 2}, client: clients[rng.IntN(len(clients))], intervalMinutes: 1440, expectedDays: allDays}
+			j := &state.Job{ID: state.ID{byte(round), byte(i), 2}, Client: clients[rng.IntN(len(clients))], IntervalMinutes: 1440, ExpectedDays: state.AllDays}
 			if rng.IntN(2) == 0 {
-				j.paused, j.pausedAt = true, 1+rng.Int64N(5)
+				j.Paused, j.PausedAt = true, 1+rng.Int64N(5)
 				if rng.IntN(3) == 0 {
-					j.pausedUntil = j.pausedAt + rng.Int64N(4)
+					j.PausedUntil = j.PausedAt + rng.Int64N(4)
 				}
 			}
 			if rng.IntN(4) > 0 {
-				j.lastResult = uint8(1 + rng.IntN(3))
-				j.lastReceivedAt = 1 + rng.Int64N(5)
+				j.LastResult = uint8(1 + rng.IntN(3))
+				j.LastReceivedAt = 1 + rng.Int64N(5)
 			}
-			w.jobs[j.id] = j
-			j.client.jobs[j.id] = j
+			w.Jobs[j.ID] = j
+			j.Client.Jobs[j.ID] = j
 		}
 		const now = 6
-		want := map[ID]string{}
-		for id, j := range w.jobs {
+		want := map[state.ID]string{}
+		for id, j := range w.Jobs {
 			// Version 5's rule, by times.
-			s := StatusPaused
-			if j.monitored(now) {
+			s := state.StatusPaused
+			if j.Monitored(now) {
 				s = "monitored"
-			} else if j.lastResult != resultNone && j.lastReceivedAt > j.offAt(now) {
-				s = statusOf(j.lastResult)
+			} else if j.LastResult != state.ResultNone && j.LastReceivedAt > j.OffAt(now) {
+				s = state.StatusOf(j.LastResult)
 			}
 			want[id] = s
 		}
-		w.seq = seq
-		w.orderOffAndReports()
-		for id, j := range w.jobs {
-			got := w.jobStatus(j, now)
+		w.Seq = seq
+		w.OrderOffAndReports()
+		for id, j := range w.Jobs {
+			got := w.JobStatus(j, now)
 			if want[id] == "monitored" {
 				continue
 			}
 			if got != want[id] {
 				t.Fatalf("round %d job %v: status %s after the upgrade, %s before", round, id, got, want[id])
 			}
-			for _, s := range []uint64{j.pausedSeq, j.lastReportSeq, j.client.offSeq} {
-				if s > w.seq {
-					t.Fatalf("round %d: sequence number %d past the workspace's %d", round, s, w.seq)
+			for _, s := range []uint64{j.PausedSeq, j.LastReportSeq, j.Client.OffSeq} {
+				if s > w.Seq {
+					t.Fatalf("round %d: sequence number %d past the workspace's %d", round, s, w.Seq)
 				}
 			}
 		}

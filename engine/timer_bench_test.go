@@ -13,6 +13,7 @@ package engine
 // in-actor cost with and without it.
 
 import (
+	"backupmon/state"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -21,12 +22,12 @@ import (
 
 // benchTimerHeap returns n jobs in a status-timer heap, job i due at
 // (i+1)·step (so job 0 is at the root).
-func benchTimerHeap(n int, step int64) (statusTimers, []*job) {
-	var h statusTimers
-	jobs := make([]*job, n)
+func benchTimerHeap(n int, step int64) (state.StatusTimers, []*state.Job) {
+	var h state.StatusTimers
+	jobs := make([]*state.Job, n)
 	for i := range jobs {
-		jobs[i] = &job{} // one allocation each, as real jobs are
-		h.set(jobs[i], int64(i+1)*step)
+		jobs[i] = &state.Job{} // one allocation each, as real jobs are
+		h.Set(jobs[i], int64(i+1)*step)
 	}
 	return h, jobs
 }
@@ -46,7 +47,7 @@ func BenchmarkStatusTimersSet(b *testing.B) {
 			next := int64(n+1) * step
 			b.ResetTimer()
 			for range b.N {
-				h.set(h[0].job, next)
+				h.Set(h[0].Job, next)
 				next += step
 			}
 		})
@@ -54,14 +55,14 @@ func BenchmarkStatusTimersSet(b *testing.B) {
 			h, jobs := benchTimerHeap(n, step)
 			interval := int64(n) * step
 			r := rand.New(rand.NewPCG(1, 2))
-			picks := make([]*job, 1<<16)
+			picks := make([]*state.Job, 1<<16)
 			for i := range picks {
 				picks[i] = jobs[r.IntN(n)]
 			}
 			b.ResetTimer()
 			for i := range b.N {
 				j := picks[i&(len(picks)-1)]
-				h.set(j, h[j.timerIx-1].at+interval)
+				h.Set(j, h[j.TimerIx-1].At+interval)
 			}
 		})
 	}
@@ -74,7 +75,7 @@ func BenchmarkStatusTimersSet(b *testing.B) {
 type timerBenchWS struct {
 	e    *Engine
 	a    *actor
-	jobs []*job
+	jobs []*state.Job
 	next int   // jobs[next%len(jobs)] reports next
 	at   int64 // the time it reports at
 }
@@ -93,12 +94,12 @@ func benchTimerWorkspace(b *testing.B, n int) *timerBenchWS {
 			b.Fatal(err)
 		}
 	}
-	wid, _ := ParseID(f.wsIDs[0])
+	wid, _ := state.ParseID(f.wsIDs[0])
 	a := e.actor(wid)
-	jobs := ask(a, func(w *workspace) []*job {
-		list := make([]*job, n)
+	jobs := ask(a, func(w *workspace) []*state.Job {
+		list := make([]*state.Job, n)
 		for g, id := range f.jobIDs {
-			list[g] = w.job(id)
+			list[g] = w.Job(id)
 		}
 		return list
 	})
@@ -149,7 +150,7 @@ func BenchmarkReportTimers(b *testing.B) {
 				b.ReportAllocs()
 				b.ResetTimer()
 				bad := ask(a, func(w *workspace) error {
-					x := &w.jobIdx
+					x := &w.JobIdx
 					now := e.nowMs() // advance+next's clock
 					for i := range b.N {
 						j, at := jobs[ws.next%n], ws.at
@@ -157,20 +158,20 @@ func BenchmarkReportTimers(b *testing.B) {
 						ws.at++
 						switch mode {
 						case "afterMessage":
-							j.dueBase, j.lastReportAt, j.lastReceivedAt = at, at, at
-							x.touch(j)
+							j.DueBase, j.LastReportAt, j.LastReceivedAt = at, at, at
+							x.Touch(j)
 							a.afterMessage()
 						case "advance+next":
-							j.dueBase, j.lastReportAt, j.lastReceivedAt = at, at, at
-							x.touch(j)
-							w.advanceTimers(now)
+							j.DueBase, j.LastReportAt, j.LastReceivedAt = at, at, at
+							x.Touch(j)
+							w.AdvanceTimers(now)
 							if w.nextTimer() == 0 {
 								return fmt.Errorf("no next timer")
 							}
 						case "report", "report-without-timers":
 							if i%benchPruneEvery == benchPruneEvery-1 {
 								b.StopTimer()
-								w.prune(at, 1)
+								w.Prune(at, 1)
 								b.StartTimer()
 							}
 							rec := w.decideReport(j, in, at, "api:bench")
@@ -182,10 +183,10 @@ func BenchmarkReportTimers(b *testing.B) {
 								a.afterMessage()
 								continue
 							}
-							for _, d := range x.retime {
-								d.retime = false
+							for _, d := range x.Retime {
+								d.Retime = false
 							}
-							x.retime = x.retime[:0]
+							x.Retime = x.Retime[:0]
 						}
 					}
 					if mode == "report-without-timers" {
@@ -193,7 +194,7 @@ func BenchmarkReportTimers(b *testing.B) {
 					}
 					// The job reported last is due last: it went to the bottom.
 					last := jobs[(ws.next-1)%n]
-					if got, want := x.timers[last.timerIx-1].at, w.statusChangeAt(last, now); got != want || x.timers[0].job != jobs[ws.next%n] {
+					if got, want := x.Timers[last.TimerIx-1].At, w.StatusChangeAt(last, now); got != want || x.Timers[0].Job != jobs[ws.next%n] {
 						return fmt.Errorf("the heap was not kept: last job at %d, want %d", got, want)
 					}
 					return nil

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"backupmon/state"
 	"backupmon/wal"
 )
 
@@ -57,7 +58,7 @@ func TestWakeUpAfterWallClockStepsBack(t *testing.T) {
 // failDeliverer fails every attempt.
 type failDeliverer struct{ e *Engine }
 
-func (d *failDeliverer) Deliver(n Notice) {
+func (d *failDeliverer) Deliver(n state.Notice) {
 	go d.e.DeliveryDone(n.Workspace, n.Delivery, n.Attempt, "HTTP 500")
 }
 
@@ -86,7 +87,7 @@ func TestDeliveryRetriesAfterLateMissedDueTime(t *testing.T) {
 	e := dtOpen(t, t.TempDir(), dtStart)
 	defer e.Close()
 	ws, job := edgeSetup(t, e, 60, 30)
-	_, err := e.CreateChannel(ws, ChannelInput{Type: Some(ChannelWebhook), Name: Some("hook"), URL: Some("https://hooks.example.com/x")})
+	_, err := e.CreateChannel(ws, ChannelInput{Type: Some(state.ChannelWebhook), Name: Some("hook"), URL: Some("https://hooks.example.com/x")})
 	check(t, "channel", err)
 	d := &failDeliverer{e: e}
 	e.SetDeliverer(d)
@@ -105,7 +106,7 @@ func TestDeliveryRetriesAfterLateMissedDueTime(t *testing.T) {
 		check(t, "clock", err)
 		if l := edgeSettled(t, e, ws); l.State != "pending" {
 			if l.State != "failed" || int64(l.LastAttemptAt) < first+24*3600_000-3600_000 || int64(l.LastAttemptAt) > first+24*3600_000+3600_000 {
-				t.Errorf("delivery %+v: want failed about 24 h after the first attempt at %s", l, FormatTime(first))
+				t.Errorf("delivery %+v: want failed about 24 h after the first attempt at %s", l, state.FormatTime(first))
 			}
 			return
 		}
@@ -117,30 +118,30 @@ func TestDeliveryRetriesAfterLateMissedDueTime(t *testing.T) {
 // clears and pops.
 func TestStatusTimersBookkeeping(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
-	jobs := make([]*job, 200)
+	jobs := make([]*state.Job, 200)
 	for i := range jobs {
-		jobs[i] = &job{}
+		jobs[i] = &state.Job{}
 	}
-	var h statusTimers
-	want := map[*job]int64{}
+	var h state.StatusTimers
+	want := map[*state.Job]int64{}
 	for step := 0; step < 200000; step++ {
 		j := jobs[rng.Intn(len(jobs))]
 		switch rng.Intn(6) {
 		case 0:
-			h.remove(j)
+			h.Remove(j)
 			delete(want, j)
 		case 1:
 			if step%997 == 0 {
-				h.clear()
+				h.Clear()
 				clear(want)
 			}
 		case 2:
 			if len(h) > 0 {
-				top := h[0].job
-				if want[top] != h[0].at {
+				top := h[0].Job
+				if want[top] != h[0].At {
 					t.Fatalf("top mismatch")
 				}
-				h.remove(top)
+				h.Remove(top)
 				delete(want, top)
 			}
 		default:
@@ -148,7 +149,7 @@ func TestStatusTimersBookkeeping(t *testing.T) {
 			if rng.Intn(10) == 0 {
 				at = 0
 			}
-			h.set(j, at)
+			h.Set(j, at)
 			if at == 0 {
 				delete(want, j)
 			} else {
@@ -159,16 +160,16 @@ func TestStatusTimersBookkeeping(t *testing.T) {
 			t.Fatalf("step %d: heap %d, want %d", step, len(h), len(want))
 		}
 		for i, e := range h {
-			if int(e.job.timerIx) != i+1 || want[e.job] != e.at {
+			if int(e.Job.TimerIx) != i+1 || want[e.Job] != e.At {
 				t.Fatalf("step %d: bad index at %d", step, i)
 			}
-			if i > 0 && h[(i-1)/2].at > e.at {
+			if i > 0 && h[(i-1)/2].At > e.At {
 				t.Fatalf("step %d: heap order broken at %d", step, i)
 			}
 		}
 		for _, j := range jobs {
-			if _, ok := want[j]; !ok && j.timerIx != 0 {
-				t.Fatalf("step %d: job out of heap has timerIx %d", step, j.timerIx)
+			if _, ok := want[j]; !ok && j.TimerIx != 0 {
+				t.Fatalf("step %d: job out of heap has timerIx %d", step, j.TimerIx)
 			}
 		}
 	}

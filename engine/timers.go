@@ -4,7 +4,7 @@ import (
 	"sync"
 	"time"
 
-	"backupmon/wal"
+	"backupmon/state"
 )
 
 // Each workspace keeps its time-driven work in two min-heaps: the jobs'
@@ -16,20 +16,13 @@ import (
 // what it did is recorded in the state (job.missedDue, alert.escChecked,
 // delivery states, workspace.trialNoted).
 
-// Timer kinds.
-const (
-	timerEscalation uint8 = iota + 1
-	timerDelivery
-	timerTrial
-)
-
 // timer is one instant of a workspace's time-driven work. Entries are not
 // removed when what they wait for changes: firing checks the state again.
 type timer struct {
 	at   int64
 	kind uint8
-	al   *alert
-	del  *delivery
+	al   *state.Alert
+	del  *state.Delivery
 }
 
 // timerHeap is a min-heap of timers by at.
@@ -77,8 +70,8 @@ func (h *timerHeap) pop() timer {
 // none.
 func (w *workspace) nextTimer() int64 {
 	var next int64
-	if len(w.jobIdx.timers) > 0 {
-		next = w.jobIdx.timers[0].at
+	if len(w.JobIdx.Timers) > 0 {
+		next = w.JobIdx.Timers[0].At
 	}
 	if len(w.timers) > 0 && (next == 0 || w.timers[0].at < next) {
 		next = w.timers[0].at
@@ -93,21 +86,21 @@ func (w *workspace) nextTimer() int64 {
 func (w *workspace) rebuildTimers(now int64) {
 	clear(w.timers)
 	w.timers = w.timers[:0]
-	for _, a := range w.unresolved {
+	for _, a := range w.Unresolved {
 		w.scheduleAlert(a)
 	}
-	for _, d := range w.deliveries {
-		if d.state != deliveryPending {
+	for _, d := range w.Deliveries {
+		if d.State != state.DeliveryPending {
 			continue
 		}
-		if d.inFlight {
+		if d.InFlight {
 			// An attempt already handed to a deliverer (SetDeliverer after
 			// a record's deliveries went out): its outcome, or its
 			// timeout, decides; starting it again would send it twice.
-			w.timers.push(timer{at: d.inFlightUntil, kind: timerDelivery, del: d})
+			w.timers.push(timer{at: d.InFlightUntil, kind: state.TimerDelivery, del: d})
 			continue
 		}
-		w.timers.push(timer{at: d.nextAt, kind: timerDelivery, del: d})
+		w.timers.push(timer{at: d.NextAt, kind: state.TimerDelivery, del: d})
 	}
 	w.scheduleTrial()
 }
@@ -116,16 +109,16 @@ func (w *workspace) rebuildTimers(now int64) {
 // instant. A snooze's end needs none: the alert reads open from its end on
 // (alertStatus), escalations look at the status each instant had, and a
 // later change settles the alert at its own time (settleAlert).
-func (w *workspace) scheduleAlert(a *alert) {
-	if at := w.nextEscalation(a); at > 0 {
-		w.timers.push(timer{at: at, kind: timerEscalation, al: a})
+func (w *workspace) scheduleAlert(a *state.Alert) {
+	if at := w.NextEscalation(a); at > 0 {
+		w.timers.push(timer{at: at, kind: state.TimerEscalation, al: a})
 	}
 }
 
 // scheduleTrial sets the timer of a trial's end that is not yet noted.
 func (w *workspace) scheduleTrial() {
-	if w.plan == "trial" && w.trialEndsAt != 0 && w.trialNoted != w.trialEndsAt {
-		w.timers.push(timer{at: w.trialEndsAt, kind: timerTrial})
+	if w.Plan == "trial" && w.TrialEndsAt != 0 && w.TrialNoted != w.TrialEndsAt {
+		w.timers.push(timer{at: w.TrialEndsAt, kind: state.TimerTrial})
 	}
 }
 
@@ -138,13 +131,13 @@ func (w *workspace) scheduleTrial() {
 func (a *actor) runTimers(now int64, wg *sync.WaitGroup) {
 	w := a.ws
 	for {
-		w.advanceTimers(now)
+		w.AdvanceTimers(now)
 		progress := false
-		for len(w.missedQ) > 0 {
-			j := w.missedQ[0]
-			w.missedQ[0] = nil
-			w.missedQ = w.missedQ[1:]
-			j.missedQ = false
+		for len(w.MissedQ) > 0 {
+			j := w.MissedQ[0]
+			w.MissedQ[0] = nil
+			w.MissedQ = w.MissedQ[1:]
+			j.MissedQ = false
 			if rec := w.decideMissed(j, now); rec != nil {
 				a.commit(rec, wg)
 				progress = true
@@ -165,19 +158,19 @@ func (a *actor) runTimers(now int64, wg *sync.WaitGroup) {
 
 // fire does one timer's work at now and returns the record it calls for, if
 // any.
-func (a *actor) fire(t timer, now int64) wal.Entry {
+func (a *actor) fire(t timer, now int64) state.Record {
 	w := a.ws
 	switch t.kind {
-	case timerEscalation:
-		// A nil *wal.Escalated must not become a non-nil wal.Entry.
+	case state.TimerEscalation:
+		// A nil *state.Escalated must not become a non-nil state.Record.
 		if rec := w.decideEscalation(t.al, now); rec != nil {
 			return rec
 		}
-	case timerDelivery:
+	case state.TimerDelivery:
 		return a.deliveryDue(t.del, now)
-	case timerTrial:
-		if w.plan == "trial" && w.trialEndsAt != 0 && w.trialEndsAt <= now && w.trialNoted != w.trialEndsAt {
-			return &wal.TrialEnded{ActivityID: w.ids.next(now), At: w.trialEndsAt}
+	case state.TimerTrial:
+		if w.Plan == "trial" && w.TrialEndsAt != 0 && w.TrialEndsAt <= now && w.TrialNoted != w.TrialEndsAt {
+			return &state.TrialEnded{ActivityID: w.IDs.Next(now), At: w.TrialEndsAt}
 		}
 	}
 	return nil
@@ -185,9 +178,9 @@ func (a *actor) fire(t timer, now int64) wal.Entry {
 
 // commit applies a record the actor decided on its own (a timer's) and
 // logs it; the deliveries it made go out once it is durable.
-func (a *actor) commit(rec wal.Entry, wg *sync.WaitGroup) {
+func (a *actor) commit(rec state.Record, wg *sync.WaitGroup) {
 	if err := a.applyNew(rec); err != nil {
-		a.eng.logger.Error("apply timer record", "workspace", a.ws.id, "type", rec.Type(), "err", err)
+		a.eng.logger.Error("apply timer record", "workspace", a.ws.ID, "type", rec.Type(), "err", err)
 		return
 	}
 	notices := a.takeFresh(a.eng.nowMs())
@@ -246,7 +239,7 @@ func (a *actor) tick() { a.send(func(*workspace) { a.wakeAt = 0 }) }
 
 // maxWakeMs caps a wake-up's wait, so that a wall clock stepped forward
 // (a suspended VM) delays a due timer by at most this.
-const maxWakeMs = msPerMinute
+const maxWakeMs = state.MsPerMinute
 
 // fireDue runs every actor's due timers at the current time and waits until
 // the records they made are durable (the development clock's move). The

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"backupmon/state"
 	"errors"
 	"fmt"
 	"strings"
@@ -39,12 +40,12 @@ func TestTriageAlerts(t *testing.T) {
 	c := b.client("Acme")
 	j1 := b.job(c, "Nightly", "veeam", "srv1", 1440, 60)
 	j2 := b.job(c, "Files", "veeam", "srv2", 1440, 60)
-	b.report(j1, resultFailed)
-	b.report(j2, resultFailed)
+	b.report(j1, state.ResultFailed)
+	b.report(j2, state.ResultFailed)
 	a1, a2 := b.alert(j1), b.alert(j2)
 	other := newBoard(t, "UTC", t0)
 	oj := other.job(other.client("Other"), "Theirs", "veeam", "x", 1440, 60)
-	other.report(oj, resultFailed)
+	other.report(oj, state.ResultFailed)
 	foreign := other.alert(oj)
 
 	t.Run("refused whole", func(t *testing.T) {

@@ -26,6 +26,7 @@ type FS interface {
 type File interface {
 	io.Reader
 	io.Writer
+	io.Seeker
 	io.Closer
 	// Sync commits the file's contents (or a directory's entries) to
 	// stable storage.

@@ -3,6 +3,7 @@ package wal
 import (
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"sync"
 
@@ -26,36 +27,36 @@ type store interface {
 	Close() error
 }
 
-// batch is one group commit: tidwall's batch plus the size of each entry,
-// which tidwallStore needs to follow tidwall's segment changes.
+// batch is one group commit: tidwall's batch, the bytes it adds to the
+// segment and its LSNs.
 type batch struct {
 	tb          tidwall.Batch
-	sizes       []int
+	n           int
 	bytes       int
 	first, last uint64
 }
 
 // add appends data as the entry for lsn. tidwall copies data.
 func (b *batch) add(lsn uint64, data []byte) {
-	if len(b.sizes) == 0 {
+	if b.n == 0 {
 		b.first = lsn
 	}
 	b.last = lsn
 	b.tb.Write(lsn, data)
-	b.sizes = append(b.sizes, len(data))
+	b.n++
 	b.bytes += uvarintLen(len(data)) + len(data)
 }
 
 // reset empties the batch, keeping its storage.
 func (b *batch) reset() {
 	b.tb.Clear()
-	b.sizes = b.sizes[:0]
+	b.n = 0
 	b.bytes = 0
 	b.first, b.last = 0, 0
 }
 
 // len returns the number of entries in the batch.
-func (b *batch) len() int { return len(b.sizes) }
+func (b *batch) len() int { return b.n }
 
 // tidwallOptions returns the tidwall options for a Log opened with opts.
 // tidwall never fsyncs a batch: tidwallStore does, through the FS, so that
@@ -79,9 +80,10 @@ func tidwallOptions(opts Options) *tidwall.Options {
 // its directory, so without this a segment created by a write, or renamed
 // by TruncateFront, could vanish in a crash with records already reported
 // durable). tidwall does not say when it starts a segment, so the store
-// follows its rule: tidwall v1.2.1 starts one before a batch when the tail
-// is larger than SegmentSize, and after any entry that brings the tail to
-// SegmentSize or more.
+// looks: tidwall never leaves its tail at SegmentSize or more (it starts the
+// next segment after the entry that takes it there), so once the segment
+// the store holds has reached that size it is no longer the tail, and the
+// newest segment file in the directory is.
 //
 // tidwall writes the segments with its own files, outside the FS; each
 // write is announced to it with vfs.BeforeWrite, and so is a truncation's
@@ -95,7 +97,6 @@ type tidwallStore struct {
 
 	mu        sync.Mutex // serialises writes and truncations with the fields below
 	tailStart uint64     // first LSN of the segment tidwall appends to
-	tailSize  int        // that segment's size in bytes
 	tail      vfs.File   // that segment, opened through the FS for its fsyncs
 }
 
@@ -124,21 +125,16 @@ func openTidwall(dir string, opts Options) (store, error) {
 	return s, nil
 }
 
-// learnTail reads the name and size of the last segment from the directory.
+// learnTail finds the last segment in the directory.
 func (s *tidwallStore) learnTail() error {
 	segs, err := listSegments(s.fs, s.dir)
 	if err != nil {
 		return err
 	}
 	if len(segs) == 0 {
-		return errors.New("no segment file after tidwall open")
+		return errors.New("no segment file in the log's directory")
 	}
-	last := segs[len(segs)-1]
-	fi, err := s.fs.Stat(filepath.Join(s.dir, last.name))
-	if err != nil {
-		return err
-	}
-	s.tailStart, s.tailSize = last.index, int(fi.Size())
+	s.tailStart = segs[len(segs)-1].index
 	return nil
 }
 
@@ -171,13 +167,9 @@ func (s *tidwallStore) WriteBatch(b *batch) error {
 	if err := s.log.WriteBatch(&b.tb); err != nil {
 		return err
 	}
-	cycled := s.follow(b)
-	if cycled {
-		// tidwall fsynced the segment it left before starting the next.
-		vfs.SyncedOutside(s.fs, s.tail.Name())
-		if err := s.openTail(); err != nil {
-			return err
-		}
+	cycled, err := s.tailMoved()
+	if err != nil {
+		return err
 	}
 	if s.noSync {
 		return nil
@@ -191,22 +183,25 @@ func (s *tidwallStore) WriteBatch(b *batch) error {
 	return nil
 }
 
-// follow applies tidwall's segment rule to the batch just written, updating
-// tailStart and tailSize, and reports whether a new segment was started.
-func (s *tidwallStore) follow(b *batch) bool {
-	cycled := false
-	if s.tailSize > s.segSize {
-		s.tailStart, s.tailSize = b.first, 0
-		cycled = true
+// tailMoved reports whether tidwall started a new segment while writing
+// the last batch: the segment the store holds has reached SegmentSize. It
+// then finds the new tail (the newest segment file) and opens it.
+func (s *tidwallStore) tailMoved() (bool, error) {
+	// The handle only reads, so its offset is free to use: seeking to the
+	// end tells the size without a FileInfo to allocate.
+	size, err := s.tail.Seek(0, io.SeekEnd)
+	if err != nil {
+		return false, fmt.Errorf("size of %s: %w", s.tail.Name(), err)
 	}
-	for i, n := range b.sizes {
-		s.tailSize += uvarintLen(n) + n
-		if s.tailSize >= s.segSize {
-			s.tailStart, s.tailSize = b.first+uint64(i)+1, 0
-			cycled = true
-		}
+	if size < int64(s.segSize) {
+		return false, nil
 	}
-	return cycled
+	// tidwall fsynced the segment it left before starting the next.
+	vfs.SyncedOutside(s.fs, s.tail.Name())
+	if err := s.learnTail(); err != nil {
+		return false, err
+	}
+	return true, s.openTail()
 }
 
 // TruncateFront drops the entries before index through tidwall and fsyncs
@@ -223,11 +218,7 @@ func (s *tidwallStore) TruncateFront(index uint64) error {
 	}
 	if index >= s.tailStart {
 		// tidwall rewrote the tail segment as <index> holding what is left.
-		fi, err := s.fs.Stat(filepath.Join(s.dir, segmentName(index)))
-		if err != nil {
-			return fmt.Errorf("after truncation: %w", err)
-		}
-		s.tailStart, s.tailSize = index, int(fi.Size())
+		s.tailStart = index
 		if err := s.openTail(); err != nil {
 			return fmt.Errorf("after truncation: %w", err)
 		}

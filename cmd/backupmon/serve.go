@@ -36,7 +36,7 @@ import (
 	"backupmon/password"
 	"backupmon/smtpin"
 	"backupmon/transport"
-	"backupmon/wal"
+	"backupmon/tune"
 )
 
 // serveConfig holds the flags of `backupmon serve` (decisions.md 1).
@@ -196,7 +196,7 @@ func serve(args []string) int {
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	slog.SetDefault(logger)
-	wal.TuneProcs()
+	tune.Procs()
 	// From here on a signal stops the server cleanly, even one that comes
 	// during recovery (it is acted on once the engine is open).
 	stop := make(chan os.Signal, 1)

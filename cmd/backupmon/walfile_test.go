@@ -6,6 +6,7 @@ package main
 // (wal/doc.go).
 
 import (
+	"backupmon/state"
 	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
@@ -18,8 +19,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"backupmon/wal"
 )
 
 // walEntry is one entry of a segment file.
@@ -115,11 +114,11 @@ func reportIDs(t testing.TB, entries []walEntry) map[int64]int {
 	t.Helper()
 	out := map[int64]int{}
 	for _, e := range entries {
-		rec, err := wal.Decode(e.typ, e.payload)
+		rec, err := state.Decode(e.typ, e.payload)
 		if err != nil {
 			t.Fatalf("decode record at offset %d: %v", e.start, err)
 		}
-		if r, ok := rec.(*wal.Report); ok {
+		if r, ok := rec.(*state.Report); ok {
 			if _, dup := out[r.SizeBytes]; dup {
 				t.Fatalf("report %d is in the log twice", r.SizeBytes)
 			}

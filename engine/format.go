@@ -1,0 +1,126 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// DataFormat is the format of the data directories this build writes: the
+// log's frames and the layout of its records, and the snapshots (whose
+// files also carry their own layout version, state.SnapshotVersion). A
+// change to any of them bumps it, and the build that makes the change
+// reads the older formats (a migration) and keeps a golden data directory
+// of each under testdata/golden.
+//
+// Format 1 is the first that names itself: data directories of earlier
+// builds hold no FORMAT file and are format 1.
+const DataFormat = 1
+
+// formatFile names the file that holds a data directory's format:
+// "backupmon-data <n>".
+const formatFile = "FORMAT"
+
+// ErrNewerFormat is returned (wrapped) for a data directory written by a
+// newer build.
+var ErrNewerFormat = errors.New("data directory of a newer format")
+
+// CheckFormat returns the format of the data directory dir: DataFormat for
+// one that does not exist or holds nothing yet, 1 for one of a build from
+// before formats were named. It changes nothing. It returns an error
+// wrapping ErrNewerFormat, naming both formats, when dir was written by a
+// newer build, and an error for a FORMAT file it cannot read.
+func CheckFormat(dir string) (int, error) {
+	b, err := os.ReadFile(filepath.Join(dir, formatFile))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if used, err := holdsState(dir); err != nil || used {
+			return 1, err
+		}
+		return DataFormat, nil
+	case err != nil:
+		return 0, fmt.Errorf("read %s: %w", filepath.Join(dir, formatFile), err)
+	}
+	name, num, ok := strings.Cut(strings.TrimSpace(string(b)), " ")
+	v, err := strconv.Atoi(num)
+	if !ok || name != "backupmon-data" || err != nil || v < 1 {
+		return 0, fmt.Errorf("%s: not a backupmon data format: %q", filepath.Join(dir, formatFile), b)
+	}
+	if v > DataFormat {
+		return v, fmt.Errorf("%w: %s is format %d, this build reads formats 1 to %d; run a newer build (nothing in the directory was changed)",
+			ErrNewerFormat, dir, v, DataFormat)
+	}
+	return v, nil
+}
+
+// holdsState reports whether dir holds a log or snapshots.
+func holdsState(dir string) (bool, error) {
+	for _, sub := range []string{"wal", "snapshots"} {
+		entries, err := os.ReadDir(filepath.Join(dir, sub))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return false, fmt.Errorf("read %s: %w", filepath.Join(dir, sub), err)
+		}
+		if len(entries) > 0 {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// openFormat checks dir's format before anything in it is touched, and
+// names the format in it once the engine is going to write there.
+func openFormat(dir string) error {
+	v, err := CheckFormat(dir)
+	if err != nil {
+		return err
+	}
+	// Format 1 is this build's: a directory of an earlier build needs no
+	// migration, only its name.
+	if v != DataFormat {
+		return fmt.Errorf("%s is format %d: no migration to format %d", dir, v, DataFormat)
+	}
+	if _, err := os.Stat(filepath.Join(dir, formatFile)); err == nil {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return err
+	}
+	return writeFileSynced(filepath.Join(dir, formatFile), []byte("backupmon-data "+strconv.Itoa(DataFormat)+"\n"))
+}
+
+// writeFileSynced writes data to path through a temp file, fsynced and
+// renamed, then fsyncs the directory.
+func writeFileSynced(path string, data []byte) error {
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o640)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	d, err := os.Open(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}

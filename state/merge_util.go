@@ -1,0 +1,11 @@
+package state
+
+var MaxID = ID{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
+
+// before reports whether (t, id) sorts before (bt, bid).
+func Before(t int64, id ID, bt int64, bid ID) bool {
+	if t != bt {
+		return t < bt
+	}
+	return string(id[:]) < string(bid[:])
+}

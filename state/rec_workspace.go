@@ -1,0 +1,197 @@
+package state
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"backupmon/codec"
+)
+
+// Records of workspaces and their API keys, and the engine's own clock.
+
+// Record type numbers of this file.
+const (
+	TypeWorkspaceCreated byte = 1
+	TypeWorkspaceUpdated byte = 2
+	TypeKeyCreated       byte = 8
+	TypeKeyRevoked       byte = 9
+	TypeKeyFirstUsed     byte = 10
+	TypeClockSet         byte = 13
+	TypeRESTUsage        byte = 14
+	TypeTrialEnded       byte = 22
+)
+
+// errNotApplied is what apply says of records that make a workspace or
+// belong to the whole engine: NewWorkspace and the engine handle those.
+var errNotApplied = errors.New("not a change to an existing workspace")
+
+// WorkspaceCreated records a new workspace (NewWorkspace builds it).
+type WorkspaceCreated struct {
+	Header
+	Name, TimeZone, Plan, Status string
+	TrialEndsAt, CreatedAt       int64
+}
+
+func (r *WorkspaceCreated) fields(f *codec.Fields) {
+	f.Walk(&r.Name, &r.TimeZone, &r.Plan, &r.Status, &r.TrialEndsAt, &r.CreatedAt)
+}
+
+func (r *WorkspaceCreated) apply(*Workspace) error { return errNotApplied }
+
+// Workspace field bits for WorkspaceUpdated.Fields.
+const (
+	WorkspaceName uint8 = 1 << iota
+	WorkspaceTimeZone
+	WorkspacePlan
+	WorkspaceStatus
+	WorkspaceTrialEndsAt
+)
+
+// WorkspaceUpdated records changed workspace fields (those set in Fields).
+type WorkspaceUpdated struct {
+	Header
+	Fields                       uint8
+	Name, TimeZone, Plan, Status string
+	TrialEndsAt, At              int64
+}
+
+func (r *WorkspaceUpdated) fields(f *codec.Fields) {
+	f.Walk(&r.Fields, &r.Name, &r.TimeZone, &r.Plan, &r.Status, &r.TrialEndsAt, &r.At)
+}
+
+func (r *WorkspaceUpdated) apply(w *Workspace) error {
+	if r.Fields&WorkspaceTimeZone != 0 {
+		loc, err := time.LoadLocation(r.TimeZone)
+		if err != nil {
+			return fmt.Errorf("time zone %q: %w", r.TimeZone, err)
+		}
+		w.TimeZone, w.Loc = r.TimeZone, loc
+		w.JobIdx.touchAll(w.JobList) // due times move
+	}
+	if r.Fields&WorkspaceName != 0 {
+		w.Name = r.Name
+	}
+	if r.Fields&WorkspacePlan != 0 {
+		w.Plan = r.Plan
+	}
+	if r.Fields&WorkspaceStatus != 0 {
+		w.Status = r.Status
+	}
+	if r.Fields&WorkspaceTrialEndsAt != 0 {
+		w.TrialEndsAt = r.TrialEndsAt
+	}
+	if r.Fields&(WorkspacePlan|WorkspaceStatus|WorkspaceTrialEndsAt) != 0 {
+		// Active again: jobs that turned missing meanwhile get their alerts.
+		w.JobIdx.touchAll(w.JobList)
+		w.ScheduleTrial(w.hooks)
+	}
+	for _, j := range w.Jobs {
+		j.jsonUntil = 0 // the time zone moves due times
+	}
+	return nil
+}
+
+// TrialEnded records that a trial workspace's trial ended (at its
+// trialEndsAt), for the activity log.
+type TrialEnded struct {
+	Header
+	ActivityID ID
+	At         int64
+}
+
+func (r *TrialEnded) fields(f *codec.Fields) { f.Walk(r.ActivityID[:], &r.At) }
+
+func (r *TrialEnded) apply(w *Workspace) error {
+	w.TrialNoted = r.At
+	w.addActivity(Activity{ID: r.ActivityID, At: r.At, Type: "workspace.trial_ended", Actor: "system"})
+	return nil
+}
+
+// RESTUsage records a workspace's REST API request count for a calendar
+// month (year*100 + month), so that the monthly quota survives a restart.
+type RESTUsage struct {
+	Header
+	Month, Count int64
+}
+
+func (r *RESTUsage) fields(f *codec.Fields) { f.Walk(&r.Month, &r.Count) }
+
+func (r *RESTUsage) apply(w *Workspace) error {
+	w.RESTMonth, w.RESTMonthCount = r.Month, r.Count
+	return nil
+}
+
+// ClockSet records a move of the development clock, so a restart resumes at
+// the same development time. It belongs to the whole engine (no workspace).
+type ClockSet struct {
+	Header
+	Now int64
+}
+
+func (r *ClockSet) fields(f *codec.Fields) { f.Varint(&r.Now) }
+
+func (r *ClockSet) apply(*Workspace) error { return errNotApplied }
+
+// KeyCreated records a new API key (its SHA-256, never the secret).
+type KeyCreated struct {
+	Header
+	ID, ActivityID       ID
+	Name, KeyType        string
+	Prefix               string
+	Hash                 [32]byte
+	Scopes               uint8
+	ReadWrite            bool
+	CreatedAt, ExpiresAt int64
+	Actor                string // who created it
+}
+
+func (r *KeyCreated) fields(f *codec.Fields) {
+	f.Walk(r.ID[:], r.ActivityID[:], &r.Name, &r.KeyType, &r.Prefix, r.Hash[:], &r.Scopes, &r.ReadWrite, &r.CreatedAt, &r.ExpiresAt, &r.Actor)
+}
+
+func (r *KeyCreated) apply(w *Workspace) error {
+	k := &Key{ID: r.ID, Name: r.Name, Type: r.KeyType, Prefix: r.Prefix, Source: "api:" + r.Prefix, Hash: r.Hash, Scopes: r.Scopes, ReadWrite: r.ReadWrite, CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt}
+	w.Keys[r.ID] = k
+	w.IDs.Observe(r.ID)
+	w.addActivity(Activity{ID: r.ActivityID, At: r.CreatedAt, Type: "key.created", Actor: actorOr(r.Actor), KeyID: r.ID, KeyName: r.Name})
+	w.hooks.KeyAdded(w, k)
+	return nil
+}
+
+// KeyRevoked records that a key was deleted.
+type KeyRevoked struct {
+	Header
+	Removal
+}
+
+func (r *KeyRevoked) apply(w *Workspace) error {
+	k := w.Keys[r.ID]
+	if k == nil {
+		return fmt.Errorf("revoke unknown key %s", r.ID)
+	}
+	delete(w.Keys, r.ID)
+	k.Revoked = true
+	w.addActivity(Activity{ID: r.ActivityID, At: r.At, Type: "key.revoked", Actor: actorOr(r.Actor), KeyID: r.ID, KeyName: k.Name})
+	w.hooks.KeyRemoved(w, k)
+	return nil
+}
+
+// KeyFirstUsed records the first use of a REST key.
+type KeyFirstUsed struct {
+	Header
+	ID, ActivityID ID
+	At             int64
+}
+
+func (r *KeyFirstUsed) fields(f *codec.Fields) { f.Walk(r.ID[:], r.ActivityID[:], &r.At) }
+
+func (r *KeyFirstUsed) apply(w *Workspace) error {
+	k := w.Keys[r.ID]
+	if k == nil {
+		return fmt.Errorf("first use of unknown key %s", r.ID)
+	}
+	k.FirstUsed = true
+	w.addActivity(Activity{ID: r.ActivityID, At: r.At, Type: "key.first_used", Actor: "key:" + k.Prefix, KeyID: r.ID, KeyName: k.Name})
+	return nil
+}

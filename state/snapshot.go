@@ -1,0 +1,436 @@
+package state
+
+import (
+	"bytes"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"backupmon/codec"
+)
+
+// A workspace's part of a snapshot is written and read by one walk over its
+// state (walk and the entities' own walk methods): the same code appends
+// each field when writing and reads it into place when reading, so the
+// layout is said once.
+
+// SnapshotVersion is the layout Encode writes. DecodeWorkspace also reads
+// every older layout back to OldestSnapshotVersion: each change of layout
+// adds a version and reads the older ones through the version checks in
+// the walk (and the migrations they call).
+const (
+	SnapshotVersion       = 6
+	OldestSnapshotVersion = 5
+)
+
+// IdemKeepMs is how long idempotency keys are kept (decisions.md 3).
+const IdemKeepMs = 30 * MsPerDay
+
+// snap is one walk of a workspace's snapshot.
+type snap struct {
+	ws      *Workspace
+	f       *codec.Fields
+	version uint64 // the layout walked
+	now     int64  // writing: what is still alive at now is kept
+}
+
+func (s *snap) reading() bool { return s.f.Decoding() }
+
+// since reports whether the walked layout has fields added in version v.
+func (s *snap) since(v uint64) bool { return s.version >= v }
+
+// Encode returns the workspace's whole state at now (idempotency keys and
+// sessions that have expired left out).
+func (w *Workspace) Encode(now int64) []byte {
+	s := &snap{ws: w, f: codec.Encoder(make([]byte, 0, 4096)), version: SnapshotVersion, now: now}
+	if err := w.walk(s); err != nil {
+		panic("state: encode: " + err.Error()) // writing never fails
+	}
+	return s.f.Bytes()
+}
+
+// DecodeWorkspace rebuilds a workspace from what Encode wrote in layout
+// version (OldestSnapshotVersion to SnapshotVersion).
+func DecodeWorkspace(blob []byte, version uint64) (*Workspace, error) {
+	if version < OldestSnapshotVersion || version > SnapshotVersion {
+		return nil, fmt.Errorf("snapshot layout %d, this build reads %d to %d", version, OldestSnapshotVersion, SnapshotVersion)
+	}
+	w := &Workspace{
+		IDs: NewIDGen(), Clients: map[ID]*Client{}, Jobs: map[ID]*Job{}, devices: map[ID]*device{},
+		Keys: map[ID]*Key{}, Alerts: map[ID]*Alert{}, sourceIx: map[string]int{},
+		DeliveryIx: map[ID]*Delivery{}, Users: map[ID]*User{}, Sessions: map[ID]*Session{},
+	}
+	s := &snap{ws: w, f: codec.Decoder(blob), version: version}
+	err := w.walk(s)
+	if err == nil {
+		err = s.f.Done()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("workspace %s: %w", w.ID, err)
+	}
+	if version < 6 {
+		w.OrderOffAndReports()
+	}
+	w.RebuildIndexes()
+	return w, nil
+}
+
+// walk walks the whole workspace.
+func (w *Workspace) walk(s *snap) error {
+	f := s.f
+	f.Walk(w.ID[:], &w.Seq, &w.Name, &w.TimeZone, &w.Plan, &w.Status, &w.TrialEndsAt, &w.createdAt, &w.RESTMonth, &w.RESTMonthCount)
+	if s.reading() {
+		if err := f.Err(); err != nil {
+			return err
+		}
+		loc, err := time.LoadLocation(w.TimeZone)
+		if err != nil {
+			return fmt.Errorf("time zone %q: %w", w.TimeZone, err)
+		}
+		w.Loc = loc
+		w.IDs.Observe(w.ID)
+	}
+	codec.Slice(f, &w.sources, 1, func(f *codec.Fields, src *string) { f.String(src) })
+	if s.reading() {
+		for i, src := range w.sources {
+			w.sourceIx[src] = i
+		}
+	}
+	if err := walkMap(s, w.Clients, func() *Client { return &Client{Jobs: map[ID]*Job{}} }, (*Client).walk, nil); err != nil {
+		return err
+	}
+	if err := walkMap(s, w.devices, func() *device { return &device{} }, (*device).walk, nil); err != nil {
+		return err
+	}
+	if err := walkMap(s, w.Jobs, func() *Job { return &Job{} }, (*Job).walk, nil); err != nil {
+		return err
+	}
+	if err := walkMap(s, w.Keys, func() *Key { return &Key{} }, (*Key).walk, nil); err != nil {
+		return err
+	}
+	if err := walkList(s, &w.AlertLog, func() *Alert { return &Alert{} }, (*Alert).walk); err != nil {
+		return err
+	}
+	codec.Slice(f, &w.Activity, 16, func(f *codec.Fields, a *Activity) { a.walk(s, w) })
+	f.Varint(&w.TrialNoted)
+	if err := walkList(s, &w.Channels, func() *Channel { return &Channel{} }, (*Channel).walk); err != nil {
+		return err
+	}
+	if err := walkList(s, &w.Escalations, func() *Escalation { return &Escalation{} }, (*Escalation).walk); err != nil {
+		return err
+	}
+	if err := walkList(s, &w.Deliveries, func() *Delivery { return &Delivery{} }, (*Delivery).walk); err != nil {
+		return err
+	}
+	if err := walkList(s, &w.Unparsed, func() *UnparsedMail { return &UnparsedMail{} }, (*UnparsedMail).walk); err != nil {
+		return err
+	}
+	if err := walkMap(s, w.Users, func() *User { return &User{} }, (*User).walk, nil); err != nil {
+		return err
+	}
+	return walkMap(s, w.Sessions, func() *Session { return &Session{} }, (*Session).walk, func(x *Session) bool { return x.alive(s.now) })
+}
+
+// entity is a value of a workspace's snapshot: walk walks its fields and,
+// when reading, links it into w; key is its id.
+type entity interface {
+	comparable
+	key() ID
+}
+
+// walkMap walks the values of m that keep keeps (nil: all), in the order
+// of their ids when writing, so that one state always gives the same bytes;
+// reading, each value is made by mk, walked and added to m.
+func walkMap[V entity](s *snap, m map[ID]V, mk func() V, walk func(V, *snap, *Workspace) error, keep func(V) bool) error {
+	w := s.w()
+	var list []V
+	if !s.reading() {
+		list = make([]V, 0, len(m))
+		for _, v := range m {
+			if keep == nil || keep(v) {
+				list = append(list, v)
+			}
+		}
+		slices.SortFunc(list, func(a, b V) int {
+			ak, bk := a.key(), b.key()
+			return bytes.Compare(ak[:], bk[:])
+		})
+	}
+	n := s.f.Count(len(list), 1)
+	for i := 0; i < n && s.f.Err() == nil; i++ {
+		v := mk()
+		if !s.reading() {
+			v = list[i]
+		}
+		if err := walk(v, s, w); err != nil {
+			return err
+		}
+		if s.reading() && s.f.Err() == nil {
+			m[v.key()] = v
+		}
+	}
+	return s.f.Err()
+}
+
+// walkList walks a list in its order; reading, each value is made by mk,
+// walked and appended.
+func walkList[V any](s *snap, list *[]V, mk func() V, walk func(V, *snap, *Workspace) error) error {
+	w := s.w()
+	n := s.f.Count(len(*list), 1)
+	if s.reading() {
+		*list = make([]V, 0, n)
+	}
+	for i := 0; i < n && s.f.Err() == nil; i++ {
+		var v V
+		if s.reading() {
+			v = mk()
+		} else {
+			v = (*list)[i]
+		}
+		if err := walk(v, s, w); err != nil {
+			return err
+		}
+		if s.reading() && s.f.Err() == nil {
+			*list = append(*list, v)
+		}
+	}
+	return s.f.Err()
+}
+
+// w is the workspace walked, for the entities that link into it.
+func (s *snap) w() *Workspace { return s.ws }
+
+func (c *Client) key() ID { return c.ID }
+
+func (c *Client) walk(s *snap, w *Workspace) error {
+	f := s.f
+	f.Walk(c.ID[:], &c.Name, &c.Status, &c.createdAt, &c.OffAt)
+	if s.since(6) {
+		f.Uvarint(&c.OffSeq)
+	}
+	if s.reading() {
+		w.IDs.Observe(c.ID)
+	}
+	return nil
+}
+
+func (d *device) key() ID { return d.id }
+
+func (d *device) walk(s *snap, w *Workspace) error {
+	f := s.f
+	f.Walk(d.id[:], d.clientID[:], &d.Name, &d.Type, &d.Hostname)
+	if s.reading() {
+		w.IDs.Observe(d.id)
+	}
+	return nil
+}
+
+func (j *Job) key() ID { return j.ID }
+
+func (j *Job) walk(s *snap, w *Workspace) error {
+	f := s.f
+	var clientID, deviceID ID
+	if !s.reading() {
+		clientID, deviceID = j.Client.ID, j.Device.id
+	}
+	vendor := j.Vendor
+	f.Walk(j.ID[:], clientID[:], deviceID[:], &j.Name, &vendor, &j.CreatedAt, &j.IntervalMinutes, &j.GraceMinutes, &j.ExpectedDays, &j.SLATarget, &j.Paused, &j.PausedUntil, &j.PausedAt, &j.LastResult, &j.LastReportAt, &j.LastReceivedAt, &j.LastSuccessAt, &j.LastFailureAt)
+	if s.since(6) {
+		f.Walk(&j.PausedSeq, &j.LastReportSeq)
+	}
+	f.Walk(&j.FailureStreak, &j.DueBase, &j.IngestToken, &j.MissedDue)
+	var prev int64
+	codec.Slice(f, &j.Results, 16, func(f *codec.Fields, r *Result) {
+		f.Fixed(r.ID[:])
+		f.Delta(&r.ReceivedAt, prev)
+		prev = r.ReceivedAt
+		f.Delta(&r.CompletedAt, r.ReceivedAt)
+		f.Walk(&r.SizeBytes, &r.Duration, &r.Status, &r.Source)
+	})
+	if err := j.walkIdem(s); err != nil {
+		return err
+	}
+	if !s.reading() || f.Err() != nil {
+		return f.Err()
+	}
+	j.setVendor(vendor)
+	if n := len(j.Results); n > 0 {
+		w.IDs.Observe(j.Results[n-1].ID)
+	}
+	c, d := w.Clients[clientID], w.devices[deviceID]
+	if c == nil || d == nil {
+		return fmt.Errorf("job %s: unknown client %s or device %s", j.ID, clientID, deviceID)
+	}
+	j.Client, j.Device = c, d
+	d.jobs++
+	c.Jobs[j.ID] = j
+	w.IDs.Observe(j.ID)
+	return nil
+}
+
+// walkIdem walks the job's idempotency keys that are younger than
+// IdemKeepMs at the snapshot's time.
+func (j *Job) walkIdem(s *snap) error {
+	f := s.f
+	var keys []string
+	if !s.reading() {
+		for _, k := range slices.Sorted(maps.Keys(j.Idem)) {
+			if s.now-j.Idem[k].At < IdemKeepMs {
+				keys = append(keys, k)
+			}
+		}
+	}
+	n := f.Count(len(keys), 2)
+	if s.reading() && n > 0 {
+		j.Idem = make(map[string]*IdemEntry, n)
+	}
+	for i := 0; i < n && f.Err() == nil; i++ {
+		var k string
+		ent := &IdemEntry{}
+		if !s.reading() {
+			k = keys[i]
+			ent = j.Idem[k]
+		}
+		f.Walk(&k, &ent.At)
+		if s.reading() {
+			j.Idem[k] = ent
+		}
+	}
+	return f.Err()
+}
+
+func (k *Key) key() ID { return k.ID }
+
+func (k *Key) walk(s *snap, w *Workspace) error {
+	f := s.f
+	lastUsed := k.LastUsed.Load()
+	f.Walk(k.ID[:], &k.Name, &k.Type, &k.Prefix, k.Hash[:], &k.Scopes, &k.ReadWrite, &k.CreatedAt, &k.ExpiresAt, &k.FirstUsed, &lastUsed)
+	if s.reading() {
+		k.Source = "api:" + k.Prefix
+		k.LastUsed.Store(lastUsed)
+		w.IDs.Observe(k.ID)
+	}
+	return nil
+}
+
+func (a *Alert) walk(s *snap, w *Workspace) error {
+	f := s.f
+	var jobID ID
+	if !s.reading() {
+		jobID = a.Job.ID
+	}
+	hasAI := a.AI != nil
+	f.Walk(a.ID[:], jobID[:], &a.Type, &a.Severity, &a.Status, &a.Summary, &a.CreatedAt, &a.AcknowledgedAt, &a.SnoozedUntil, &a.ResolvedAt, &a.EscChecked, &hasAI)
+	if hasAI {
+		if s.reading() {
+			a.AI = &aiNote{}
+		}
+		f.Walk(&a.AI.Cause, &a.AI.Confidence, &a.AI.Category)
+	}
+	if !s.reading() || f.Err() != nil {
+		return f.Err()
+	}
+	if a.Job = w.Jobs[jobID]; a.Job == nil {
+		return fmt.Errorf("alert %s of unknown job %s", a.ID, jobID)
+	}
+	if a.Status != AlertResolved {
+		a.Job.Alert = a
+	}
+	w.Alerts[a.ID] = a
+	w.IDs.Observe(a.ID)
+	return nil
+}
+
+func (a *Activity) walk(s *snap, w *Workspace) {
+	f := s.f
+	f.Walk(a.ID[:], &a.At, &a.Type, &a.Actor, a.KeyID[:], &a.KeyName, a.AlertID[:], a.JobID[:], &a.Note, a.SubjectID[:], &a.SubjectName)
+	if s.reading() {
+		w.IDs.Observe(a.ID)
+	}
+}
+
+func (c *Channel) walk(s *snap, w *Workspace) error {
+	f := s.f
+	f.Walk(c.ID[:], &c.Type, &c.Name, &c.URL, &c.To, &c.Secret, &c.MinSeverity, &c.CreatedAt)
+	if s.reading() {
+		w.IDs.Observe(c.ID)
+	}
+	return nil
+}
+
+func (e *Escalation) walk(s *snap, w *Workspace) error {
+	f := s.f
+	f.Walk(e.ID[:], e.ChannelID[:], &e.AfterMinutes, &e.CreatedAt)
+	if s.reading() {
+		w.IDs.Observe(e.ID)
+	}
+	return nil
+}
+
+// walk walks a delivery, and the notice of one still pending.
+func (d *Delivery) walk(s *snap, w *Workspace) error {
+	f := s.f
+	f.Walk(d.ID[:], d.ChannelID[:], d.AlertID[:], d.JobID[:], &d.Event, &d.CreatedAt, &d.State, &d.Attempts, &d.NextAt, &d.FirstOutcome, &d.LastAttemptAt, &d.DeliveredAt, &d.LastError)
+	hasNotice := d.Notice != nil
+	f.Bool(&hasNotice)
+	if hasNotice {
+		if s.reading() {
+			d.Notice = &Notice{Workspace: w.ID, Event: d.Event}
+		}
+		n := d.Notice
+		f.Walk(&n.Alert, &n.Job, &n.WorkspaceName, &n.ClientName, &n.JobName, &n.AlertType, &n.Severity, &n.Summary)
+	}
+	if !s.reading() || f.Err() != nil {
+		return f.Err()
+	}
+	if d.State == DeliveryPending && d.Notice == nil {
+		return fmt.Errorf("pending delivery %s without its notice", d.ID)
+	}
+	w.DeliveryIx[d.ID] = d
+	if d.State == DeliveryPending {
+		w.Pending.Add(1)
+	}
+	return nil
+}
+
+func (u *UnparsedMail) walk(s *snap, w *Workspace) error {
+	f := s.f
+	f.Walk(u.ID[:], u.JobID[:], &u.ReceivedAt, &u.MessageID, &u.Digest, &u.Subject, &u.From, &u.Reason, &u.Vendor, &u.RawRef, &u.Size)
+	if s.reading() {
+		w.IDs.Observe(u.ID)
+	}
+	return nil
+}
+
+func (u *User) key() ID { return u.ID }
+
+func (u *User) walk(s *snap, w *Workspace) error {
+	f := s.f
+	f.Walk(u.ID[:], &u.Email, &u.Name, &u.Role, &u.Hash, &u.CreatedAt)
+	if s.reading() {
+		w.IDs.Observe(u.ID)
+	}
+	return nil
+}
+
+func (x *Session) key() ID { return x.ID }
+
+// walk walks a session (only those alive are written: Workspace.walk).
+func (x *Session) walk(s *snap, w *Workspace) error {
+	f := s.f
+	var userID ID
+	if !s.reading() {
+		userID = x.User.ID
+	}
+	f.Walk(x.ID[:], userID[:], x.Hash[:], &x.CreatedAt, &x.SeenAt)
+	if !s.reading() || f.Err() != nil {
+		return f.Err()
+	}
+	x.LoggedAt = x.SeenAt
+	if x.User = w.Users[userID]; x.User == nil {
+		return fmt.Errorf("session %s of unknown user %s", x.ID, userID)
+	}
+	w.IDs.Observe(x.ID)
+	return nil
+}
