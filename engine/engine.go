@@ -97,8 +97,6 @@ type Engine struct {
 	deliv atomic.Pointer[delivererBox] // where notices go; nil until SetDeliverer
 }
 
-type delivererBox struct{ d Deliverer }
-
 // Errors returned by engine commands.
 var (
 	// ErrFailed means the log could not make a change durable; nothing was
@@ -278,46 +276,6 @@ func (e *Engine) replay(rec state.Record) error {
 	return err
 }
 
-// SetDeliverer sets where notification notices go, and starts the
-// deliveries that were waiting for one (after recovery, those due now).
-// Deliveries are only handed out once the records that made them are
-// durable: the actors first finish what start-up gave them (missed due
-// times recorded), and the log is flushed, before any is started.
-func (e *Engine) SetDeliverer(d Deliverer) {
-	for _, a := range e.sortedActors() {
-		ask(a, func(*workspace) struct{} { return struct{}{} })
-	}
-	if err := e.barrier(); err != nil {
-		e.logger.Error("set deliverer: log barrier", "err", err)
-	}
-	e.deliv.Store(&delivererBox{d: d})
-	for _, a := range e.sortedActors() {
-		ask(a, func(w *workspace) struct{} {
-			w.rebuildTimers(e.nowMs())
-			return struct{}{}
-		})
-	}
-}
-
-func (e *Engine) deliverer() Deliverer {
-	if b := e.deliv.Load(); b != nil {
-		return b.d
-	}
-	return nil
-}
-
-// deliverAll hands notices to the deliverer (after the records that made
-// them are durable).
-func (e *Engine) deliverAll(notices []state.Notice) {
-	d := e.deliverer()
-	if d == nil {
-		return
-	}
-	for _, n := range notices {
-		d.Deliver(n)
-	}
-}
-
 // addActor makes the actor of a workspace just created or loaded, and
 // indexes its keys, ingest tokens and people.
 func (e *Engine) addActor(sw *state.Workspace) *actor {
@@ -335,14 +293,6 @@ func (e *Engine) addActor(sw *state.Workspace) *actor {
 	sw.ScheduleTrial(a)
 	return a
 }
-
-func (e *Engine) keyAdded(w *state.Workspace, k *state.Key) {
-	v, _ := e.actors.Load(w.ID)
-	a, _ := v.(*actor)
-	e.keys.put(&keyRef{hash: k.Hash, act: a, key: k})
-}
-
-func (e *Engine) keyRemoved(_ *state.Workspace, k *state.Key) { e.keys.remove(&k.Hash) }
 
 func (e *Engine) actor(id state.ID) *actor {
 	v, ok := e.actors.Load(id)

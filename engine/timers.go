@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"sync"
 	"time"
 
@@ -257,4 +258,45 @@ func (e *Engine) fireDue() {
 	}
 	ran.Wait() // every Add on durable happened inside the messages
 	durable.Wait()
+}
+
+// decideEscalation looks at the alert's escalation instants up to now and
+// returns the record of which rules found it still open (none while its
+// job or client is paused), or nil when no instant has come.
+func (w *workspace) decideEscalation(a *state.Alert, now int64) *state.Escalated {
+	if w.Alerts[a.ID] != a || a.Status == state.AlertResolved {
+		return nil
+	}
+	rec := &state.Escalated{AlertID: a.ID, Through: now, At: now}
+	any := false
+	for _, r := range w.Escalations {
+		t := a.CreatedAt + r.AfterMinutes*state.MsPerMinute
+		if t <= a.EscChecked || t > now || r.CreatedAt > t {
+			continue
+		}
+		any = true
+		if state.AlertStatus(a, t) == state.AlertOpen && a.Job.Monitored(now) && w.Active(now) {
+			rec.Rules = append(rec.Rules, r.ID)
+		}
+	}
+	if !any {
+		return nil
+	}
+	return rec
+}
+
+// decideMissed returns the record of j turning missing, or nil when it is
+// no longer due (deleted, reported, paused since it was queued).
+func (w *workspace) decideMissed(j *state.Job, now int64) *state.Missed {
+	if w.Jobs[j.ID] != j || !w.Active(now) || w.JobStatus(j, now) != state.StatusMissing {
+		return nil
+	}
+	due := j.NextExpectedAt(now, w.Loc)
+	if j.MissedDue == due {
+		return nil
+	}
+	rec := &state.Missed{JobID: j.ID, Due: due, At: due + j.GraceMinutes*state.MsPerMinute}
+	rec.AlertID = w.alertIDFor(j, now)
+	rec.Summary = fmt.Sprintf("No backup report received: one was due at %s and %d minutes of grace have passed", state.FormatTime(due), j.GraceMinutes)
+	return rec
 }

@@ -79,13 +79,13 @@ type Workspace struct {
 	Deliveries  []*Delivery
 	DeliveryIx  map[ID]*Delivery
 
-	// Report e-mails whose status could not be read, oldest first
-	// (mail.go), and the raw messages records let go of since the mail
-	// store was last told.
 	// Dashboard users and their live sessions (people.go).
 	Users    map[ID]*User
 	Sessions map[ID]*Session
 
+	// Report e-mails whose status could not be read, oldest first
+	// (mail.go), and the raw messages records let go of since the mail
+	// store was last told.
 	Unparsed   []*UnparsedMail
 	droppedRaw []string
 	Pending    atomic.Int64 // pending deliveries, read by the metrics off the actor
@@ -98,13 +98,10 @@ type Workspace struct {
 	events  []alertEvent
 	Fresh   []*Delivery // deliveries made by the last record applied
 
-	// REST API limits: the current UTC minute and month and their counts.
-	RESTMinute      int64
-	RESTMinuteCount int64
-	AsstMinute      int64 // the assistant server's minute and its count (assistant.go)
-	AsstMinuteCount int64
-	RESTMonth       int64 // year*100 + month
-	RESTMonthCount  int64
+	// The REST API's calendar month (year*100 + month) and its count, which
+	// the monthly quota needs across restarts (RESTUsage records).
+	RESTMonth      int64
+	RESTMonthCount int64
 }
 
 type Client struct {

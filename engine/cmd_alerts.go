@@ -1,10 +1,70 @@
 package engine
 
 import (
+	"backupmon/state"
 	"errors"
 	"sync"
 	"time"
 )
+
+// Commands on alerts and pauses: a person's acknowledge, snooze and resolve
+// (admin API, dashboard, assistant), and pausing or resuming a job.
+
+// AlertAction is what a person does to an alert.
+type AlertAction uint8
+
+// Alert actions.
+const (
+	Acknowledge AlertAction = AlertAction(state.AlertAcknowledge)
+	Snooze      AlertAction = AlertAction(state.AlertSnooze)
+	Resolve     AlertAction = AlertAction(state.AlertResolve)
+)
+
+// ChangeAlert acknowledges, snoozes (until a future time) or resolves an
+// alert, recording actor and note in the activity log. Acknowledging an
+// acknowledged alert changes nothing; any action on a resolved alert is a
+// KindConflict error.
+func (e *Engine) ChangeAlert(wsID, alertID string, action AlertAction, until time.Time, actor, note string) (AlertView, error) {
+	a, err := e.workspaceActor(wsID)
+	if err != nil {
+		return AlertView{}, err
+	}
+	if err := checkNote(note); err != nil {
+		return AlertView{}, err
+	}
+	return change(a, func(w *workspace, now int64) (decision[AlertView], error) {
+		aid, ok := state.ParseID(alertID)
+		al := w.Alerts[aid]
+		if !ok || al == nil {
+			return decision[AlertView]{}, notFound("alert")
+		}
+		st := state.AlertStatus(al, now)
+		if st == state.AlertResolved {
+			return decision[AlertView]{}, conflict("alert is already resolved")
+		}
+		answer := func(w *workspace) AlertView { return alertView(al, now) }
+		rec := &state.AlertChanged{AlertID: aid, Action: uint8(action), At: now, Actor: actor, Note: note}
+		switch action {
+		case Acknowledge:
+			if st == state.AlertAcknowledged {
+				return decision[AlertView]{answer: answer}, nil
+			}
+		case Snooze:
+			if until.IsZero() {
+				return decision[AlertView]{}, invalid("until", "until is required")
+			}
+			rec.Until = until.UnixMilli()
+			if rec.Until <= now {
+				return decision[AlertView]{}, invalid("until", "until must be in the future")
+			}
+		case Resolve:
+		default:
+			return decision[AlertView]{}, invalid("action", "unknown action")
+		}
+		rec.ActivityID = w.IDs.Next(now)
+		return decision[AlertView]{rec: rec, answer: answer}, nil
+	})
+}
 
 // Triage: the commands people use on alerts and jobs, whoever asks (the
 // dashboard, the assistant server). Each is one path to the state change,
@@ -176,13 +236,4 @@ func (e *Engine) PauseJob(wsID, jobID string, until time.Time, actor, note strin
 // ResumeJob monitors a paused job again, recording actor and note.
 func (e *Engine) ResumeJob(wsID, jobID, actor, note string) (JobView, error) {
 	return e.UpdateJob(wsID, jobID, JobInput{Paused: Some(false), Actor: actor, Note: note})
-}
-
-// boardWorkspaceOf returns the workspace wsID as boards show it.
-func (e *Engine) boardWorkspaceOf(wsID string) (BoardWorkspace, error) {
-	a, err := e.workspaceActor(wsID)
-	if err != nil {
-		return BoardWorkspace{}, err
-	}
-	return ask(a, func(w *workspace) BoardWorkspace { return w.boardWorkspace(e.nowMs()) }), nil
 }

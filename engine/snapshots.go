@@ -13,6 +13,9 @@ import (
 	"backupmon/state"
 )
 
+// The snapshot loop: when to take one, writing every workspace's state to
+// it, and loading one at start-up.
+
 // snapshotMagic starts the engine's part of a snapshot body; the version
 // changes whenever the layout below changes.
 const snapshotMagic = "BMENGINE"

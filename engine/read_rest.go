@@ -7,6 +7,9 @@ import (
 	"backupmon/state"
 )
 
+// The REST API's reads: one request's checks in the contract's order, its
+// limits, and its answer's JSON.
+
 // Endpoint names a REST API endpoint (api.md 4.1).
 type Endpoint uint8
 
@@ -266,8 +269,8 @@ func (a *actor) countRequest(w *workspace, now int64, l *RESTLimits) bool {
 		perMinute = restPerMinutePro
 	}
 	minute := now / state.MsPerMinute
-	if w.RESTMinute != minute {
-		w.RESTMinute, w.RESTMinuteCount = minute, 0
+	if w.restMinute != minute {
+		w.restMinute, w.restMinuteCount = minute, 0
 	}
 	t := state.MsTime(now)
 	month := int64(t.Year())*100 + int64(t.Month())
@@ -285,17 +288,17 @@ func (a *actor) countRequest(w *workspace, now int64, l *RESTLimits) bool {
 	switch {
 	case l.Quota && w.RESTMonthCount >= restMonthlyQuota:
 		l.RetryAfter = ceilSeconds(nextMonth - now)
-	case w.RESTMinuteCount >= perMinute:
+	case w.restMinuteCount >= perMinute:
 		l.RetryAfter = ceilSeconds((minute+1)*state.MsPerMinute - now)
 	default:
-		w.RESTMinuteCount++
+		w.restMinuteCount++
 		w.RESTMonthCount++
 		if l.Quota {
 			// The month's count must survive a restart; the minute's need not.
 			a.logAsync(&state.RESTUsage{Month: month, Count: w.RESTMonthCount})
 		}
 	}
-	l.Remaining = max(0, perMinute-w.RESTMinuteCount)
+	l.Remaining = max(0, perMinute-w.restMinuteCount)
 	if l.Quota {
 		l.QuotaRemaining = max(0, restMonthlyQuota-w.RESTMonthCount)
 	}

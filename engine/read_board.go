@@ -7,6 +7,19 @@ import (
 	"time"
 )
 
+// The dashboard's reads (also the assistant server's): the attention queue,
+// clients, jobs, a job's page, alerts and keys, built in the actor from the
+// one-function-per-figure rules the REST API uses.
+
+// boardWorkspaceOf returns the workspace wsID as boards show it.
+func (e *Engine) boardWorkspaceOf(wsID string) (BoardWorkspace, error) {
+	a, err := e.workspaceActor(wsID)
+	if err != nil {
+		return BoardWorkspace{}, err
+	}
+	return ask(a, func(w *workspace) BoardWorkspace { return w.boardWorkspace(e.nowMs()) }), nil
+}
+
 // The dashboard's reads: typed views of a workspace, built in its actor from
 // the same one-function-per-figure rules the REST API uses (jobStatus,
 // alertStatus, needsAttention, jobSLA via keptFigures, clientFigures,

@@ -4,6 +4,61 @@ import (
 	"backupmon/state"
 )
 
+// The notification outbox at run time: handing the deliveries records made
+// to the deliverer once durable, their attempts' timeouts, and retries.
+
+type delivererBox struct{ d Deliverer }
+
+// SetDeliverer sets where notification notices go, and starts the
+// deliveries that were waiting for one (after recovery, those due now).
+// Deliveries are only handed out once the records that made them are
+// durable: the actors first finish what start-up gave them (missed due
+// times recorded), and the log is flushed, before any is started.
+func (e *Engine) SetDeliverer(d Deliverer) {
+	for _, a := range e.sortedActors() {
+		ask(a, func(*workspace) struct{} { return struct{}{} })
+	}
+	if err := e.barrier(); err != nil {
+		e.logger.Error("set deliverer: log barrier", "err", err)
+	}
+	e.deliv.Store(&delivererBox{d: d})
+	for _, a := range e.sortedActors() {
+		ask(a, func(w *workspace) struct{} {
+			w.rebuildTimers(e.nowMs())
+			return struct{}{}
+		})
+	}
+}
+
+func (e *Engine) deliverer() Deliverer {
+	if b := e.deliv.Load(); b != nil {
+		return b.d
+	}
+	return nil
+}
+
+// deliverAll hands notices to the deliverer (after the records that made
+// them are durable).
+func (e *Engine) deliverAll(notices []state.Notice) {
+	d := e.deliverer()
+	if d == nil {
+		return
+	}
+	for _, n := range notices {
+		d.Deliver(n)
+	}
+}
+
+// Deliverer sends notices. Deliver must not block: it queues the notice and
+// returns; the outcome of each attempt comes back through
+// Engine.DeliveryDone, with the notice's Workspace, Delivery and Attempt,
+// from another goroutine (never from within Deliver, which may run on the
+// log's committer: DeliveryDone waits for the actor, which may be waiting
+// for the committer).
+type Deliverer interface {
+	Deliver(n Notice)
+}
+
 // takeFresh hands out the deliveries the last record made: each becomes an
 // attempt in flight, and its notice is returned to be given to the
 // deliverer once the record is durable. Replay drops them instead (their
@@ -129,52 +184,4 @@ func (e *Engine) PendingDeliveries() int64 {
 		return true
 	})
 	return n
-}
-
-// DeliveryDone records the outcome of one attempt the deliverer made:
-// failure is "" when the channel took the notice, else why it did not. An
-// outcome for an attempt that is no longer in flight (it timed out, or the
-// delivery was cancelled) changes nothing. It returns an error only for an
-// unknown workspace.
-func (e *Engine) DeliveryDone(wsID, deliveryID state.ID, attempt int, failure string) error {
-	a := e.actor(wsID)
-	if a == nil {
-		return notFound("workspace")
-	}
-	if len(failure) > 500 {
-		failure = failure[:500]
-	}
-	a.send(func(w *workspace) {
-		d := w.DeliveryIx[deliveryID]
-		if d == nil || d.State != state.DeliveryPending || !d.InFlight || attempt != d.Attempts+1 {
-			return
-		}
-		a.commit(w.decideAttempt(d, attempt, failure, e.nowMs()), nil)
-	})
-	return nil
-}
-
-// decideEscalation looks at the alert's escalation instants up to now and
-// returns the record of which rules found it still open (none while its
-// job or client is paused), or nil when no instant has come.
-func (w *workspace) decideEscalation(a *state.Alert, now int64) *state.Escalated {
-	if w.Alerts[a.ID] != a || a.Status == state.AlertResolved {
-		return nil
-	}
-	rec := &state.Escalated{AlertID: a.ID, Through: now, At: now}
-	any := false
-	for _, r := range w.Escalations {
-		t := a.CreatedAt + r.AfterMinutes*state.MsPerMinute
-		if t <= a.EscChecked || t > now || r.CreatedAt > t {
-			continue
-		}
-		any = true
-		if state.AlertStatus(a, t) == state.AlertOpen && a.Job.Monitored(now) && w.Active(now) {
-			rec.Rules = append(rec.Rules, r.ID)
-		}
-	}
-	if !any {
-		return nil
-	}
-	return rec
 }

@@ -9,24 +9,14 @@ import (
 	"backupmon/state"
 )
 
+// Commands of notifications: channels, escalation rules, and the outcome of
+// a delivery attempt.
+
 // ChannelInput is the body of POST /workspaces/{wid}/channels.
 type ChannelInput struct {
 	Type, Name, URL, To, MinSeverity Opt[string]
 	// Actor is who creates it, for the activity log ("" is the admin API).
 	Actor string
-}
-
-// ChannelView is a channel record (decisions.md 7); Secret is set only in
-// the answer to its creation (webhook channels).
-type ChannelView struct {
-	ID          string     `json:"id"`
-	Type        string     `json:"type"`
-	Name        string     `json:"name"`
-	URL         *string    `json:"url"`
-	To          *string    `json:"to"`
-	MinSeverity string     `json:"minSeverity"`
-	CreatedAt   state.Time `json:"createdAt"`
-	Secret      string     `json:"secret,omitempty"`
 }
 
 // EscalationInput is the body of POST /workspaces/{wid}/escalations.
@@ -35,31 +25,6 @@ type EscalationInput struct {
 	AfterMinutes Opt[int64]
 	// Actor is who creates it, for the activity log ("" is the admin API).
 	Actor string
-}
-
-// EscalationView is an escalation rule record.
-type EscalationView struct {
-	ID           string     `json:"id"`
-	ChannelID    string     `json:"channelId"`
-	AfterMinutes int64      `json:"afterMinutes"`
-	CreatedAt    state.Time `json:"createdAt"`
-}
-
-// DeliveryView is a notification delivery with its state: pending,
-// delivered, failed (given up after 24 hours) or cancelled.
-type DeliveryView struct {
-	ID            string         `json:"id"`
-	ChannelID     string         `json:"channelId"`
-	Event         string         `json:"event"`
-	AlertID       string         `json:"alertId"`
-	JobID         string         `json:"jobId"`
-	State         string         `json:"state"`
-	Attempts      int            `json:"attempts"`
-	CreatedAt     state.Time     `json:"createdAt"`
-	LastAttemptAt state.NullTime `json:"lastAttemptAt"`
-	NextAttemptAt state.NullTime `json:"nextAttemptAt"`
-	DeliveredAt   state.NullTime `json:"deliveredAt"`
-	LastError     *string        `json:"lastError"`
 }
 
 // maxEscalationMinutes bounds afterMinutes (30 days).
@@ -71,44 +36,6 @@ const (
 	maxChannels    = 100
 	maxEscalations = 100
 )
-
-func channelView(c *state.Channel) ChannelView {
-	v := ChannelView{ID: c.ID.String(), Type: c.Type, Name: c.Name, MinSeverity: state.SeverityName(c.MinSeverity), CreatedAt: state.Time(c.CreatedAt)}
-	if c.URL != "" {
-		u := c.URL
-		v.URL = &u
-	}
-	if c.To != "" {
-		t := c.To
-		v.To = &t
-	}
-	return v
-}
-
-func deliveryView(d *state.Delivery) DeliveryView {
-	v := DeliveryView{
-		ID: d.ID.String(), ChannelID: d.ChannelID.String(), Event: d.Event, AlertID: d.AlertID.String(), JobID: d.JobID.String(),
-		Attempts: d.Attempts, CreatedAt: state.Time(d.CreatedAt), LastAttemptAt: state.NullTime(d.LastAttemptAt), DeliveredAt: state.NullTime(d.DeliveredAt),
-	}
-	switch d.State {
-	case state.DeliveryPending:
-		v.State = "pending"
-		if !d.InFlight {
-			v.NextAttemptAt = state.NullTime(d.NextAt)
-		}
-	case state.DeliveryDelivered:
-		v.State = "delivered"
-	case state.DeliveryFailed:
-		v.State = "failed"
-	case state.DeliveryCancelled:
-		v.State = "cancelled"
-	}
-	if d.LastError != "" {
-		e := d.LastError
-		v.LastError = &e
-	}
-	return v
-}
 
 // checkChannel validates a channel body: a webhook or slack channel needs
 // an http(s) url, an e-mail channel one address in to.
@@ -202,21 +129,6 @@ func (e *Engine) CreateChannel(wsID string, in ChannelInput) (ChannelView, error
 	})
 }
 
-// Channels returns the workspace's channels, oldest first, without secrets.
-func (e *Engine) Channels(wsID string) ([]ChannelView, error) {
-	a, err := e.workspaceActor(wsID)
-	if err != nil {
-		return nil, err
-	}
-	return ask(a, func(w *workspace) []ChannelView {
-		list := make([]ChannelView, len(w.Channels))
-		for i, c := range w.Channels {
-			list[i] = channelView(c)
-		}
-		return list
-	}), nil
-}
-
 // DeleteChannel removes a channel with its escalation rules; its pending
 // deliveries are cancelled.
 func (e *Engine) DeleteChannel(wsID, channelID, actor string) error {
@@ -263,25 +175,6 @@ func (e *Engine) CreateEscalation(wsID string, in EscalationInput) (EscalationVi
 	})
 }
 
-func escalationView(r *state.Escalation) EscalationView {
-	return EscalationView{ID: r.ID.String(), ChannelID: r.ChannelID.String(), AfterMinutes: r.AfterMinutes, CreatedAt: state.Time(r.CreatedAt)}
-}
-
-// Escalations returns the workspace's escalation rules by afterMinutes.
-func (e *Engine) Escalations(wsID string) ([]EscalationView, error) {
-	a, err := e.workspaceActor(wsID)
-	if err != nil {
-		return nil, err
-	}
-	return ask(a, func(w *workspace) []EscalationView {
-		list := make([]EscalationView, len(w.Escalations))
-		for i, r := range w.Escalations {
-			list[i] = escalationView(r)
-		}
-		return list
-	}), nil
-}
-
 // DeleteEscalation removes an escalation rule.
 func (e *Engine) DeleteEscalation(wsID, escalationID, actor string) error {
 	a, err := e.workspaceActor(wsID)
@@ -298,17 +191,25 @@ func (e *Engine) DeleteEscalation(wsID, escalationID, actor string) error {
 	return err
 }
 
-// Deliveries returns the workspace's notification deliveries, newest first.
-func (e *Engine) Deliveries(wsID string) ([]DeliveryView, error) {
-	a, err := e.workspaceActor(wsID)
-	if err != nil {
-		return nil, err
+// DeliveryDone records the outcome of one attempt the deliverer made:
+// failure is "" when the channel took the notice, else why it did not. An
+// outcome for an attempt that is no longer in flight (it timed out, or the
+// delivery was cancelled) changes nothing. It returns an error only for an
+// unknown workspace.
+func (e *Engine) DeliveryDone(wsID, deliveryID state.ID, attempt int, failure string) error {
+	a := e.actor(wsID)
+	if a == nil {
+		return notFound("workspace")
 	}
-	return ask(a, func(w *workspace) []DeliveryView {
-		list := make([]DeliveryView, 0, len(w.Deliveries))
-		for i := len(w.Deliveries) - 1; i >= 0; i-- {
-			list = append(list, deliveryView(w.Deliveries[i]))
+	if len(failure) > 500 {
+		failure = failure[:500]
+	}
+	a.send(func(w *workspace) {
+		d := w.DeliveryIx[deliveryID]
+		if d == nil || d.State != state.DeliveryPending || !d.InFlight || attempt != d.Attempts+1 {
+			return
 		}
-		return list
-	}), nil
+		a.commit(w.decideAttempt(d, attempt, failure, e.nowMs()), nil)
+	})
+	return nil
 }

@@ -7,6 +7,8 @@ import (
 	"backupmon/state"
 )
 
+// The Report API's command, and the import of past results.
+
 // Report API limits (api.md 8.3, decisions.md 3).
 const (
 	reportsPerKeyPerMinute = 60

@@ -2,30 +2,17 @@ package engine
 
 import (
 	"net/mail"
-	"sort"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	"backupmon/state"
 )
 
+// Commands of the dashboard's people: users, logins and sessions.
+
 // Dashboard users and their sessions (decisions.md 11). The engine keeps the
 // users' password hashes and the SHA-256 of each session's secret; it never
 // sees a password or a session secret.
-
-// people indexes users by e-mail address and sessions by the SHA-256 of
-// their secret, across workspaces: a login names no workspace.
-type people struct {
-	mu       sync.Mutex // serialises the changes that must keep e-mail addresses unique
-	emails   sync.Map   // lower-case e-mail → *personRef
-	sessions sync.Map   // [32]byte → *personRef (id: the session's)
-}
-
-type personRef struct {
-	act *actor
-	id  state.ID
-}
 
 // UserInput is the body of a user create or update; Hash is the new
 // password's encoded argon2id hash (the caller hashes, the engine never
@@ -35,19 +22,6 @@ type UserInput struct {
 	// Actor is who makes the change, for the activity log ("" is the
 	// admin API).
 	Actor string
-}
-
-// UserView is a user record: never a password or its hash.
-type UserView struct {
-	ID        string     `json:"id"`
-	Email     string     `json:"email"`
-	Name      string     `json:"name"`
-	Role      string     `json:"role"`
-	CreatedAt state.Time `json:"createdAt"`
-}
-
-func userView(u *state.User) UserView {
-	return UserView{ID: u.ID.String(), Email: u.Email, Name: u.Name, Role: u.Role, CreatedAt: state.Time(u.CreatedAt)}
 }
 
 // checkEmail returns the address in lower case, or a KindInvalid error.
@@ -234,41 +208,6 @@ func (e *Engine) DeleteUser(wsID, userID, actor string) error {
 	return err
 }
 
-// Users returns the workspace's users by e-mail address.
-func (e *Engine) Users(wsID string) ([]UserView, error) {
-	a, err := e.workspaceActor(wsID)
-	if err != nil {
-		return nil, err
-	}
-	return ask(a, func(w *workspace) []UserView {
-		views := make([]UserView, 0, len(w.Users))
-		for _, u := range w.Users {
-			views = append(views, userView(u))
-		}
-		sort.Slice(views, func(i, j int) bool { return views[i].Email < views[j].Email })
-		return views
-	}), nil
-}
-
-// User returns one user of a workspace, or a KindNotFound error.
-func (e *Engine) User(wsID, userID string) (UserView, error) {
-	a, err := e.workspaceActor(wsID)
-	if err != nil {
-		return UserView{}, err
-	}
-	v, ok := ask2(a, func(w *workspace) (UserView, bool) {
-		u := w.User(userID)
-		if u == nil {
-			return UserView{}, false
-		}
-		return userView(u), true
-	})
-	if !ok {
-		return UserView{}, notFound("user")
-	}
-	return v, nil
-}
-
 // Login is what a login needs to know of the user an e-mail address names.
 type Login struct {
 	WorkspaceID, UserID string
@@ -366,26 +305,4 @@ func (e *Engine) EndSession(hash [32]byte) error {
 		return decision[struct{}]{rec: &state.SessionEnded{Mark: state.Mark{ID: s.ID, At: now}}}, nil
 	})
 	return err
-}
-
-func (e *Engine) userAdded(w *state.Workspace, u *state.User) {
-	e.people.emails.Store(u.Email, &personRef{act: e.actor(w.ID), id: u.ID})
-}
-
-func (e *Engine) userRemoved(email string) { e.people.emails.Delete(email) }
-
-func (e *Engine) sessionAdded(w *state.Workspace, s *state.Session) {
-	e.people.sessions.Store(s.Hash, &personRef{act: e.actor(w.ID), id: s.ID})
-}
-
-func (e *Engine) sessionRemoved(hash [32]byte) { e.people.sessions.Delete(hash) }
-
-// addPeople indexes a workspace's users and sessions (a new actor).
-func (e *Engine) addPeople(w *state.Workspace) {
-	for _, u := range w.Users {
-		e.userAdded(w, u)
-	}
-	for _, s := range w.Sessions {
-		e.sessionAdded(w, s)
-	}
 }

@@ -4,26 +4,14 @@ import (
 	"crypto/sha256"
 	"encoding/base32"
 	"encoding/hex"
-	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
 
-	"backupmon/jsonx"
 	"backupmon/state"
 )
 
-// Limits on admin input (decisions.md 2).
-const (
-	maxNameChars       = 200
-	minIntervalMinutes = 5
-	maxIntervalMinutes = 44640
-	maxGraceMinutes    = 10080
-	defaultGrace       = 60
-	defaultSLATarget   = 95.0
-	maxNoteChars       = 1000
-	maxHostnameChars   = 253
-)
+// Commands of the admin API on workspaces, clients, jobs and keys.
 
 // WorkspaceInput is the body of a workspace create or update.
 type WorkspaceInput struct {
@@ -68,49 +56,6 @@ type KeyInput struct {
 	ExpiresAt          Opt[time.Time]
 	// Actor is who creates it, for the activity log ("" is the admin API).
 	Actor string
-}
-
-func checkName(field string, v Opt[string], required bool) *Error {
-	if !v.Set || v.Null {
-		if required || v.Null {
-			return invalid(field, "%s is required", field)
-		}
-		return nil
-	}
-	if strings.TrimSpace(v.V) == "" || utf8.RuneCountInString(v.V) > maxNameChars {
-		return invalid(field, "%s must be 1 to %d characters", field, maxNameChars)
-	}
-	return checkText(field, v.V)
-}
-
-// checkNote refuses a note over maxNoteChars or not UTF-8.
-func checkNote(note string) *Error {
-	if utf8.RuneCountInString(note) > maxNoteChars {
-		return invalid("note", "note must be at most %d characters", maxNoteChars)
-	}
-	return checkText("note", note)
-}
-
-// checkText refuses text that is not UTF-8: a form or a body may carry any
-// bytes, and what is stored is shown and compared as text.
-func checkText(field, v string) *Error {
-	if !utf8.ValidString(v) {
-		return invalid(field, "%s must be valid UTF-8 text", field)
-	}
-	return nil
-}
-
-func checkEnum(field string, v Opt[string], allowed map[string]bool, list string, required bool) *Error {
-	if !v.Set || v.Null {
-		if required || v.Null {
-			return invalid(field, "%s must be one of: %s", field, list)
-		}
-		return nil
-	}
-	if !allowed[v.V] {
-		return invalid(field, "%s must be one of: %s", field, list)
-	}
-	return nil
 }
 
 func (e *Engine) workspaceActor(id string) (*actor, error) {
@@ -233,25 +178,6 @@ func (e *Engine) UpdateWorkspace(id string, in WorkspaceInput) (WorkspaceView, e
 	})
 }
 
-// Workspace returns one workspace record.
-func (e *Engine) Workspace(id string) (WorkspaceView, error) {
-	a, err := e.workspaceActor(id)
-	if err != nil {
-		return WorkspaceView{}, err
-	}
-	return ask(a, (*workspace).view), nil
-}
-
-// Workspaces returns every workspace record, oldest first.
-func (e *Engine) Workspaces() []WorkspaceView {
-	actors := e.sortedActors()
-	list := make([]WorkspaceView, 0, len(actors))
-	for _, a := range actors {
-		list = append(list, ask(a, (*workspace).view))
-	}
-	return list
-}
-
 // CreateClient adds a client to a workspace.
 func (e *Engine) CreateClient(wsID string, in ClientInput) (ClientView, error) {
 	a, err := e.workspaceActor(wsID)
@@ -310,27 +236,6 @@ func (e *Engine) UpdateClient(wsID, clientID string, in ClientInput) (ClientView
 		rec.ActivityID = w.IDs.Next(now)
 		return decision[ClientView]{rec: rec, answer: answer}, nil
 	})
-}
-
-// Clients returns every client of a workspace, by name.
-func (e *Engine) Clients(wsID string) ([]ClientView, error) {
-	a, err := e.workspaceActor(wsID)
-	if err != nil {
-		return nil, err
-	}
-	return ask(a, func(w *workspace) []ClientView {
-		now := e.nowMs()
-		list := make([]*state.Client, 0, len(w.Clients))
-		for _, c := range w.Clients {
-			list = append(list, c)
-		}
-		sort.Slice(list, func(i, j int) bool { return state.NameBefore(list[i].Name, list[i].ID, list[j].Name, list[j].ID) })
-		views := make([]ClientView, len(list))
-		for i, c := range list {
-			views[i] = w.clientView(c, now)
-		}
-		return views
-	}), nil
 }
 
 var dayByName = map[string]time.Weekday{
@@ -613,64 +518,6 @@ func (e *Engine) DeleteJob(wsID, jobID string) error {
 	return err
 }
 
-// Jobs returns every job of a workspace, by name.
-func (e *Engine) Jobs(wsID string) ([]JobView, error) {
-	a, err := e.workspaceActor(wsID)
-	if err != nil {
-		return nil, err
-	}
-	return ask(a, func(w *workspace) []JobView {
-		now := e.nowMs()
-		list := make([]*state.Job, 0, len(w.Jobs))
-		for _, j := range w.Jobs {
-			list = append(list, j)
-		}
-		sort.Slice(list, func(i, k int) bool { return state.NameBefore(list[i].Name, list[i].ID, list[k].Name, list[k].ID) })
-		views := make([]JobView, len(list))
-		for i, j := range list {
-			views[i] = e.adminJobView(w, j, now)
-		}
-		return views
-	}), nil
-}
-
-// recentResultsCount is how many results /jobs/{jobId} embeds.
-const recentResultsCount = 20
-
-// JobDetail returns the admin API's job: the REST /jobs/{jobId} object (the
-// job with its recent results and unresolved alerts) plus "history", its
-// results newest first (up to limit), each with its source.
-func (e *Engine) JobDetail(wsID, jobID string, limit int) (JobView, error) {
-	a, err := e.workspaceActor(wsID)
-	if err != nil {
-		return JobView{}, err
-	}
-	v := ask(a, func(w *workspace) JobView {
-		j := w.Job(jobID)
-		if j == nil {
-			return JobView{}
-		}
-		b := e.withIngestAddress(w.appendJobDetail(nil, j, e.nowMs()), j)
-		b = append(b[:len(b)-1], `,"history":[`...)
-		for i, n := len(j.Results)-1, 0; i >= 0 && n < limit; i, n = i-1, n+1 {
-			if n > 0 {
-				b = append(b, ',')
-			}
-			r := &j.Results[i]
-			b = state.AppendResult(b, j, r)
-			b = append(b[:len(b)-1], `,"source":`...)
-			b = jsonx.AppendString(b, w.Source(r.Source))
-			b = append(b, '}')
-		}
-		b = append(b, "]}"...)
-		return JobView{ID: j.ID.String(), JSON: b}
-	})
-	if v.ID == "" {
-		return JobView{}, notFound("job")
-	}
-	return v, nil
-}
-
 // keyPrefix is the fixed start of every key secret (api.md 5.1).
 const keyPrefix = "svc_live_"
 
@@ -757,26 +604,6 @@ func scopeBit(name string) uint8 {
 	return 0
 }
 
-// Keys returns the workspace's keys without secrets, oldest first.
-func (e *Engine) Keys(wsID string) ([]KeyView, error) {
-	a, err := e.workspaceActor(wsID)
-	if err != nil {
-		return nil, err
-	}
-	return ask(a, func(w *workspace) []KeyView {
-		list := make([]*state.Key, 0, len(w.Keys))
-		for _, k := range w.Keys {
-			list = append(list, k)
-		}
-		sort.Slice(list, func(i, j int) bool { return string(list[i].ID[:]) < string(list[j].ID[:]) })
-		views := make([]KeyView, len(list))
-		for i, k := range list {
-			views[i] = keyView(k)
-		}
-		return views
-	}), nil
-}
-
 // RevokeKey deletes a key; requests with it answer 401 from then on.
 func (e *Engine) RevokeKey(wsID, keyID, actor string) error {
 	a, err := e.workspaceActor(wsID)
@@ -791,132 +618,4 @@ func (e *Engine) RevokeKey(wsID, keyID, actor string) error {
 		return decision[struct{}]{rec: &state.KeyRevoked{Removal: state.Removal{ID: kid, ActivityID: w.IDs.Next(now), At: now, Actor: actor}}}, nil
 	})
 	return err
-}
-
-// AlertAction is what a person does to an alert.
-type AlertAction uint8
-
-// Alert actions.
-const (
-	Acknowledge AlertAction = AlertAction(state.AlertAcknowledge)
-	Snooze      AlertAction = AlertAction(state.AlertSnooze)
-	Resolve     AlertAction = AlertAction(state.AlertResolve)
-)
-
-// ChangeAlert acknowledges, snoozes (until a future time) or resolves an
-// alert, recording actor and note in the activity log. Acknowledging an
-// acknowledged alert changes nothing; any action on a resolved alert is a
-// KindConflict error.
-func (e *Engine) ChangeAlert(wsID, alertID string, action AlertAction, until time.Time, actor, note string) (AlertView, error) {
-	a, err := e.workspaceActor(wsID)
-	if err != nil {
-		return AlertView{}, err
-	}
-	if err := checkNote(note); err != nil {
-		return AlertView{}, err
-	}
-	return change(a, func(w *workspace, now int64) (decision[AlertView], error) {
-		aid, ok := state.ParseID(alertID)
-		al := w.Alerts[aid]
-		if !ok || al == nil {
-			return decision[AlertView]{}, notFound("alert")
-		}
-		st := state.AlertStatus(al, now)
-		if st == state.AlertResolved {
-			return decision[AlertView]{}, conflict("alert is already resolved")
-		}
-		answer := func(w *workspace) AlertView { return alertView(al, now) }
-		rec := &state.AlertChanged{AlertID: aid, Action: uint8(action), At: now, Actor: actor, Note: note}
-		switch action {
-		case Acknowledge:
-			if st == state.AlertAcknowledged {
-				return decision[AlertView]{answer: answer}, nil
-			}
-		case Snooze:
-			if until.IsZero() {
-				return decision[AlertView]{}, invalid("until", "until is required")
-			}
-			rec.Until = until.UnixMilli()
-			if rec.Until <= now {
-				return decision[AlertView]{}, invalid("until", "until must be in the future")
-			}
-		case Resolve:
-		default:
-			return decision[AlertView]{}, invalid("action", "unknown action")
-		}
-		rec.ActivityID = w.IDs.Next(now)
-		return decision[AlertView]{rec: rec, answer: answer}, nil
-	})
-}
-
-// Alerts returns every alert of the workspace, newest first.
-func (e *Engine) Alerts(wsID string) ([]AlertView, error) {
-	a, err := e.workspaceActor(wsID)
-	if err != nil {
-		return nil, err
-	}
-	return ask(a, func(w *workspace) []AlertView {
-		now := e.nowMs()
-		views := make([]AlertView, 0, len(w.AlertLog))
-		for i := len(w.AlertLog) - 1; i >= 0; i-- {
-			views = append(views, alertView(w.AlertLog[i], now))
-		}
-		return views
-	}), nil
-}
-
-// Activity returns the workspace's activity log, newest first.
-func (e *Engine) Activity(wsID string) ([]ActivityView, error) {
-	a, err := e.workspaceActor(wsID)
-	if err != nil {
-		return nil, err
-	}
-	return ask(a, func(w *workspace) []ActivityView {
-		views := make([]ActivityView, 0, len(w.Activity))
-		for i := len(w.Activity) - 1; i >= 0; i-- {
-			views = append(views, activityView(&w.Activity[i]))
-		}
-		return views
-	}), nil
-}
-
-// MaxClock is the latest time the development clock may show: every time is
-// printed with a four-digit year (api.md 2.1).
-var MaxClock = time.Date(9999, 12, 31, 23, 59, 59, 999e6, time.UTC)
-
-// SetClock sets the development clock to set (when not zero), then moves
-// it forward by advance, logs the new time and returns it. It returns
-// ErrNoDevClock without a development clock, and a KindInvalid error naming
-// advanceSeconds for a negative advance or one that would put the clock
-// after MaxClock; the clock is then unchanged.
-func (e *Engine) SetClock(set time.Time, advance time.Duration) (time.Time, error) {
-	if e.dev == nil {
-		return time.Time{}, ErrNoDevClock
-	}
-	if advance < 0 {
-		return time.Time{}, invalid("advanceSeconds", "advanceSeconds must not be negative")
-	}
-	e.globalMu.Lock()
-	now := e.dev.Now()
-	if !set.IsZero() {
-		now = set.UTC().Truncate(time.Millisecond)
-	}
-	// MaxClock.Sub stops at the largest Duration, which no advance exceeds.
-	if now.After(MaxClock) || advance > MaxClock.Sub(now) {
-		e.globalMu.Unlock()
-		return time.Time{}, invalid("advanceSeconds", "advanceSeconds would move the clock past 9999-12-31T23:59:59.999Z")
-	}
-	now = now.Add(advance)
-	e.dev.Set(now)
-	now = e.dev.Now()
-	ch := make(chan error, 1)
-	e.submit(state.Bind(&state.ClockSet{Now: now.UnixMilli()}), func(_ uint64, err error) { ch <- err })
-	e.globalMu.Unlock()
-	if err := <-ch; err != nil {
-		return time.Time{}, ErrFailed
-	}
-	// Every timer that came due has run, and what it recorded is durable,
-	// before the call answers (decisions.md 8).
-	e.fireDue()
-	return now, nil
 }

@@ -5,6 +5,8 @@ import (
 	"sort"
 )
 
+// A job's day grid for the dashboard.
+
 // gridDays is how many days a job's day grid shows.
 const gridDays = 30
 

@@ -2,6 +2,8 @@ package engine
 
 import "backupmon/state"
 
+// The assistant server's reads: its keys and its limit per workspace.
+
 // AssistantKey is the caller an assistant-protocol key stands for: its
 // workspace and whether it may change anything.
 type AssistantKey struct {
@@ -82,12 +84,12 @@ func (e *Engine) Assistant(keyHash [32]byte) (AssistantKey, KeyCheck) {
 // The count lives in memory only: a restart forgets the current minute's.
 func (w *workspace) countAssistant(now int64) bool {
 	minute := now / state.MsPerMinute
-	if w.AsstMinute != minute {
-		w.AsstMinute, w.AsstMinuteCount = minute, 0
+	if w.asstMinute != minute {
+		w.asstMinute, w.asstMinuteCount = minute, 0
 	}
-	if w.AsstMinuteCount >= AssistantPerMinute {
+	if w.asstMinuteCount >= AssistantPerMinute {
 		return false
 	}
-	w.AsstMinuteCount++
+	w.asstMinuteCount++
 	return true
 }

@@ -1,11 +1,11 @@
 package engine
 
 import (
-	"sync"
-
-	"backupmon/jsonx"
 	"backupmon/state"
 )
+
+// Commands of report e-mails: a recipient's check, an e-mail recorded as a
+// report or kept unparsed, re-reads, drops and ingest address rotation.
 
 // DefaultIngestDomain is the domain of ingest addresses unless
 // Options.IngestDomain says otherwise (decisions.md 10).
@@ -68,50 +68,8 @@ type MailReply struct {
 	Superseded bool
 }
 
-// ingestRef finds the actor of the job an ingest token belongs to.
-type ingestRef struct {
-	act   *actor
-	jobID state.ID
-}
-
-// ingestIndex maps ingest tokens to their jobs across workspaces.
-type ingestIndex struct {
-	m sync.Map // token → *ingestRef
-}
-
-func (x *ingestIndex) get(token string) *ingestRef {
-	v, ok := x.m.Load(token)
-	if !ok {
-		return nil
-	}
-	return v.(*ingestRef)
-}
-
-func (e *Engine) ingestAdded(w *state.Workspace, j *state.Job) {
-	if j.IngestToken == "" {
-		return
-	}
-	v, _ := e.actors.Load(w.ID)
-	a, _ := v.(*actor)
-	e.ingest.m.Store(j.IngestToken, &ingestRef{act: a, jobID: j.ID})
-}
-
-func (e *Engine) ingestRemoved(token string) {
-	if token != "" {
-		e.ingest.m.Delete(token)
-	}
-}
-
 // IngestDomain returns the domain of the engine's ingest addresses.
 func (e *Engine) IngestDomain() string { return e.opts.IngestDomain }
-
-// ingestAddress returns a job's address, "" for a job without a token.
-func (e *Engine) ingestAddress(j *state.Job) string {
-	if j.IngestToken == "" {
-		return ""
-	}
-	return j.IngestToken + "@" + e.opts.IngestDomain
-}
 
 // mailTarget finds the job of an ingest token in its actor: nil when the
 // token is unknown or retired.
@@ -395,104 +353,6 @@ func (e *Engine) dropRaw(refs []string) {
 	go e.opts.RawDropped(refs)
 }
 
-// UnparsedView is an entry of the admin unparsed list.
-type UnparsedView struct {
-	ID   string
-	JSON []byte
-}
-
-// MarshalJSON returns the entry's JSON.
-func (v UnparsedView) MarshalJSON() ([]byte, error) { return v.JSON, nil }
-
-func (w *workspace) unparsedView(u *state.UnparsedMail) UnparsedView {
-	b := append([]byte(nil), `{"id":`...)
-	b = state.AppendID(b, u.ID)
-	b = append(b, `,"jobId":`...)
-	b = state.AppendID(b, u.JobID)
-	b = append(b, `,"jobName":`...)
-	if j := w.Jobs[u.JobID]; j != nil {
-		b = jsonx.AppendString(b, j.Name)
-	} else {
-		b = append(b, "null"...)
-	}
-	b = append(b, `,"vendor":`...)
-	b = jsonx.AppendString(b, u.Vendor)
-	b = append(b, `,"receivedAt":`...)
-	b = jsonx.AppendTime(b, u.ReceivedAt)
-	b = append(b, `,"messageId":`...)
-	b = appendNullString(b, u.MessageID)
-	b = append(b, `,"subject":`...)
-	b = jsonx.AppendString(b, u.Subject)
-	b = append(b, `,"from":`...)
-	b = jsonx.AppendString(b, u.From)
-	b = append(b, `,"sizeBytes":`...)
-	b = jsonx.AppendInt(b, u.Size)
-	b = append(b, `,"reason":`...)
-	b = jsonx.AppendString(b, u.Reason)
-	return UnparsedView{ID: u.ID.String(), JSON: append(b, '}')}
-}
-
-func appendNullString(b []byte, s string) []byte {
-	if s == "" {
-		return append(b, "null"...)
-	}
-	return jsonx.AppendString(b, s)
-}
-
-// Unparsed returns a workspace's unreadable e-mails, newest first.
-func (e *Engine) Unparsed(wsID string) ([]UnparsedView, error) {
-	a, err := e.workspaceActor(wsID)
-	if err != nil {
-		return nil, err
-	}
-	views, ok := askOK(a, func(w *workspace) []UnparsedView {
-		out := make([]UnparsedView, 0, len(w.Unparsed))
-		for i := len(w.Unparsed) - 1; i >= 0; i-- {
-			out = append(out, w.unparsedView(w.Unparsed[i]))
-		}
-		return out
-	})
-	if !ok {
-		return nil, ErrClosed
-	}
-	return views, nil
-}
-
-// UnparsedRef is what a re-read needs of an unparsed e-mail: its raw
-// message and the parser its job uses now.
-type UnparsedRef struct {
-	ID, JobID string
-	Vendor    string // the job's vendor now (it may have been corrected)
-	RawRef    string
-}
-
-// UnparsedMail returns one unparsed e-mail's reference; a KindNotFound
-// error when the workspace or the entry does not exist.
-func (e *Engine) UnparsedMail(wsID, id string) (UnparsedRef, error) {
-	a, err := e.workspaceActor(wsID)
-	if err != nil {
-		return UnparsedRef{}, err
-	}
-	ref, ok := askOK(a, func(w *workspace) *UnparsedRef {
-		u := w.UnparsedByID(id)
-		if u == nil {
-			return nil
-		}
-		r := &UnparsedRef{ID: u.ID.String(), JobID: u.JobID.String(), Vendor: u.Vendor, RawRef: u.RawRef}
-		if j := w.Jobs[u.JobID]; j != nil {
-			r.Vendor = j.Vendor
-		}
-		return r
-	})
-	if !ok {
-		return UnparsedRef{}, ErrClosed
-	}
-	if ref == nil {
-		return UnparsedRef{}, notFound("unparsed e-mail")
-	}
-	return *ref, nil
-}
-
 // Reparsed records an unparsed e-mail that now reads as a report (in, with
 // Status set): the report as if the e-mail arrived now, and the entry
 // leaves the list in the same record. A Message-ID the job already recorded
@@ -580,18 +440,4 @@ func (e *Engine) RotateIngestAddress(wsID, jobID string) (JobView, error) {
 		rec := &state.IngestRotated{JobID: j.ID, ActivityID: w.IDs.Next(now), Token: newIngestToken(), At: now}
 		return decision[JobView]{rec: rec, answer: func(w *workspace) JobView { return e.adminJobView(w, j, now) }}, nil
 	})
-}
-
-// adminJobView is the admin API's job: the REST job object plus its
-// ingest address, which only the admin API shows.
-func (e *Engine) adminJobView(w *workspace, j *state.Job, now int64) JobView {
-	b := w.AppendJob(nil, j, now)
-	return JobView{ID: j.ID.String(), JSON: e.withIngestAddress(b, j)}
-}
-
-// withIngestAddress adds "ingestAddress" to the job object that ends b.
-func (e *Engine) withIngestAddress(b []byte, j *state.Job) []byte {
-	b = append(b[:len(b)-1], `,"ingestAddress":`...)
-	b = appendNullString(b, e.ingestAddress(j))
-	return append(b, '}')
 }

@@ -1,0 +1,180 @@
+package engine
+
+import (
+	"backupmon/state"
+	"encoding/binary"
+	"sync"
+)
+
+// The indexes across workspaces, kept by the state machine's hooks: key
+// hashes, ingest tokens, users' e-mail addresses and session hashes, each to
+// its workspace's actor.
+
+// ingestRef finds the actor of the job an ingest token belongs to.
+type ingestRef struct {
+	act   *actor
+	jobID state.ID
+}
+
+// ingestIndex maps ingest tokens to their jobs across workspaces.
+type ingestIndex struct {
+	m sync.Map // token → *ingestRef
+}
+
+func (x *ingestIndex) get(token string) *ingestRef {
+	v, ok := x.m.Load(token)
+	if !ok {
+		return nil
+	}
+	return v.(*ingestRef)
+}
+
+func (e *Engine) ingestAdded(w *state.Workspace, j *state.Job) {
+	if j.IngestToken == "" {
+		return
+	}
+	v, _ := e.actors.Load(w.ID)
+	a, _ := v.(*actor)
+	e.ingest.m.Store(j.IngestToken, &ingestRef{act: a, jobID: j.ID})
+}
+
+func (e *Engine) ingestRemoved(token string) {
+	if token != "" {
+		e.ingest.m.Delete(token)
+	}
+}
+
+// ingestAddress returns a job's address, "" for a job without a token.
+func (e *Engine) ingestAddress(j *state.Job) string {
+	if j.IngestToken == "" {
+		return ""
+	}
+	return j.IngestToken + "@" + e.opts.IngestDomain
+}
+
+// people indexes users by e-mail address and sessions by the SHA-256 of
+// their secret, across workspaces: a login names no workspace.
+type people struct {
+	mu       sync.Mutex // serialises the changes that must keep e-mail addresses unique
+	emails   sync.Map   // lower-case e-mail → *personRef
+	sessions sync.Map   // [32]byte → *personRef (id: the session's)
+}
+
+type personRef struct {
+	act *actor
+	id  state.ID
+}
+
+func (e *Engine) userAdded(w *state.Workspace, u *state.User) {
+	e.people.emails.Store(u.Email, &personRef{act: e.actor(w.ID), id: u.ID})
+}
+
+func (e *Engine) userRemoved(email string) { e.people.emails.Delete(email) }
+
+func (e *Engine) sessionAdded(w *state.Workspace, s *state.Session) {
+	e.people.sessions.Store(s.Hash, &personRef{act: e.actor(w.ID), id: s.ID})
+}
+
+func (e *Engine) sessionRemoved(hash [32]byte) { e.people.sessions.Delete(hash) }
+
+// addPeople indexes a workspace's users and sessions (a new actor).
+func (e *Engine) addPeople(w *state.Workspace) {
+	for _, u := range w.Users {
+		e.userAdded(w, u)
+	}
+	for _, s := range w.Sessions {
+		e.sessionAdded(w, s)
+	}
+}
+
+func (e *Engine) keyAdded(w *state.Workspace, k *state.Key) {
+	v, _ := e.actors.Load(w.ID)
+	a, _ := v.(*actor)
+	e.keys.put(&keyRef{hash: k.Hash, act: a, key: k})
+}
+
+func (e *Engine) keyRemoved(_ *state.Workspace, k *state.Key) { e.keys.remove(&k.Hash) }
+
+// keyIndex finds a key's workspace actor by the SHA-256 of its secret,
+// across all workspaces. It is sharded by the hash's first byte, so lookups
+// (every API request) rarely meet a writer (key creation and revocation);
+// the hash is already uniform, so its first 8 bytes serve as the map key and
+// the whole hash is compared after.
+type keyIndex struct {
+	shards [64]keyShard
+}
+
+type keyShard struct {
+	mu sync.RWMutex
+	m  map[uint64][]*keyRef
+}
+
+type keyRef struct {
+	hash [32]byte
+	act  *actor
+	key  *state.Key // touched only in its actor, which checks key.revoked
+}
+
+func (x *keyIndex) shard(h *[32]byte) (*keyShard, uint64) {
+	return &x.shards[h[0]&63], binary.LittleEndian.Uint64(h[:8])
+}
+
+// get returns the key whose secret hashes to h, or nil.
+func (x *keyIndex) get(h *[32]byte) *keyRef {
+	s, k := x.shard(h)
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, r := range s.m[k] {
+		if r.hash == *h {
+			return r
+		}
+	}
+	return nil
+}
+
+// put adds or replaces the key whose secret hashes to r.hash.
+func (x *keyIndex) put(r *keyRef) {
+	s, k := x.shard(&r.hash)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m == nil {
+		s.m = map[uint64][]*keyRef{}
+	}
+	list := s.m[k]
+	for i, old := range list {
+		if old.hash == r.hash {
+			list[i] = r
+			return
+		}
+	}
+	s.m[k] = append(list, r)
+}
+
+// remove drops the key whose secret hashes to h.
+func (x *keyIndex) remove(h *[32]byte) {
+	s, k := x.shard(h)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	list := s.m[k]
+	for i, r := range list {
+		if r.hash == *h {
+			list = append(list[:i], list[i+1:]...)
+			break
+		}
+	}
+	if len(list) == 0 {
+		delete(s.m, k)
+	} else {
+		s.m[k] = list
+	}
+}
+
+// clear empties the index.
+func (x *keyIndex) clear() {
+	for i := range x.shards {
+		s := &x.shards[i]
+		s.mu.Lock()
+		s.m = nil
+		s.mu.Unlock()
+	}
+}

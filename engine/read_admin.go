@@ -1,0 +1,565 @@
+package engine
+
+// The admin API's reads. Views are copies of state built inside an actor
+// and handed to callers; they never point into the workspace. Their JSON is
+// the contract's shape: the REST objects' JSON (state's encoders), with the
+// id beside it for callers that go on to use it.
+
+import (
+	"backupmon/jsonx"
+	"backupmon/state"
+	"sort"
+	"strings"
+)
+
+// Workspace returns one workspace record.
+func (e *Engine) Workspace(id string) (WorkspaceView, error) {
+	a, err := e.workspaceActor(id)
+	if err != nil {
+		return WorkspaceView{}, err
+	}
+	return ask(a, (*workspace).view), nil
+}
+
+// Workspaces returns every workspace record, oldest first.
+func (e *Engine) Workspaces() []WorkspaceView {
+	actors := e.sortedActors()
+	list := make([]WorkspaceView, 0, len(actors))
+	for _, a := range actors {
+		list = append(list, ask(a, (*workspace).view))
+	}
+	return list
+}
+
+// Clients returns every client of a workspace, by name.
+func (e *Engine) Clients(wsID string) ([]ClientView, error) {
+	a, err := e.workspaceActor(wsID)
+	if err != nil {
+		return nil, err
+	}
+	return ask(a, func(w *workspace) []ClientView {
+		now := e.nowMs()
+		list := make([]*state.Client, 0, len(w.Clients))
+		for _, c := range w.Clients {
+			list = append(list, c)
+		}
+		sort.Slice(list, func(i, j int) bool { return state.NameBefore(list[i].Name, list[i].ID, list[j].Name, list[j].ID) })
+		views := make([]ClientView, len(list))
+		for i, c := range list {
+			views[i] = w.clientView(c, now)
+		}
+		return views
+	}), nil
+}
+
+// Jobs returns every job of a workspace, by name.
+func (e *Engine) Jobs(wsID string) ([]JobView, error) {
+	a, err := e.workspaceActor(wsID)
+	if err != nil {
+		return nil, err
+	}
+	return ask(a, func(w *workspace) []JobView {
+		now := e.nowMs()
+		list := make([]*state.Job, 0, len(w.Jobs))
+		for _, j := range w.Jobs {
+			list = append(list, j)
+		}
+		sort.Slice(list, func(i, k int) bool { return state.NameBefore(list[i].Name, list[i].ID, list[k].Name, list[k].ID) })
+		views := make([]JobView, len(list))
+		for i, j := range list {
+			views[i] = e.adminJobView(w, j, now)
+		}
+		return views
+	}), nil
+}
+
+// recentResultsCount is how many results /jobs/{jobId} embeds.
+const recentResultsCount = 20
+
+// JobDetail returns the admin API's job: the REST /jobs/{jobId} object (the
+// job with its recent results and unresolved alerts) plus "history", its
+// results newest first (up to limit), each with its source.
+func (e *Engine) JobDetail(wsID, jobID string, limit int) (JobView, error) {
+	a, err := e.workspaceActor(wsID)
+	if err != nil {
+		return JobView{}, err
+	}
+	v := ask(a, func(w *workspace) JobView {
+		j := w.Job(jobID)
+		if j == nil {
+			return JobView{}
+		}
+		b := e.withIngestAddress(w.appendJobDetail(nil, j, e.nowMs()), j)
+		b = append(b[:len(b)-1], `,"history":[`...)
+		for i, n := len(j.Results)-1, 0; i >= 0 && n < limit; i, n = i-1, n+1 {
+			if n > 0 {
+				b = append(b, ',')
+			}
+			r := &j.Results[i]
+			b = state.AppendResult(b, j, r)
+			b = append(b[:len(b)-1], `,"source":`...)
+			b = jsonx.AppendString(b, w.Source(r.Source))
+			b = append(b, '}')
+		}
+		b = append(b, "]}"...)
+		return JobView{ID: j.ID.String(), JSON: b}
+	})
+	if v.ID == "" {
+		return JobView{}, notFound("job")
+	}
+	return v, nil
+}
+
+// Keys returns the workspace's keys without secrets, oldest first.
+func (e *Engine) Keys(wsID string) ([]KeyView, error) {
+	a, err := e.workspaceActor(wsID)
+	if err != nil {
+		return nil, err
+	}
+	return ask(a, func(w *workspace) []KeyView {
+		list := make([]*state.Key, 0, len(w.Keys))
+		for _, k := range w.Keys {
+			list = append(list, k)
+		}
+		sort.Slice(list, func(i, j int) bool { return string(list[i].ID[:]) < string(list[j].ID[:]) })
+		views := make([]KeyView, len(list))
+		for i, k := range list {
+			views[i] = keyView(k)
+		}
+		return views
+	}), nil
+}
+
+// Alerts returns every alert of the workspace, newest first.
+func (e *Engine) Alerts(wsID string) ([]AlertView, error) {
+	a, err := e.workspaceActor(wsID)
+	if err != nil {
+		return nil, err
+	}
+	return ask(a, func(w *workspace) []AlertView {
+		now := e.nowMs()
+		views := make([]AlertView, 0, len(w.AlertLog))
+		for i := len(w.AlertLog) - 1; i >= 0; i-- {
+			views = append(views, alertView(w.AlertLog[i], now))
+		}
+		return views
+	}), nil
+}
+
+// Activity returns the workspace's activity log, newest first.
+func (e *Engine) Activity(wsID string) ([]ActivityView, error) {
+	a, err := e.workspaceActor(wsID)
+	if err != nil {
+		return nil, err
+	}
+	return ask(a, func(w *workspace) []ActivityView {
+		views := make([]ActivityView, 0, len(w.Activity))
+		for i := len(w.Activity) - 1; i >= 0; i-- {
+			views = append(views, activityView(&w.Activity[i]))
+		}
+		return views
+	}), nil
+}
+
+// WorkspaceView is a workspace record (decisions.md 4.1).
+type WorkspaceView struct {
+	ID   string
+	JSON []byte
+}
+
+// MarshalJSON returns the record's JSON.
+func (v WorkspaceView) MarshalJSON() ([]byte, error) { return v.JSON, nil }
+
+// ClientView is a client object (decisions.md 4.2).
+type ClientView struct {
+	ID   string
+	JSON []byte
+}
+
+// MarshalJSON returns the object's JSON.
+func (v ClientView) MarshalJSON() ([]byte, error) { return v.JSON, nil }
+
+// JobView is a job object (api.md 2.5); for the admin job view, with its
+// recent results, unresolved alerts and history.
+type JobView struct {
+	ID   string
+	JSON []byte
+}
+
+// MarshalJSON returns the object's JSON.
+func (v JobView) MarshalJSON() ([]byte, error) { return v.JSON, nil }
+
+// AlertView is an alert object (api.md 2.7).
+type AlertView struct {
+	ID   string
+	JSON []byte
+}
+
+// MarshalJSON returns the object's JSON.
+func (v AlertView) MarshalJSON() ([]byte, error) { return v.JSON, nil }
+
+// KeyView is a key record without its secret (decisions.md 2); Key holds the
+// secret only in the answer to its creation.
+type KeyView struct {
+	ID   string
+	Key  string
+	JSON []byte
+}
+
+// MarshalJSON returns the record's JSON, with "key" when Key is set.
+func (v KeyView) MarshalJSON() ([]byte, error) {
+	if v.Key == "" {
+		return v.JSON, nil
+	}
+	b := append([]byte(nil), v.JSON[:len(v.JSON)-1]...)
+	b = append(b, `,"key":`...)
+	b = jsonx.AppendString(b, v.Key)
+	return append(b, '}'), nil
+}
+
+func (w *workspace) view() WorkspaceView {
+	return WorkspaceView{ID: w.ID.String(), JSON: w.AppendWorkspaceRecord(nil)}
+}
+
+func (w *workspace) clientView(c *state.Client, now int64) ClientView {
+	return ClientView{ID: c.ID.String(), JSON: w.AppendClient(nil, c, now)}
+}
+
+func alertView(a *state.Alert, now int64) AlertView {
+	return AlertView{ID: a.ID.String(), JSON: state.AppendAlert(nil, a, now)}
+}
+
+func keyView(k *state.Key) KeyView {
+	return KeyView{ID: k.ID.String(), JSON: state.AppendKeyRecord(nil, k)}
+}
+
+// ActivityView is an activity log entry.
+type ActivityView struct {
+	ID      string     `json:"id"`
+	At      state.Time `json:"at"`
+	Type    string     `json:"type"`
+	Actor   string     `json:"actor"`
+	KeyID   string     `json:"keyId,omitempty"`
+	KeyName string     `json:"keyName,omitempty"`
+	AlertID string     `json:"alertId,omitempty"`
+	JobID   string     `json:"jobId,omitempty"`
+	JobName string     `json:"jobName,omitempty"`
+	// ClientID, ChannelID and EscalationID name what a client.*,
+	// channel.* or escalation.* entry is about; Name is its name then.
+	ClientID     string `json:"clientId,omitempty"`
+	ChannelID    string `json:"channelId,omitempty"`
+	EscalationID string `json:"escalationId,omitempty"`
+	Name         string `json:"name,omitempty"`
+	Note         string `json:"note,omitempty"`
+}
+
+func activityView(a *state.Activity) ActivityView {
+	v := ActivityView{ID: a.ID.String(), At: state.Time(a.At), Type: a.Type, Actor: a.Actor, KeyName: a.KeyName, Note: a.Note}
+	if !a.KeyID.IsZero() {
+		v.KeyID = a.KeyID.String()
+	}
+	if !a.AlertID.IsZero() {
+		v.AlertID = a.AlertID.String()
+	}
+	if !a.JobID.IsZero() {
+		v.JobID = a.JobID.String()
+		v.JobName = a.SubjectName
+	}
+	if !a.SubjectID.IsZero() {
+		switch {
+		case strings.HasPrefix(a.Type, "client."):
+			v.ClientID = a.SubjectID.String()
+		case strings.HasPrefix(a.Type, "channel."):
+			v.ChannelID = a.SubjectID.String()
+		case strings.HasPrefix(a.Type, "escalation."):
+			v.EscalationID = a.SubjectID.String()
+		}
+		v.Name = a.SubjectName
+	}
+	return v
+}
+
+// UnparsedView is an entry of the admin unparsed list.
+type UnparsedView struct {
+	ID   string
+	JSON []byte
+}
+
+// MarshalJSON returns the entry's JSON.
+func (v UnparsedView) MarshalJSON() ([]byte, error) { return v.JSON, nil }
+
+func (w *workspace) unparsedView(u *state.UnparsedMail) UnparsedView {
+	b := append([]byte(nil), `{"id":`...)
+	b = state.AppendID(b, u.ID)
+	b = append(b, `,"jobId":`...)
+	b = state.AppendID(b, u.JobID)
+	b = append(b, `,"jobName":`...)
+	if j := w.Jobs[u.JobID]; j != nil {
+		b = jsonx.AppendString(b, j.Name)
+	} else {
+		b = append(b, "null"...)
+	}
+	b = append(b, `,"vendor":`...)
+	b = jsonx.AppendString(b, u.Vendor)
+	b = append(b, `,"receivedAt":`...)
+	b = jsonx.AppendTime(b, u.ReceivedAt)
+	b = append(b, `,"messageId":`...)
+	b = appendNullString(b, u.MessageID)
+	b = append(b, `,"subject":`...)
+	b = jsonx.AppendString(b, u.Subject)
+	b = append(b, `,"from":`...)
+	b = jsonx.AppendString(b, u.From)
+	b = append(b, `,"sizeBytes":`...)
+	b = jsonx.AppendInt(b, u.Size)
+	b = append(b, `,"reason":`...)
+	b = jsonx.AppendString(b, u.Reason)
+	return UnparsedView{ID: u.ID.String(), JSON: append(b, '}')}
+}
+
+func appendNullString(b []byte, s string) []byte {
+	if s == "" {
+		return append(b, "null"...)
+	}
+	return jsonx.AppendString(b, s)
+}
+
+// Unparsed returns a workspace's unreadable e-mails, newest first.
+func (e *Engine) Unparsed(wsID string) ([]UnparsedView, error) {
+	a, err := e.workspaceActor(wsID)
+	if err != nil {
+		return nil, err
+	}
+	views, ok := askOK(a, func(w *workspace) []UnparsedView {
+		out := make([]UnparsedView, 0, len(w.Unparsed))
+		for i := len(w.Unparsed) - 1; i >= 0; i-- {
+			out = append(out, w.unparsedView(w.Unparsed[i]))
+		}
+		return out
+	})
+	if !ok {
+		return nil, ErrClosed
+	}
+	return views, nil
+}
+
+// UnparsedRef is what a re-read needs of an unparsed e-mail: its raw
+// message and the parser its job uses now.
+type UnparsedRef struct {
+	ID, JobID string
+	Vendor    string // the job's vendor now (it may have been corrected)
+	RawRef    string
+}
+
+// UnparsedMail returns one unparsed e-mail's reference; a KindNotFound
+// error when the workspace or the entry does not exist.
+func (e *Engine) UnparsedMail(wsID, id string) (UnparsedRef, error) {
+	a, err := e.workspaceActor(wsID)
+	if err != nil {
+		return UnparsedRef{}, err
+	}
+	ref, ok := askOK(a, func(w *workspace) *UnparsedRef {
+		u := w.UnparsedByID(id)
+		if u == nil {
+			return nil
+		}
+		r := &UnparsedRef{ID: u.ID.String(), JobID: u.JobID.String(), Vendor: u.Vendor, RawRef: u.RawRef}
+		if j := w.Jobs[u.JobID]; j != nil {
+			r.Vendor = j.Vendor
+		}
+		return r
+	})
+	if !ok {
+		return UnparsedRef{}, ErrClosed
+	}
+	if ref == nil {
+		return UnparsedRef{}, notFound("unparsed e-mail")
+	}
+	return *ref, nil
+}
+
+// adminJobView is the admin API's job: the REST job object plus its
+// ingest address, which only the admin API shows.
+func (e *Engine) adminJobView(w *workspace, j *state.Job, now int64) JobView {
+	b := w.AppendJob(nil, j, now)
+	return JobView{ID: j.ID.String(), JSON: e.withIngestAddress(b, j)}
+}
+
+// withIngestAddress adds "ingestAddress" to the job object that ends b.
+func (e *Engine) withIngestAddress(b []byte, j *state.Job) []byte {
+	b = append(b[:len(b)-1], `,"ingestAddress":`...)
+	b = appendNullString(b, e.ingestAddress(j))
+	return append(b, '}')
+}
+
+// UserView is a user record: never a password or its hash.
+type UserView struct {
+	ID        string     `json:"id"`
+	Email     string     `json:"email"`
+	Name      string     `json:"name"`
+	Role      string     `json:"role"`
+	CreatedAt state.Time `json:"createdAt"`
+}
+
+func userView(u *state.User) UserView {
+	return UserView{ID: u.ID.String(), Email: u.Email, Name: u.Name, Role: u.Role, CreatedAt: state.Time(u.CreatedAt)}
+}
+
+// Users returns the workspace's users by e-mail address.
+func (e *Engine) Users(wsID string) ([]UserView, error) {
+	a, err := e.workspaceActor(wsID)
+	if err != nil {
+		return nil, err
+	}
+	return ask(a, func(w *workspace) []UserView {
+		views := make([]UserView, 0, len(w.Users))
+		for _, u := range w.Users {
+			views = append(views, userView(u))
+		}
+		sort.Slice(views, func(i, j int) bool { return views[i].Email < views[j].Email })
+		return views
+	}), nil
+}
+
+// User returns one user of a workspace, or a KindNotFound error.
+func (e *Engine) User(wsID, userID string) (UserView, error) {
+	a, err := e.workspaceActor(wsID)
+	if err != nil {
+		return UserView{}, err
+	}
+	v, ok := ask2(a, func(w *workspace) (UserView, bool) {
+		u := w.User(userID)
+		if u == nil {
+			return UserView{}, false
+		}
+		return userView(u), true
+	})
+	if !ok {
+		return UserView{}, notFound("user")
+	}
+	return v, nil
+}
+
+// ChannelView is a channel record (decisions.md 7); Secret is set only in
+// the answer to its creation (webhook channels).
+type ChannelView struct {
+	ID          string     `json:"id"`
+	Type        string     `json:"type"`
+	Name        string     `json:"name"`
+	URL         *string    `json:"url"`
+	To          *string    `json:"to"`
+	MinSeverity string     `json:"minSeverity"`
+	CreatedAt   state.Time `json:"createdAt"`
+	Secret      string     `json:"secret,omitempty"`
+}
+
+// EscalationView is an escalation rule record.
+type EscalationView struct {
+	ID           string     `json:"id"`
+	ChannelID    string     `json:"channelId"`
+	AfterMinutes int64      `json:"afterMinutes"`
+	CreatedAt    state.Time `json:"createdAt"`
+}
+
+// DeliveryView is a notification delivery with its state: pending,
+// delivered, failed (given up after 24 hours) or cancelled.
+type DeliveryView struct {
+	ID            string         `json:"id"`
+	ChannelID     string         `json:"channelId"`
+	Event         string         `json:"event"`
+	AlertID       string         `json:"alertId"`
+	JobID         string         `json:"jobId"`
+	State         string         `json:"state"`
+	Attempts      int            `json:"attempts"`
+	CreatedAt     state.Time     `json:"createdAt"`
+	LastAttemptAt state.NullTime `json:"lastAttemptAt"`
+	NextAttemptAt state.NullTime `json:"nextAttemptAt"`
+	DeliveredAt   state.NullTime `json:"deliveredAt"`
+	LastError     *string        `json:"lastError"`
+}
+
+func channelView(c *state.Channel) ChannelView {
+	v := ChannelView{ID: c.ID.String(), Type: c.Type, Name: c.Name, MinSeverity: state.SeverityName(c.MinSeverity), CreatedAt: state.Time(c.CreatedAt)}
+	if c.URL != "" {
+		u := c.URL
+		v.URL = &u
+	}
+	if c.To != "" {
+		t := c.To
+		v.To = &t
+	}
+	return v
+}
+
+func deliveryView(d *state.Delivery) DeliveryView {
+	v := DeliveryView{
+		ID: d.ID.String(), ChannelID: d.ChannelID.String(), Event: d.Event, AlertID: d.AlertID.String(), JobID: d.JobID.String(),
+		Attempts: d.Attempts, CreatedAt: state.Time(d.CreatedAt), LastAttemptAt: state.NullTime(d.LastAttemptAt), DeliveredAt: state.NullTime(d.DeliveredAt),
+	}
+	switch d.State {
+	case state.DeliveryPending:
+		v.State = "pending"
+		if !d.InFlight {
+			v.NextAttemptAt = state.NullTime(d.NextAt)
+		}
+	case state.DeliveryDelivered:
+		v.State = "delivered"
+	case state.DeliveryFailed:
+		v.State = "failed"
+	case state.DeliveryCancelled:
+		v.State = "cancelled"
+	}
+	if d.LastError != "" {
+		e := d.LastError
+		v.LastError = &e
+	}
+	return v
+}
+
+// Channels returns the workspace's channels, oldest first, without secrets.
+func (e *Engine) Channels(wsID string) ([]ChannelView, error) {
+	a, err := e.workspaceActor(wsID)
+	if err != nil {
+		return nil, err
+	}
+	return ask(a, func(w *workspace) []ChannelView {
+		list := make([]ChannelView, len(w.Channels))
+		for i, c := range w.Channels {
+			list[i] = channelView(c)
+		}
+		return list
+	}), nil
+}
+
+func escalationView(r *state.Escalation) EscalationView {
+	return EscalationView{ID: r.ID.String(), ChannelID: r.ChannelID.String(), AfterMinutes: r.AfterMinutes, CreatedAt: state.Time(r.CreatedAt)}
+}
+
+// Escalations returns the workspace's escalation rules by afterMinutes.
+func (e *Engine) Escalations(wsID string) ([]EscalationView, error) {
+	a, err := e.workspaceActor(wsID)
+	if err != nil {
+		return nil, err
+	}
+	return ask(a, func(w *workspace) []EscalationView {
+		list := make([]EscalationView, len(w.Escalations))
+		for i, r := range w.Escalations {
+			list[i] = escalationView(r)
+		}
+		return list
+	}), nil
+}
+
+// Deliveries returns the workspace's notification deliveries, newest first.
+func (e *Engine) Deliveries(wsID string) ([]DeliveryView, error) {
+	a, err := e.workspaceActor(wsID)
+	if err != nil {
+		return nil, err
+	}
+	return ask(a, func(w *workspace) []DeliveryView {
+		list := make([]DeliveryView, 0, len(w.Deliveries))
+		for i := len(w.Deliveries) - 1; i >= 0; i-- {
+			list = append(list, deliveryView(w.Deliveries[i]))
+		}
+		return list
+	}), nil
+}
