@@ -4,16 +4,16 @@ package transport_test
 // resolve; the alert list and the activity they write (decisions.md 2, 4.6).
 
 import (
+	"backupmon/internal/testserver"
 	"bytes"
 	"testing"
 	"time"
 )
 
 func TestAdminAlertActions(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
 	base := "/workspaces/" + f.WS
-	created := t0.Add(time.Hour)
+	created := testserver.T0.Add(time.Hour)
 	s.SetClock(created)
 	aid := admReport(s, f.Job, f.ReportKey, "failed").JSON["alert_id"].(string)
 	alertPath := base + "/alerts/" + aid
@@ -39,7 +39,7 @@ func TestAdminAlertActions(t *testing.T) {
 		t.Errorf("alert summary empty")
 	}
 
-	check := func(what string, r response, want map[string]any) map[string]any {
+	check := func(what string, r testserver.Response, want map[string]any) map[string]any {
 		t.Helper()
 		admWantData(t, what, r, 200)
 		al := r.Data()
@@ -63,13 +63,13 @@ func TestAdminAlertActions(t *testing.T) {
 	}
 
 	// Acknowledge: once; a second acknowledge changes nothing.
-	s.SetClock(t0.Add(2 * time.Hour))
-	check("acknowledge", s.Admin("POST", alertPath+"/acknowledge", nil), map[string]any{"status": "acknowledged", "acknowledgedAt": admTS(t0.Add(2 * time.Hour))})
-	s.SetClock(t0.Add(3 * time.Hour))
-	check("acknowledge again", s.Admin("POST", alertPath+"/acknowledge", []byte(`{}`)), map[string]any{"status": "acknowledged", "acknowledgedAt": admTS(t0.Add(2 * time.Hour))})
+	s.SetClock(testserver.T0.Add(2 * time.Hour))
+	check("acknowledge", s.Admin("POST", alertPath+"/acknowledge", nil), map[string]any{"status": "acknowledged", "acknowledgedAt": admTS(testserver.T0.Add(2 * time.Hour))})
+	s.SetClock(testserver.T0.Add(3 * time.Hour))
+	check("acknowledge again", s.Admin("POST", alertPath+"/acknowledge", []byte(`{}`)), map[string]any{"status": "acknowledged", "acknowledgedAt": admTS(testserver.T0.Add(2 * time.Hour))})
 
 	// Snooze until a time in the future.
-	until := t0.Add(5 * time.Hour)
+	until := testserver.T0.Add(5 * time.Hour)
 	check("snooze", s.Admin("POST", alertPath+"/snooze", map[string]any{"until": "2026-03-04T16:00:00+01:00"}), map[string]any{"status": "snoozed", "snoozedUntil": admTS(until), "resolvedAt": nil})
 	if ua := admList(t, s.Job(f.WS, f.Job), "unresolvedAlerts"); len(ua) != 1 || ua[0]["status"] != "snoozed" {
 		t.Errorf("job view while snoozed: %v", ua)
@@ -117,7 +117,7 @@ func TestAdminAlertActions(t *testing.T) {
 	// Acknowledge, then snooze an acknowledged alert, then acknowledge the
 	// snoozed one.
 	bp := base + "/alerts/" + b
-	check2 := func(what string, r response, status string) {
+	check2 := func(what string, r testserver.Response, status string) {
 		t.Helper()
 		admWantData(t, what, r, 200)
 		if r.Data()["status"] != status || r.Data()["id"] != b {
@@ -156,8 +156,7 @@ func TestAdminAlertActions(t *testing.T) {
 }
 
 func TestAdminWorkspaceInactiveStopsReports(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
 	wpath := "/workspaces/" + f.WS
 	report := func(what string, want int) {
 		t.Helper()
@@ -187,7 +186,7 @@ func TestAdminWorkspaceInactiveStopsReports(t *testing.T) {
 	report("active again", 200)
 
 	// A trial is active until trialEndsAt, inactive from then on.
-	now := t0.Add(4 * time.Minute)
+	now := testserver.T0.Add(4 * time.Minute)
 	s.MustAdmin(200, "PATCH", wpath, map[string]any{"plan": "trial", "trialEndsAt": admIn(now.Add(time.Hour))})
 	report("trial running", 200)
 	s.SetClock(now.Add(time.Hour))

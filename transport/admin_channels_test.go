@@ -6,6 +6,7 @@ package transport_test
 // 404s, the caps, and what deleting a channel takes with it.
 
 import (
+	"backupmon/internal/testserver"
 	"fmt"
 	"regexp"
 	"strings"
@@ -16,10 +17,9 @@ import (
 var chSecretRe = regexp.MustCompile(`^whsec_[0-9a-f]{64}$`)
 
 func TestAdminChannels(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
 	base := "/workspaces/" + f.WS
-	at := t0.Add(5 * time.Minute)
+	at := testserver.T0.Add(5 * time.Minute)
 	s.SetClock(at)
 
 	hook := s.MustAdmin(201, "POST", base+"/channels", map[string]any{"type": "webhook", "name": "Ops hook", "url": "https://hooks.example.com/backupmon?x=1"}).Data()

@@ -6,6 +6,7 @@ package transport_test
 // crash would leave it).
 
 import (
+	"backupmon/internal/testserver"
 	"io"
 	"io/fs"
 	"os"
@@ -50,7 +51,7 @@ func admCopyDir(t *testing.T, src, dst string) {
 var admLastUsedRe = regexp.MustCompile(`"lastUsedAt":("[^"]*"|null)`)
 
 func TestAdminMutationsSurviveRestart(t *testing.T) {
-	s := startServer(t, serverOptions{})
+	s := testserver.Start(t, testserver.Options{})
 	post := func(path string, body any) map[string]any {
 		t.Helper()
 		return s.MustAdmin(201, "POST", path, body).Data()
@@ -94,7 +95,7 @@ func TestAdminMutationsSurviveRestart(t *testing.T) {
 	j4 := job(c1, "J4", nil)
 	j5 := job(c3, "J5", nil)
 	patch(A+"/jobs/"+j1, map[string]any{"schedule": map[string]any{"intervalMinutes": 360}, "device": map[string]any{"type": "vm", "hostname": "vm7"}})
-	patch(A+"/jobs/"+j2, map[string]any{"pausedUntil": admIn(t0.Add(48 * time.Hour))})
+	patch(A+"/jobs/"+j2, map[string]any{"pausedUntil": admIn(testserver.T0.Add(48 * time.Hour))})
 	patch(A+"/jobs/"+j3, map[string]any{"paused": true})
 	patch(A+"/jobs/"+j5, map[string]any{"name": "J5 renamed", "slaTarget": 90})
 	// Keys.
@@ -114,7 +115,7 @@ func TestAdminMutationsSurviveRestart(t *testing.T) {
 	admReport(s, j5, key, "ok")
 	s.MustAdmin(200, "POST", A+"/alerts/"+a1+"/acknowledge", nil)
 	s.Advance(time.Minute)
-	s.MustAdmin(200, "POST", A+"/alerts/"+a1+"/snooze", map[string]any{"until": admIn(t0.Add(10 * time.Hour))})
+	s.MustAdmin(200, "POST", A+"/alerts/"+a1+"/snooze", map[string]any{"until": admIn(testserver.T0.Add(10 * time.Hour))})
 	if r := admReport(s, j3, key, "warn"); r.JSON["alert_id"] != nil { // paused job: no alert
 		t.Errorf("report on a paused job opened an alert")
 	}
@@ -157,7 +158,7 @@ func TestAdminMutationsSurviveRestart(t *testing.T) {
 
 	// The log alone. lastUsedAt lives in memory and snapshots only (a
 	// report's use of a key is not logged); everything else must match.
-	c := startServer(t, serverOptions{dir: crashDir})
+	c := testserver.Start(t, testserver.Options{Dir: crashDir})
 	mask := func(m map[string]string) map[string]string {
 		out := map[string]string{}
 		for k, v := range m {

@@ -3,6 +3,7 @@ package transport_test
 // 401, 404 and 409 of the admin API (decisions.md 2).
 
 import (
+	"backupmon/internal/testserver"
 	"fmt"
 	"strings"
 	"testing"
@@ -19,7 +20,7 @@ type admRoute struct {
 // ids given (path templates {wid} {cid} {jid} {kid} {aid}).
 func admRoutes(wid, cid, jid, kid, aid string) []admRoute {
 	ws := "/workspaces/" + wid
-	until := admIn(t0.Add(24 * time.Hour))
+	until := admIn(testserver.T0.Add(24 * time.Hour))
 	return []admRoute{
 		{"POST", "/workspaces", map[string]any{"name": "X", "plan": "pro"}},
 		{"GET", "/workspaces", nil},
@@ -46,8 +47,7 @@ func admRoutes(wid, cid, jid, kid, aid string) []admRoute {
 }
 
 func TestAdminUnauthorized(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
 	aid := admReport(s, f.Job, f.ReportKey, "failed").JSON["alert_id"].(string)
 	before := admState(s, f.WS)
 	clock := s.MustAdmin(200, "POST", "/clock", nil).Data()["now"]
@@ -55,13 +55,13 @@ func TestAdminUnauthorized(t *testing.T) {
 	headers := map[string]map[string]string{
 		"no header":       {},
 		"wrong token":     {"Authorization": "Bearer wrong-token"},
-		"token prefix":    {"Authorization": "Bearer " + testAdminToken[:len(testAdminToken)-1]},
-		"token longer":    {"Authorization": "Bearer " + testAdminToken + "x"},
-		"basic scheme":    {"Authorization": "Basic " + testAdminToken},
-		"no scheme":       {"Authorization": testAdminToken},
-		"two spaces":      {"Authorization": "Bearer  " + testAdminToken},
+		"token prefix":    {"Authorization": "Bearer " + testserver.AdminToken[:len(testserver.AdminToken)-1]},
+		"token longer":    {"Authorization": "Bearer " + testserver.AdminToken + "x"},
+		"basic scheme":    {"Authorization": "Basic " + testserver.AdminToken},
+		"no scheme":       {"Authorization": testserver.AdminToken},
+		"two spaces":      {"Authorization": "Bearer  " + testserver.AdminToken},
 		"empty bearer":    {"Authorization": "Bearer "},
-		"token in header": {"X-Admin-Token": testAdminToken},
+		"token in header": {"X-Admin-Token": testserver.AdminToken},
 	}
 	for _, rt := range admRoutes(f.WS, f.Client, f.Job, f.ReportKeyID, aid) {
 		for name, h := range headers {
@@ -73,11 +73,11 @@ func TestAdminUnauthorized(t *testing.T) {
 			for k, v := range h {
 				h2[k] = v
 			}
-			r := s.do(rt.method, s.AdminURL+"/admin/v1"+rt.path, h2, body)
+			r := s.Do(rt.method, s.AdminURL+"/admin/v1"+rt.path, h2, body)
 			admWantError(t, fmt.Sprintf("%s %s (%s)", rt.method, rt.path, name), r, 401, "UNAUTHORIZED", "")
 		}
 		// The token in the query string is not a token.
-		r := s.do(rt.method, s.AdminURL+"/admin/v1"+rt.path+"?token="+testAdminToken, nil, nil)
+		r := s.Do(rt.method, s.AdminURL+"/admin/v1"+rt.path+"?token="+testserver.AdminToken, nil, nil)
 		admWantError(t, rt.method+" "+rt.path+" (token in URL)", r, 401, "UNAUTHORIZED", "")
 	}
 	admSameState(t, "after unauthorized requests", before, admState(s, f.WS))
@@ -85,14 +85,14 @@ func TestAdminUnauthorized(t *testing.T) {
 		t.Errorf("unauthorized clock call moved the clock: %v → %v", clock, now)
 	}
 	// The scheme word is case-insensitive (RFC 9110): "bearer" works.
-	r := s.do("GET", s.AdminURL+"/admin/v1/workspaces", map[string]string{"Authorization": "bearer " + testAdminToken}, nil)
+	r := s.Do("GET", s.AdminURL+"/admin/v1/workspaces", map[string]string{"Authorization": "bearer " + testserver.AdminToken}, nil)
 	admWantData(t, "lowercase bearer", r, 200)
 }
 
 func TestAdminNotFound(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	a := s.Fixture(fixtureOptions{})
-	b := s.Fixture(fixtureOptions{})
+	s := testserver.Start(t, testserver.Options{})
+	a := s.Fixture(testserver.FixtureOptions{})
+	b := s.Fixture(testserver.FixtureOptions{})
 	aAlert := admReport(s, a.Job, a.ReportKey, "failed").JSON["alert_id"].(string)
 	bAlert := admReport(s, b.Job, b.ReportKey, "failed").JSON["alert_id"].(string)
 	stateA, stateB := admState(s, a.WS), admState(s, b.WS)
@@ -144,13 +144,12 @@ func TestAdminNotFound(t *testing.T) {
 		"/workspaces/" + a.WS + "/alerts/" + aAlert, "/workspaces/", "/workspace"} {
 		admWantError(t, "GET "+p, s.Admin("GET", p, nil), 404, "NOT_FOUND", "")
 	}
-	admWantError(t, "GET /", s.do("GET", s.AdminURL+"/", map[string]string{"Authorization": "Bearer " + testAdminToken}, nil), 404, "NOT_FOUND", "")
+	admWantError(t, "GET /", s.Do("GET", s.AdminURL+"/", map[string]string{"Authorization": "Bearer " + testserver.AdminToken}, nil), 404, "NOT_FOUND", "")
 }
 
 func TestAdminConflictOnResolvedAlert(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
-	until := map[string]any{"until": admIn(t0.Add(48 * time.Hour))}
+	s, f := startFixture(t)
+	until := map[string]any{"until": admIn(testserver.T0.Add(48 * time.Hour))}
 
 	// Resolved through the admin API.
 	a1 := admReport(s, f.Job, f.ReportKey, "failed").JSON["alert_id"].(string)

@@ -5,6 +5,7 @@ package transport_test
 // collide with them.
 
 import (
+	"backupmon/internal/testserver"
 	"encoding/json"
 	"maps"
 	"regexp"
@@ -27,7 +28,7 @@ func admIn(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z
 // admWantError checks an admin error answer: the status, the shape
 // {"error":{"code","message"}} and, when field is not empty, that the message
 // names the field.
-func admWantError(t *testing.T, what string, r response, status int, code, field string) {
+func admWantError(t *testing.T, what string, r testserver.Response, status int, code, field string) {
 	t.Helper()
 	if r.Status != status {
 		t.Errorf("%s: status %d, want %d: %s", what, r.Status, status, r.Body)
@@ -65,7 +66,7 @@ func admKeysOf(m map[string]any) []string {
 }
 
 // admWantKeys checks that m has exactly the members keys.
-func admWantKeys(t *testing.T, what string, m map[string]any, keys ...string) {
+func admWantKeys(t testing.TB, what string, m map[string]any, keys ...string) {
 	t.Helper()
 	want := slices.Clone(keys)
 	sort.Strings(want)
@@ -75,7 +76,7 @@ func admWantKeys(t *testing.T, what string, m map[string]any, keys ...string) {
 }
 
 // admObj returns m[k] as an object, failing the test when it is not one.
-func admObj(t *testing.T, m map[string]any, k string) map[string]any {
+func admObj(t testing.TB, m map[string]any, k string) map[string]any {
 	t.Helper()
 	v, ok := m[k].(map[string]any)
 	if !ok {
@@ -85,7 +86,7 @@ func admObj(t *testing.T, m map[string]any, k string) map[string]any {
 }
 
 // admList returns m[k] as a list of objects.
-func admList(t *testing.T, m map[string]any, k string) []map[string]any {
+func admList(t testing.TB, m map[string]any, k string) []map[string]any {
 	t.Helper()
 	raw, ok := m[k].([]any)
 	if !ok {
@@ -131,7 +132,7 @@ func admWantTime(t *testing.T, what string, v any, want time.Time) {
 
 // admWantData checks a success answer {"data": ...} with status and the JSON
 // content type.
-func admWantData(t *testing.T, what string, r response, status int) {
+func admWantData(t *testing.T, what string, r testserver.Response, status int) {
 	t.Helper()
 	if r.Status != status {
 		t.Fatalf("%s: status %d, want %d: %s", what, r.Status, status, r.Body)
@@ -262,8 +263,8 @@ func admCheckKey(t *testing.T, what string, k map[string]any, withSecret bool) {
 
 // admState reads every admin list of a workspace (and each job's view)
 // as raw bodies, to compare before and after a refused request.
-func admState(s *testServer, ws string) map[string]string {
-	s.t.Helper()
+func admState(s *testserver.Server, ws string) map[string]string {
+	s.T.Helper()
 	st := map[string]string{}
 	for _, p := range []string{"/workspaces", "/workspaces/" + ws, "/workspaces/" + ws + "/clients", "/workspaces/" + ws + "/jobs",
 		"/workspaces/" + ws + "/keys", "/workspaces/" + ws + "/alerts", "/workspaces/" + ws + "/activity",
@@ -295,7 +296,7 @@ func admSameState(t *testing.T, what string, before, after map[string]string) {
 }
 
 // admJSON marshals v for a request body.
-func admJSON(t *testing.T, v any) []byte {
+func admJSON(t testing.TB, v any) []byte {
 	t.Helper()
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -318,11 +319,11 @@ func admJobBody(client string, change func(m map[string]any)) map[string]any {
 }
 
 // admReport sends a report and requires 200.
-func admReport(s *testServer, job, key, status string) response {
-	s.t.Helper()
+func admReport(s *testserver.Server, job, key, status string) testserver.Response {
+	s.T.Helper()
 	r := s.Report(job, key, "", `{"status":"`+status+`"}`)
 	if r.Status != 200 {
-		s.t.Fatalf("report %s on %s: %d %s", status, job, r.Status, r.Body)
+		s.T.Fatalf("report %s on %s: %d %s", status, job, r.Status, r.Body)
 	}
 	return r
 }

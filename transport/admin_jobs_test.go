@@ -5,6 +5,7 @@ package transport_test
 // (decisions.md 2, 3, 4.4).
 
 import (
+	"backupmon/internal/testserver"
 	"bytes"
 	"testing"
 	"time"
@@ -25,8 +26,7 @@ func admJobWant(t *testing.T, what string, j map[string]any, want map[string]any
 }
 
 func TestAdminJobDelete(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
 	// A second job on the same device, which stays.
 	keep := s.NewJob(f.WS, f.Client, "Keep me", map[string]any{"intervalMinutes": 1440})
 	s.Advance(time.Minute)
@@ -93,20 +93,19 @@ func TestAdminJobDelete(t *testing.T) {
 }
 
 func TestAdminJobPauseAndResume(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
 	path := "/workspaces/" + f.WS + "/jobs/" + f.Job
 	s.Advance(time.Hour)
-	admReport(s, f.Job, f.ReportKey, "ok") // t0+1h: due t0+25h, missing after t0+26h
+	admReport(s, f.Job, f.ReportKey, "ok") // T0+1h: due T0+25h, missing after T0+26h
 
-	s.Advance(time.Hour) // t0+2h
+	s.Advance(time.Hour) // T0+2h
 	r := s.Admin("PATCH", path, map[string]any{"paused": true})
 	admWantData(t, "pause", r, 200)
 	admCheckAdminJob(t, "paused job", r.Data(), false)
 	admJobWant(t, "paused job", r.Data(), map[string]any{"status": "paused", "paused": true, "pausedUntil": nil, "late": nil, "lastResult": "ok"})
 
 	// Far past its due time plus grace it stays paused: never missing, never late.
-	s.SetClock(t0.Add(30 * time.Hour))
+	s.SetClock(testserver.T0.Add(30 * time.Hour))
 	admJobWant(t, "paused past due", s.Job(f.WS, f.Job), map[string]any{"status": "paused", "paused": true, "late": nil})
 	c := s.MustAdmin(200, "GET", "/workspaces/"+f.WS+"/clients", nil).List()[0]
 	if admObj(t, c, "jobs")["paused"] != float64(1) || admObj(t, c, "jobs")["missing"] != float64(0) {
@@ -117,14 +116,14 @@ func TestAdminJobPauseAndResume(t *testing.T) {
 		t.Errorf("report on a paused job opened alert %v", r.JSON["alert_id"])
 	}
 	admJobWant(t, "paused job after a failed report", s.Job(f.WS, f.Job), map[string]any{"status": "failed", "paused": true, "lastResult": "failed"})
-	s.SetClock(t0.Add(80 * time.Hour))
+	s.SetClock(testserver.T0.Add(80 * time.Hour))
 	admJobWant(t, "paused job long after", s.Job(f.WS, f.Job), map[string]any{"status": "failed", "paused": true, "late": nil})
 	if n := len(s.MustAdmin(200, "GET", "/workspaces/"+f.WS+"/alerts", nil).List()); n != 0 {
 		t.Errorf("%d alerts while paused", n)
 	}
 
 	// Resume: status follows lastResult, the next due time counts from now.
-	resume := t0.Add(80 * time.Hour)
+	resume := testserver.T0.Add(80 * time.Hour)
 	r = s.Admin("PATCH", path, map[string]any{"paused": false})
 	admWantData(t, "resume", r, 200)
 	admJobWant(t, "resumed job", r.Data(), map[string]any{"status": "failed", "paused": false, "pausedUntil": nil, "late": nil,
@@ -155,13 +154,12 @@ func TestAdminJobPauseAndResume(t *testing.T) {
 }
 
 func TestAdminJobPausedUntil(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
 	path := "/workspaces/" + f.WS + "/jobs/" + f.Job
-	admReport(s, f.Job, f.ReportKey, "ok") // at t0
+	admReport(s, f.Job, f.ReportKey, "ok") // at T0
 	s.Advance(time.Hour)
 
-	end := t0.Add(30 * time.Hour) // past the due time plus grace (t0+25h)
+	end := testserver.T0.Add(30 * time.Hour) // past the due time plus grace (T0+25h)
 	r := s.Admin("PATCH", path, map[string]any{"pausedUntil": "2026-03-05T17:00:00+01:00"})
 	admWantData(t, "pause until", r, 200)
 	admJobWant(t, "paused until", r.Data(), map[string]any{"status": "paused", "paused": true, "pausedUntil": admTS(end)})
@@ -198,33 +196,32 @@ func TestAdminJobPausedUntil(t *testing.T) {
 }
 
 func TestAdminJobScheduleChange(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{}) // daily job created at t0, a Wednesday
+	s, f := startFixture(t) // daily job created at T0, a Wednesday
 	path := "/workspaces/" + f.WS + "/jobs/" + f.Job
-	admJobWant(t, "new job", s.Job(f.WS, f.Job), map[string]any{"nextExpectedAt": admTS(t0.Add(24 * time.Hour))})
+	admJobWant(t, "new job", s.Job(f.WS, f.Job), map[string]any{"nextExpectedAt": admTS(testserver.T0.Add(24 * time.Hour))})
 
 	r := s.MustAdmin(200, "PATCH", path, map[string]any{"schedule": map[string]any{"intervalMinutes": 60}})
-	admJobWant(t, "hourly", r.Data(), map[string]any{"intervalMinutes": float64(60), "graceMinutes": float64(60), "nextExpectedAt": admTS(t0.Add(time.Hour))})
+	admJobWant(t, "hourly", r.Data(), map[string]any{"intervalMinutes": float64(60), "graceMinutes": float64(60), "nextExpectedAt": admTS(testserver.T0.Add(time.Hour))})
 	if days := admStrings(t, admObj(t, r.Data(), "schedule")["expectedDays"]); len(days) != 7 {
 		t.Errorf("a schedule change without expectedDays changed them: %v", days)
 	}
 
 	// Thursday is not expected any more: the due time moves to Friday, same time.
 	r = s.MustAdmin(200, "PATCH", path, map[string]any{"schedule": map[string]any{"intervalMinutes": 1440, "expectedDays": []string{"mon", "fri"}}})
-	admJobWant(t, "mon and fri", r.Data(), map[string]any{"nextExpectedAt": admTS(t0.Add(48 * time.Hour))})
+	admJobWant(t, "mon and fri", r.Data(), map[string]any{"nextExpectedAt": admTS(testserver.T0.Add(48 * time.Hour))})
 	if days := admStrings(t, admObj(t, r.Data(), "schedule")["expectedDays"]); len(days) != 2 || days[0] != "mon" || days[1] != "fri" {
 		t.Errorf("expectedDays %v", days)
 	}
 	r = s.MustAdmin(200, "PATCH", path, map[string]any{"schedule": map[string]any{"graceMinutes": 0}})
-	admJobWant(t, "grace 0", r.Data(), map[string]any{"graceMinutes": float64(0), "intervalMinutes": float64(1440), "nextExpectedAt": admTS(t0.Add(48 * time.Hour))})
+	admJobWant(t, "grace 0", r.Data(), map[string]any{"graceMinutes": float64(0), "intervalMinutes": float64(1440), "nextExpectedAt": admTS(testserver.T0.Add(48 * time.Hour))})
 
 	// The change decides when the job turns missing.
-	admReport(s, f.Job, f.ReportKey, "ok") // Wed t0: due Fri t0+48h, grace 0
+	admReport(s, f.Job, f.ReportKey, "ok") // Wed T0: due Fri T0+48h, grace 0
 	s.MustAdmin(200, "PATCH", path, map[string]any{"schedule": map[string]any{"intervalMinutes": 30, "expectedDays": []string{"mon", "tue", "wed", "thu", "fri", "sat", "sun"}, "graceMinutes": 15}})
 	s.Advance(45*time.Minute + time.Second)
-	admJobWant(t, "half-hourly, 45m later", s.Job(f.WS, f.Job), map[string]any{"status": "missing", "nextExpectedAt": admTS(t0.Add(30 * time.Minute))})
+	admJobWant(t, "half-hourly, 45m later", s.Job(f.WS, f.Job), map[string]any{"status": "missing", "nextExpectedAt": admTS(testserver.T0.Add(30 * time.Minute))})
 	r = s.MustAdmin(200, "PATCH", path, map[string]any{"schedule": map[string]any{"intervalMinutes": 120}})
-	admJobWant(t, "two-hourly again", r.Data(), map[string]any{"status": "healthy", "late": nil, "nextExpectedAt": admTS(t0.Add(2 * time.Hour))})
+	admJobWant(t, "two-hourly again", r.Data(), map[string]any{"status": "healthy", "late": nil, "nextExpectedAt": admTS(testserver.T0.Add(2 * time.Hour))})
 
 	// Other fields of a PATCH: name, vendor, device (a new hostname is a new
 	// device), slaTarget.
@@ -244,10 +241,9 @@ func TestAdminJobScheduleChange(t *testing.T) {
 }
 
 func TestAdminClientPauseAndArchive(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
 	waiting := s.NewJob(f.WS, f.Client, "Waiting", map[string]any{"intervalMinutes": 1440})
-	admReport(s, f.Job, f.ReportKey, "ok") // at t0
+	admReport(s, f.Job, f.ReportKey, "ok") // at T0
 	cpath := "/workspaces/" + f.WS + "/clients/" + f.Client
 
 	for i, status := range []string{"paused", "archived"} {
@@ -272,7 +268,7 @@ func TestAdminClientPauseAndArchive(t *testing.T) {
 		// Back to active: the jobs follow their last result and count from now.
 		r = s.Admin("PATCH", cpath, map[string]any{"status": "active"})
 		admWantData(t, "reactivate", r, 200)
-		now := t0.Add(time.Duration(i+1) * 3 * 24 * time.Hour)
+		now := testserver.T0.Add(time.Duration(i+1) * 3 * 24 * time.Hour)
 		if r.Data()["status"] != "active" || admObj(t, r.Data(), "jobs")["paused"] != float64(0) {
 			t.Errorf("reactivated client (was %v at %v): %v", status, off, r.Data())
 		}

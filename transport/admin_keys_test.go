@@ -3,6 +3,7 @@ package transport_test
 // API keys and the activity log through the admin API (decisions.md 2).
 
 import (
+	"backupmon/internal/testserver"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -26,7 +27,7 @@ func admSorted(list []string) []string {
 }
 
 func TestAdminKeys(t *testing.T) {
-	s := startServer(t, serverOptions{})
+	s := testserver.Start(t, testserver.Options{})
 	ws := s.MustAdmin(201, "POST", "/workspaces", map[string]any{"name": "Keys Inc", "plan": "pro"}).Data()["id"].(string)
 	client := s.MustAdmin(201, "POST", "/workspaces/"+ws+"/clients", map[string]any{"name": "C"}).Data()["id"].(string)
 	job := s.NewJob(ws, client, "J", map[string]any{"intervalMinutes": 60})
@@ -55,7 +56,7 @@ func TestAdminKeys(t *testing.T) {
 		if got := admStrings(t, k["scopes"]); !slices.Equal(admSorted(got), admSorted(wantScopes)) {
 			t.Errorf("key %v: scopes %v, want %v", body, got, wantScopes)
 		}
-		admWantTime(t, "key createdAt", k["createdAt"], t0)
+		admWantTime(t, "key createdAt", k["createdAt"], testserver.T0)
 		for _, o := range keys {
 			if o.secret == secret || o.id == k["id"] {
 				t.Errorf("key %v repeats an earlier key", k)
@@ -108,7 +109,7 @@ func TestAdminKeys(t *testing.T) {
 	for _, k := range s.MustAdmin(200, "GET", keysPath, nil).List() {
 		want := any(nil)
 		if k["id"] == rep["id"] {
-			want = admTS(t0.Add(90 * time.Second))
+			want = admTS(testserver.T0.Add(90 * time.Second))
 		}
 		if k["lastUsedAt"] != want {
 			t.Errorf("key %v lastUsedAt %v, want %v", k["name"], k["lastUsedAt"], want)
@@ -119,14 +120,14 @@ func TestAdminKeys(t *testing.T) {
 	if r := s.Report(job, exp["key"].(string), "", `{"status":"ok"}`); r.Status != 200 {
 		t.Errorf("expiring key before its end: %d %s", r.Status, r.Body)
 	}
-	s.SetClock(t0.Add(time.Hour))
+	s.SetClock(testserver.T0.Add(time.Hour))
 	if r := s.Report(job, exp["key"].(string), "", `{"status":"ok"}`); r.Status != 401 || string(r.Body) != `{"error":"API key has expired"}` {
 		t.Errorf("expired key: %d %s", r.Status, r.Body)
 	}
 
 	// Revoking: 204 with no body, then 401 on the Report API, gone from the
 	// list, and a second revoke is 404.
-	revokeAt := t0.Add(time.Hour)
+	revokeAt := testserver.T0.Add(time.Hour)
 	r = s.Admin("DELETE", keysPath+"/"+rep["id"].(string), nil)
 	if r.Status != 204 || len(r.Body) != 0 {
 		t.Fatalf("revoke: %d %q", r.Status, r.Body)
@@ -174,7 +175,7 @@ func TestAdminKeys(t *testing.T) {
 	}
 	for i, k := range keys {
 		a := acts[len(acts)-1-i]
-		if a["type"] != "key.created" || a["keyId"] != k.id || a["keyName"] != k.name || a["at"] != admTS(t0) {
+		if a["type"] != "key.created" || a["keyId"] != k.id || a["keyName"] != k.name || a["at"] != admTS(testserver.T0) {
 			t.Errorf("entry for key %s: %v", k.name, a)
 		}
 	}
@@ -194,7 +195,7 @@ func TestAdminKeys(t *testing.T) {
 		"/workspaces/" + ws + "/jobs/" + job, "/workspaces/" + ws + "/clients", "/workspaces/" + ws + "/alerts"} {
 		bodies = append(bodies, s.MustAdmin(200, "GET", p, nil).Body)
 	}
-	bodies = append(bodies, s.do("GET", s.AdminURL+"/metrics", nil, nil).Body, []byte(s.logs.String()))
+	bodies = append(bodies, s.Do("GET", s.AdminURL+"/metrics", nil, nil).Body, []byte(s.Logs.String()))
 	err := filepath.WalkDir(s.Dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err

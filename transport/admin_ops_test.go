@@ -4,6 +4,7 @@ package transport_test
 // (decisions.md 1, 2, 8).
 
 import (
+	"backupmon/internal/testserver"
 	"bufio"
 	"bytes"
 	"context"
@@ -22,7 +23,7 @@ import (
 )
 
 func TestAdminDevClock(t *testing.T) {
-	s := startServer(t, serverOptions{})
+	s := testserver.Start(t, testserver.Options{})
 	clock := func(body any) string {
 		t.Helper()
 		r := s.Admin("POST", "/clock", body)
@@ -34,11 +35,11 @@ func TestAdminDevClock(t *testing.T) {
 		}
 		return now
 	}
-	if now := clock(nil); now != admTS(t0) {
-		t.Errorf("clock without a body: %s, want t0", now)
+	if now := clock(nil); now != admTS(testserver.T0) {
+		t.Errorf("clock without a body: %s, want testserver.T0", now)
 	}
-	if now := clock(map[string]any{}); now != admTS(t0) {
-		t.Errorf("clock with {}: %s, want t0", now)
+	if now := clock(map[string]any{}); now != admTS(testserver.T0) {
+		t.Errorf("clock with {}: %s, want testserver.T0", now)
 	}
 	set := time.Date(2026, 5, 1, 6, 30, 0, 250e6, time.UTC)
 	if now := clock(map[string]any{"set": "2026-05-01T08:30:00.250+02:00"}); now != admTS(set) {
@@ -71,7 +72,7 @@ func TestAdminDevClock(t *testing.T) {
 // for the server's arithmetic is refused before it is used. A refused move
 // leaves the clock where it was.
 func TestAdminClockBounds(t *testing.T) {
-	s := startServer(t, serverOptions{})
+	s := testserver.Start(t, testserver.Options{})
 	now := func() string { return s.MustAdmin(200, "POST", "/clock", map[string]any{}).Data()["now"].(string) }
 	const maxAdvance = int64(9223372036) // the seconds of the longest time.Duration
 	for _, c := range []struct {
@@ -114,7 +115,7 @@ func TestAdminClockBounds(t *testing.T) {
 }
 
 func TestAdminClockWithoutDevClock(t *testing.T) {
-	s := startServer(t, serverOptions{noDevClock: true})
+	s := testserver.Start(t, testserver.Options{NoDevClock: true})
 	for _, body := range []any{nil, map[string]any{"advanceSeconds": 60}, map[string]any{"set": "2030-01-01T00:00:00Z"}, `[]`} {
 		var b any = body
 		if str, ok := body.(string); ok {
@@ -123,7 +124,7 @@ func TestAdminClockWithoutDevClock(t *testing.T) {
 		admWantError(t, "clock without --dev-clock", s.Admin("POST", "/clock", b), 404, "NOT_FOUND", "")
 	}
 	// Still behind the token.
-	admWantError(t, "clock without token", s.do("POST", s.AdminURL+"/admin/v1/clock", nil, nil), 401, "UNAUTHORIZED", "")
+	admWantError(t, "clock without token", s.Do("POST", s.AdminURL+"/admin/v1/clock", nil, nil), 401, "UNAUTHORIZED", "")
 	// The rest of the admin API runs on the system clock.
 	before := time.Now().Add(-time.Second)
 	w := s.MustAdmin(201, "POST", "/workspaces", map[string]any{"name": "Real time", "plan": "pro"}).Data()
@@ -134,19 +135,19 @@ func TestAdminClockWithoutDevClock(t *testing.T) {
 }
 
 func TestAdminProbes(t *testing.T) {
-	s := startServer(t, serverOptions{})
+	s := testserver.Start(t, testserver.Options{})
 	for _, tc := range []struct{ path, body string }{{"/livez", `{"status":"ok"}`}, {"/readyz", `{"status":"ready"}`}} {
 		// Probes answer without the admin token.
-		r := s.do("GET", s.AdminURL+tc.path, nil, nil)
+		r := s.Do("GET", s.AdminURL+tc.path, nil, nil)
 		if r.Status != 200 || string(r.Body) != tc.body || r.Header.Get("Content-Type") != "application/json; charset=utf-8" {
 			t.Errorf("%s: %d %q %q", tc.path, r.Status, r.Header.Get("Content-Type"), r.Body)
 		}
 	}
 	// They live on the admin listener only.
-	if r := s.do("GET", s.PublicURL+"/livez", nil, nil); r.Status != 404 {
+	if r := s.Do("GET", s.PublicURL+"/livez", nil, nil); r.Status != 404 {
 		t.Errorf("/livez on the public listener: %d", r.Status)
 	}
-	if r := s.do("GET", s.PublicURL+"/metrics", nil, nil); r.Status != 404 {
+	if r := s.Do("GET", s.PublicURL+"/metrics", nil, nil); r.Status != 404 {
 		t.Errorf("/metrics on the public listener: %d", r.Status)
 	}
 }
@@ -155,8 +156,8 @@ func TestAdminProbes(t *testing.T) {
 // 200, /readyz 503 starting, every other path 503 UNAVAILABLE (token or
 // not); once the engine is attached, everything answers as usual.
 func TestAdminWhileStarting(t *testing.T) {
-	logs := &syncBuffer{}
-	srv := transport.New(transport.Config{AdminToken: testAdminToken, DevClock: true,
+	logs := &testserver.LockedBuffer{}
+	srv := transport.New(transport.Config{AdminToken: testserver.AdminToken, DevClock: true,
 		Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -181,7 +182,7 @@ func TestAdminWhileStarting(t *testing.T) {
 			t.Fatal(err)
 		}
 		if token {
-			req.Header.Set("Authorization", "Bearer "+testAdminToken)
+			req.Header.Set("Authorization", "Bearer "+testserver.AdminToken)
 		}
 		resp, err := client.Do(req)
 		if err != nil {
@@ -215,7 +216,7 @@ func TestAdminWhileStarting(t *testing.T) {
 		})
 	}
 
-	eng, err = engine.Open(engine.Options{Dir: t.TempDir(), Clock: engine.NewDevClock(t0),
+	eng, err = engine.Open(engine.Options{Dir: t.TempDir(), Clock: engine.NewDevClock(testserver.T0),
 		Logger: slog.New(slog.NewTextHandler(logs, nil)), WAL: wal.Options{OnFatal: func(err error) { t.Errorf("log failed: %v", err) }}})
 	if err != nil {
 		t.Fatal(err)
@@ -246,14 +247,14 @@ func TestAdminWhileStarting(t *testing.T) {
 
 // admMetrics reads /metrics into sample → value (sample as written, e.g.
 // `name{label="v"}`).
-func admMetrics(s *testServer) (map[string]float64, string) {
-	s.t.Helper()
-	r := s.do("GET", s.AdminURL+"/metrics", nil, nil)
+func admMetrics(s *testserver.Server) (map[string]float64, string) {
+	s.T.Helper()
+	r := s.Do("GET", s.AdminURL+"/metrics", nil, nil)
 	if r.Status != 200 {
-		s.t.Fatalf("/metrics: %d %s", r.Status, r.Body)
+		s.T.Fatalf("/metrics: %d %s", r.Status, r.Body)
 	}
 	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/plain") {
-		s.t.Errorf("/metrics Content-Type %q", ct)
+		s.T.Errorf("/metrics Content-Type %q", ct)
 	}
 	m := map[string]float64{}
 	sc := bufio.NewScanner(bytes.NewReader(r.Body))
@@ -266,7 +267,7 @@ func admMetrics(s *testServer) (map[string]float64, string) {
 		i := strings.LastIndexByte(line, ' ')
 		v, err := strconv.ParseFloat(line[i+1:], 64)
 		if err != nil {
-			s.t.Errorf("/metrics line %q: %v", line, err)
+			s.T.Errorf("/metrics line %q: %v", line, err)
 			continue
 		}
 		m[line[:i]] = v
@@ -275,8 +276,7 @@ func admMetrics(s *testServer) (map[string]float64, string) {
 }
 
 func TestAdminMetrics(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
 	s.Admin("POST", "/workspaces", map[string]any{"name": ""}) // a 400
 	before, text := admMetrics(s)
 	for _, name := range []string{"backupmon_http_requests_total", "backupmon_wal_fsync_seconds", "backupmon_wal_batch_records", "backupmon_reports_ingested_total"} {

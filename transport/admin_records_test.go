@@ -4,6 +4,7 @@ package transport_test
 // api.md 2.5).
 
 import (
+	"backupmon/internal/testserver"
 	"bytes"
 	"fmt"
 	"regexp"
@@ -16,7 +17,7 @@ import (
 var admUUIDRe = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
 
 func TestAdminWorkspaceRecordAndDefaults(t *testing.T) {
-	s := startServer(t, serverOptions{})
+	s := testserver.Start(t, testserver.Options{})
 
 	r := s.Admin("POST", "/workspaces", map[string]any{"name": "Acme IT", "plan": "pro"})
 	admWantData(t, "create", r, 201)
@@ -31,7 +32,7 @@ func TestAdminWorkspaceRecordAndDefaults(t *testing.T) {
 			t.Errorf("default %s = %#v, want %#v", k, w[k], v)
 		}
 	}
-	admWantTime(t, "createdAt", w["createdAt"], t0)
+	admWantTime(t, "createdAt", w["createdAt"], testserver.T0)
 	id := w["id"].(string)
 
 	// Every field given; trialEndsAt with an offset comes back in UTC.
@@ -92,14 +93,13 @@ func TestAdminWorkspaceRecordAndDefaults(t *testing.T) {
 	if after := s.MustAdmin(200, "GET", "/workspaces/"+id, nil).Body; !bytes.Equal(before, after) {
 		t.Errorf("empty patch changed the workspace: %s → %s", before, after)
 	}
-	if w := r.Data(); w["name"] != "Acme Managed IT" || w["plan"] != "trial" || w["createdAt"] != admTS(t0) {
+	if w := r.Data(); w["name"] != "Acme Managed IT" || w["plan"] != "trial" || w["createdAt"] != admTS(testserver.T0) {
 		t.Errorf("empty patch answer: %v", w)
 	}
 }
 
 func TestAdminClientRecordAndFigures(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
 
 	r := s.Admin("POST", "/workspaces/"+f.WS+"/clients", map[string]any{"name": "initech"})
 	admWantData(t, "create client", r, 201)
@@ -116,7 +116,7 @@ func TestAdminClientRecordAndFigures(t *testing.T) {
 	if !bytes.Contains(r.Body, []byte(`"sla":{"successRate":null,"reports":0,"periodDays":30,"jobsMeetingTarget":0,"jobsBelowTarget":0}`)) {
 		t.Errorf("new client sla: %s", r.Body)
 	}
-	admWantTime(t, "client createdAt", c["createdAt"], t0)
+	admWantTime(t, "client createdAt", c["createdAt"], testserver.T0)
 	cid := c["id"].(string)
 
 	r = s.Admin("POST", "/workspaces/"+f.WS+"/clients", map[string]any{"name": "Hooli", "status": "paused"})
@@ -182,8 +182,7 @@ func TestAdminClientRecordAndFigures(t *testing.T) {
 }
 
 func TestAdminJobRecordAndDefaults(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
 
 	r := s.Admin("POST", "/workspaces/"+f.WS+"/jobs", admJobBody(f.Client, nil))
 	admWantData(t, "create job", r, 201)
@@ -193,7 +192,7 @@ func TestAdminJobRecordAndDefaults(t *testing.T) {
 		"name": "Nightly", "clientId": f.Client, "clientName": "Globex", "vendor": "veeam",
 		"vendorName": "Veeam Backup & Replication", "status": "waiting", "late": nil, "lastResult": "none",
 		"lastReportAt": nil, "lastSuccessAt": nil, "lastFailureAt": nil, "failureStreak": float64(0),
-		"paused": false, "pausedUntil": nil, "createdAt": admTS(t0),
+		"paused": false, "pausedUntil": nil, "createdAt": admTS(testserver.T0),
 	}
 	for k, v := range want {
 		if j[k] != v {
@@ -206,7 +205,7 @@ func TestAdminJobRecordAndDefaults(t *testing.T) {
 	}
 	sched := admObj(t, j, "schedule")
 	if sched["intervalMinutes"] != float64(1440) || sched["graceMinutes"] != float64(60) ||
-		!slices.Equal(admStrings(t, sched["expectedDays"]), admAllDays) || sched["nextExpectedAt"] != admTS(t0.Add(24*time.Hour)) {
+		!slices.Equal(admStrings(t, sched["expectedDays"]), admAllDays) || sched["nextExpectedAt"] != admTS(testserver.T0.Add(24*time.Hour)) {
 		t.Errorf("default schedule: %v", sched)
 	}
 	// slaTarget 95.0 shown with its decimal.
@@ -289,7 +288,7 @@ func TestAdminJobRecordAndDefaults(t *testing.T) {
 	hist := admList(t, d, "history")
 	if len(hist) != 1 || hist[0]["source"] != "api:"+f.ReportKeyPrefix || hist[0]["status"] != "failed" ||
 		hist[0]["durationSeconds"] != float64(120) || hist[0]["sizeBytes"] != float64(2048) ||
-		hist[0]["receivedAt"] != admTS(t0.Add(time.Hour)) || hist[0]["startedAt"] != admTS(t0.Add(time.Hour-2*time.Minute)) {
+		hist[0]["receivedAt"] != admTS(testserver.T0.Add(time.Hour)) || hist[0]["startedAt"] != admTS(testserver.T0.Add(time.Hour-2*time.Minute)) {
 		t.Errorf("history: %v", hist)
 	}
 	if rr := admList(t, d, "recentResults"); len(rr) != 1 || rr[0]["id"] != hist[0]["id"] {
@@ -299,7 +298,7 @@ func TestAdminJobRecordAndDefaults(t *testing.T) {
 		t.Errorf("unresolvedAlerts: %v", ua)
 	}
 	if d["status"] != "failed" || d["lastResult"] != "failed" || d["failureStreak"] != float64(1) ||
-		d["lastFailureAt"] != admTS(t0.Add(time.Hour)) || admObj(t, d, "schedule")["nextExpectedAt"] != admTS(t0.Add(25*time.Hour)) {
+		d["lastFailureAt"] != admTS(testserver.T0.Add(time.Hour)) || admObj(t, d, "schedule")["nextExpectedAt"] != admTS(testserver.T0.Add(25*time.Hour)) {
 		t.Errorf("job after failed report: %v", d)
 	}
 
@@ -317,8 +316,7 @@ func TestAdminJobRecordAndDefaults(t *testing.T) {
 }
 
 func TestAdminJobHistoryLimit(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
 	// 101 reports, 15 minutes apart (under the per-job daily cap).
 	for i := 0; i < 101; i++ {
 		admReport(s, f.Job, f.ReportKey, "ok")
@@ -334,7 +332,7 @@ func TestAdminJobHistoryLimit(t *testing.T) {
 		t.Errorf("recentResults: %d, want 20", len(rr))
 	}
 	// Newest first: the first is the last report.
-	last := t0.Add(100 * 15 * time.Minute)
+	last := testserver.T0.Add(100 * 15 * time.Minute)
 	if hist[0]["receivedAt"] != admTS(last) || hist[99]["receivedAt"] != admTS(last.Add(-99*15*time.Minute)) {
 		t.Errorf("history order: first %v, last %v", hist[0]["receivedAt"], hist[99]["receivedAt"])
 	}

@@ -1,6 +1,7 @@
 package transport_test
 
 import (
+	"backupmon/internal/testserver"
 	"testing"
 
 	"backupmon/password"
@@ -12,8 +13,8 @@ import (
 // accepted spends exactly one.
 func TestAdminUserChecksBeforeHashing(t *testing.T) {
 	h := password.NewHasher(password.Params{Time: 1, Memory: 64, Threads: 1}, 1, 4)
-	s := startServer(t, serverOptions{hasher: h})
-	f := s.Fixture(fixtureOptions{})
+	s := testserver.Start(t, testserver.Options{Hasher: h})
+	f := s.Fixture(testserver.FixtureOptions{})
 	const pw = "a long enough password"
 	created := s.MustAdmin(201, "POST", "/workspaces/"+f.WS+"/users", map[string]any{"email": "ann@example.test", "name": "Ann", "role": "owner", "password": pw}).Data()
 	uid := created["id"].(string)

@@ -5,6 +5,7 @@ package transport_test
 // nothing.
 
 import (
+	"backupmon/internal/testserver"
 	"fmt"
 	"strings"
 	"testing"
@@ -20,7 +21,7 @@ type admBad struct {
 
 // admRun sends each case and checks the 400 and that the workspace's state
 // (and the list of workspaces) did not change.
-func admRun(t *testing.T, s *testServer, ws, method, path string, cases []admBad) {
+func admRun(t *testing.T, s *testserver.Server, ws, method, path string, cases []admBad) {
 	t.Helper()
 	before := admState(s, ws)
 	for _, c := range cases {
@@ -69,8 +70,7 @@ var (
 )
 
 func TestAdminValidationWorkspace(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
 	base := map[string]any{"name": "W", "plan": "pro"}
 
 	nameCases := func(body func(string, any) map[string]any) []admBad {
@@ -147,8 +147,7 @@ func TestAdminValidationWorkspace(t *testing.T) {
 }
 
 func TestAdminValidationClient(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
 	fields := func(body func(string, any) map[string]any) []admBad {
 		return []admBad{
 			{"name null", body("name", nil), "name"},
@@ -183,9 +182,8 @@ func TestAdminValidationClient(t *testing.T) {
 }
 
 func TestAdminValidationJobCreate(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
-	other := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
+	other := s.Fixture(testserver.FixtureOptions{})
 	set := func(k string, v any) map[string]any {
 		return admJobBody(f.Client, func(m map[string]any) { m[k] = v })
 	}
@@ -266,7 +264,7 @@ func TestAdminValidationJobCreate(t *testing.T) {
 		{"slaTarget string", set("slaTarget", "95"), "slaTarget"},
 		{"slaTarget bool", set("slaTarget", true), "slaTarget"},
 		{"paused on create", set("paused", true), "paused"},
-		{"pausedUntil on create", set("pausedUntil", admIn(t0.Add(time.Hour))), "pausedUntil"},
+		{"pausedUntil on create", set("pausedUntil", admIn(testserver.T0.Add(time.Hour))), "pausedUntil"},
 		{"unknown field", set("notes", "x"), "notes"},
 		{"empty object", `{}`, "clientId"},
 		{"empty body", ``, "body"},
@@ -295,9 +293,8 @@ func TestAdminValidationJobCreate(t *testing.T) {
 }
 
 func TestAdminValidationJobUpdate(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
-	other := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
+	other := s.Fixture(testserver.FixtureOptions{})
 	path := "/workspaces/" + f.WS + "/jobs/" + f.Job
 	cases := []admBad{
 		{"name null", map[string]any{"name": nil}, "name"},
@@ -331,16 +328,16 @@ func TestAdminValidationJobUpdate(t *testing.T) {
 		{"paused number", map[string]any{"paused": 1}, "paused"},
 		{"pausedUntil words", map[string]any{"pausedUntil": "tomorrow"}, "pausedUntil"},
 		{"pausedUntil number", map[string]any{"pausedUntil": 5}, "pausedUntil"},
-		{"pausedUntil past", map[string]any{"pausedUntil": admIn(t0.Add(-time.Hour))}, "pausedUntil"},
-		{"pausedUntil now", map[string]any{"pausedUntil": admIn(t0)}, "pausedUntil"},
-		{"pausedUntil with paused false", map[string]any{"paused": false, "pausedUntil": admIn(t0.Add(time.Hour))}, "pausedUntil"},
+		{"pausedUntil past", map[string]any{"pausedUntil": admIn(testserver.T0.Add(-time.Hour))}, "pausedUntil"},
+		{"pausedUntil now", map[string]any{"pausedUntil": admIn(testserver.T0)}, "pausedUntil"},
+		{"pausedUntil with paused false", map[string]any{"paused": false, "pausedUntil": admIn(testserver.T0.Add(time.Hour))}, "pausedUntil"},
 		{"clientId cannot change", map[string]any{"clientId": other.Client}, "clientId"},
 		{"unknown field", map[string]any{"ingest": true}, "ingest"},
 		// A good field next to a bad one changes nothing.
 		{"good name, bad target", map[string]any{"name": "Renamed", "slaTarget": 101}, "slaTarget"},
 		{"good pause, bad schedule", map[string]any{"paused": true, "schedule": map[string]any{"intervalMinutes": 1}}, "schedule.intervalMinutes"},
 		{"good schedule, bad device", map[string]any{"schedule": map[string]any{"intervalMinutes": 60}, "device": map[string]any{"type": "toaster"}}, "device.type"},
-		{"good vendor, bad pausedUntil", map[string]any{"vendor": "datto", "pausedUntil": admIn(t0.Add(-time.Minute))}, "pausedUntil"},
+		{"good vendor, bad pausedUntil", map[string]any{"vendor": "datto", "pausedUntil": admIn(testserver.T0.Add(-time.Minute))}, "pausedUntil"},
 		{"empty body", ``, "body"},
 	}
 	cases = append(cases, admNonObjects...)
@@ -356,8 +353,7 @@ func TestAdminValidationJobUpdate(t *testing.T) {
 }
 
 func TestAdminValidationKeys(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
 	rest := map[string]any{"name": "k", "type": "rest"}
 	set := func(base map[string]any, k string, v any) map[string]any { return admWith(base, k, v) }
 	cases := []admBad{
@@ -379,8 +375,8 @@ func TestAdminValidationKeys(t *testing.T) {
 		{"scopes on an assistant key", map[string]any{"name": "k", "type": "assistant", "scopes": []string{"jobs:read"}}, "scopes"},
 		{"expiresAt words", set(rest, "expiresAt", "never"), "expiresAt"},
 		{"expiresAt without zone", set(rest, "expiresAt", "2027-01-01T00:00:00"), "expiresAt"},
-		{"expiresAt past", set(rest, "expiresAt", admIn(t0.Add(-time.Second))), "expiresAt"},
-		{"expiresAt now", set(rest, "expiresAt", admIn(t0)), "expiresAt"},
+		{"expiresAt past", set(rest, "expiresAt", admIn(testserver.T0.Add(-time.Second))), "expiresAt"},
+		{"expiresAt now", set(rest, "expiresAt", admIn(testserver.T0)), "expiresAt"},
 		{"expiresAt number", set(rest, "expiresAt", 1), "expiresAt"},
 		{"access on a rest key", set(rest, "access", "read-write"), "access"},
 		{"access unknown", map[string]any{"name": "k", "type": "assistant", "access": "admin"}, "access"},
@@ -393,8 +389,7 @@ func TestAdminValidationKeys(t *testing.T) {
 }
 
 func TestAdminValidationAlertActions(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
 	aid := admReport(s, f.Job, f.ReportKey, "failed").JSON["alert_id"].(string)
 	base := "/workspaces/" + f.WS + "/alerts/" + aid
 	admRun(t, s, f.WS, "POST", base+"/snooze", append([]admBad{
@@ -404,13 +399,13 @@ func TestAdminValidationAlertActions(t *testing.T) {
 		{"until words", map[string]any{"until": "later"}, "until"},
 		{"until number", map[string]any{"until": 3600}, "until"},
 		{"until without zone", map[string]any{"until": "2026-03-04T12:00:00"}, "until"},
-		{"until past", map[string]any{"until": admIn(t0.Add(-time.Minute))}, "until"},
-		{"until now", map[string]any{"until": admIn(t0)}, "until"},
-		{"unknown field", map[string]any{"until": admIn(t0.Add(time.Hour)), "for": 60}, "for"},
+		{"until past", map[string]any{"until": admIn(testserver.T0.Add(-time.Minute))}, "until"},
+		{"until now", map[string]any{"until": admIn(testserver.T0)}, "until"},
+		{"unknown field", map[string]any{"until": admIn(testserver.T0.Add(time.Hour)), "for": 60}, "for"},
 	}, admNonObjects...))
 	for _, action := range []string{"acknowledge", "resolve"} {
 		admRun(t, s, f.WS, "POST", base+"/"+action, append([]admBad{
-			{"unknown field", map[string]any{"until": admIn(t0.Add(time.Hour))}, "until"},
+			{"unknown field", map[string]any{"until": admIn(testserver.T0.Add(time.Hour))}, "until"},
 			{"note number", map[string]any{"note": 5}, "note"},
 			{"note too long", map[string]any{"note": strings.Repeat("x", 1001)}, "note"},
 		}, admNonObjects...))
@@ -418,10 +413,9 @@ func TestAdminValidationAlertActions(t *testing.T) {
 }
 
 func TestAdminValidationClock(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
 	now := func() any { return s.MustAdmin(200, "POST", "/clock", nil).Data()["now"] }
-	if now() != admTS(t0) {
+	if now() != admTS(testserver.T0) {
 		t.Fatalf("clock: %v", now())
 	}
 	admRun(t, s, f.WS, "POST", "/clock", append([]admBad{
@@ -433,10 +427,10 @@ func TestAdminValidationClock(t *testing.T) {
 		{"advanceSeconds string", map[string]any{"advanceSeconds": "60"}, "advanceSeconds"},
 		{"advanceSeconds fraction", map[string]any{"advanceSeconds": 1.5}, "advanceSeconds"},
 		{"advanceSeconds null", map[string]any{"advanceSeconds": nil}, "advanceSeconds"},
-		{"good set, bad advance", map[string]any{"set": admIn(t0.Add(time.Hour)), "advanceSeconds": -5}, "advanceSeconds"},
+		{"good set, bad advance", map[string]any{"set": admIn(testserver.T0.Add(time.Hour)), "advanceSeconds": -5}, "advanceSeconds"},
 		{"unknown field", map[string]any{"advance": 60}, "advance"},
 	}, admNonObjects...))
-	if now() != admTS(t0) {
+	if now() != admTS(testserver.T0) {
 		t.Errorf("refused clock bodies moved the clock to %v", now())
 	}
 }

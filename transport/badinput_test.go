@@ -24,6 +24,7 @@ package transport_test
 // the assistant server); docs/decisions.md does not say so yet.
 
 import (
+	"backupmon/internal/testserver"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -41,12 +42,12 @@ import (
 // biWS is a fixture workspace with a second job, an open alert, a
 // channel, an escalation rule and a user.
 type biWS struct {
-	fixture
+	testserver.Fixture
 	Job2, Alert, Channel, Escalation, User string
 }
 
 type biWorld struct {
-	s     *testServer
+	s     *testserver.Server
 	a, b  biWS
 	now   time.Time // the development clock, as the last tick left it
 	prev  string    // workspace A's state after the last case
@@ -69,10 +70,10 @@ const biUnknown = "0190b4c8-1111-7000-8000-000000000000"
 // biStart starts a server with workspaces A and B; users says whether
 // each gets a user (a password hash costs a noticeable moment under the
 // race detector).
-func biStart(t *testing.T, opts serverOptions, users bool) *biWorld {
+func biStart(t *testing.T, opts testserver.Options, users bool) *biWorld {
 	t.Helper()
-	s := startServer(t, opts)
-	w := &biWorld{s: s, now: t0}
+	s := testserver.Start(t, opts)
+	w := &biWorld{s: s, now: testserver.T0}
 	w.a = biNewWS(s, users)
 	w.b = biNewWS(s, users)
 	t.Cleanup(func() {
@@ -83,9 +84,9 @@ func biStart(t *testing.T, opts serverOptions, users bool) *biWorld {
 	return w
 }
 
-func biNewWS(s *testServer, user bool) biWS {
-	s.t.Helper()
-	w := biWS{fixture: s.Fixture(fixtureOptions{})}
+func biNewWS(s *testserver.Server, user bool) biWS {
+	s.T.Helper()
+	w := biWS{Fixture: s.Fixture(testserver.FixtureOptions{})}
 	ws := "/workspaces/" + w.WS
 	w.Job2 = s.NewJob(w.WS, w.Client, "Weekly archive", map[string]any{"intervalMinutes": 10080, "expectedDays": []string{"sun"}})
 	// The alert opens before the channel exists, so that it makes no
@@ -104,7 +105,7 @@ func biNewWS(s *testServer, user bool) biWS {
 // the status and the exact body.
 func (w *biWorld) biGet(t *testing.T, b *strings.Builder, base, path string, header map[string]string) []byte {
 	t.Helper()
-	r, err := w.s.send("GET", base+path, header, nil)
+	r, err := w.s.Send("GET", base+path, header, nil)
 	if err != nil {
 		t.Fatalf("read the state: %v", err)
 	}
@@ -149,7 +150,7 @@ func (w *biWorld) state(t *testing.T) string {
 	return b.String()
 }
 
-var biAdminAuth = map[string]string{"Authorization": "Bearer " + testAdminToken}
+var biAdminAuth = map[string]string{"Authorization": "Bearer " + testserver.AdminToken}
 
 func (w *biWorld) wsState(t *testing.T, b *strings.Builder, ws *biWS) {
 	t.Helper()
@@ -174,7 +175,7 @@ func (w *biWorld) wsState(t *testing.T, b *strings.Builder, ws *biWS) {
 
 func (w *biWorld) walState(t *testing.T, b *strings.Builder) {
 	t.Helper()
-	r, err := w.s.send("GET", w.s.AdminURL+"/metrics", nil, nil)
+	r, err := w.s.Send("GET", w.s.AdminURL+"/metrics", nil, nil)
 	if err != nil || r.Status != 200 {
 		t.Fatalf("GET /metrics: %v %d", err, r.Status)
 	}
@@ -223,9 +224,9 @@ func biDiff(before, after string) string {
 func (w *biWorld) tick(t *testing.T) {
 	t.Helper()
 	s := w.s
-	parent := s.t
-	s.t = t
-	defer func() { s.t = parent }()
+	parent := s.T
+	s.T = t
+	defer func() { s.T = parent }()
 	w.checkB(t)
 	now := s.MustAdmin(200, "POST", "/clock", map[string]any{"advanceSeconds": 60}).Data()["now"].(string)
 	w.now, _ = time.Parse(time.RFC3339Nano, now)
@@ -233,7 +234,7 @@ func (w *biWorld) tick(t *testing.T) {
 		if r := s.Report(biUnknown, ws.ReportKey, "", `{"status":"ok"}`); r.Status != 404 {
 			t.Fatalf("warm-up report: %d %s", r.Status, r.Body)
 		}
-		if r, err := s.send("GET", s.PublicURL+rsPrefix+"/workspace", rsAuth(ws.RestKey), nil); err != nil || r.Status != 200 {
+		if r, err := s.Send("GET", s.PublicURL+rsPrefix+"/workspace", rsAuth(ws.RestKey), nil); err != nil || r.Status != 200 {
 			t.Fatalf("warm-up REST read: %v %d %s", err, r.Status, r.Body)
 		}
 	}
@@ -302,9 +303,9 @@ func (w *biWorld) runCase(t *testing.T, name string, withB bool, send func(t *te
 	w.n++
 	s := w.s
 	t.Run(name, func(t *testing.T) {
-		parent := s.t
-		s.t = t
-		defer func() { s.t = parent }()
+		parent := s.T
+		s.T = t
+		defer func() { s.T = parent }()
 		var beforeB string
 		if withB {
 			beforeB = w.bState(t)
@@ -344,7 +345,7 @@ var (
 	biTooLarge  = biAdminWant{413, "INVALID_REQUEST", "", "Request body too large"}
 )
 
-func biWantAdmin(t *testing.T, what string, r response, want biAdminWant) {
+func biWantAdmin(t *testing.T, what string, r testserver.Response, want biAdminWant) {
 	t.Helper()
 	if r.Status != want.status {
 		t.Errorf("%s: status %d, want %d: %.400s", what, r.Status, want.status, r.Body)
@@ -372,7 +373,7 @@ func biWantAdmin(t *testing.T, what string, r response, want biAdminWant) {
 // biWantREST checks a REST error answer (api.md 7.1): the status, and
 // exactly the members code, message, parameter (for INVALID_PARAMETER)
 // and requestId equal to X-Request-Id.
-func biWantREST(t *testing.T, what string, r response, status int, code, msg, param string) {
+func biWantREST(t *testing.T, what string, r testserver.Response, status int, code, msg, param string) {
 	t.Helper()
 	id := r.Header.Get("X-Request-Id")
 	want := map[string]any{"code": code, "message": msg, "requestId": id}
@@ -390,7 +391,7 @@ func biWantREST(t *testing.T, what string, r response, status int, code, msg, pa
 }
 
 // biWantReport checks a Report API error answer byte for byte (api.md 7.2).
-func biWantReport(t *testing.T, what string, r response, status int, msg string) {
+func biWantReport(t *testing.T, what string, r testserver.Response, status int, msg string) {
 	t.Helper()
 	if r.Status != status || string(r.Body) != rpErr(msg) {
 		t.Errorf("%s:\n got %d %.600s\nwant %d %s", what, r.Status, r.Body, status, rpErr(msg))
@@ -402,7 +403,7 @@ func biWantReport(t *testing.T, what string, r response, status int, msg string)
 // listener's limit, with the body's Content-Length, on a raw connection,
 // and reads the answer the listener gives before any of the body (sent,
 // the body would meet a closed connection).
-func biSendLarge(t *testing.T, base, method, path, header, body string) response {
+func biSendLarge(t *testing.T, base, method, path, header, body string) testserver.Response {
 	t.Helper()
 	c := wireDial(t, base)
 	head := fmt.Sprintf("%s %s HTTP/1.1\r\nHost: backupmon\r\nContent-Type: application/json\r\n%sContent-Length: %d\r\n\r\n", method, path, header, len(body))
@@ -732,16 +733,16 @@ func (w *biWorld) biLabel(path string) string {
 // must be a JSON object" for what no parser reads), 413 over 1 MiB, and
 // nothing changed after each.
 func TestBadInputAdminBodies(t *testing.T) {
-	w := biStart(t, serverOptions{}, true)
+	w := biStart(t, testserver.Options{}, true)
 	for _, e := range w.biEndpoints() {
 		label := e.method + " " + w.biLabel(e.path)
 		send := func(t *testing.T, what, body string, want biAdminWant) {
 			t.Helper()
 			if want == biTooLarge {
-				biWantAdmin(t, what, biSendLarge(t, w.s.AdminURL, e.method, "/admin/v1"+e.path, "Authorization: Bearer "+testAdminToken+"\r\n", body), want)
+				biWantAdmin(t, what, biSendLarge(t, w.s.AdminURL, e.method, "/admin/v1"+e.path, "Authorization: Bearer "+testserver.AdminToken+"\r\n", body), want)
 				return
 			}
-			r, err := w.s.send(e.method, w.s.AdminURL+"/admin/v1"+e.path, map[string]string{"Authorization": "Bearer " + testAdminToken, "Content-Type": "application/json"}, []byte(body))
+			r, err := w.s.Send(e.method, w.s.AdminURL+"/admin/v1"+e.path, map[string]string{"Authorization": "Bearer " + testserver.AdminToken, "Content-Type": "application/json"}, []byte(body))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -770,7 +771,7 @@ func TestBadInputAdminBodies(t *testing.T) {
 // every other bad value. (The REST API refuses a search that is not UTF-8:
 // docs/decisions.md "Parameters".)
 func TestBadInputAdminTextEncoding(t *testing.T) {
-	w := biStart(t, serverOptions{}, true)
+	w := biStart(t, testserver.Options{}, true)
 	ws := "/workspaces/" + w.a.WS
 	const (
 		badUTF8   = "Bad \xff\xfe name"
@@ -842,7 +843,7 @@ func biOddIDs(real string, short bool) []struct{ name, id string } {
 // endpoint". admin_errors_test.go covers unknown, malformed and
 // other-workspace ids.
 func TestBadInputAdminPathIDs(t *testing.T) {
-	w := biStart(t, serverOptions{}, true)
+	w := biStart(t, testserver.Options{}, true)
 	a := w.a
 	ws := "/workspaces/" + a.WS
 	until := admIn(w.now.Add(24 * time.Hour))
@@ -915,10 +916,10 @@ func TestBadInputAdminPathIDs(t *testing.T) {
 // path no route serves (404 "No such endpoint"). Never a 500, never a 200
 // with another route's data, and nothing changed.
 func TestBadInputREST(t *testing.T) {
-	w := biStart(t, serverOptions{}, false)
+	w := biStart(t, testserver.Options{}, false)
 	a := w.a
 	key := rsAuth(a.RestKey)
-	get := func(t *testing.T, path string) response {
+	get := func(t *testing.T, path string) testserver.Response {
 		t.Helper()
 		r, err := rsSend(w.s, "GET", path, key)
 		if err != nil {
@@ -1048,7 +1049,7 @@ const msgBadCursorText = "cursor is not valid for this endpoint, these filters a
 // 404 "Job not found" before the body is read. Nothing is recorded.
 // report_body_test.go and report_errors_test.go cover the plain cases.
 func TestBadInputReportAPI(t *testing.T) {
-	w := biStart(t, serverOptions{}, false)
+	w := biStart(t, testserver.Options{}, false)
 	a := w.a
 	for _, c := range []struct {
 		name, body string
@@ -1118,7 +1119,7 @@ func TestBadInputReportAPI(t *testing.T) {
 		run(t, "path/"+c.name, func(t *testing.T) {
 			path := "/api/v1/jobs/" + c.id + "/report"
 			for _, body := range []string{`{"status":"failed"}`, `not json`} {
-				r, err := w.s.send("POST", w.s.PublicURL+path, map[string]string{"Authorization": "Bearer " + a.ReportKey}, []byte(body))
+				r, err := w.s.Send("POST", w.s.PublicURL+path, map[string]string{"Authorization": "Bearer " + a.ReportKey}, []byte(body))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -1134,7 +1135,7 @@ func TestBadInputReportAPI(t *testing.T) {
 		{"a double slash", "/api/v1/jobs//" + a.Job + "/report"},
 	} {
 		w.runB(t, "path/"+c.name, func(t *testing.T) {
-			r, err := w.s.send("POST", w.s.PublicURL+c.path, map[string]string{"Authorization": "Bearer " + a.ReportKey}, []byte(`{"status":"failed"}`))
+			r, err := w.s.Send("POST", w.s.PublicURL+c.path, map[string]string{"Authorization": "Bearer " + a.ReportKey}, []byte(`{"status":"failed"}`))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -1156,8 +1157,7 @@ const msgIdemNotStringText = "idempotency_key must be a string"
 // as for any body that is not valid JSON, RFC 8259 8.1, which the server
 // does) or keep both reports.
 func TestBadInputReportIdempotencyKeyEncoding(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
 	for _, c := range []struct{ name, first, second string }{
 		{"invalid UTF-8", "\"run-\xff\"", "\"run-\xfe\""},
 		{"lone surrogates", `"run-\ud800"`, `"run-\udbff"`},
@@ -1184,7 +1184,7 @@ func TestBadInputReportIdempotencyKeyEncoding(t *testing.T) {
 // exact body, in the REST shape on the public listener (with requestId
 // equal to X-Request-Id) and in the admin shape on the admin one, and no
 // limit headers.
-func biWantUnreadable(t *testing.T, what string, r response, admin bool, status int, msg string) {
+func biWantUnreadable(t *testing.T, what string, r testserver.Response, admin bool, status int, msg string) {
 	t.Helper()
 	if admin {
 		biWantAdmin(t, what, r, biAdminWant{status, "INVALID_REQUEST", "", msg})
@@ -1209,10 +1209,10 @@ func biWantUnreadable(t *testing.T, what string, r response, admin bool, status 
 // view (400). unreadable_test.go covers a long search, a long header and
 // slow bodies on the public listener.
 func TestBadInputListener(t *testing.T) {
-	w := biStart(t, serverOptions{}, false)
+	w := biStart(t, testserver.Options{}, false)
 	a := w.a
 	report := "/api/v1/jobs/" + a.Job + "/report"
-	adminAuth := "Authorization: Bearer " + testAdminToken + "\r\n"
+	adminAuth := "Authorization: Bearer " + testserver.AdminToken + "\r\n"
 	restAuth := "Authorization: Bearer " + a.RestKey + "\r\n"
 	reportAuth := "Authorization: Bearer " + a.ReportKey + "\r\n"
 	body := `{"status":"failed"}`
@@ -1241,7 +1241,7 @@ func TestBadInputListener(t *testing.T) {
 		{"admin: one chunk over 1 MiB", true, "POST /admin/v1/workspaces HTTP/1.1\r\nHost: b\r\n" + adminAuth + "Transfer-Encoding: chunked\r\n\r\n100001\r\n", 413, "Request body too large"},
 		{"admin: a request line of garbage", true, "GARBAGE\r\n\r\n", 400, "Malformed HTTP request"},
 		{"admin: a NUL in the path", true, "DELETE /admin/v1/workspaces/" + a.WS + "/jobs/" + a.Job + "\x00 HTTP/1.1\r\nHost: b\r\n" + adminAuth + "\r\n", 400, "Malformed HTTP request"},
-		{"admin: a NUL in the token", true, "GET /admin/v1/workspaces HTTP/1.1\r\nHost: b\r\nAuthorization: Bearer " + testAdminToken + "\x00\r\n\r\n", 400, "Malformed HTTP request"},
+		{"admin: a NUL in the token", true, "GET /admin/v1/workspaces HTTP/1.1\r\nHost: b\r\nAuthorization: Bearer " + testserver.AdminToken + "\x00\r\n\r\n", 400, "Malformed HTTP request"},
 		{"admin: a negative Content-Length", true, "POST /admin/v1/workspaces HTTP/1.1\r\nHost: b\r\n" + adminAuth + "Content-Length: -5\r\n\r\n", 400, "Malformed HTTP request"},
 	} {
 		w.run(t, c.name, func(t *testing.T) {
@@ -1287,7 +1287,7 @@ func TestBadInputListener(t *testing.T) {
 			if c.body != "" {
 				b = []byte(c.body)
 			}
-			r, err := w.s.send(c.method, base+c.path, c.header, b)
+			r, err := w.s.Send(c.method, base+c.path, c.header, b)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -1311,7 +1311,7 @@ func TestBadInputListener(t *testing.T) {
 // fasthttp alone would answer it and go on reading the connection, serving
 // the bytes after the chunked body as a second request.
 func TestBadInputConflictingBodyLength(t *testing.T) {
-	w := biStart(t, serverOptions{}, false)
+	w := biStart(t, testserver.Options{}, false)
 	a := w.a
 	// The first request's chunked body is the report; after it, a second
 	// request that a front proxy reading Content-Length would have taken
@@ -1346,7 +1346,7 @@ func TestBadInputConflictingBodyLength(t *testing.T) {
 // slow clients run at once, so the state is compared around all of them.
 func TestBadInputSlowClients(t *testing.T) {
 	const timeout = time.Second
-	w := biStart(t, serverOptions{readTimeout: timeout}, false)
+	w := biStart(t, testserver.Options{ReadTimeout: timeout}, false)
 	a := w.a
 	type slow struct {
 		name   string
@@ -1357,7 +1357,7 @@ func TestBadInputSlowClients(t *testing.T) {
 	}
 	bytewise := func(s string) []string { return strings.Split(s, "") }
 	restReq := "GET /api/v1/jobs HTTP/1.1\r\nHost: b\r\nAuthorization: Bearer " + a.RestKey + "\r\n\r\n"
-	adminReq := "GET /admin/v1/workspaces HTTP/1.1\r\nHost: b\r\nAuthorization: Bearer " + testAdminToken + "\r\n\r\n"
+	adminReq := "GET /admin/v1/workspaces HTTP/1.1\r\nHost: b\r\nAuthorization: Bearer " + testserver.AdminToken + "\r\n\r\n"
 	reportHead := "POST /api/v1/jobs/" + a.Job + "/report HTTP/1.1\r\nHost: b\r\nAuthorization: Bearer " + a.ReportKey + "\r\nContent-Length: 19\r\n\r\n"
 	cases := []slow{
 		{name: "public: sends nothing"},
@@ -1365,7 +1365,7 @@ func TestBadInputSlowClients(t *testing.T) {
 		{name: "public: the header a byte every 100 ms", parts: bytewise(restReq), pause: 100 * time.Millisecond},
 		{name: "admin: the header a byte every 100 ms", admin: true, parts: bytewise(adminReq), pause: 100 * time.Millisecond},
 		{name: "public: a report's body a byte every 200 ms", report: true, parts: append([]string{reportHead}, bytewise(`{"status":"failed"}`)...), pause: 200 * time.Millisecond},
-		{name: "admin: a body that stops", admin: true, parts: []string{"POST /admin/v1/workspaces HTTP/1.1\r\nHost: b\r\nAuthorization: Bearer " + testAdminToken + "\r\nContent-Length: 40\r\n\r\n{\"name\":\"Slow\","}},
+		{name: "admin: a body that stops", admin: true, parts: []string{"POST /admin/v1/workspaces HTTP/1.1\r\nHost: b\r\nAuthorization: Bearer " + testserver.AdminToken + "\r\nContent-Length: 40\r\n\r\n{\"name\":\"Slow\","}},
 	}
 	w.run(t, "slow clients", func(t *testing.T) {
 		type result struct {

@@ -1,8 +1,8 @@
 package transport_test
 
 import (
+	"backupmon/internal/testserver"
 	"bufio"
-	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -10,7 +10,6 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"io"
-	"log/slog"
 	"math/big"
 	"net"
 	"os"
@@ -24,47 +23,16 @@ import (
 	"backupmon/engine"
 	"backupmon/transport"
 	"backupmon/transport/connlimit"
-	"backupmon/wal"
 )
 
-// limitServer is an engine behind both listeners with the given limits.
-type limitServer struct {
-	pub, adm string // host:port
-	logs     *syncBuffer
-	served   chan error // ServePublic's return
-}
-
-func startLimited(t *testing.T, pubLim, admLim connlimit.Limits, tlsConf *tls.Config, pubLn net.Listener) *limitServer {
+// startLimited starts a server whose listeners have the given limits
+// (and TLS on the public one when tlsConf is not nil), serving pubLn as the
+// public listener when it is not nil.
+func startLimited(t *testing.T, pubLim, admLim connlimit.Limits, tlsConf *tls.Config, pubLn net.Listener) *testserver.Server {
 	t.Helper()
-	dir := t.TempDir()
-	s := &limitServer{logs: &syncBuffer{}, served: make(chan error, 1)}
-	logger := slog.New(slog.NewTextHandler(s.logs, nil))
-	eng, err := engine.Open(engine.Options{Dir: dir, Clock: engine.NewDevClock(t0), Logger: logger,
-		WAL: wal.Options{Logger: logger, OnFatal: func(err error) { t.Errorf("log failed: %v", err) }}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := transport.New(transport.Config{Engine: eng, Logger: logger, AdminToken: testAdminToken, CursorKey: testCursorKey,
-		TLS: tlsConf, PublicConns: pubLim, AdminConns: admLim})
-	if pubLn == nil {
-		if pubLn, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	adm, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { s.served <- srv.ServePublic(pubLn) }()
-	go srv.ServeAdmin(adm)
-	s.pub, s.adm = pubLn.Addr().String(), adm.Addr().String()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
-		eng.Close()
-	})
-	return s
+	return testserver.Start(t, testserver.Options{PublicListener: pubLn, Configure: func(cfg *transport.Config, _ *engine.Engine) {
+		cfg.TLS, cfg.PublicConns, cfg.AdminConns = tlsConf, pubLim, admLim
+	}})
 }
 
 // rawConn is a client connection from a chosen loopback address.
@@ -163,7 +131,7 @@ func TestConnectionLimits(t *testing.T) {
 	s := startLimited(t, connlimit.Limits{Total: 5, PerAddress: 3}, connlimit.Limits{Total: 2, PerAddress: 2}, nil, nil)
 	var held []*rawConn
 	for range 3 {
-		c := dialRaw(t, "127.0.0.1", s.pub)
+		c := dialRaw(t, "127.0.0.1", s.PublicAddr)
 		if st := c.get(t, "/api/v1/health"); st != "HTTP/1.1 401 Unauthorized" {
 			t.Fatalf("a connection within the limits: %q", st)
 		}
@@ -184,7 +152,7 @@ func TestConnectionLimits(t *testing.T) {
 		{"nothing sent", "127.0.0.1", "", checkREST, 2 * time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, took := refusedAnswer(t, dialRaw(t, tc.src, s.pub), tc.req)
+			got, took := refusedAnswer(t, dialRaw(t, tc.src, s.PublicAddr), tc.req)
 			tc.check(t, got)
 			if took > tc.within {
 				t.Errorf("answered after %v", took)
@@ -194,19 +162,19 @@ func TestConnectionLimits(t *testing.T) {
 	// Another address is served while 127.0.0.1 is at its limit, up to
 	// the total.
 	for range 2 {
-		c := dialRaw(t, "127.0.0.2", s.pub)
+		c := dialRaw(t, "127.0.0.2", s.PublicAddr)
 		if st := c.get(t, "/api/v1/health"); st != "HTTP/1.1 401 Unauthorized" {
 			t.Fatalf("another address: %q", st)
 		}
 		held = append(held, c)
 	}
-	got, _ := refusedAnswer(t, dialRaw(t, "127.0.0.3", s.pub), "GET /api/v1/health HTTP/1.1\r\nHost: test\r\n\r\n")
+	got, _ := refusedAnswer(t, dialRaw(t, "127.0.0.3", s.PublicAddr), "GET /api/v1/health HTTP/1.1\r\nHost: test\r\n\r\n")
 	checkREST(t, got)
 	// The pressure ends: answered again at once.
 	held[0].Close()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		c := dialRaw(t, "127.0.0.1", s.pub)
+		c := dialRaw(t, "127.0.0.1", s.PublicAddr)
 		io.WriteString(c, "GET /api/v1/health HTTP/1.1\r\nHost: test\r\n\r\n")
 		st, _ := c.r.ReadString('\n')
 		if strings.TrimSpace(st) == "HTTP/1.1 401 Unauthorized" {
@@ -219,16 +187,16 @@ func TestConnectionLimits(t *testing.T) {
 	}
 
 	for range 2 {
-		c := dialRaw(t, "127.0.0.1", s.adm)
+		c := dialRaw(t, "127.0.0.1", s.AdminAddr)
 		if st := c.get(t, "/livez"); st != "HTTP/1.1 200 OK" {
 			t.Fatalf("admin within its limits: %q", st)
 		}
 	}
-	if got, _ := refusedAnswer(t, dialRaw(t, "127.0.0.1", s.adm), "GET /livez HTTP/1.1\r\nHost: test\r\n\r\n"); got != adminRefusal {
+	if got, _ := refusedAnswer(t, dialRaw(t, "127.0.0.1", s.AdminAddr), "GET /livez HTTP/1.1\r\nHost: test\r\n\r\n"); got != adminRefusal {
 		t.Fatalf("admin refusal %q, want %q", got, adminRefusal)
 	}
 	select {
-	case err := <-s.served:
+	case err := <-s.PublicDone:
 		t.Fatalf("the public listener stopped: %v", err)
 	default:
 	}
@@ -238,7 +206,7 @@ func TestConnectionLimits(t *testing.T) {
 func TestConnectionLimitsTLS(t *testing.T) {
 	conf := testTLS(t)
 	s := startLimited(t, connlimit.Limits{Total: 1, PerAddress: 1}, connlimit.Limits{}, conf.server, nil)
-	first, err := tls.Dial("tcp", s.pub, conf.client)
+	first, err := tls.Dial("tcp", s.PublicAddr, conf.client)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +215,7 @@ func TestConnectionLimitsTLS(t *testing.T) {
 	if st, err := bufio.NewReader(first).ReadString('\n'); err != nil || st != "HTTP/1.1 401 Unauthorized\r\n" {
 		t.Fatalf("first connection: %q %v", st, err)
 	}
-	c, err := tls.Dial("tcp", s.pub, conf.client)
+	c, err := tls.Dial("tcp", s.PublicAddr, conf.client)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -320,7 +288,7 @@ func TestAcceptErrorsAreTemporary(t *testing.T) {
 	s := startLimited(t, connlimit.Limits{}, connlimit.Limits{}, nil, ln)
 	time.Sleep(1500 * time.Millisecond) // 5, 10, 20, ... 640 ms, 1 s
 	select {
-	case err := <-s.served:
+	case err := <-s.PublicDone:
 		t.Fatalf("the public listener stopped on EMFILE: %v", err)
 	default:
 	}
@@ -331,10 +299,10 @@ func TestAcceptErrorsAreTemporary(t *testing.T) {
 	if fails < 5 || fails > 12 {
 		t.Errorf("%d accepts failed in 1.5 s, want a back-off from 5 ms to 1 s", fails)
 	}
-	if n := strings.Count(s.logs.String(), `msg="accept failed; retrying"`); n != 1 {
-		t.Errorf("%d log lines for the accept errors, want 1 (rate-limited):\n%s", n, s.logs.String())
+	if n := strings.Count(s.Logs.String(), `msg="accept failed; retrying"`); n != 1 {
+		t.Errorf("%d log lines for the accept errors, want 1 (rate-limited):\n%s", n, s.Logs.String())
 	}
-	c := dialRaw(t, "127.0.0.1", s.pub)
+	c := dialRaw(t, "127.0.0.1", s.PublicAddr)
 	if st := c.get(t, "/api/v1/health"); st != "HTTP/1.1 401 Unauthorized" {
 		t.Fatalf("after the errors: %q", st)
 	}

@@ -8,6 +8,7 @@ package transport_test
 // helper of this file and monitor_schedule_test.go starts with "mon".
 
 import (
+	"backupmon/internal/testserver"
 	"fmt"
 	"testing"
 	"time"
@@ -23,14 +24,14 @@ func monSummary(due time.Time, grace int) string {
 }
 
 // monAlerts returns every alert of the workspace (admin API), newest first.
-func monAlerts(s *testServer, ws string) []map[string]any {
-	s.t.Helper()
+func monAlerts(s *testserver.Server, ws string) []map[string]any {
+	s.T.Helper()
 	return s.MustAdmin(200, "GET", "/workspaces/"+ws+"/alerts", nil).List()
 }
 
 // monWantAlerts checks the number of alerts of the workspace and returns
 // them, newest first.
-func monWantAlerts(t *testing.T, s *testServer, what, ws string, n int) []map[string]any {
+func monWantAlerts(t *testing.T, s *testserver.Server, what, ws string, n int) []map[string]any {
 	t.Helper()
 	list := monAlerts(s, ws)
 	if len(list) != n {
@@ -84,30 +85,30 @@ func monFmtDur(d time.Duration) string {
 }
 
 // monJob reads a job through the REST API (GET /jobs/{id}).
-func monJob(s *testServer, key, id string) map[string]any {
-	s.t.Helper()
-	return rsData(s.t, "job "+id, rsGet(s, key, "/jobs/"+id))
+func monJob(s *testserver.Server, key, id string) map[string]any {
+	s.T.Helper()
+	return rsData(s.T, "job "+id, rsGet(s, key, "/jobs/"+id))
 }
 
 // monRESTAlerts returns the REST alert list with the given query.
-func monRESTAlerts(s *testServer, key, query string) []map[string]any {
-	s.t.Helper()
-	return rsItems(s.t, "/alerts"+query, rsGet(s, key, "/alerts"+query))
+func monRESTAlerts(s *testserver.Server, key, query string) []map[string]any {
+	s.T.Helper()
+	return rsItems(s.T, "/alerts"+query, rsGet(s, key, "/alerts"+query))
 }
 
 // monActivity returns the workspace's activity log, newest first.
-func monActivity(s *testServer, ws string) []map[string]any {
-	s.t.Helper()
+func monActivity(s *testserver.Server, ws string) []map[string]any {
+	s.T.Helper()
 	return s.MustAdmin(200, "GET", "/workspaces/"+ws+"/activity", nil).List()
 }
 
 func TestMonitorLateThenMissing(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{schedule: monHourly()})
+	s := testserver.Start(t, testserver.Options{})
+	f := s.Fixture(testserver.FixtureOptions{Schedule: monHourly()})
 	key := f.RestKey
 	// A report at an uneven instant: every time below is exact to the
 	// millisecond.
-	T := t0.Add(7*time.Minute + 13*time.Second + 250*time.Millisecond)
+	T := testserver.T0.Add(7*time.Minute + 13*time.Second + 250*time.Millisecond)
 	s.SetClock(T)
 	rpSend(s, f.Job, f.ReportKey, "ok")
 	due := T.Add(time.Hour)
@@ -231,10 +232,9 @@ func TestMonitorLateThenMissing(t *testing.T) {
 // summary; an acknowledged alert whose severity rises is open again, one
 // whose severity stays is not; a snoozed one stays snoozed.
 func TestMonitorMissingRaisesAlert(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
 	base := "/workspaces/" + f.WS
-	T := t0.Add(time.Minute)
+	T := testserver.T0.Add(time.Minute)
 	type tc struct {
 		name, report, action string
 		job, alert           string
@@ -301,10 +301,9 @@ func TestMonitorMissingRaisesAlert(t *testing.T) {
 // to the millisecond before, and open with snoozedUntil null from then on,
 // in every view and filter (decisions.md 4.6).
 func TestMonitorSnoozeExpiry(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{}) // daily: never missing in this test
+	s, f := startFixture(t) // daily: never missing in this test
 	key := f.RestKey
-	T := t0.Add(5 * time.Minute)
+	T := testserver.T0.Add(5 * time.Minute)
 	s.SetClock(T)
 	aid := rpSend(s, f.Job, f.ReportKey, "failed")
 	X := T.Add(2*time.Hour + 500*time.Millisecond)
@@ -376,10 +375,10 @@ func TestMonitorInactiveWorkspace(t *testing.T) {
 			}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s := startServer(t, serverOptions{})
-			f := s.Fixture(fixtureOptions{plan: c.plan, schedule: monHourly()})
+			s := testserver.Start(t, testserver.Options{})
+			f := s.Fixture(testserver.FixtureOptions{Plan: c.plan, Schedule: monHourly()})
 			base := "/workspaces/" + f.WS
-			T := t0.Add(time.Minute)
+			T := testserver.T0.Add(time.Minute)
 			s.SetClock(T)
 			rpSend(s, f.Job, f.ReportKey, "ok")
 			due := T.Add(time.Hour)
@@ -435,14 +434,14 @@ func monWantActivity(t *testing.T, what string, a map[string]any, want map[strin
 // Admin changes write activity entries, newest first, each naming what it
 // is about (decisions.md 2).
 func TestMonitorActivity(t *testing.T) {
-	s := startServer(t, serverOptions{})
+	s := testserver.Start(t, testserver.Options{})
 	ws := s.MustAdmin(201, "POST", "/workspaces", map[string]any{"name": "Acme IT", "plan": "pro"}).Data()["id"].(string)
 	base := "/workspaces/" + ws
 	if acts := monActivity(s, ws); len(acts) != 0 {
 		t.Fatalf("a new workspace has activity: %v", acts)
 	}
 	var want []map[string]any // oldest first
-	at := t0
+	at := testserver.T0
 	step := func() time.Time {
 		at = at.Add(time.Minute)
 		s.SetClock(at)
@@ -537,8 +536,8 @@ func TestMonitorActivity(t *testing.T) {
 // A trial's end writes one workspace.trial_ended entry, by the system, at
 // the trial's end, when the clock passes it; never again for that end.
 func TestMonitorTrialEnd(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	end := t0.Add(3*time.Hour + 250*time.Millisecond)
+	s := testserver.Start(t, testserver.Options{})
+	end := testserver.T0.Add(3*time.Hour + 250*time.Millisecond)
 	ws := s.MustAdmin(201, "POST", "/workspaces", map[string]any{"name": "Trial Co", "plan": "trial", "trialEndsAt": admIn(end)}).Data()["id"].(string)
 	base := "/workspaces/" + ws
 	trialEntries := func() []map[string]any {

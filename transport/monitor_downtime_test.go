@@ -1,6 +1,7 @@
 package transport_test
 
 import (
+	"backupmon/internal/testserver"
 	"testing"
 	"time"
 )
@@ -10,9 +11,9 @@ import (
 // once (dated when the grace ended), and a second restart, later still,
 // opens no other: the alert is recorded, not derived again.
 func TestMonitorDeadlinePassedDuringDowntime(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{schedule: monHourly()})
-	T := t0.Add(3 * time.Minute)
+	s := testserver.Start(t, testserver.Options{})
+	f := s.Fixture(testserver.FixtureOptions{Schedule: monHourly()})
+	T := testserver.T0.Add(3 * time.Minute)
 	s.SetClock(T)
 	rpSend(s, f.Job, f.ReportKey, "ok")
 	due := T.Add(time.Hour)

@@ -8,6 +8,7 @@ package transport_test
 // from the resume. Helpers are in monitor_alerts_test.go.
 
 import (
+	"backupmon/internal/testserver"
 	"testing"
 	"time"
 )
@@ -45,13 +46,13 @@ func monRunSchedule(t *testing.T, c monSchedCase) {
 		t.Fatalf("case: %s is %s in %s, not %s", c.want, got, c.zone, c.wantLocal)
 	}
 	const grace = 45
-	s := startServer(t, serverOptions{})
+	s := testserver.Start(t, testserver.Options{})
 	s.SetClock(R.Add(-time.Hour))
 	sched := map[string]any{"intervalMinutes": c.interval, "graceMinutes": grace}
 	if c.days != nil {
 		sched["expectedDays"] = c.days
 	}
-	f := s.Fixture(fixtureOptions{timeZone: c.zone, schedule: sched})
+	f := s.Fixture(testserver.FixtureOptions{TimeZone: c.zone, Schedule: sched})
 	s.SetClock(R)
 	rpSend(s, f.Job, f.ReportKey, "ok")
 	key := f.RestKey
@@ -107,9 +108,9 @@ func monRunSchedule(t *testing.T, c monSchedCase) {
 
 // monSendNoAlert sends a report that must be accepted without an alert
 // (a paused job, or a paused or archived client).
-func monSendNoAlert(s *testServer, job, key, status string) {
-	s.t.Helper()
-	rpWant(s.t, "report "+status+" while monitoring is off", s.Report(job, key, "", `{"status":"`+status+`"}`), 200, rpOK(status, "", false, false))
+func monSendNoAlert(s *testserver.Server, job, key, status string) {
+	s.T.Helper()
+	rpWant(s.T, "report "+status+" while monitoring is off", s.Report(job, key, "", `{"status":"`+status+`"}`), 200, rpOK(status, "", false, false))
 }
 
 var monWeekdays = []string{"mon", "tue", "wed", "thu", "fri"}
@@ -240,11 +241,11 @@ func TestMonitorScheduleZones(t *testing.T) {
 // lastResult, the job is due P + interval, and missing after that plus
 // grace with one alert (decisions.md 3, 4.4).
 func TestMonitorPausedUntil(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{schedule: monHourly()})
+	s := testserver.Start(t, testserver.Options{})
+	f := s.Fixture(testserver.FixtureOptions{Schedule: monHourly()})
 	key := f.RestKey
 	jobPath := "/workspaces/" + f.WS + "/jobs/" + f.Job
-	T := t0.Add(3 * time.Minute)
+	T := testserver.T0.Add(3 * time.Minute)
 	s.SetClock(T)
 	rpSend(s, f.Job, f.ReportKey, "ok")
 	P := T.Add(5*time.Hour + 30*time.Second)
@@ -295,10 +296,10 @@ func TestMonitorPausedUntil(t *testing.T) {
 // The clock jumps over a pause's end and the due time after it in one
 // move; a report while paused changes the status but opens no alert.
 func TestMonitorPausedUntilJump(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{schedule: monHourly()})
+	s := testserver.Start(t, testserver.Options{})
+	f := s.Fixture(testserver.FixtureOptions{Schedule: monHourly()})
 	key := f.RestKey
-	T := t0.Add(time.Minute)
+	T := testserver.T0.Add(time.Minute)
 	s.SetClock(T)
 	P := T.Add(3 * time.Hour)
 	s.MustAdmin(200, "PATCH", "/workspaces/"+f.WS+"/jobs/"+f.Job, map[string]any{"paused": true, "pausedUntil": admIn(P)})
@@ -326,11 +327,11 @@ func TestMonitorPausedUntilJump(t *testing.T) {
 // A job paused without an end is resumed by a PATCH: the due time counts
 // from the resume.
 func TestMonitorJobResume(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{schedule: monHourly()})
+	s := testserver.Start(t, testserver.Options{})
+	f := s.Fixture(testserver.FixtureOptions{Schedule: monHourly()})
 	key := f.RestKey
 	jobPath := "/workspaces/" + f.WS + "/jobs/" + f.Job
-	T := t0.Add(4 * time.Minute)
+	T := testserver.T0.Add(4 * time.Minute)
 	s.SetClock(T)
 	rpSend(s, f.Job, f.ReportKey, "ok")
 	s.SetClock(T.Add(10 * time.Minute))
@@ -359,11 +360,11 @@ func TestMonitorJobResume(t *testing.T) {
 func TestMonitorClientPause(t *testing.T) {
 	for _, status := range []string{"paused", "archived"} {
 		t.Run(status, func(t *testing.T) {
-			s := startServer(t, serverOptions{})
-			f := s.Fixture(fixtureOptions{schedule: monHourly()})
+			s := testserver.Start(t, testserver.Options{})
+			f := s.Fixture(testserver.FixtureOptions{Schedule: monHourly()})
 			key := f.RestKey
 			clientPath := "/workspaces/" + f.WS + "/clients/" + f.Client
-			T := t0.Add(2 * time.Minute)
+			T := testserver.T0.Add(2 * time.Minute)
 			s.SetClock(T)
 			rpSend(s, f.Job, f.ReportKey, "ok")
 			s.SetClock(T.Add(10 * time.Minute))

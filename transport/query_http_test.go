@@ -4,6 +4,7 @@ package transport_test
 // through the real HTTP surface.
 
 import (
+	"backupmon/internal/testserver"
 	"net/url"
 	"strings"
 	"testing"
@@ -11,12 +12,12 @@ import (
 )
 
 // restGet sends a REST API GET with key.
-func restGet(s *testServer, key, pathAndQuery string) response {
-	s.t.Helper()
-	return s.do("GET", s.PublicURL+"/api/v1"+pathAndQuery, map[string]string{"Authorization": "Bearer " + key}, nil)
+func restGet(s *testserver.Server, key, pathAndQuery string) testserver.Response {
+	s.T.Helper()
+	return s.Do("GET", s.PublicURL+"/api/v1"+pathAndQuery, map[string]string{"Authorization": "Bearer " + key}, nil)
 }
 
-func wantParamError(t *testing.T, what string, r response, param string) {
+func wantParamError(t *testing.T, what string, r testserver.Response, param string) {
 	t.Helper()
 	e, _ := r.JSON["error"].(map[string]any)
 	got, has := e["parameter"].(string)
@@ -28,8 +29,7 @@ func wantParamError(t *testing.T, what string, r response, param string) {
 // A parameter with an empty name (`?=1`) is an unknown parameter: 400,
 // naming it (""), not a request without parameters.
 func TestQueryParameterWithoutNameIsRefused(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
 	for _, q := range []string{"/jobs?=1", "/jobs?limit=5&=x", "/health?=30", "/workspace?=1"} {
 		wantParamError(t, q, restGet(s, f.RestKey, q), "")
 	}
@@ -41,8 +41,7 @@ func TestQueryParameterWithoutNameIsRefused(t *testing.T) {
 // A cursor whose last character differs only in the bits base64 leaves
 // spare is another cursor: refused, naming cursor.
 func TestCursorWithChangedSpareBitsIsRefused(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
 	s.NewJob(f.WS, f.Client, "Second backup", map[string]any{"intervalMinutes": 1440})
 	first := restGet(s, f.RestKey, "/jobs?limit=1")
 	pg, _ := first.JSON["pagination"].(map[string]any)
@@ -65,8 +64,7 @@ func TestCursorWithChangedSpareBitsIsRefused(t *testing.T) {
 // days with only `from` given (to is now) stays usable on the next page
 // after the clock has moved past the 93 days.
 func TestNextPageKeepsTheFirstPagesWindow(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
 	for i := range 3 {
 		if r := s.Report(f.Job, f.ReportKey, "", `{"status":"ok"}`); r.Status != 200 {
 			t.Fatalf("report %d: status %d: %s", i, r.Status, r.Body)

@@ -4,6 +4,7 @@ package transport_test
 // 4.5), through the real HTTP surface, read back through the admin job view.
 
 import (
+	"backupmon/internal/testserver"
 	"strings"
 	"testing"
 	"time"
@@ -11,37 +12,36 @@ import (
 
 // rpFresh gives a subtest its own job (never reported, so never superseded)
 // and its own report key (so the per-key minute limit never interferes).
-func rpFresh(s *testServer, f fixture) (job, key string) {
-	s.t.Helper()
-	job = s.NewJob(f.WS, f.Client, "Job "+strings.ReplaceAll(s.t.Name(), "/", " "), rpDaily())
+func rpFresh(s *testserver.Server, f testserver.Fixture) (job, key string) {
+	s.T.Helper()
+	job = s.NewJob(f.WS, f.Client, "Job "+strings.ReplaceAll(s.T.Name(), "/", " "), rpDaily())
 	key, _ = rpNewKey(s, f.WS, "report", nil)
 	return job, key
 }
 
 // rpOnly returns the job's single history entry, failing unless there is
 // exactly one.
-func rpOnly(s *testServer, ws, job string) map[string]any {
-	s.t.Helper()
+func rpOnly(s *testserver.Server, ws, job string) map[string]any {
+	s.T.Helper()
 	h := rpHistory(s, ws, job)
 	if len(h) != 1 {
-		s.t.Fatalf("history has %d entries, want 1: %v", len(h), h)
+		s.T.Fatalf("history has %d entries, want 1: %v", len(h), h)
 	}
 	return h[0]
 }
 
 // rpNothingRecorded checks that a refused report left the job untouched.
-func rpNothingRecorded(s *testServer, ws, job string) {
-	s.t.Helper()
+func rpNothingRecorded(s *testserver.Server, ws, job string) {
+	s.T.Helper()
 	j := rpJob(s, ws, job)
-	if h := rpList(s.t, j, "history"); len(h) != 0 {
-		s.t.Errorf("refused report was recorded: %v", h)
+	if h := rpList(s.T, j, "history"); len(h) != 0 {
+		s.T.Errorf("refused report was recorded: %v", h)
 	}
-	rpFields(s.t, "job after a refused report", j, map[string]any{"status": "waiting", "lastResult": "none", "lastReportAt": nil})
+	rpFields(s.T, "job after a refused report", j, map[string]any{"status": "waiting", "lastResult": "none", "lastReportAt": nil})
 }
 
 func TestReportStatusField(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
 	accepted := []struct {
 		name, body, echo, jobStatus, result string
 	}{
@@ -92,8 +92,7 @@ func TestReportStatusField(t *testing.T) {
 }
 
 func TestReportInvalidJSON(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
 	for _, body := range []string{
 		``, ` `, `status=ok`, `null`, `true`, `1`, `"ok"`, `[]`, `[{"status":"ok"}]`,
 		`{"status":"ok"`, `{"status":"ok",}`, `{"status":"ok"} x`, `{"status":"ok"}{}`, `{status:"ok"}`,
@@ -109,8 +108,7 @@ func TestReportInvalidJSON(t *testing.T) {
 }
 
 func TestReportSizeBytes(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
 	accepted := []struct {
 		name, field string
 		want        any // sizeBytes in the result: nil or a number
@@ -153,9 +151,8 @@ func TestReportSizeBytes(t *testing.T) {
 }
 
 func TestReportDurationSeconds(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
-	completed := t0 // the development clock stands still at t0
+	s, f := startFixture(t)
+	completed := testserver.T0 // the development clock stands still at T0
 	accepted := []struct {
 		name, field string
 		want        int64 // -1: null
@@ -208,7 +205,7 @@ func TestReportDurationSeconds(t *testing.T) {
 		rpAccepted(t, "report", s.Report(job, key, "", `{"status":"ok","timestamp":"2026-03-04T09:00:00Z","duration_seconds":90.4}`), "ok")
 		rpFields(t, "result", rpOnly(s, f.WS, job), map[string]any{
 			"completedAt": "2026-03-04T09:00:00.000Z", "startedAt": "2026-03-04T08:58:30.000Z",
-			"durationSeconds": 90, "receivedAt": rpTS(t0),
+			"durationSeconds": 90, "receivedAt": rpTS(testserver.T0),
 		})
 	})
 	rpRun(t, s, "body checks run in order status, size, duration", func(t *testing.T) {
@@ -226,7 +223,7 @@ type rpTimestampCase struct {
 	completed   time.Time
 }
 
-func rpRunTimestampCases(t *testing.T, s *testServer, f fixture, now time.Time, cases []rpTimestampCase) {
+func rpRunTimestampCases(t *testing.T, s *testserver.Server, f testserver.Fixture, now time.Time, cases []rpTimestampCase) {
 	t.Helper()
 	for _, c := range cases {
 		rpRun(t, s, c.name, func(t *testing.T) {
@@ -243,13 +240,12 @@ func rpRunTimestampCases(t *testing.T, s *testServer, f fixture, now time.Time, 
 }
 
 func TestReportTimestamp(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
 	q := func(tm time.Time) string { return `"` + tm.UTC().Format("2006-01-02T15:04:05.000Z") + `"` }
 	nine := time.Date(2026, 3, 4, 9, 0, 0, 0, time.UTC)
-	rpRunTimestampCases(t, s, f, t0, []rpTimestampCase{
-		{"missing", ``, t0},
-		{"null means absent", `null`, t0},
+	rpRunTimestampCases(t, s, f, testserver.T0, []rpTimestampCase{
+		{"missing", ``, testserver.T0},
+		{"null means absent", `null`, testserver.T0},
 		{"UTC with Z", `"2026-03-04T09:00:00Z"`, nine},
 		{"fraction kept to the millisecond", `"2026-03-04T09:00:00.123456Z"`, nine.Add(123 * time.Millisecond)},
 		{"offset +02:00", `"2026-03-04T11:00:00+02:00"`, nine},
@@ -257,48 +253,48 @@ func TestReportTimestamp(t *testing.T) {
 		{"offset +00:00", `"2026-03-04T09:00:00+00:00"`, nine},
 		{"offset +0200", `"2026-03-04T11:00:00+0200"`, nine},
 		{"offset across midnight", `"2026-03-03T23:00:00-10:00"`, nine},
-		{"exactly 5 minutes in the future is accepted", q(t0.Add(5 * time.Minute)), t0.Add(5 * time.Minute)},
-		{"5 minutes and 1 ms in the future is ignored", q(t0.Add(5*time.Minute + time.Millisecond)), t0},
-		{"an hour in the future is ignored", q(t0.Add(time.Hour)), t0},
-		{"exactly 30 days old is accepted", q(t0.Add(-30 * 24 * time.Hour)), t0.Add(-30 * 24 * time.Hour)},
-		{"30 days and 1 ms old is ignored", q(t0.Add(-30*24*time.Hour - time.Millisecond)), t0},
-		{"a year old is ignored", `"2025-03-04T10:00:00Z"`, t0},
-		{"unreadable word", `"yesterday"`, t0},
-		{"unreadable empty", `""`, t0},
-		{"date only", `"2026-03-04"`, t0},
-		{"no such day", `"2026-02-30T09:00:00Z"`, t0},
-		{"hour 25", `"2026-03-04T25:00:00Z"`, t0},
-		{"offset beyond 18 hours", `"2026-03-04T09:00:00+19:00"`, t0},
-		{"unix seconds as a number", `1772614800`, t0},
-		{"unix milliseconds as a number", `1772614800000`, t0},
-		{"unix seconds as a string", `"1772614800"`, t0},
-		{"boolean", `true`, t0},
-		{"object", `{"at":"2026-03-04T09:00:00Z"}`, t0},
-		{"list", `["2026-03-04T09:00:00Z"]`, t0},
+		{"exactly 5 minutes in the future is accepted", q(testserver.T0.Add(5 * time.Minute)), testserver.T0.Add(5 * time.Minute)},
+		{"5 minutes and 1 ms in the future is ignored", q(testserver.T0.Add(5*time.Minute + time.Millisecond)), testserver.T0},
+		{"an hour in the future is ignored", q(testserver.T0.Add(time.Hour)), testserver.T0},
+		{"exactly 30 days old is accepted", q(testserver.T0.Add(-30 * 24 * time.Hour)), testserver.T0.Add(-30 * 24 * time.Hour)},
+		{"30 days and 1 ms old is ignored", q(testserver.T0.Add(-30*24*time.Hour - time.Millisecond)), testserver.T0},
+		{"a year old is ignored", `"2025-03-04T10:00:00Z"`, testserver.T0},
+		{"unreadable word", `"yesterday"`, testserver.T0},
+		{"unreadable empty", `""`, testserver.T0},
+		{"date only", `"2026-03-04"`, testserver.T0},
+		{"no such day", `"2026-02-30T09:00:00Z"`, testserver.T0},
+		{"hour 25", `"2026-03-04T25:00:00Z"`, testserver.T0},
+		{"offset beyond 18 hours", `"2026-03-04T09:00:00+19:00"`, testserver.T0},
+		{"unix seconds as a number", `1772614800`, testserver.T0},
+		{"unix milliseconds as a number", `1772614800000`, testserver.T0},
+		{"unix seconds as a string", `"1772614800"`, testserver.T0},
+		{"boolean", `true`, testserver.T0},
+		{"object", `{"at":"2026-03-04T09:00:00Z"}`, testserver.T0},
+		{"list", `["2026-03-04T09:00:00Z"]`, testserver.T0},
 	})
 }
 
 // Without an offset a timestamp is read in the workspace's time zone
 // (docs/decisions.md); with one, the offset wins.
 func TestReportTimestampWorkspaceZone(t *testing.T) {
-	s := startServer(t, serverOptions{})
+	s := testserver.Start(t, testserver.Options{})
 	rpRun(t, s, "Asia/Tokyo", func(t *testing.T) {
-		f := s.Fixture(fixtureOptions{timeZone: "Asia/Tokyo"}) // UTC+9, no DST
-		rpRunTimestampCases(t, s, f, t0, []rpTimestampCase{
+		f := s.Fixture(testserver.FixtureOptions{TimeZone: "Asia/Tokyo"}) // UTC+9, no DST
+		rpRunTimestampCases(t, s, f, testserver.T0, []rpTimestampCase{
 			// 19:03 in Tokyo is 10:03Z, within 5 minutes; read as UTC it
 			// would be 9 hours ahead and ignored.
-			{"local, 3 minutes ahead", `"2026-03-04T19:03:00"`, t0.Add(3 * time.Minute)},
-			{"local, an hour ago", `"2026-03-04T18:00:00"`, t0.Add(-time.Hour)},
-			{"local without seconds", `"2026-03-04T18:30"`, t0.Add(-30 * time.Minute)},
+			{"local, 3 minutes ahead", `"2026-03-04T19:03:00"`, testserver.T0.Add(3 * time.Minute)},
+			{"local, an hour ago", `"2026-03-04T18:00:00"`, testserver.T0.Add(-time.Hour)},
+			{"local without seconds", `"2026-03-04T18:30"`, testserver.T0.Add(-30 * time.Minute)},
 			// 10:00 in Tokyo is 01:00Z: accepted as 01:00Z, not as 10:00Z.
-			{"local morning", `"2026-03-04T10:00:00"`, t0.Add(-9 * time.Hour)},
-			{"local, 6 minutes ahead is ignored", `"2026-03-04T19:06:00"`, t0},
-			{"offset wins over the zone", `"2026-03-04T09:00:00Z"`, t0.Add(-time.Hour)},
-			{"explicit +09:00", `"2026-03-04T18:00:00+09:00"`, t0.Add(-time.Hour)},
+			{"local morning", `"2026-03-04T10:00:00"`, testserver.T0.Add(-9 * time.Hour)},
+			{"local, 6 minutes ahead is ignored", `"2026-03-04T19:06:00"`, testserver.T0},
+			{"offset wins over the zone", `"2026-03-04T09:00:00Z"`, testserver.T0.Add(-time.Hour)},
+			{"explicit +09:00", `"2026-03-04T18:00:00+09:00"`, testserver.T0.Add(-time.Hour)},
 		})
 	})
 	rpRun(t, s, "America/New_York across the DST change", func(t *testing.T) {
-		f := s.Fixture(fixtureOptions{timeZone: "America/New_York"})
+		f := s.Fixture(testserver.FixtureOptions{TimeZone: "America/New_York"})
 		// The clock moves past 2026-03-08, when New York goes from -05:00
 		// to -04:00.
 		now := time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
@@ -311,8 +307,7 @@ func TestReportTimestampWorkspaceZone(t *testing.T) {
 }
 
 func TestReportOtherFieldsIgnored(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
 	job, key := rpFresh(s, f)
 	body := `{"status":"failed","job_id":"x","jobId":"y","alert_id":"z","duplicate":true,"superseded":true,` +
 		`"ok":false,"message":"disk full","Size_Bytes":"bad","DURATION_SECONDS":-5,"nested":{"a":[1,{"b":null}]},"n":1e400}`
@@ -325,8 +320,7 @@ func TestReportOtherFieldsIgnored(t *testing.T) {
 }
 
 func TestReportResponseFields(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
 
 	// warn: status echoed as sent ("warn", not "warning"), alert_id the
 	// alert opened.

@@ -5,6 +5,7 @@ package transport_test
 // history, alerts, and idempotency keys, which then answer duplicate.
 
 import (
+	"backupmon/internal/testserver"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,8 +18,8 @@ import (
 
 // rpState reads the admin views that hold what reports changed, as raw
 // bodies.
-func rpState(s *testServer, ws string, jobs ...string) map[string]string {
-	s.t.Helper()
+func rpState(s *testserver.Server, ws string, jobs ...string) map[string]string {
+	s.T.Helper()
 	st := map[string]string{}
 	for _, j := range jobs {
 		p := "/workspaces/" + ws + "/jobs/" + j + "?limit=1000"
@@ -41,17 +42,17 @@ func rpSameState(t *testing.T, what string, before, after map[string]string) {
 // rpDurabilityScenario records a mix of reports and returns the work to
 // check afterwards.
 type rpDurable struct {
-	f          fixture
+	f          testserver.Fixture
 	job2       string
 	openAlert  string
 	duplicates []struct{ job, key, body, want string }
 }
 
-func rpRecordScenario(s *testServer) rpDurable {
-	t := s.t
+func rpRecordScenario(s *testserver.Server) rpDurable {
+	t := s.T
 	t.Helper()
 	var d rpDurable
-	d.f = s.Fixture(fixtureOptions{timeZone: "Europe/Berlin", schedule: map[string]any{"intervalMinutes": 720, "expectedDays": []string{"mon", "wed", "fri"}}})
+	d.f = s.Fixture(testserver.FixtureOptions{TimeZone: "Europe/Berlin", Schedule: map[string]any{"intervalMinutes": 720, "expectedDays": []string{"mon", "wed", "fri"}}})
 	f := d.f
 	d.job2 = s.NewJob(f.WS, f.Client, "Second", rpDaily())
 
@@ -82,7 +83,7 @@ func rpRecordScenario(s *testServer) rpDurable {
 }
 
 // rpCheckAfter checks a recovered server against the state read before.
-func rpCheckAfter(t *testing.T, s *testServer, d rpDurable, before map[string]string) {
+func rpCheckAfter(t *testing.T, s *testserver.Server, d rpDurable, before map[string]string) {
 	t.Helper()
 	f := d.f
 	rpSameState(t, "recovered", before, rpState(s, f.WS, f.Job, d.job2))
@@ -99,7 +100,7 @@ func rpCheckAfter(t *testing.T, s *testServer, d rpDurable, before map[string]st
 }
 
 func TestReportDurableAcrossRestart(t *testing.T) {
-	s := startServer(t, serverOptions{})
+	s := testserver.Start(t, testserver.Options{})
 	d := rpRecordScenario(s)
 	before := rpState(s, d.f.WS, d.f.Job, d.job2)
 	s.Restart()
@@ -114,14 +115,14 @@ func TestReportDurableAcrossRestart(t *testing.T) {
 // answers, so the copy has no shutdown snapshot and recovers from the log
 // alone. Every 200 was durable before it was sent.
 func TestReportDurableAfterCrash(t *testing.T) {
-	s := startServer(t, serverOptions{})
+	s := testserver.Start(t, testserver.Options{})
 	d := rpRecordScenario(s)
 	before := rpState(s, d.f.WS, d.f.Job, d.job2)
 	crashed := filepath.Join(t.TempDir(), "crashed")
 	if err := os.CopyFS(crashed, os.DirFS(s.Dir)); err != nil {
 		t.Fatal(err)
 	}
-	r := startServer(t, serverOptions{dir: crashed})
+	r := testserver.Start(t, testserver.Options{Dir: crashed})
 	rpCheckAfter(t, r, d, before)
 }
 
@@ -147,8 +148,8 @@ func TestReportWhenTheLogFails(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			faulty := vfs.NewFaulty(vfs.OS)
-			s := startServer(t, serverOptions{fs: faulty})
-			f := s.Fixture(fixtureOptions{})
+			s := testserver.Start(t, testserver.Options{FS: faulty})
+			f := s.Fixture(testserver.FixtureOptions{})
 			s.Advance(time.Minute)
 			rpWant(t, "before the fault", s.Report(f.Job, f.ReportKey, "K1", `{"status":"ok"}`), 200, rpOK("ok", "", false, false))
 			before := rpState(s, f.WS, f.Job)
@@ -156,7 +157,7 @@ func TestReportWhenTheLogFails(t *testing.T) {
 			walDir := filepath.Join(s.Dir, "wal")
 			faulty.Fail(func(st vfs.Step) bool { return st.Op == tc.op && strings.HasPrefix(st.Name, walDir) }, tc.cause)
 			rpWantErr(t, "the report whose write fails", s.Report(f.Job, f.ReportKey, "K2", `{"status":"failed"}`), 500, "Failed to record report")
-			if n := s.fatals.Load(); n != 1 {
+			if n := s.Fatals(); n != 1 {
 				t.Fatalf("OnFatal called %d times, want once", n)
 			}
 			faulty.Heal() // the log stays failed: fail-stop
@@ -166,10 +167,10 @@ func TestReportWhenTheLogFails(t *testing.T) {
 			if want := `{"error":{"code":"INTERNAL_ERROR","message":"The change was not recorded"}}`; r.Status != 500 || string(r.Body) != want {
 				t.Errorf("an admin change after the fault:\n got %d %s\nwant 500 %s", r.Status, r.Body, want)
 			}
-			if n := s.fatals.Load(); n != 1 {
+			if n := s.Fatals(); n != 1 {
 				t.Errorf("OnFatal called %d times, want once", n)
 			}
-			if logs := s.logs.String(); !strings.Contains(logs, tc.logs) || !strings.Contains(logs, "wal: write failed") {
+			if logs := s.Logs.String(); !strings.Contains(logs, tc.logs) || !strings.Contains(logs, "wal: write failed") {
 				t.Errorf("the cause is not logged:\n%s", logs)
 			}
 			s.Restart()

@@ -6,15 +6,16 @@ package transport_test
 // 503) → daily cap (429) → record.
 
 import (
+	"backupmon/internal/testserver"
 	"strings"
 	"testing"
 	"time"
 )
 
 // rpPostRaw posts to the report path of job with exactly these headers.
-func rpPostRaw(s *testServer, job string, header map[string]string, body string) response {
-	s.t.Helper()
-	return s.do("POST", s.PublicURL+"/api/v1/jobs/"+job+"/report", header, []byte(body))
+func rpPostRaw(s *testserver.Server, job string, header map[string]string, body string) testserver.Response {
+	s.T.Helper()
+	return s.Do("POST", s.PublicURL+"/api/v1/jobs/"+job+"/report", header, []byte(body))
 }
 
 // rpBigBody is a valid report body of exactly n bytes (an ignored padding
@@ -25,8 +26,7 @@ func rpBigBody(n int) string {
 }
 
 func TestReportAuthorizationHeader(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
 	body := `{"status":"ok"}`
 	for _, c := range []struct {
 		name string
@@ -58,7 +58,7 @@ func TestReportAuthorizationHeader(t *testing.T) {
 	// (api.md 5.2).
 	rpRun(t, s, "key in the query string", func(t *testing.T) {
 		for _, q := range []string{"?key=", "?api_key=", "?access_token=", "?token="} {
-			r := s.do("POST", s.PublicURL+"/api/v1/jobs/"+f.Job+"/report"+q+f.ReportKey, map[string]string{"Content-Type": "application/json"}, []byte(body))
+			r := s.Do("POST", s.PublicURL+"/api/v1/jobs/"+f.Job+"/report"+q+f.ReportKey, map[string]string{"Content-Type": "application/json"}, []byte(body))
 			rpWantErr(t, q, r, 401, rpMsgMalformed)
 		}
 	})
@@ -81,8 +81,7 @@ func TestReportAuthorizationHeader(t *testing.T) {
 func rpPtr(s string) *string { return &s }
 
 func TestReportKeyErrors(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
 	body := `{"status":"ok"}`
 
 	for _, c := range []struct{ name, key string }{
@@ -133,7 +132,7 @@ func TestReportKeyErrors(t *testing.T) {
 	})
 
 	rpRun(t, s, "key of another workspace", func(t *testing.T) {
-		other := s.Fixture(fixtureOptions{})
+		other := s.Fixture(testserver.FixtureOptions{})
 		rpWantErr(t, "other workspace's key on this job", s.Report(f.Job, other.ReportKey, "", body), 404, rpMsgJobNotFound)
 		rpWantErr(t, "this key on the other job", s.Report(other.Job, f.ReportKey, "", body), 404, rpMsgJobNotFound)
 		if len(rpHistory(s, other.WS, other.Job)) != 0 {
@@ -147,11 +146,11 @@ func TestReportKeyErrors(t *testing.T) {
 }
 
 func TestReportWorkspaceErrors(t *testing.T) {
-	s := startServer(t, serverOptions{})
+	s := testserver.Start(t, testserver.Options{})
 	body := `{"status":"ok"}`
 	for _, status := range []string{"suspended", "cancelled"} {
 		rpRun(t, s, status, func(t *testing.T) {
-			f := s.Fixture(fixtureOptions{})
+			f := s.Fixture(testserver.FixtureOptions{})
 			s.MustAdmin(200, "PATCH", "/workspaces/"+f.WS, map[string]any{"status": status})
 			rpWantErr(t, status, s.Report(f.Job, f.ReportKey, "", body), 403, rpMsgSuspended)
 			// The workspace is checked before the job and the body.
@@ -181,7 +180,7 @@ func TestReportWorkspaceErrors(t *testing.T) {
 	})
 	rpRun(t, s, "works on every plan", func(t *testing.T) {
 		for _, plan := range []string{"starter", "growth", "pro", "trial"} {
-			f := s.Fixture(fixtureOptions{plan: plan})
+			f := s.Fixture(testserver.FixtureOptions{Plan: plan})
 			id := rpSend(s, f.Job, f.ReportKey, "failed")
 			rpFields(t, plan, rpJob(s, f.WS, f.Job), map[string]any{"status": "failed"})
 			rpFields(t, plan+" alert", rpAlert(s, f.WS, id), map[string]any{"status": "open"})
@@ -190,8 +189,7 @@ func TestReportWorkspaceErrors(t *testing.T) {
 }
 
 func TestReportJobNotFound(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
 	body := `{"status":"ok"}`
 	deleted := s.NewJob(f.WS, f.Client, "Deleted", rpDaily())
 	s.MustAdmin(204, "DELETE", "/workspaces/"+f.WS+"/jobs/"+deleted, nil)
@@ -215,8 +213,7 @@ func TestReportJobNotFound(t *testing.T) {
 }
 
 func TestReportBodyTooLarge(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
 	// 64 KiB exactly is read.
 	rpWant(t, "64 KiB", s.Report(f.Job, f.ReportKey, "", rpBigBody(64<<10)), 200, rpOK("ok", "", false, false))
 	// One byte more answers 413, but only after the key and the job.
@@ -237,8 +234,7 @@ func TestReportBodyTooLarge(t *testing.T) {
 
 // Check-order combinations not covered above.
 func TestReportCheckOrder(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
 
 	rpRun(t, s, "malformed header beats everything", func(t *testing.T) {
 		rpWantErr(t, "no header, unknown job, bad body", rpPostRaw(s, "nope", nil, `{`), 401, rpMsgMalformed)
@@ -250,7 +246,7 @@ func TestReportCheckOrder(t *testing.T) {
 		rpWantErr(t, "REST key", s.Report("00000000-0000-0000-0000-000000000000", f.RestKey, "", `{"status":"ok"}`), 403, rpMsgKeyType)
 	})
 	rpRun(t, s, "suspended workspace with a bad body: 403", func(t *testing.T) {
-		g := s.Fixture(fixtureOptions{})
+		g := s.Fixture(testserver.FixtureOptions{})
 		s.MustAdmin(200, "PATCH", "/workspaces/"+g.WS, map[string]any{"status": "suspended"})
 		rpWantErr(t, "suspended, bad body", s.Report(g.Job, g.ReportKey, "", `[]`), 403, rpMsgSuspended)
 	})
@@ -267,7 +263,7 @@ func TestReportCheckOrder(t *testing.T) {
 		rpWantErr(t, "valid", s.Report(f.Job, key, "", `{"status":"ok"}`), 429, rpMsgRateLimit)
 	})
 	rpRun(t, s, "suspension beats the rate limit", func(t *testing.T) {
-		g := s.Fixture(fixtureOptions{})
+		g := s.Fixture(testserver.FixtureOptions{})
 		s.Advance(time.Minute)
 		for i := 0; i < 60; i++ {
 			s.Report("nope", g.ReportKey, "", `{}`)

@@ -5,6 +5,7 @@ package transport_test
 // with them.
 
 import (
+	"backupmon/internal/testserver"
 	"bytes"
 	"fmt"
 	"regexp"
@@ -69,7 +70,7 @@ const (
 
 // rpCheckHeaders checks what every public answer carries: a request id, no
 // Server header, no CORS header, and the JSON content type.
-func rpCheckHeaders(t *testing.T, what string, r response) {
+func rpCheckHeaders(t testing.TB, what string, r testserver.Response) {
 	t.Helper()
 	if id := r.Header.Get("X-Request-Id"); !rpRequestIDRe.MatchString(id) {
 		t.Errorf("%s: X-Request-Id %q", what, id)
@@ -89,7 +90,7 @@ func rpCheckHeaders(t *testing.T, what string, r response) {
 
 // rpWant checks a Report API answer: status, exact body and the common
 // headers.
-func rpWant(t *testing.T, what string, r response, status int, body string) {
+func rpWant(t testing.TB, what string, r testserver.Response, status int, body string) {
 	t.Helper()
 	if r.Status != status || string(r.Body) != body {
 		t.Errorf("%s:\n got %d %s\nwant %d %s", what, r.Status, r.Body, status, body)
@@ -98,14 +99,14 @@ func rpWant(t *testing.T, what string, r response, status int, body string) {
 }
 
 // rpWantErr checks a Report API error answer with its exact message.
-func rpWantErr(t *testing.T, what string, r response, status int, msg string) {
+func rpWantErr(t *testing.T, what string, r testserver.Response, status int, msg string) {
 	t.Helper()
 	rpWant(t, what, r, status, rpErr(msg))
 }
 
 // rpAccepted checks a 200 answer that is neither duplicate nor superseded
 // and returns its alert_id ("" for null).
-func rpAccepted(t *testing.T, what string, r response, status string) string {
+func rpAccepted(t testing.TB, what string, r testserver.Response, status string) string {
 	t.Helper()
 	if r.Status != 200 {
 		t.Fatalf("%s: %d %s", what, r.Status, r.Body)
@@ -123,19 +124,19 @@ func rpAccepted(t *testing.T, what string, r response, status string) string {
 
 // rpSend posts a report and requires an accepted answer (not duplicate, not
 // superseded); it returns the alert_id.
-func rpSend(s *testServer, job, key, status string) string {
-	s.t.Helper()
-	return rpAccepted(s.t, "report "+status, s.Report(job, key, "", `{"status":"`+status+`"}`), status)
+func rpSend(s *testserver.Server, job, key, status string) string {
+	s.T.Helper()
+	return rpAccepted(s.T, "report "+status, s.Report(job, key, "", `{"status":"`+status+`"}`), status)
 }
 
 // rpJob reads the admin job view with up to 1000 history entries.
-func rpJob(s *testServer, ws, job string) map[string]any {
-	s.t.Helper()
+func rpJob(s *testserver.Server, ws, job string) map[string]any {
+	s.T.Helper()
 	return s.MustAdmin(200, "GET", "/workspaces/"+ws+"/jobs/"+job+"?limit=1000", nil).Data()
 }
 
 // rpList returns m[k] as a list of objects.
-func rpList(t *testing.T, m map[string]any, k string) []map[string]any {
+func rpList(t testing.TB, m map[string]any, k string) []map[string]any {
 	t.Helper()
 	raw, ok := m[k].([]any)
 	if !ok {
@@ -149,32 +150,32 @@ func rpList(t *testing.T, m map[string]any, k string) []map[string]any {
 }
 
 // rpHistory returns the job's history, newest first.
-func rpHistory(s *testServer, ws, job string) []map[string]any {
-	s.t.Helper()
-	return rpList(s.t, rpJob(s, ws, job), "history")
+func rpHistory(s *testserver.Server, ws, job string) []map[string]any {
+	s.T.Helper()
+	return rpList(s.T, rpJob(s, ws, job), "history")
 }
 
 // rpAlerts returns every alert of the workspace, newest first.
-func rpAlerts(s *testServer, ws string) []map[string]any {
-	s.t.Helper()
+func rpAlerts(s *testserver.Server, ws string) []map[string]any {
+	s.T.Helper()
 	return s.MustAdmin(200, "GET", "/workspaces/"+ws+"/alerts", nil).List()
 }
 
 // rpAlert returns the workspace's alert with id, failing when there is none.
-func rpAlert(s *testServer, ws, id string) map[string]any {
-	s.t.Helper()
+func rpAlert(s *testserver.Server, ws, id string) map[string]any {
+	s.T.Helper()
 	for _, a := range rpAlerts(s, ws) {
 		if a["id"] == id {
 			return a
 		}
 	}
-	s.t.Fatalf("no alert %s in the workspace", id)
+	s.T.Fatalf("no alert %s in the workspace", id)
 	return nil
 }
 
 // rpFields checks that m has each field with the wanted value; want values
 // are compared as JSON-decoded values (nil for null, float64 for numbers).
-func rpFields(t *testing.T, what string, m map[string]any, want map[string]any) {
+func rpFields(t testing.TB, what string, m map[string]any, want map[string]any) {
 	t.Helper()
 	for k, w := range want {
 		got, ok := m[k]
@@ -195,8 +196,8 @@ func rpFields(t *testing.T, what string, m map[string]any, want map[string]any) 
 }
 
 // rpNewKey creates a key of the workspace and returns its secret and id.
-func rpNewKey(s *testServer, ws, typ string, extra map[string]any) (secret, id string) {
-	s.t.Helper()
+func rpNewKey(s *testserver.Server, ws, typ string, extra map[string]any) (secret, id string) {
+	s.T.Helper()
 	body := map[string]any{"name": "k-" + typ, "type": typ}
 	for k, v := range extra {
 		body[k] = v
@@ -206,8 +207,8 @@ func rpNewKey(s *testServer, ws, typ string, extra map[string]any) (secret, id s
 }
 
 // rpNewClient creates a client and returns its id.
-func rpNewClient(s *testServer, ws, name string) string {
-	s.t.Helper()
+func rpNewClient(s *testserver.Server, ws, name string) string {
+	s.T.Helper()
 	return s.MustAdmin(201, "POST", "/workspaces/"+ws+"/clients", map[string]any{"name": name}).Data()["id"].(string)
 }
 
@@ -215,13 +216,13 @@ func rpNewClient(s *testServer, ws, name string) string {
 func rpDaily() map[string]any { return map[string]any{"intervalMinutes": 1440} }
 
 // rpPost sends a request without touching t, for use on other goroutines.
-func rpPost(s *testServer, path string, header map[string]string, body string) (response, error) {
-	return s.send("POST", s.PublicURL+path, header, []byte(body))
+func rpPost(s *testserver.Server, path string, header map[string]string, body string) (testserver.Response, error) {
+	return s.Send("POST", s.PublicURL+path, header, []byte(body))
 }
 
 // rpReportAsync sends a report on another goroutine; the answer (or the
 // transport error) arrives on the returned channel.
-func rpReportAsync(s *testServer, job, key, idem, body string) <-chan rpResult {
+func rpReportAsync(s *testserver.Server, job, key, idem, body string) <-chan rpResult {
 	ch := make(chan rpResult, 1)
 	go func() {
 		h := map[string]string{"Content-Type": "application/json", "Authorization": "Bearer " + key}
@@ -235,12 +236,12 @@ func rpReportAsync(s *testServer, job, key, idem, body string) <-chan rpResult {
 }
 
 type rpResult struct {
-	r   response
+	r   testserver.Response
 	err error
 }
 
 // rpAwait waits for an asynchronous answer, at most 20 seconds.
-func rpAwait(t *testing.T, what string, ch <-chan rpResult) response {
+func rpAwait(t *testing.T, what string, ch <-chan rpResult) testserver.Response {
 	t.Helper()
 	select {
 	case res := <-ch:
@@ -251,18 +252,18 @@ func rpAwait(t *testing.T, what string, ch <-chan rpResult) response {
 	case <-time.After(20 * time.Second):
 		t.Fatalf("%s: no answer after 20s", what)
 	}
-	return response{}
+	return testserver.Response{}
 }
 
 // rpRun runs a subtest with the server's harness reporting to it (the
 // harness fails the test it holds), and gives the parent back afterwards.
 // Subtests run one after another, never in parallel.
-func rpRun(t *testing.T, s *testServer, name string, fn func(t *testing.T)) {
+func rpRun(t *testing.T, s *testserver.Server, name string, fn func(t *testing.T)) {
 	t.Helper()
-	parent := s.t
+	parent := s.T
 	t.Run(name, func(t *testing.T) {
-		s.t = t
-		defer func() { s.t = parent }()
+		s.T = t
+		defer func() { s.T = parent }()
 		fn(t)
 	})
 }

@@ -4,6 +4,7 @@ package transport_test
 // means absent, 255 characters).
 
 import (
+	"backupmon/internal/testserver"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,8 +14,7 @@ import (
 )
 
 func TestReportIdempotency(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
 
 	rpRun(t, s, "rule 1: keys are per job", func(t *testing.T) {
 		other := s.NewJob(f.WS, f.Client, "Other", rpDaily())
@@ -166,8 +166,7 @@ func TestReportIdempotency(t *testing.T) {
 // Many requests with one key at once: exactly one is recorded; the others
 // are duplicates or 503 while it is in flight, never a second result.
 func TestReportIdempotencyConcurrent(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
 	const n = 40
 	chans := make([]<-chan rpResult, n)
 	for i := range chans {
@@ -235,9 +234,9 @@ func (h *rpHold) Release() { h.released.Do(func() { close(h.release) }) }
 // of report A is held in the log's BeforeSync hook.
 func TestReportInFlight(t *testing.T) {
 	hold := newRPHold()
-	s := startServer(t, serverOptions{beforeSync: hold.hook})
+	s := testserver.Start(t, testserver.Options{BeforeSync: hold.hook})
 	t.Cleanup(hold.Release) // runs before the server's Close: never leave the log held
-	f := s.Fixture(fixtureOptions{})
+	f := s.Fixture(testserver.FixtureOptions{})
 	s.Advance(time.Minute)
 	tA := rpNow(s)
 

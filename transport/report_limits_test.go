@@ -4,24 +4,24 @@ package transport_test
 // reports per job in a trailing 24 hours.
 
 import (
+	"backupmon/internal/testserver"
 	"strconv"
 	"testing"
 	"time"
 )
 
 // rpRepeat sends n reports and requires each to answer want.
-func rpRepeat(s *testServer, n int, job, key, body string, want int) {
-	s.t.Helper()
+func rpRepeat(s *testserver.Server, n int, job, key, body string, want int) {
+	s.T.Helper()
 	for i := 0; i < n; i++ {
 		if r := s.Report(job, key, "", body); r.Status != want {
-			s.t.Fatalf("request %d of %d: %d %s, want %d", i+1, n, r.Status, r.Body, want)
+			s.T.Fatalf("request %d of %d: %d %s, want %d", i+1, n, r.Status, r.Body, want)
 		}
 	}
 }
 
 func TestReportRateLimit(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
 	ok := `{"status":"ok"}`
 	// Each batch of reports goes to a new job, so that the daily cap of
 	// 100 per job never answers instead.
@@ -107,8 +107,7 @@ func TestReportRateLimit(t *testing.T) {
 }
 
 func TestReportDailyCap(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
 	key2, _ := rpNewKey(s, f.WS, "report", nil)
 	other := s.NewJob(f.WS, f.Client, "Other", rpDaily())
 	ok := `{"status":"ok"}`
@@ -117,7 +116,7 @@ func TestReportDailyCap(t *testing.T) {
 		return len(rpHistory(s, f.WS, f.Job))
 	}
 
-	// One report at t0, then 99 a minute later (two keys, to stay within
+	// One report at T0, then 99 a minute later (two keys, to stay within
 	// the per-key minute limit).
 	first := rpNow(s)
 	rpSend(s, f.Job, f.ReportKey, "ok")

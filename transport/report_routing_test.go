@@ -6,13 +6,14 @@ package transport_test
 // REST error shape for both, X-Request-Id on every answer.
 
 import (
+	"backupmon/internal/testserver"
 	"strings"
 	"testing"
 )
 
 // rpWantREST checks a REST-shaped error: status, code, the exact member
 // set, and error.requestId equal to X-Request-Id.
-func rpWantREST(t *testing.T, what string, r response, status int, code string) {
+func rpWantREST(t *testing.T, what string, r testserver.Response, status int, code string) {
 	t.Helper()
 	if r.Status != status {
 		t.Errorf("%s: status %d, want %d: %s", what, r.Status, status, r.Body)
@@ -34,8 +35,7 @@ func rpWantREST(t *testing.T, what string, r response, status int, code string) 
 }
 
 func TestReportRouting(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
 	path := s.PublicURL + "/api/v1/jobs/" + f.Job + "/report"
 	auth := map[string]string{"Authorization": "Bearer " + f.ReportKey, "Content-Type": "application/json", "Origin": "https://evil.example"}
 
@@ -43,7 +43,7 @@ func TestReportRouting(t *testing.T) {
 		rpRun(t, s, method+" on the report path", func(t *testing.T) {
 			// With a valid key and body, and without any: routing comes first.
 			for _, h := range []map[string]string{auth, nil} {
-				r := s.do(method, path, h, []byte(`{"status":"ok"}`))
+				r := s.Do(method, path, h, []byte(`{"status":"ok"}`))
 				rpWantREST(t, method, r, 405, "METHOD_NOT_ALLOWED")
 				if a := r.Header.Values("Allow"); len(a) != 1 || a[0] != "POST" {
 					t.Errorf("%s: Allow %q, want POST", method, a)
@@ -52,7 +52,7 @@ func TestReportRouting(t *testing.T) {
 		})
 	}
 	rpRun(t, s, "OPTIONS preflight", func(t *testing.T) {
-		r := s.do("OPTIONS", path, map[string]string{
+		r := s.Do("OPTIONS", path, map[string]string{
 			"Origin": "https://evil.example", "Access-Control-Request-Method": "POST",
 			"Access-Control-Request-Headers": "authorization, content-type",
 		}, nil)
@@ -62,7 +62,7 @@ func TestReportRouting(t *testing.T) {
 		}
 	})
 	rpRun(t, s, "HEAD on the report path", func(t *testing.T) {
-		r := s.do("HEAD", path, auth, nil)
+		r := s.Do("HEAD", path, auth, nil)
 		if r.Status != 405 || r.Header.Get("Allow") != "POST" || r.Header.Get("X-Request-Id") == "" {
 			t.Errorf("HEAD: %d Allow %q X-Request-Id %q", r.Status, r.Header.Get("Allow"), r.Header.Get("X-Request-Id"))
 		}
@@ -83,7 +83,7 @@ func TestReportRouting(t *testing.T) {
 			// A valid key does not change it, and a missing key is not
 			// looked at: 404 before authentication.
 			for _, h := range []map[string]string{auth, nil} {
-				rpWantREST(t, p, s.do("POST", s.PublicURL+p, h, []byte(`{"status":"ok"}`)), 404, "NOT_FOUND")
+				rpWantREST(t, p, s.Do("POST", s.PublicURL+p, h, []byte(`{"status":"ok"}`)), 404, "NOT_FOUND")
 			}
 		})
 	}
@@ -93,15 +93,15 @@ func TestReportRouting(t *testing.T) {
 
 	rpRun(t, s, "every answer carries a request id, unique", func(t *testing.T) {
 		seen := map[string]bool{}
-		for _, r := range []response{
+		for _, r := range []testserver.Response{
 			s.Report(f.Job, f.ReportKey, "", `{"status":"ok"}`),         // 200
 			s.Report(f.Job, f.ReportKey, "", `{"status":"x"}`),          // 400
 			s.Report(f.Job, "", "", `{"status":"ok"}`),                  // 401
 			s.Report(f.Job, f.RestKey, "", `{"status":"ok"}`),           // 403
 			s.Report("nope", f.ReportKey, "", `{"status":"ok"}`),        // 404
-			s.do("GET", path, nil, nil),                                 // 405
+			s.Do("GET", path, nil, nil),                                 // 405
 			s.Report(f.Job, f.ReportKey, "", rpBigBody(65<<10)),         // 413
-			s.do("POST", s.PublicURL+"/api/v1/nope", nil, []byte(`{}`)), // 404 REST
+			s.Do("POST", s.PublicURL+"/api/v1/nope", nil, []byte(`{}`)), // 404 REST
 		} {
 			id := r.Header.Get("X-Request-Id")
 			rpCheckHeaders(t, "answer "+string(r.Body), r)

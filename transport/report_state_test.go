@@ -4,17 +4,17 @@ package transport_test
 // 4.4-4.6), read back through the admin API.
 
 import (
+	"backupmon/internal/testserver"
 	"testing"
 	"time"
 )
 
 // rpNow reads the development clock the harness gave the server.
-func rpNow(s *testServer) time.Time { return s.Clock.Now() }
+func rpNow(s *testserver.Server) time.Time { return s.Clock.Now() }
 
 func TestReportJobStatusTransitions(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
-	created := t0
+	s, f := startFixture(t)
+	created := testserver.T0
 
 	j := rpJob(s, f.WS, f.Job)
 	rpFields(t, "new job", j, map[string]any{
@@ -112,8 +112,7 @@ func TestReportJobStatusTransitions(t *testing.T) {
 }
 
 func TestReportWaitingToFirstReport(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
 	for _, c := range []struct{ status, jobStatus, alertType, severity string }{
 		{"ok", "healthy", "", ""},
 		{"warn", "warning", "warning", "warning"},
@@ -143,8 +142,7 @@ func TestReportWaitingToFirstReport(t *testing.T) {
 }
 
 func TestReportSuperseded(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
 	s.Advance(time.Hour)
 	t1 := rpNow(s)
 	rpSend(s, f.Job, f.ReportKey, "ok")
@@ -193,7 +191,7 @@ func TestReportSuperseded(t *testing.T) {
 }
 
 // rpJSONOf re-encodes a decoded JSON value for comparison.
-func rpJSONOf(t *testing.T, v any) string {
+func rpJSONOf(t testing.TB, v any) string {
 	t.Helper()
 	return string(admJSON(t, v))
 }
@@ -202,8 +200,7 @@ func rpJSONOf(t *testing.T, v any) string {
 // the report is stored and updates the job, but no alert is opened or
 // raised; an ok still resolves an unresolved alert.
 func TestReportMonitoringOff(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
 	for _, how := range []string{"paused job", "paused client", "archived client"} {
 		rpRun(t, s, how, func(t *testing.T) {
 			client := rpNewClient(s, f.WS, "Client "+how)
@@ -286,8 +283,7 @@ func TestReportMonitoringOff(t *testing.T) {
 }
 
 func TestReportAlertRaise(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
 	ack := func(id string) {
 		s.MustAdmin(200, "POST", "/workspaces/"+f.WS+"/alerts/"+id+"/acknowledge", nil)
 	}
@@ -434,7 +430,7 @@ func TestReportAlertRaise(t *testing.T) {
 // decisions.md 4.4: nextExpectedAt = receipt + interval, moved to the next
 // expected weekday in the workspace's zone, same local time, DST-correct.
 func TestReportNextExpectedAt(t *testing.T) {
-	s := startServer(t, serverOptions{})
+	s := testserver.Start(t, testserver.Options{})
 	weekdays := map[string]any{"intervalMinutes": 1440, "expectedDays": []string{"mon", "tue", "wed", "thu", "fri"}}
 	for _, c := range []struct {
 		name, zone string
@@ -454,7 +450,7 @@ func TestReportNextExpectedAt(t *testing.T) {
 		{"weekend skipped across DST", "America/New_York", time.Date(2026, 3, 6, 10, 0, 0, 0, time.UTC), time.Date(2026, 3, 9, 9, 0, 0, 0, time.UTC)},
 	} {
 		rpRun(t, s, c.name, func(t *testing.T) {
-			f := s.Fixture(fixtureOptions{timeZone: c.zone, schedule: weekdays})
+			f := s.Fixture(testserver.FixtureOptions{TimeZone: c.zone, Schedule: weekdays})
 			s.SetClock(c.receipt)
 			rpSend(s, f.Job, f.ReportKey, "ok")
 			rpFields(t, "schedule", rpJob(s, f.WS, f.Job)["schedule"].(map[string]any), map[string]any{
@@ -463,7 +459,7 @@ func TestReportNextExpectedAt(t *testing.T) {
 		})
 	}
 	rpRun(t, s, "a timestamp does not move the due time; the receipt does", func(t *testing.T) {
-		f := s.Fixture(fixtureOptions{schedule: map[string]any{"intervalMinutes": 120}})
+		f := s.Fixture(testserver.FixtureOptions{Schedule: map[string]any{"intervalMinutes": 120}})
 		s.SetClock(time.Date(2026, 3, 7, 12, 0, 0, 0, time.UTC))
 		rpAccepted(t, "report", s.Report(f.Job, f.ReportKey, "", `{"status":"ok","timestamp":"2026-03-07T11:00:00Z"}`), "ok")
 		rpFields(t, "job", rpJob(s, f.WS, f.Job), map[string]any{"lastReportAt": "2026-03-07T11:00:00.000Z"})
@@ -474,8 +470,8 @@ func TestReportNextExpectedAt(t *testing.T) {
 // decisions.md 4.4: late from the instant nextExpectedAt passes, missing
 // once now > nextExpectedAt + grace; lastResult stays known.
 func TestReportLateAndMissing(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{schedule: map[string]any{"intervalMinutes": 60, "graceMinutes": 30}})
+	s := testserver.Start(t, testserver.Options{})
+	f := s.Fixture(testserver.FixtureOptions{Schedule: map[string]any{"intervalMinutes": 60, "graceMinutes": 30}})
 	s.Advance(time.Minute)
 	r := rpNow(s)
 	rpSend(s, f.Job, f.ReportKey, "warn")
@@ -505,8 +501,7 @@ func TestReportLateAndMissing(t *testing.T) {
 
 // decisions.md 4.4: sla figures over results completed in the last 30 days.
 func TestReportSLA(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
 	sla := func(what string, want map[string]any) {
 		t.Helper()
 		rpFields(t, what, rpJob(s, f.WS, f.Job)["sla"].(map[string]any), want)
@@ -544,8 +539,7 @@ func TestReportSLA(t *testing.T) {
 // recorded after the report shows paused. Both survive a restart (replay)
 // and a restart from a snapshot.
 func TestReportSameMillisecondAsPause(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
 	for _, how := range []string{"paused job", "paused client", "archived client"} {
 		rpRun(t, s, how, func(t *testing.T) {
 			client := rpNewClient(s, f.WS, "Same ms "+how)
@@ -588,11 +582,11 @@ func TestReportSameMillisecondAsPause(t *testing.T) {
 					"status": "paused", "lastResult": "failed", "paused": true, "lastReportAt": rpTS(now)})
 				// The REST API shows the same statuses and counts them.
 				auth := map[string]string{"Authorization": "Bearer " + f.RestKey}
-				r := s.do("GET", s.PublicURL+"/api/v1/jobs/"+after, auth, nil)
+				r := s.Do("GET", s.PublicURL+"/api/v1/jobs/"+after, auth, nil)
 				if got := r.Data()["status"]; r.Status != 200 || got != "warning" {
 					t.Errorf("%s: REST job after the pause: %d status %v, want 200 warning", when, r.Status, got)
 				}
-				r = s.do("GET", s.PublicURL+"/api/v1/jobs?status=paused&clientId="+client, auth, nil)
+				r = s.Do("GET", s.PublicURL+"/api/v1/jobs?status=paused&clientId="+client, auth, nil)
 				var names []string
 				for _, j := range r.List() {
 					names = append(names, j["name"].(string))

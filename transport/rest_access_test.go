@@ -7,6 +7,7 @@ package transport_test
 // activity log; lastUsedAt.
 
 import (
+	"backupmon/internal/testserver"
 	"crypto/rand"
 	"encoding/hex"
 	"strings"
@@ -31,7 +32,7 @@ func rsPaths(client, job string) map[string]string {
 }
 
 // rsMsg checks error.message exactly.
-func rsMsg(t *testing.T, what string, r response, msg string) {
+func rsMsg(t *testing.T, what string, r testserver.Response, msg string) {
 	t.Helper()
 	e, _ := r.JSON["error"].(map[string]any)
 	if e["message"] != msg {
@@ -46,12 +47,11 @@ func rsRandomKey() string {
 }
 
 func TestRESTUnauthorized(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
 	base := "/workspaces/" + f.WS
 	revoked, revokedID := rpNewKey(s, f.WS, "rest", nil)
 	s.MustAdmin(204, "DELETE", base+"/keys/"+revokedID, nil)
-	expiresAt := t0.Add(time.Hour)
+	expiresAt := testserver.T0.Add(time.Hour)
 	expiring, _ := rpNewKey(s, f.WS, "rest", map[string]any{"expiresAt": admIn(expiresAt)})
 	paths := rsPaths(f.Client, f.Job)
 	const (
@@ -80,7 +80,7 @@ func TestRESTUnauthorized(t *testing.T) {
 			{"Bearer " + strings.ToUpper(f.RestKey), invalid},
 			{"Bearer " + f.RestKey[:len(f.RestKey)-1], invalid},
 			{"Bearer abc", invalid},
-			{"Bearer " + testAdminToken, invalid},
+			{"Bearer " + testserver.AdminToken, invalid},
 			{"Bearer " + revoked, invalid},
 		} {
 			h := map[string]string{}
@@ -130,8 +130,7 @@ func TestRESTUnauthorized(t *testing.T) {
 }
 
 func TestRESTWorkspaceAndPlan(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
 	base := "/workspaces/" + f.WS
 	paths := rsPaths(f.Client, f.Job)
 	noScope, _ := rpNewKey(s, f.WS, "rest", map[string]any{"scopes": []string{}})
@@ -170,7 +169,7 @@ func TestRESTWorkspaceAndPlan(t *testing.T) {
 		{"pro", map[string]any{"plan": "pro"}, 200, ""},
 		{"growth", map[string]any{"plan": "growth"}, 200, ""},
 		{"trial without an end", map[string]any{"plan": "trial"}, 200, ""},
-		{"trial running", map[string]any{"plan": "trial", "trialEndsAt": admIn(t0.Add(time.Hour))}, 200, ""},
+		{"trial running", map[string]any{"plan": "trial", "trialEndsAt": admIn(testserver.T0.Add(time.Hour))}, 200, ""},
 		{"starter", map[string]any{"plan": "starter", "trialEndsAt": nil}, 403, "PLAN_REQUIRED"},
 		{"suspended starter", map[string]any{"status": "suspended"}, 403, "WORKSPACE_INACTIVE"},
 		{"cancelled starter", map[string]any{"status": "cancelled"}, 403, "WORKSPACE_INACTIVE"},
@@ -209,8 +208,7 @@ func TestRESTWorkspaceAndPlan(t *testing.T) {
 }
 
 func TestRESTScopes(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
 	paths := rsPaths(f.Client, f.Job)
 	scoped := map[string]string{}
 	for _, sc := range admAllScopes {
@@ -279,8 +277,7 @@ func TestRESTScopes(t *testing.T) {
 }
 
 func TestRESTFirstUse(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
 	base := "/workspaces/" + f.WS
 	key, keyID := rpNewKey(s, f.WS, "rest", map[string]any{"name": "poller", "scopes": []string{"jobs:read"}})
 	firstUses := func() []map[string]any {
@@ -315,7 +312,7 @@ func TestRESTFirstUse(t *testing.T) {
 		t.Errorf("lastUsedAt %v after refused requests", lu)
 	}
 
-	first := t0.Add(90 * time.Second)
+	first := testserver.T0.Add(90 * time.Second)
 	s.SetClock(first)
 	rsItems(t, "jobs", rsGet(s, key, "/jobs"))
 	for i := 0; i < 3; i++ {

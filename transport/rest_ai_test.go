@@ -14,8 +14,7 @@ import (
 // the contract's shape; a later raise by the Report API, whose summary is
 // ours, clears it.
 func TestRESTAlertSuggestion(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
 	addr := s.Job(f.WS, f.Job)["ingestAddress"].(string)
 	token := addr[:strings.IndexByte(addr, '@')]
 	r := s.Eng.Mail(token, &engine.MailInput{

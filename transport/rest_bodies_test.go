@@ -1,6 +1,7 @@
 package transport_test
 
 import (
+	"backupmon/internal/testserver"
 	"fmt"
 	"strings"
 	"sync"
@@ -12,14 +13,14 @@ import (
 // must each come back whole and hold only their own workspace's jobs (and
 // the race detector sees any buffer reused while it is being written).
 func TestRESTPagesUnderConcurrency(t *testing.T) {
-	s := startServer(t, serverOptions{})
+	s := testserver.Start(t, testserver.Options{})
 	type ws struct {
-		f      fixture
+		f      testserver.Fixture
 		prefix string
 	}
 	var all []ws
 	for w, prefix := range []string{"Alpha", "Bravo"} {
-		f := s.Fixture(fixtureOptions{})
+		f := s.Fixture(testserver.FixtureOptions{})
 		for i := range 60 {
 			s.NewJob(f.WS, f.Client, fmt.Sprintf("%s job %02d %s", prefix, i, strings.Repeat("x", 40*w)), map[string]any{"intervalMinutes": 1440})
 		}

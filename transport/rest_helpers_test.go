@@ -8,6 +8,7 @@ package transport_test
 // document's schema for the operation and status (rest_schema_test.go).
 
 import (
+	"backupmon/internal/testserver"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -85,8 +86,8 @@ func rsAuth(key string) map[string]string {
 // testing.T (safe on any goroutine); path is below /api/v1.
 // Every REST answer with a body is a JSON object, whatever its
 // Content-Type says (rsCheck checks that).
-func rsSend(s *testServer, method, path string, header map[string]string) (response, error) {
-	r, err := s.send(method, s.PublicURL+rsPrefix+path, header, nil)
+func rsSend(s *testserver.Server, method, path string, header map[string]string) (testserver.Response, error) {
+	r, err := s.Send(method, s.PublicURL+rsPrefix+path, header, nil)
 	if err == nil && len(r.Body) > 0 && r.JSON == nil {
 		if err := json.Unmarshal(r.Body, &r.JSON); err != nil {
 			return r, fmt.Errorf("%s %s: answer is not a JSON object: %v: %s", method, path, err, r.Body)
@@ -96,25 +97,25 @@ func rsSend(s *testServer, method, path string, header map[string]string) (respo
 }
 
 // rsDo sends a request and checks it with rsCheck.
-func rsDo(s *testServer, method, path string, header map[string]string) response {
-	s.t.Helper()
+func rsDo(s *testserver.Server, method, path string, header map[string]string) testserver.Response {
+	s.T.Helper()
 	r, err := rsSend(s, method, path, header)
 	if err != nil {
-		s.t.Fatal(err)
+		s.T.Fatal(err)
 	}
-	rsCheck(s.t, method, path, r)
+	rsCheck(s.T, method, path, r)
 	return r
 }
 
 // rsGet sends GET path (below /api/v1) with key and checks the answer.
-func rsGet(s *testServer, key, path string) response {
-	s.t.Helper()
+func rsGet(s *testserver.Server, key, path string) testserver.Response {
+	s.T.Helper()
 	return rsDo(s, "GET", path, rsAuth(key))
 }
 
 // rsCheck checks what every REST answer must satisfy, whatever its status.
 // It only reports (t.Errorf), so it may run on any goroutine.
-func rsCheck(t *testing.T, method, path string, r response) {
+func rsCheck(t testing.TB, method, path string, r testserver.Response) {
 	t.Helper()
 	what := method + " " + path
 	if method == "HEAD" {
@@ -173,7 +174,7 @@ func rsCheck(t *testing.T, method, path string, r response) {
 // rsCheckErrorShape checks {"error":{"code","message","parameter"?,
 // "requestId"}} with requestId equal to X-Request-Id and parameter present
 // exactly for INVALID_PARAMETER (api.md 7.1).
-func rsCheckErrorShape(t *testing.T, what string, r response) {
+func rsCheckErrorShape(t testing.TB, what string, r testserver.Response) {
 	t.Helper()
 	e, ok := r.JSON["error"].(map[string]any)
 	if !ok || len(r.JSON) != 1 {
@@ -197,7 +198,7 @@ func rsCheckErrorShape(t *testing.T, what string, r response) {
 }
 
 // rsWalkTimes checks every time member below v.
-func rsWalkTimes(t *testing.T, what, name string, v any) {
+func rsWalkTimes(t testing.TB, what, name string, v any) {
 	t.Helper()
 	switch x := v.(type) {
 	case map[string]any:
@@ -219,14 +220,14 @@ func rsWalkTimes(t *testing.T, what, name string, v any) {
 
 // rsCheckForbidden checks a body for the content of api.md 1.7 (see
 // rsForbidWords and the expressions above) and the admin token.
-func rsCheckForbidden(t *testing.T, what string, body []byte, v any) {
+func rsCheckForbidden(t testing.TB, what string, body []byte, v any) {
 	t.Helper()
 	for _, re := range []*regexp.Regexp{rsSecretRe, rsSourceRe, rsEmailRe} {
 		if m := re.Find(body); m != nil {
 			t.Errorf("%s: body holds %q (%s): %s", what, m, re, body)
 		}
 	}
-	if bytes.Contains(body, []byte(testAdminToken)) {
+	if bytes.Contains(body, []byte(testserver.AdminToken)) {
 		t.Errorf("%s: body holds the admin token", what)
 	}
 	var walk func(path string, v any)
@@ -253,7 +254,7 @@ func rsCheckForbidden(t *testing.T, what string, body []byte, v any) {
 
 // rsWantErr checks a REST error answer: status, code and the parameter
 // named ("" when there must be none). rsCheck already checked the shape.
-func rsWantErr(t *testing.T, what string, r response, status int, code, param string) {
+func rsWantErr(t *testing.T, what string, r testserver.Response, status int, code, param string) {
 	t.Helper()
 	e, _ := r.JSON["error"].(map[string]any)
 	got, _ := e["parameter"].(string)
@@ -263,7 +264,7 @@ func rsWantErr(t *testing.T, what string, r response, status int, code, param st
 }
 
 // rsData requires a 200 single-object answer {data: {...}} and returns data.
-func rsData(t *testing.T, what string, r response) map[string]any {
+func rsData(t testing.TB, what string, r testserver.Response) map[string]any {
 	t.Helper()
 	if r.Status != 200 {
 		t.Fatalf("%s: %d %s", what, r.Status, r.Body)
@@ -284,7 +285,7 @@ type rsPage struct {
 
 // rsList requires a 200 list answer {data: [...], pagination: {nextCursor,
 // hasMore}}, with nextCursor null exactly when hasMore is false.
-func rsList(t *testing.T, what string, r response) rsPage {
+func rsList(t testing.TB, what string, r testserver.Response) rsPage {
 	t.Helper()
 	if r.Status != 200 {
 		t.Fatalf("%s: %d %s", what, r.Status, r.Body)
@@ -319,7 +320,7 @@ func rsList(t *testing.T, what string, r response) rsPage {
 }
 
 // rsItems returns the items of a single-page list answer (hasMore false).
-func rsItems(t *testing.T, what string, r response) []map[string]any {
+func rsItems(t testing.TB, what string, r testserver.Response) []map[string]any {
 	t.Helper()
 	p := rsList(t, what, r)
 	if p.HasMore {
@@ -332,9 +333,9 @@ func rsItems(t *testing.T, what string, r response) []map[string]any {
 // given page sizes in turn (the last repeats), and returns every item in
 // order. It fails on a repeated id, an empty page that says there is more,
 // or a page larger than its limit.
-func rsWalk(s *testServer, key, path string, limits ...int) []map[string]any {
-	s.t.Helper()
-	t := s.t
+func rsWalk(s *testserver.Server, key, path string, limits ...int) []map[string]any {
+	s.T.Helper()
+	t := s.T
 	var all []map[string]any
 	seen := map[any]bool{}
 	cursor := ""
@@ -399,8 +400,8 @@ func rsRaw(body []byte, name string) string {
 
 // rsWorkspace creates a workspace with a REST key of every scope; extra
 // members go into the create body.
-func rsWorkspace(s *testServer, name, plan string, extra map[string]any) (ws, key string) {
-	s.t.Helper()
+func rsWorkspace(s *testserver.Server, name, plan string, extra map[string]any) (ws, key string) {
+	s.T.Helper()
 	body := map[string]any{"name": name, "plan": plan}
 	for k, v := range extra {
 		body[k] = v
@@ -412,8 +413,8 @@ func rsWorkspace(s *testServer, name, plan string, extra map[string]any) (ws, ke
 
 // rsJob creates a job with its own device and vendor and returns its id;
 // change edits the create body first (admJobBody).
-func rsJob(s *testServer, ws, client, name string, change func(m map[string]any)) string {
-	s.t.Helper()
+func rsJob(s *testserver.Server, ws, client, name string, change func(m map[string]any)) string {
+	s.T.Helper()
 	body := admJobBody(client, func(m map[string]any) {
 		m["name"] = name
 		m["device"] = map[string]any{"name": "Host of " + name, "type": "server", "hostname": "h-" + strings.ToLower(strings.ReplaceAll(name, " ", "-"))}
@@ -445,7 +446,7 @@ func rsSortedByName(names map[string]string) []string {
 func rsUnix(t time.Time) string { return strconv.FormatInt(t.Unix(), 10) }
 
 // rsHeaders checks header values (a value "" means the header is absent).
-func rsHeaders(t *testing.T, what string, r response, want map[string]string) {
+func rsHeaders(t *testing.T, what string, r testserver.Response, want map[string]string) {
 	t.Helper()
 	for h, w := range want {
 		if got := r.Header.Values(h); (w == "" && len(got) != 0) || (w != "" && (len(got) != 1 || got[0] != w)) {
@@ -457,12 +458,12 @@ func rsHeaders(t *testing.T, what string, r response, want map[string]string) {
 // rsPacer moves the development clock a minute every 250 requests, for
 // tests that send more requests than a Pro workspace's minute allows.
 type rsPacer struct {
-	s *testServer
+	s *testserver.Server
 	n int
 }
 
 func (p *rsPacer) tick() {
-	p.s.t.Helper()
+	p.s.T.Helper()
 	if p.n++; p.n%250 == 0 {
 		p.s.Advance(time.Minute)
 	}

@@ -4,6 +4,7 @@ package transport_test
 // forbidden content in any answer, and nothing of another workspace.
 
 import (
+	"backupmon/internal/testserver"
 	"bytes"
 	"encoding/base64"
 	"io/fs"
@@ -39,7 +40,7 @@ func rsEveryPath(d rsRichData) []string {
 var rsIngestTokenRe = regexp.MustCompile(`[a-z2-7]{20}`)
 
 func TestRESTForbiddenContent(t *testing.T) {
-	s := startServer(t, serverOptions{})
+	s := testserver.Start(t, testserver.Options{})
 	d := rsRich(s, "pro")
 	f := d.f
 	base := "/workspaces/" + f.WS
@@ -84,7 +85,7 @@ func TestRESTForbiddenContent(t *testing.T) {
 		"the report key":        f.ReportKey,
 		"the assistant key":     f.AsstKey,
 		"another REST key":      extra,
-		"the admin token":       testAdminToken,
+		"the admin token":       testserver.AdminToken,
 		"a report source":       "api:" + f.ReportKeyPrefix,
 		"the report key prefix": f.ReportKeyPrefix,
 		"the REST key's secret": f.RestKey[16:],
@@ -150,7 +151,7 @@ func TestRESTForbiddenContent(t *testing.T) {
 }
 
 func TestRESTCrossWorkspace(t *testing.T) {
-	s := startServer(t, serverOptions{})
+	s := testserver.Start(t, testserver.Options{})
 	a := rsRich(s, "pro")
 	// A's answers before B exists.
 	before := map[string]string{}

@@ -7,15 +7,16 @@ package transport_test
 // changes, so each case reads the job before and after).
 
 import (
+	"backupmon/internal/testserver"
 	"testing"
 	"time"
 )
 
 // rsJobOf reads one job through /jobs/{id} and checks that /jobs lists the
 // same object (both are read at the same instant of the stopped clock).
-func rsJobOf(s *testServer, key, id string) map[string]any {
-	s.t.Helper()
-	t := s.t
+func rsJobOf(s *testserver.Server, key, id string) map[string]any {
+	s.T.Helper()
+	t := s.T
 	one := rsData(t, "job", rsGet(s, key, "/jobs/"+id))
 	for _, j := range rsWalk(s, key, "/jobs", 100) {
 		if j["id"] != id {
@@ -51,15 +52,14 @@ func rsWantLate(t *testing.T, what string, j map[string]any, dueAt time.Time, mi
 }
 
 func TestRESTLateAndMissing(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
 	hourly := map[string]any{"intervalMinutes": 60, "graceMinutes": 30}
 	rep := s.NewJob(f.WS, f.Client, "Reporting", hourly)
 	wait := s.NewJob(f.WS, f.Client, "Waiting", hourly)
 	paused := s.NewJob(f.WS, f.Client, "Paused", hourly)
 	s.MustAdmin(200, "PATCH", "/workspaces/"+f.WS+"/jobs/"+paused, map[string]any{"paused": true})
 	admReport(s, rep, f.ReportKey, "ok")
-	due := t0.Add(time.Hour)
+	due := testserver.T0.Add(time.Hour)
 	key := f.RestKey
 
 	statusList := func(status string) []string {
@@ -138,8 +138,7 @@ func rsFmtDur(d time.Duration) string {
 }
 
 func TestRESTJobRecentResults(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
 	// 25 reports in one millisecond of the stopped clock: the 20 newest
 	// by id (the tie-break of receivedAt), newest first.
 	for i := 0; i < 25; i++ {
@@ -165,16 +164,15 @@ func TestRESTJobRecentResults(t *testing.T) {
 	}
 	// The first report is the job's latest; the others were superseded
 	// (same millisecond), which they are still listed as results.
-	rpFields(t, "job", j, map[string]any{"lastReportAt": admTS(t0)})
+	rpFields(t, "job", j, map[string]any{"lastReportAt": admTS(testserver.T0)})
 	rpFields(t, "job.sla", admObj(t, j, "sla"), map[string]any{"reports": 25})
 }
 
 func TestRESTJobFollowsChanges(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
 	key := f.RestKey
 	base := "/workspaces/" + f.WS
-	// Wednesdays only: created on Wednesday t0, due a week later.
+	// Wednesdays only: created on Wednesday T0, due a week later.
 	weekly := rsJob(s, f.WS, f.Client, "Weekly", func(m map[string]any) {
 		m["schedule"] = map[string]any{"intervalMinutes": 1440, "expectedDays": []string{"wed"}}
 		m["device"] = map[string]any{"name": "File server", "type": "server", "hostname": "fs01"}
@@ -208,17 +206,17 @@ func TestRESTJobFollowsChanges(t *testing.T) {
 		s.MustAdmin(200, "PATCH", base, map[string]any{"timeZone": "America/Los_Angeles"})
 		rpFields(t, "weekly", admObj(t, rsJobOf(s, key, weekly), "schedule"), map[string]any{"nextExpectedAt": "2026-03-11T09:00:00.000Z"})
 		w := rsData(t, "workspace", rsGet(s, key, "/workspace"))
-		rpFields(t, "workspace", admObj(t, w, "workspace"), map[string]any{"timeZone": "America/Los_Angeles", "createdAt": admTS(t0)})
+		rpFields(t, "workspace", admObj(t, w, "workspace"), map[string]any{"timeZone": "America/Los_Angeles", "createdAt": admTS(testserver.T0)})
 	})
 	rpRun(t, s, "schedule and target", func(t *testing.T) {
 		admReport(s, f.Job, f.ReportKey, "ok")
 		s.MustAdmin(200, "PATCH", base+"/jobs/"+f.Job, map[string]any{"schedule": map[string]any{"intervalMinutes": 120, "graceMinutes": 5}, "slaTarget": 99.5})
 		j := rsJobOf(s, key, f.Job)
-		rpFields(t, "schedule", admObj(t, j, "schedule"), map[string]any{"intervalMinutes": 120, "graceMinutes": 5, "nextExpectedAt": admTS(t0.Add(2 * time.Hour))})
+		rpFields(t, "schedule", admObj(t, j, "schedule"), map[string]any{"intervalMinutes": 120, "graceMinutes": 5, "nextExpectedAt": admTS(testserver.T0.Add(2 * time.Hour))})
 		rpFields(t, "sla", admObj(t, j, "sla"), map[string]any{"target": 99.5, "met": true})
 	})
 	rpRun(t, s, "pause with an end", func(t *testing.T) {
-		end := t0.Add(3 * time.Hour)
+		end := testserver.T0.Add(3 * time.Hour)
 		s.MustAdmin(200, "PATCH", base+"/jobs/"+f.Job, map[string]any{"pausedUntil": admIn(end)})
 		rpFields(t, "paused", rsJobOf(s, key, f.Job), map[string]any{"status": "paused", "paused": true, "pausedUntil": admTS(end), "late": nil})
 		s.SetClock(end.Add(-time.Millisecond))

@@ -7,6 +7,7 @@ package transport_test
 // restart, reset by a new month; the headers exactly where they belong.
 
 import (
+	"backupmon/internal/testserver"
 	"strconv"
 	"sync"
 	"testing"
@@ -16,9 +17,9 @@ import (
 // rsBurst sends n GETs, the paths and keys taken in turn, from up to 12
 // goroutines, checks each answer with rsCheck and returns how many answered
 // each status.
-func rsBurst(s *testServer, keys, paths []string, n int) map[int]int {
-	s.t.Helper()
-	t := s.t
+func rsBurst(s *testserver.Server, keys, paths []string, n int) map[int]int {
+	s.T.Helper()
+	t := s.T
 	var mu sync.Mutex
 	count := map[int]int{}
 	var wg sync.WaitGroup
@@ -67,7 +68,7 @@ func rsWantCounts(t *testing.T, what string, got, want map[int]int) {
 // rsLimits checks the limit headers of an answer: the minute's limit and
 // remaining count, its reset at the next minute; the quota's when quota is
 // true (Growth, trial) and none otherwise.
-func rsLimits(t *testing.T, what string, r response, now time.Time, perMinute, remaining int, quota bool, quotaRemaining int) {
+func rsLimits(t *testing.T, what string, r testserver.Response, now time.Time, perMinute, remaining int, quota bool, quotaRemaining int) {
 	t.Helper()
 	want := map[string]string{
 		"X-RateLimit-Limit":     strconv.Itoa(perMinute),
@@ -85,8 +86,8 @@ func rsLimits(t *testing.T, what string, r response, now time.Time, perMinute, r
 }
 
 func TestRESTMinuteLimit(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{plan: "growth"})
+	s := testserver.Start(t, testserver.Options{})
+	f := s.Fixture(testserver.FixtureOptions{Plan: "growth"})
 	second, _ := rpNewKey(s, f.WS, "rest", nil)
 	noScope, _ := rpNewKey(s, f.WS, "rest", map[string]any{"scopes": []string{}})
 	_, otherKey := rsWorkspace(s, "Other", "growth", nil)
@@ -156,10 +157,10 @@ func TestRESTMinuteLimit(t *testing.T) {
 }
 
 func TestRESTPlanLimits(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	pro := s.Fixture(fixtureOptions{plan: "pro"})
-	trialWS, trialKey := rsWorkspace(s, "Trial", "trial", map[string]any{"trialEndsAt": admIn(t0.Add(14 * 24 * time.Hour))})
-	minute := t0.Add(time.Hour)
+	s := testserver.Start(t, testserver.Options{})
+	pro := s.Fixture(testserver.FixtureOptions{Plan: "pro"})
+	trialWS, trialKey := rsWorkspace(s, "Trial", "trial", map[string]any{"trialEndsAt": admIn(testserver.T0.Add(14 * 24 * time.Hour))})
+	minute := testserver.T0.Add(time.Hour)
 	s.SetClock(minute)
 
 	rpRun(t, s, "pro: 300 a minute, no quota", func(t *testing.T) {
@@ -179,7 +180,7 @@ func TestRESTPlanLimits(t *testing.T) {
 			"monthlyQuota": 10000, "monthlyUsed": 1})
 		d := rsData(t, "workspace", rsGet(s, trialKey, "/workspace"))
 		rpFields(t, "trial workspace", admObj(t, d, "workspace"), map[string]any{"plan": "trial",
-			"trialEndsAt": admTS(t0.Add(14 * 24 * time.Hour))})
+			"trialEndsAt": admTS(testserver.T0.Add(14 * 24 * time.Hour))})
 		rpFields(t, "trial limits", admObj(t, d, "limits"), map[string]any{"monthlyUsed": 2})
 		rsWantCounts(t, "trial minute", rsBurst(s, []string{trialKey}, []string{"/jobs"}, 60), map[int]int{200: 58, 429: 2})
 	})
@@ -197,8 +198,8 @@ func TestRESTMonthlyQuota(t *testing.T) {
 	if testing.Short() {
 		t.Skip("10,000 requests")
 	}
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{plan: "growth"})
+	s := testserver.Start(t, testserver.Options{})
+	f := s.Fixture(testserver.FixtureOptions{Plan: "growth"})
 	second, _ := rpNewKey(s, f.WS, "rest", nil)
 	_, otherKey := rsWorkspace(s, "Other", "growth", nil)
 	keys := []string{f.RestKey, second}
@@ -220,7 +221,7 @@ func TestRESTMonthlyQuota(t *testing.T) {
 		n, _ := admObj(t, rsData(t, "workspace", r), "limits")["monthlyUsed"].(float64)
 		return int(n)
 	}
-	start := t0 // 10:00:00.000, a minute's start
+	start := testserver.T0 // 10:00:00.000, a minute's start
 	s.SetClock(start)
 	burst(39)
 	if n := monthlyUsed(); n != 40 {

@@ -7,6 +7,7 @@ package transport_test
 // page's window, and every kind of bad cursor.
 
 import (
+	"backupmon/internal/testserver"
 	"bytes"
 	"encoding/base64"
 	"net/url"
@@ -18,8 +19,8 @@ import (
 )
 
 // rsWalkCount walks like rsWalk and also returns the number of pages.
-func rsWalkCount(s *testServer, key, path string, limit int) ([]string, int) {
-	s.t.Helper()
+func rsWalkCount(s *testserver.Server, key, path string, limit int) ([]string, int) {
+	s.T.Helper()
 	var ids []string
 	cursor, pages := "", 0
 	for {
@@ -30,7 +31,7 @@ func rsWalkCount(s *testServer, key, path string, limit int) ([]string, int) {
 		if cursor != "" {
 			p += "&cursor=" + url.QueryEscape(cursor)
 		}
-		pg := rsList(s.t, p, rsGet(s, key, p))
+		pg := rsList(s.T, p, rsGet(s, key, p))
 		pages++
 		ids = append(ids, rsIDs(pg.Items)...)
 		if !pg.HasMore {
@@ -41,8 +42,7 @@ func rsWalkCount(s *testServer, key, path string, limit int) ([]string, int) {
 }
 
 func TestRESTPaginationOrders(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
 	key := f.RestKey
 	limits := [][]int{{1}, {2}, {3}, {7}, {100}, {1, 4, 2, 9}, {5, 1}}
 
@@ -209,8 +209,7 @@ func TestRESTPaginationOrders(t *testing.T) {
 }
 
 func TestRESTPaginationChanges(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
 	key := f.RestKey
 
 	rpRun(t, s, "reports arriving between pages", func(t *testing.T) {
@@ -316,8 +315,7 @@ func TestRESTPaginationChanges(t *testing.T) {
 }
 
 func TestRESTCursors(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
 	key := f.RestKey
 	for i := 0; i < 4; i++ {
 		c := rpNewClient(s, f.WS, "Client "+strconv.Itoa(i))
@@ -436,7 +434,7 @@ func TestRESTCursors(t *testing.T) {
 	rpRun(t, s, "bound to the workspace", func(t *testing.T) {
 		// Another workspace with the same listing: its cursors carry the
 		// same endpoint and filters, but not the same workspace.
-		g := s.Fixture(fixtureOptions{})
+		g := s.Fixture(testserver.FixtureOptions{})
 		s.NewJob(g.WS, g.Client, "Second", rpDaily())
 		rpNewClient(s, g.WS, "Initech")
 		scoped, _ := rpNewKey(s, g.WS, "rest", map[string]any{"scopes": []string{"clients:read"}})

@@ -7,6 +7,7 @@ package transport_test
 // filters and paths.
 
 import (
+	"backupmon/internal/testserver"
 	"net/url"
 	"strconv"
 	"strings"
@@ -22,8 +23,7 @@ type rsParamCase struct {
 }
 
 func TestRESTParameters(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
 	admReport(s, f.Job, f.ReportKey, "failed")
 	key := f.RestKey
 	c, j := f.Client, f.Job
@@ -97,8 +97,7 @@ func TestRESTParameters(t *testing.T) {
 }
 
 func TestRESTParameterValues(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
 	key := f.RestKey
 	c := f.Client
 	long := func(s string, n int) string { return strings.Repeat(s, n) }
@@ -247,8 +246,7 @@ func TestRESTParameterValues(t *testing.T) {
 }
 
 func TestRESTSearchAndFilters(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
 	key := f.RestKey
 	names := map[string]string{f.Client: "Globex"}
 	for _, n := range []string{"GLOBAL Corp", "Émile Zola SA", "日本テレビ", "Straße 5", "globe"} {
@@ -332,12 +330,11 @@ func TestRESTSearchAndFilters(t *testing.T) {
 // its day, only from (to is now), only to (from is to − 30 days), the
 // 30-day default, at most 93 days, and unresolved alerts whenever raised.
 func TestRESTWindows(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
 	key := f.RestKey
 	ms := time.Millisecond
 	day := 24 * time.Hour
-	now := t0.Add(40 * day) // 2026-04-13T10:00Z
+	now := testserver.T0.Add(40 * day) // 2026-04-13T10:00Z
 	// One job per alert, so that each failed report opens its own alert.
 	n := 0
 	failAt := func(at time.Time) (result, alert string) {
@@ -348,8 +345,8 @@ func TestRESTWindows(t *testing.T) {
 		r := admReport(s, job, f.ReportKey, "failed")
 		return rpHistory(s, f.WS, job)[0]["id"].(string), r.JSON["alert_id"].(string)
 	}
-	rA, aA := failAt(t0)                                                 // 2026-03-04T10:00Z
-	rB, aB := failAt(t0.Add(day))                                        // 2026-03-05T10:00Z
+	rA, aA := failAt(testserver.T0)                                      // 2026-03-04T10:00Z
+	rB, aB := failAt(testserver.T0.Add(day))                             // 2026-03-05T10:00Z
 	rC, aC := failAt(time.Date(2026, 3, 5, 23, 59, 59, 999e6, time.UTC)) // the end of 5 March
 	rD, aD := failAt(time.Date(2026, 3, 6, 0, 0, 0, 0, time.UTC))
 	rF, aF := failAt(now.Add(-30*day - ms)) // a millisecond too old for the default
@@ -377,8 +374,8 @@ func TestRESTWindows(t *testing.T) {
 		{rsQ("from", "2026-03-05T11:00:00+01:00", "to", "2026-03-05T11:00:00+01:00"), "B"}, // one instant
 		{rsQ("from", "2026-03-04", "to", "2026-03-06"), "D,C,B,A"},
 		{rsQ("to", "2026-03-06"), "D,C,B,A"}, // from = to − 30 days
-		{rsQ("to", admTS(t0.Add(30*day))), "E,F,D,C,B,A"},
-		{rsQ("to", admTS(t0.Add(30*day+ms))), "E,F,D,C,B"},
+		{rsQ("to", admTS(testserver.T0.Add(30*day))), "E,F,D,C,B,A"},
+		{rsQ("to", admTS(testserver.T0.Add(30*day+ms))), "E,F,D,C,B"},
 		// Finer than milliseconds: from rounds up, to down (times are whole
 		// milliseconds).
 		{rsQ("from", "2026-03-05T10:00:00.0001Z", "to", "2026-03-05T10:00:00.9999Z"), ""},

@@ -5,6 +5,7 @@ package transport_test
 // unknown paths, no CORS, a request id on every answer.
 
 import (
+	"backupmon/internal/testserver"
 	"bytes"
 	"strings"
 	"testing"
@@ -13,8 +14,7 @@ import (
 )
 
 func TestRESTMethods(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
 	auths := []map[string]string{
 		nil,
 		rsAuth(f.RestKey),
@@ -39,7 +39,7 @@ func TestRESTMethods(t *testing.T) {
 			t.Errorf("HEAD %s: %d Allow %q body %q", path, r.Status, r.Header.Get("Allow"), r.Body)
 		}
 		// A body on another method changes nothing.
-		req := s.do("POST", s.PublicURL+rsPrefix+path, map[string]string{"Authorization": "Bearer " + f.RestKey,
+		req := s.Do("POST", s.PublicURL+rsPrefix+path, map[string]string{"Authorization": "Bearer " + f.RestKey,
 			"Content-Type": "application/json"}, []byte(`{"status":"ok"}`))
 		rsCheck(t, "POST", path, req)
 		rsWantErr(t, "POST with a body "+path, req, 405, "METHOD_NOT_ALLOWED", "")
@@ -53,8 +53,7 @@ func TestRESTMethods(t *testing.T) {
 }
 
 func TestRESTUnknownPaths(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
 	for _, p := range []string{
 		"/api/v1", "/api/v1/", "/api/v1/nope", "/api/v1/clients/", "/api/v1/jobs/", "/api/v1/health/", "/api/v1/workspace/",
 		"/api/v1/Clients", "/api/v1/JOBS", "/api/v1/client", "/api/v1/job/" + f.Job, "/api/v1/clients/" + f.Client + "/jobs",
@@ -64,7 +63,7 @@ func TestRESTUnknownPaths(t *testing.T) {
 	} {
 		for _, h := range []map[string]string{nil, rsAuth(f.RestKey)} {
 			for _, m := range []string{"GET", "POST"} {
-				r := s.do(m, s.PublicURL+p, h, nil)
+				r := s.Do(m, s.PublicURL+p, h, nil)
 				rel := "outside:" + p // not below /api/v1: the error schema
 				if strings.HasPrefix(p, rsPrefix) {
 					rel = strings.TrimPrefix(p, rsPrefix)
@@ -85,8 +84,7 @@ func TestRESTUnknownPaths(t *testing.T) {
 }
 
 func TestRESTNoCORS(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
 	origin := map[string]string{"Authorization": "Bearer " + f.RestKey, "Origin": "https://app.example"}
 	ids := map[string]bool{}
 	for path := range rsPaths(f.Client, f.Job) {
@@ -101,7 +99,7 @@ func TestRESTNoCORS(t *testing.T) {
 		pre := rsDo(s, "OPTIONS", path, map[string]string{"Origin": "https://app.example", "Access-Control-Request-Method": "GET",
 			"Access-Control-Request-Headers": "authorization"})
 		rsWantErr(t, "preflight "+path, pre, 405, "METHOD_NOT_ALLOWED", "")
-		for _, x := range []response{r, pre} {
+		for _, x := range []testserver.Response{r, pre} {
 			id := x.Header.Get("X-Request-Id")
 			if ids[id] {
 				t.Errorf("request id %s repeated", id)
@@ -115,8 +113,7 @@ func TestRESTNoCORS(t *testing.T) {
 // key, with any key or a bad one; other methods answer 405 like the REST
 // paths do.
 func TestOpenAPIServed(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
 	for _, h := range []map[string]string{nil, rsAuth(f.RestKey), rsAuth(f.ReportKey), rsAuth(rsRandomKey()), {"Authorization": "Basic x"}} {
 		// Not rsDo: the document is not a REST answer (it names the fields
 		// the answers carry, and holds examples that are not contract times).

@@ -6,6 +6,7 @@ package transport_test
 // status, so that the document and the server cannot drift apart.
 
 import (
+	"backupmon/internal/testserver"
 	"bytes"
 	"encoding/json"
 	"strconv"
@@ -159,7 +160,7 @@ func rsMatchTemplate(tmpl, path string) bool {
 // rsValidate validates an answer's body against the document's schema for
 // its operation and status (api.md 9). It only reports, so it may run on
 // any goroutine.
-func rsValidate(t *testing.T, method, path string, r response) {
+func rsValidate(t testing.TB, method, path string, r testserver.Response) {
 	t.Helper()
 	if method == "HEAD" {
 		return
@@ -202,8 +203,7 @@ func rsValidate(t *testing.T, method, path string, r response) {
 // TestRESTSchemaValidatorBites makes sure the validation above refuses
 // answers that break the contract, so that a green run means something.
 func TestRESTSchemaValidatorBites(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
 	admReport(s, f.Job, f.ReportKey, "failed")
 	for path := range rsPaths(f.Client, f.Job) {
 		r := rsGet(s, f.RestKey, path)

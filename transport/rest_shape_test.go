@@ -7,6 +7,7 @@ package transport_test
 // health with archived clients left out.
 
 import (
+	"backupmon/internal/testserver"
 	"encoding/json"
 	"reflect"
 	"slices"
@@ -28,7 +29,7 @@ var (
 
 // rsRichData names what rsRich made.
 type rsRichData struct {
-	f                                             fixture
+	f                                             testserver.Fixture
 	Globex, Initech, Archived, PausedCo, Umbrella string
 	J1, J2, J3, J4, J5, J6, J7, J8, J9, J10       string
 	A1, A4, A7, A9, A10                           string
@@ -46,25 +47,25 @@ const (
 
 // rsRich builds a workspace (plan pro, UTC) with a job in each status,
 // alerts in each status, an archived and a paused client, results inside
-// and outside a day, and leaves the clock at Now = t0 + 1h03m00.5s:
+// and outside a day, and leaves the clock at Now = T0 + 1h03m00.5s:
 //
 //	Globex:      J1 Nightly backup (ok, ok, failed: failed, open alert A1),
-//	             J2 Mail server (acronis vm; ok dated t0−3d with duration
+//	             J2 Mail server (acronis vm; ok dated T0−3d with duration
 //	             and size, then ok: healthy), J3 Waiting job (no report; shares
 //	             J1's device by hostname)
 //	Initech:     J4 Warn job (warn: warning, A4 acknowledged), J5 Paused job
-//	             (paused), J6 Hourly job (ok at t0+1m, hourly, grace 0: missing,
+//	             (paused), J6 Hourly job (ok at T0+1m, hourly, grace 0: missing,
 //	             late by 2 minutes)
 //	Archived Co: J7 Archived job (failed, open A7; then the client archived)
 //	Paused Co:   J8 Paused client job (the client paused)
 //	Umbrella:    J9 Recovered job (failed, then ok: A9 resolved after 180 s),
-//	             J10 Snoozed job (warn: A10 snoozed until t0+5h)
-func rsRich(s *testServer, plan string) rsRichData {
-	s.t.Helper()
-	d := rsRichData{f: s.Fixture(fixtureOptions{plan: plan})}
+//	             J10 Snoozed job (warn: A10 snoozed until T0+5h)
+func rsRich(s *testserver.Server, plan string) rsRichData {
+	s.T.Helper()
+	d := rsRichData{f: s.Fixture(testserver.FixtureOptions{Plan: plan})}
 	f := d.f
 	ws := f.WS
-	s.SetClock(t0)
+	s.SetClock(testserver.T0)
 	d.Globex, d.J1 = f.Client, f.Job
 	d.Initech = rpNewClient(s, ws, "Initech")
 	d.Archived = rpNewClient(s, ws, "Archived Co")
@@ -93,43 +94,43 @@ func rsRich(s *testServer, plan string) rsRichData {
 	key := f.ReportKey
 	var results []string // oldest first
 	send := func(job, idem, body string) string {
-		s.t.Helper()
+		s.T.Helper()
 		r := s.Report(job, key, idem, body)
 		if r.Status != 200 || r.JSON["superseded"] != false {
-			s.t.Fatalf("report %s: %d %s", body, r.Status, r.Body)
+			s.T.Fatalf("report %s: %d %s", body, r.Status, r.Body)
 		}
 		h := rpHistory(s, ws, job)
 		results = append(results, h[0]["id"].(string))
 		id, _ := r.JSON["alert_id"].(string)
 		return id
 	}
-	// t0
-	send(d.J2, "", `{"status":"ok","timestamp":"`+admIn(t0.Add(-72*time.Hour))+`","duration_seconds":600,"size_bytes":1234}`)
+	// T0
+	send(d.J2, "", `{"status":"ok","timestamp":"`+admIn(testserver.T0.Add(-72*time.Hour))+`","duration_seconds":600,"size_bytes":1234}`)
 	d.A7 = send(d.J7, "", `{"status":"failed"}`)
 	d.A9 = send(d.J9, "", `{"status":"failed","size_bytes":0}`)
 	d.A10 = send(d.J10, "", `{"status":"warn"}`)
-	// t0+1m
-	s.SetClock(t0.Add(time.Minute))
+	// T0+1m
+	s.SetClock(testserver.T0.Add(time.Minute))
 	send(d.J1, rsIdemKey, `{"status":"ok"}`)
 	d.A4 = send(d.J4, "", `{"status":"warn"}`)
 	send(d.J6, "", `{"status":"ok"}`)
-	// t0+2m
-	s.SetClock(t0.Add(2 * time.Minute))
+	// T0+2m
+	s.SetClock(testserver.T0.Add(2 * time.Minute))
 	send(d.J1, "", `{"status":"ok"}`)
 	send(d.J2, "", `{"status":"ok"}`)
-	// t0+3m
-	s.SetClock(t0.Add(3 * time.Minute))
+	// T0+3m
+	s.SetClock(testserver.T0.Add(3 * time.Minute))
 	d.A1 = send(d.J1, "", `{"status":"failed"}`)
 	send(d.J9, "", `{"status":"ok"}`)
 	base := "/workspaces/" + ws
-	s.MustAdmin(200, "POST", base+"/alerts/"+d.A10+"/snooze", map[string]any{"until": admIn(t0.Add(5 * time.Hour)), "note": rsNote})
-	// t0+4m
-	s.SetClock(t0.Add(4 * time.Minute))
+	s.MustAdmin(200, "POST", base+"/alerts/"+d.A10+"/snooze", map[string]any{"until": admIn(testserver.T0.Add(5 * time.Hour)), "note": rsNote})
+	// T0+4m
+	s.SetClock(testserver.T0.Add(4 * time.Minute))
 	s.MustAdmin(200, "POST", base+"/alerts/"+d.A4+"/acknowledge", map[string]any{"note": rsNote})
 	s.MustAdmin(200, "PATCH", base+"/clients/"+d.Archived, map[string]any{"status": "archived"})
 	s.MustAdmin(200, "PATCH", base+"/clients/"+d.PausedCo, map[string]any{"status": "paused"})
 	s.MustAdmin(200, "PATCH", base+"/jobs/"+d.J5, map[string]any{"paused": true})
-	d.Now = t0.Add(time.Hour + 3*time.Minute + 500*time.Millisecond)
+	d.Now = testserver.T0.Add(time.Hour + 3*time.Minute + 500*time.Millisecond)
 	s.SetClock(d.Now)
 	slices.Reverse(results)
 	d.Results = results
@@ -137,10 +138,10 @@ func rsRich(s *testServer, plan string) rsRichData {
 }
 
 func TestRESTShapes(t *testing.T) {
-	s := startServer(t, serverOptions{})
+	s := testserver.Start(t, testserver.Options{})
 	d := rsRich(s, "pro")
 	key := d.f.RestKey
-	ts := func(d time.Duration) string { return admTS(t0.Add(d)) }
+	ts := func(d time.Duration) string { return admTS(testserver.T0.Add(d)) }
 	m := time.Minute
 
 	rpRun(t, s, "workspace", func(t *testing.T) {
@@ -150,7 +151,7 @@ func TestRESTShapes(t *testing.T) {
 		w := admObj(t, data, "workspace")
 		admWantKeys(t, "workspace.workspace", w, admWorkspaceFields...)
 		rpFields(t, "workspace.workspace", w, map[string]any{"id": d.f.WS, "name": "Acme IT", "timeZone": "UTC", "plan": "pro",
-			"status": "active", "trialEndsAt": nil, "createdAt": admTS(t0)})
+			"status": "active", "trialEndsAt": nil, "createdAt": admTS(testserver.T0)})
 		k := admObj(t, data, "key")
 		admWantKeys(t, "workspace.key", k, admKeyFields...)
 		var keyID string
@@ -160,7 +161,7 @@ func TestRESTShapes(t *testing.T) {
 			}
 		}
 		rpFields(t, "workspace.key", k, map[string]any{"id": keyID, "name": "psa", "prefix": key[:16], "type": "rest",
-			"createdAt": admTS(t0), "expiresAt": nil, "lastUsedAt": admTS(d.Now)})
+			"createdAt": admTS(testserver.T0), "expiresAt": nil, "lastUsedAt": admTS(d.Now)})
 		if got := admStrings(t, k["scopes"]); !slices.Equal(admSorted(got), admSorted(admAllScopes)) {
 			t.Errorf("scopes %v", got)
 		}
@@ -200,7 +201,7 @@ func TestRESTShapes(t *testing.T) {
 			t.Fatalf("%s: unknown client %v", what, c["id"])
 		}
 		rpFields(t, what, c, map[string]any{"name": w["name"], "status": w["status"], "needsAttention": w["needsAttention"],
-			"openAlerts": w["openAlerts"], "createdAt": admTS(t0)})
+			"openAlerts": w["openAlerts"], "createdAt": admTS(testserver.T0)})
 		rpFields(t, what+".jobs", admObj(t, c, "jobs"), w["jobs"].(map[string]any))
 		sla := w["sla"].(map[string]any)
 		rate := sla["successRate"].(string)
@@ -246,8 +247,8 @@ func TestRESTShapes(t *testing.T) {
 			"failureStreak": 1, "paused": true, "pausedUntil": nil},
 		d.J8: {"clientId": d.PausedCo, "status": "paused", "late": nil, "lastResult": "none", "paused": true, "pausedUntil": nil},
 		d.J9: {"clientId": d.Umbrella, "status": "healthy", "lastResult": "ok", "lastReportAt": ts(3 * m), "lastSuccessAt": ts(3 * m),
-			"lastFailureAt": admTS(t0), "failureStreak": 0},
-		d.J10: {"clientId": d.Umbrella, "status": "warning", "lastResult": "warning", "lastReportAt": admTS(t0)},
+			"lastFailureAt": admTS(testserver.T0), "failureStreak": 0},
+		d.J10: {"clientId": d.Umbrella, "status": "warning", "lastResult": "warning", "lastReportAt": admTS(testserver.T0)},
 	}
 	wantSLA := map[string]string{d.J1: `66.7,"met":false,"reports":3`, d.J2: `100.0,"met":true,"reports":2`,
 		d.J3: `null,"met":false,"reports":0`, d.J4: `0.0,"met":false,"reports":1`, d.J6: `100.0,"met":true,"reports":1`,
@@ -259,7 +260,7 @@ func TestRESTShapes(t *testing.T) {
 		admWantKeys(t, what+".sla", admObj(t, j, "sla"), admJobSLAFields...)
 		id := j["id"].(string)
 		rpFields(t, what, j, wantJobs[id])
-		rpFields(t, what, j, map[string]any{"name": d.Jobs[id], "createdAt": admTS(t0)})
+		rpFields(t, what, j, map[string]any{"name": d.Jobs[id], "createdAt": admTS(testserver.T0)})
 		rpFields(t, what+".sla", admObj(t, j, "sla"), map[string]any{"target": 95, "periodDays": 30})
 		if w, ok := wantSLA[id]; ok && raw != nil && !strings.Contains(string(raw), `"sla":{"target":95.0,"successRate":`+w+`,"periodDays":30}`) {
 			t.Errorf("%s: sla, want successRate %s: %s", what, w, raw)
@@ -293,8 +294,8 @@ func TestRESTShapes(t *testing.T) {
 		if admObj(t, j2, "device")["id"] == dev1["id"] {
 			t.Errorf("J2 has J1's device")
 		}
-		// J6: reported at t0+1m, hourly, no grace: due t0+61m, missing and
-		// late by two whole minutes at Now (t0+63m00.5s).
+		// J6: reported at T0+1m, hourly, no grace: due T0+61m, missing and
+		// late by two whole minutes at Now (T0+63m00.5s).
 		late := admObj(t, j6, "late")
 		admWantKeys(t, "J6.late", late, "dueAt", "minutes")
 		rpFields(t, "J6.late", late, map[string]any{"dueAt": ts(61 * m), "minutes": 2})
@@ -361,8 +362,8 @@ func TestRESTShapes(t *testing.T) {
 		// a size; J9's first sent size 0, which is not recorded.
 		last := items[len(items)-1]
 		rpFields(t, "J2 dated result", last, map[string]any{"jobId": d.J2, "jobName": "Mail server", "clientId": d.Globex,
-			"vendor": "acronis", "status": "ok", "completedAt": admTS(t0.Add(-72 * time.Hour)),
-			"startedAt": admTS(t0.Add(-72*time.Hour - 600*time.Second)), "receivedAt": admTS(t0), "durationSeconds": 600,
+			"vendor": "acronis", "status": "ok", "completedAt": admTS(testserver.T0.Add(-72 * time.Hour)),
+			"startedAt": admTS(testserver.T0.Add(-72*time.Hour - 600*time.Second)), "receivedAt": admTS(testserver.T0), "durationSeconds": 600,
 			"sizeBytes": 1234})
 		for _, it := range items {
 			if it["jobId"] == d.J9 && it["status"] == "failed" {
@@ -373,7 +374,7 @@ func TestRESTShapes(t *testing.T) {
 
 	rpRun(t, s, "alerts", func(t *testing.T) {
 		items := rsItems(t, "alerts", rsGet(s, key, "/alerts"))
-		// J6 turned missing at its due time (t0+61m, no grace): its missing
+		// J6 turned missing at its due time (T0+61m, no grace): its missing
 		// alert is the newest.
 		if len(items) == 0 {
 			t.Fatal("no alerts")
@@ -398,10 +399,10 @@ func TestRESTShapes(t *testing.T) {
 			"clientId": d.Initech, "jobId": d.J4, "summary": warned, "createdAt": ts(m), "acknowledgedAt": ts(4 * m),
 			"snoozedUntil": nil, "resolvedAt": nil, "recoverySeconds": nil})
 		rpFields(t, "A10", byID[d.A10], map[string]any{"type": "warning", "severity": "warning", "status": "snoozed",
-			"jobId": d.J10, "jobName": "Snoozed job", "createdAt": admTS(t0), "acknowledgedAt": nil, "snoozedUntil": ts(5 * time.Hour),
+			"jobId": d.J10, "jobName": "Snoozed job", "createdAt": admTS(testserver.T0), "acknowledgedAt": nil, "snoozedUntil": ts(5 * time.Hour),
 			"resolvedAt": nil, "recoverySeconds": nil})
 		rpFields(t, "A9", byID[d.A9], map[string]any{"type": "failed", "severity": "critical", "status": "resolved",
-			"createdAt": admTS(t0), "resolvedAt": ts(3 * m), "recoverySeconds": 180, "snoozedUntil": nil})
+			"createdAt": admTS(testserver.T0), "resolvedAt": ts(3 * m), "recoverySeconds": 180, "snoozedUntil": nil})
 		rpFields(t, "A7", byID[d.A7], map[string]any{"status": "open", "clientId": d.Archived, "jobId": d.J7, "jobName": "Archived job"})
 		// /jobs/{id} shows the same alert objects.
 		for _, j := range []string{d.J1, d.J4, d.J10} {
@@ -492,8 +493,7 @@ func TestRESTShapes(t *testing.T) {
 // TestRESTRates checks the one-decimal rates, rounded half away from zero,
 // and an SLA met at exactly its target.
 func TestRESTRates(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
 	key2, _ := rpNewKey(s, f.WS, "report", nil)
 	// 1 ok of 16: 6.25 → 6.3 (half away from zero; a float %.1f gives 6.2).
 	for i := 0; i < 16; i++ {

@@ -5,14 +5,14 @@ package transport_test
 // search beyond ASCII.
 
 import (
+	"backupmon/internal/testserver"
 	"net/url"
 	"testing"
 	"time"
 )
 
 func TestRESTTextFields(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
 	names := []string{
 		`Quote " and \ backslash`,
 		"Tab\tnew\nline\rreturn",
@@ -63,8 +63,7 @@ func TestRESTTextFields(t *testing.T) {
 }
 
 func TestRESTSearchBeyondASCII(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
 	greek := rpNewClient(s, f.WS, "ΟΔΟΣ Backup")
 	kelvin := rpNewClient(s, f.WS, "\u212Aelvin Labs") // KELVIN SIGN
 	turkish := rpNewClient(s, f.WS, "İstanbul Bilişim")
@@ -87,8 +86,7 @@ func TestRESTSearchBeyondASCII(t *testing.T) {
 }
 
 func TestRESTAlertStatusesOverTime(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
 	key := f.RestKey
 	base := "/workspaces/" + f.WS + "/alerts/"
 	warn := admReport(s, f.Job, f.ReportKey, "warn").JSON["alert_id"].(string)
@@ -115,10 +113,10 @@ func TestRESTAlertStatusesOverTime(t *testing.T) {
 		t.Fatalf("raised alert %v, want %s", id, warn)
 	}
 	rpFields(t, "raised", one(), map[string]any{"id": warn, "status": "open", "type": "failed", "severity": "critical",
-		"acknowledgedAt": nil, "createdAt": admTS(t0), "summary": "Backup failed (reported through the Report API)"})
+		"acknowledgedAt": nil, "createdAt": admTS(testserver.T0), "summary": "Backup failed (reported through the Report API)"})
 	rsWantIDs(t, "open after the raise", statusOf("open"), []string{warn})
 	// Snoozed until T: snoozed to T − 1 ms, open from T with snoozedUntil null.
-	until := t0.Add(time.Hour)
+	until := testserver.T0.Add(time.Hour)
 	s.MustAdmin(200, "POST", base+warn+"/snooze", map[string]any{"until": admIn(until)})
 	s.SetClock(until.Add(-time.Millisecond))
 	rpFields(t, "snoozed", one(), map[string]any{"status": "snoozed", "snoozedUntil": admTS(until)})

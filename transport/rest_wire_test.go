@@ -4,6 +4,7 @@ package transport_test
 // X-RateLimit-*, and net/http's Header.Get would hide any other spelling.
 
 import (
+	"backupmon/internal/testserver"
 	"regexp"
 	"strings"
 	"testing"
@@ -11,7 +12,7 @@ import (
 )
 
 func TestRESTLimitHeadersSpelledAsTheContract(t *testing.T) {
-	s := startServer(t, serverOptions{})
+	s := testserver.Start(t, testserver.Options{})
 	for _, c := range []struct {
 		plan     string
 		want     []string // header lines, the value a pattern
@@ -24,7 +25,7 @@ func TestRESTLimitHeadersSpelledAsTheContract(t *testing.T) {
 			[]string{"X-Ratelimit-"}},
 	} {
 		t.Run(c.plan, func(t *testing.T) {
-			f := s.Fixture(fixtureOptions{plan: c.plan})
+			f := s.Fixture(testserver.FixtureOptions{Plan: c.plan})
 			for _, path := range []string{"/jobs", "/jobs?limit=0"} { // a 200 and a 400 after the limits
 				raw, r := wireExchange(t, s.PublicURL, "GET /api/v1"+path+" HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "+f.RestKey+"\r\nConnection: close\r\n\r\n")
 				head := wireHeaderBlock(raw)

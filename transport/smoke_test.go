@@ -6,8 +6,7 @@ import (
 )
 
 func TestSmokeReportOpensAndResolvesAlert(t *testing.T) {
-	s := startServer(t, serverOptions{})
-	f := s.Fixture(fixtureOptions{})
+	s, f := startFixture(t)
 	r := s.Report(f.Job, f.ReportKey, "", `{"status":"failed"}`)
 	if r.Status != 200 || r.JSON["alert_id"] == nil {
 		t.Fatalf("failed report: %d %s", r.Status, r.Body)

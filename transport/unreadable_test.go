@@ -8,6 +8,7 @@ package transport_test
 // sends neither a body that stops nor a chunked body cut short.
 
 import (
+	"backupmon/internal/testserver"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -21,7 +22,7 @@ const unreadableTimeout = time.Second
 
 // wantUnreadable checks a listener's answer: status, exact body in the
 // route's shape, X-Request-Id (and requestId) and the OpenAPI document.
-func wantUnreadable(t *testing.T, what string, r response, report bool, status int, msg string, method, path string) {
+func wantUnreadable(t *testing.T, what string, r testserver.Response, report bool, status int, msg string, method, path string) {
 	t.Helper()
 	id := r.Header.Get("X-Request-Id")
 	want := fmt.Sprintf(`{"error":{"code":"INVALID_REQUEST","message":%q,"requestId":%q}}`, msg, id)
@@ -41,8 +42,8 @@ func wantUnreadable(t *testing.T, what string, r response, report bool, status i
 }
 
 func TestUnreadableRequests(t *testing.T) {
-	s := startServer(t, serverOptions{readTimeout: unreadableTimeout})
-	f := s.Fixture(fixtureOptions{})
+	s := testserver.Start(t, testserver.Options{ReadTimeout: unreadableTimeout})
+	f := s.Fixture(testserver.FixtureOptions{})
 	chunk := "10000\r\n" + strings.Repeat("x", 1<<16) + "\r\n" // 64 KiB
 	for _, target := range []struct {
 		name   string
@@ -102,8 +103,8 @@ func TestUnreadableRequests(t *testing.T) {
 // for it: INVALID_REQUEST, docs/decisions.md). Malformed request lines
 // answer 400 the same way.
 func TestUnreadableHeaders(t *testing.T) {
-	s := startServer(t, serverOptions{readTimeout: unreadableTimeout})
-	f := s.Fixture(fixtureOptions{})
+	s := testserver.Start(t, testserver.Options{ReadTimeout: unreadableTimeout})
+	f := s.Fixture(testserver.FixtureOptions{})
 	long := strings.Repeat("a", 17000)
 	for _, c := range []struct {
 		name, req    string

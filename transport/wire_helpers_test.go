@@ -5,6 +5,7 @@ package transport_test
 // cut short, a body that stops, a header too large to be read).
 
 import (
+	"backupmon/internal/testserver"
 	"bufio"
 	"bytes"
 	"encoding/json"
@@ -43,7 +44,7 @@ func (w *wireConn) write(b []byte) error {
 
 // read reads until the server closes the connection (or 10 seconds pass)
 // and returns the raw bytes and the answer parsed from them.
-func (w *wireConn) read() ([]byte, response) {
+func (w *wireConn) read() ([]byte, testserver.Response) {
 	w.t.Helper()
 	w.c.SetReadDeadline(time.Now().Add(10 * time.Second))
 	raw, err := io.ReadAll(w.c)
@@ -54,7 +55,7 @@ func (w *wireConn) read() ([]byte, response) {
 }
 
 // wireParse parses the first HTTP answer in raw.
-func wireParse(t *testing.T, raw []byte) response {
+func wireParse(t *testing.T, raw []byte) testserver.Response {
 	t.Helper()
 	resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(raw)), nil)
 	if err != nil {
@@ -65,7 +66,7 @@ func wireParse(t *testing.T, raw []byte) response {
 	if err != nil {
 		t.Fatalf("read the body: %v: %q", err, raw)
 	}
-	r := response{Status: resp.StatusCode, Header: resp.Header, Body: body}
+	r := testserver.Response{Status: resp.StatusCode, Header: resp.Header, Body: body}
 	if len(body) > 0 && strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
 		if err := json.Unmarshal(body, &r.JSON); err != nil {
 			t.Fatalf("answer is not a JSON object: %v: %s", err, body)
@@ -76,7 +77,7 @@ func wireParse(t *testing.T, raw []byte) response {
 
 // wireExchange sends req on a new connection and reads the answer; req
 // should close the connection (Connection: close) unless the server does.
-func wireExchange(t *testing.T, base string, req string) ([]byte, response) {
+func wireExchange(t *testing.T, base string, req string) ([]byte, testserver.Response) {
 	t.Helper()
 	w := wireDial(t, base)
 	if err := w.write([]byte(req)); err != nil {
