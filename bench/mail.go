@@ -13,7 +13,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -33,6 +32,7 @@ import (
 	"time"
 
 	"backupmon/engine"
+	"backupmon/jsonx"
 	"backupmon/mailparse"
 	"backupmon/mailparse/mailgrow"
 	"backupmon/mailstore"
@@ -382,7 +382,7 @@ func readMailFixture(path string) (*mailFixture, error) {
 		return nil, fmt.Errorf("read fixture: %w", err)
 	}
 	var f mailFixture
-	if err := json.Unmarshal(b, &f); err != nil {
+	if err := jsonx.Unmarshal(b, &f); err != nil {
 		return nil, fmt.Errorf("read fixture: %w", err)
 	}
 	if len(f.Jobs) == 0 {
@@ -671,7 +671,7 @@ func (t *target) mailCount() (mailCount, error) {
 	if !ok {
 		return c, fmt.Errorf("mail target said %q", line)
 	}
-	if err := json.Unmarshal([]byte(js), &c); err != nil {
+	if err := jsonx.Unmarshal([]byte(js), &c); err != nil {
 		return c, fmt.Errorf("mail target count: %w", err)
 	}
 	return c, nil
@@ -766,7 +766,7 @@ func (s *mailServer) setUpWorkspace(w, workspaces, jobsPerWS int, vendors []stri
 		var view struct {
 			IngestAddress string `json:"ingestAddress"`
 		}
-		if err := json.Unmarshal(jv.JSON, &view); err != nil || view.IngestAddress == "" {
+		if err := jsonx.Unmarshal(jv.JSON, &view); err != nil || view.IngestAddress == "" {
 			return fmt.Errorf("job %s has no ingest address in %s", jv.ID, jv.JSON)
 		}
 		s.jobs[g] = mailJob{Workspace: ws.ID, ID: jv.ID, Vendor: vendor, Address: view.IngestAddress}
@@ -785,9 +785,9 @@ func (s *mailServer) count() (mailCount, error) {
 			return c, fmt.Errorf("job %s: %w", j.ID, err)
 		}
 		var view struct {
-			History []json.RawMessage `json:"history"`
+			History []jsonx.RawMessage `json:"history"`
 		}
-		if err := json.Unmarshal(v.JSON, &view); err != nil {
+		if err := jsonx.Unmarshal(v.JSON, &view); err != nil {
 			return c, fmt.Errorf("job %s: %w", j.ID, err)
 		}
 		c.Results += int64(len(view.History))
@@ -861,7 +861,7 @@ func mailTargetChild(args []string) int {
 	if err := s.eng.Snapshot(); err != nil {
 		return fail(fmt.Errorf("snapshot after set-up: %w", err))
 	}
-	b, _ := json.Marshal(mailFixture{Jobs: s.jobs, SetUpMillis: time.Since(start).Milliseconds()})
+	b, _ := jsonx.Marshal(mailFixture{Jobs: s.jobs, SetUpMillis: time.Since(start).Milliseconds()})
 	if err := os.WriteFile(filepath.Join(*dir, mailFixtureFile), b, 0o600); err != nil {
 		return fail(fmt.Errorf("write fixture: %w", err))
 	}
@@ -890,7 +890,7 @@ func mailTargetChild(args []string) int {
 			if err != nil {
 				return fail(err)
 			}
-			b, _ := json.Marshal(c)
+			b, _ := jsonx.Marshal(c)
 			fmt.Printf("count %s\n", b)
 		}
 	}

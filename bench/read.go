@@ -8,7 +8,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -19,6 +18,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"backupmon/jsonx"
 
 	"github.com/valyala/fasthttp"
 )
@@ -142,7 +143,7 @@ func runRead(c readConfig, out io.Writer) (reportResult, error) {
 
 	path := filepath.Join(dir, answersFile)
 	if !c.serverOnly {
-		b, _ := json.Marshal(answers)
+		b, _ := jsonx.Marshal(answers)
 		if err := os.WriteFile(path, b, 0o600); err != nil {
 			return res, err
 		}

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -19,6 +18,7 @@ import (
 	"time"
 
 	"backupmon/engine"
+	"backupmon/jsonx"
 )
 
 // Targets of issue 2 for a state of 1,000,000 results and 100,000 jobs.
@@ -314,7 +314,7 @@ func measureRestart(dir string) (restartStats, error) {
 		return s, err
 	}
 	line := out[bytes.LastIndexByte(bytes.TrimSpace(out), '\n')+1:]
-	if err := json.Unmarshal(bytes.TrimSpace(line), &s); err != nil {
+	if err := jsonx.Unmarshal(bytes.TrimSpace(line), &s); err != nil {
 		return s, fmt.Errorf("child answered %q: %w", out, err)
 	}
 	return s, nil
@@ -378,7 +378,7 @@ func recoveryChild(args []string) int {
 				f.Close()
 			}
 		}
-		b, _ := json.Marshal(s)
+		b, _ := jsonx.Marshal(s)
 		fmt.Println(string(b))
 		runtime.KeepAlive(eng)
 		return 0 // no Close: that would write a snapshot

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -16,6 +15,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"backupmon/jsonx"
 
 	"github.com/valyala/fasthttp"
 )
@@ -227,7 +228,7 @@ func readFixture(path string) (*fixture, error) {
 		return nil, fmt.Errorf("read fixture: %w", err)
 	}
 	var fj fixtureJSON
-	if err := json.Unmarshal(b, &fj); err != nil {
+	if err := jsonx.Unmarshal(b, &fj); err != nil {
 		return nil, fmt.Errorf("read fixture: %w", err)
 	}
 	l := layout{workspaces: fj.Layout.Workspaces, clientsPerWS: fj.Layout.ClientsPerWS, jobsPerWS: fj.Layout.JobsPerWS, keysPerWS: fj.Layout.KeysPerWS,

@@ -20,7 +20,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -45,6 +44,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"backupmon/engine"
+	"backupmon/jsonx"
 	"backupmon/transport"
 	"backupmon/tune"
 	"backupmon/wal"
@@ -203,7 +203,7 @@ func (f *scaleFixture) jobs() int { return f.Workspaces * f.JobsPerWS }
 func (f *scaleFixture) results() int { return f.jobs()*f.ResultsPerJob + int(f.Added) }
 
 func (f *scaleFixture) save(dir string) error {
-	b, _ := json.Marshal(f)
+	b, _ := jsonx.Marshal(f)
 	return os.WriteFile(filepath.Join(dir, scaleFixtureFile), b, 0o600)
 }
 
@@ -342,7 +342,7 @@ func scaleState(c scaleConfig, phases scalePhases, out io.Writer, v *scaleVerdic
 	if c.data != "" {
 		if b, err := os.ReadFile(filepath.Join(c.data, scaleFixtureFile)); err == nil {
 			f := &scaleFixture{}
-			if err := json.Unmarshal(b, f); err != nil {
+			if err := jsonx.Unmarshal(b, f); err != nil {
 				return "", nil, nil, fmt.Errorf("%s: %w", scaleFixtureFile, err)
 			}
 			fmt.Fprintf(out, "reusing the state in %s (built in %.0f s): %s workspaces × %d clients × %d jobs, %d results per job and %s more from earlier load phases, %d report keys and 1 REST key per workspace (-workspaces, -clients, -jobs and -results are ignored)\n",
@@ -1328,7 +1328,7 @@ func scaleNoisy(args []string, in io.Reader, out io.Writer) int {
 	b, err := os.ReadFile(filepath.Join(*dir, scaleFixtureFile))
 	f := &scaleFixture{}
 	if err == nil {
-		err = json.Unmarshal(b, f)
+		err = jsonx.Unmarshal(b, f)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "noisy client:", err)
@@ -1523,7 +1523,7 @@ func scaleRetention(c scaleConfig, dir string, f *scaleFixture, out io.Writer, v
 		b, err = scaleChildOutput("retention", "-data", work, "-days", strconv.Itoa(scaleRetentionDays))
 		if err == nil {
 			line := b[bytes.LastIndexByte(bytes.TrimSpace(b), '\n')+1:]
-			if jerr := json.Unmarshal(bytes.TrimSpace(line), &s); jerr != nil {
+			if jerr := jsonx.Unmarshal(bytes.TrimSpace(line), &s); jerr != nil {
 				err = fmt.Errorf("retention child said %q: %w", b, jerr)
 			}
 		}
@@ -1767,7 +1767,7 @@ func scaleChild(args []string) int {
 			fmt.Fprintln(os.Stderr, "bench scale child retention:", err)
 			return 1
 		}
-		b, _ := json.Marshal(s)
+		b, _ := jsonx.Marshal(s)
 		fmt.Println(string(b))
 		return 0
 	}

@@ -10,7 +10,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -26,6 +25,7 @@ import (
 	"strings"
 	"time"
 
+	"backupmon/jsonx"
 	"backupmon/transport"
 	"backupmon/tune"
 )
@@ -89,7 +89,7 @@ func targetChild(args []string) int {
 		if *answersFile != "" {
 			b, err := os.ReadFile(*answersFile)
 			if err == nil {
-				err = json.Unmarshal(b, &answers)
+				err = jsonx.Unmarshal(b, &answers)
 			}
 			if err == nil && len(answers) == 0 {
 				err = errors.New("no answers")
@@ -142,7 +142,7 @@ func targetChild(args []string) int {
 	fj.Layout.KeyType, fj.Layout.ResultsPerJob, fj.Layout.AlertsPerWS = l.keyType, l.resultsPerJob, l.alertsPerWS
 	fj.WorkspaceIDs, fj.JobIDs, fj.Secrets = f.wsIDs, f.jobIDs, f.secrets
 	fj.SetUpMillis = time.Since(start).Milliseconds()
-	b, _ := json.Marshal(fj)
+	b, _ := jsonx.Marshal(fj)
 	if err := os.WriteFile(filepath.Join(*dir, fixtureFile), b, 0o600); err != nil {
 		fmt.Fprintln(os.Stderr, "bench target:", err)
 		return 1

@@ -1,6 +1,7 @@
 // Package jsonx is JSON in and out: the one door to the JSON library
 // (goccy/go-json), through which every other package marshals and
-// unmarshals, and the hand-written appenders of the hot paths.
+// unmarshals (TestOneDoor fails on any other import of a JSON library
+// outside tests), and the hand-written appenders of the hot paths.
 package jsonx
 
 import (

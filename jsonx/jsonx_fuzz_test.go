@@ -52,6 +52,9 @@ func FuzzUnmarshalMatchesStdlib(f *testing.F) {
 		if got, want := jsonx.Valid(data), json.Valid(data); got != want {
 			t.Errorf("Valid(%q) = %v, encoding/json says %v", data, got, want)
 		}
+		if got, want := jsonx.Pretty(data), stdlibPretty(data); !bytes.Equal(got, want) {
+			t.Errorf("Pretty(%q):\n jsonx         %q\n encoding/json %q", data, got, want)
+		}
 
 		var gotAny, wantAny any
 		gotErr, wantErr := jsonx.Unmarshal(data, &gotAny), json.Unmarshal(data, &wantAny)
@@ -142,6 +145,16 @@ func checkMarshal(t *testing.T, v any) {
 	if !json.Valid(got) {
 		t.Fatalf("Marshal(%#v) wrote invalid JSON %q", v, got)
 	}
+}
+
+// stdlibPretty is what jsonx.Pretty stands for: encoding/json's Indent with
+// two spaces, or data as it is when Indent fails.
+func stdlibPretty(data []byte) []byte {
+	var b bytes.Buffer
+	if json.Indent(&b, data, "", "  ") != nil {
+		return data
+	}
+	return b.Bytes()
 }
 
 // TestUnmarshalTable pins the cases the fuzz target found or that matter to

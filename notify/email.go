@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"mime/quotedprintable"
@@ -17,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"backupmon/engine"
+	"backupmon/jsonx"
 )
 
 // SMTPConfig is the relay the e-mail channels are sent through.
@@ -191,13 +191,10 @@ func emailBody(nt engine.Notice) []byte {
 	line("Severity", oneLine(nt.Severity))
 	line("Summary", oneLine(nt.Summary))
 	b.WriteString("\nAlert:\n")
-	var pretty bytes.Buffer
 	if len(nt.Alert) == 0 {
 		b.WriteString("null")
-	} else if json.Indent(&pretty, nt.Alert, "", "  ") == nil {
-		b.Write(pretty.Bytes())
 	} else {
-		b.Write(nt.Alert)
+		b.Write(jsonx.Pretty(nt.Alert))
 	}
 	b.WriteString("\n")
 	return b.Bytes()

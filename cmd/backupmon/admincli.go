@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -14,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"backupmon/jsonx"
 )
 
 // field kinds of admin CLI flags, and how each becomes JSON.
@@ -227,13 +228,13 @@ func adminCLI(args []string, stdout, stderr io.Writer) int {
 	}
 	var reqBody io.Reader
 	if *rawBody != "" {
-		if !json.Valid([]byte(*rawBody)) {
+		if !jsonx.Valid([]byte(*rawBody)) {
 			fmt.Fprintln(stderr, "backupmon admin: --body is not valid JSON")
 			return 2
 		}
 		reqBody = strings.NewReader(*rawBody)
 	} else if cmd.method == "POST" || cmd.method == "PATCH" {
-		b, _ := json.Marshal(body)
+		b, _ := jsonx.Marshal(body)
 		reqBody = bytes.NewReader(b)
 	}
 	if *token == "" {
@@ -270,11 +271,7 @@ func adminCLI(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	if len(out) > 0 {
-		var pretty bytes.Buffer
-		if json.Indent(&pretty, out, "", "  ") == nil {
-			out = pretty.Bytes()
-		}
-		fmt.Fprintln(stdout, string(out))
+		fmt.Fprintln(stdout, string(jsonx.Pretty(out)))
 	}
 	if resp.StatusCode >= 300 {
 		fmt.Fprintf(stderr, "backupmon admin: %s\n", resp.Status)

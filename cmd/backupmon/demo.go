@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"backupmon/engine"
+	"backupmon/jsonx"
 	"backupmon/password"
 	"backupmon/transport"
 	"backupmon/wal"
@@ -223,7 +223,7 @@ func printDemoMail(out io.Writer, eng *engine.Engine, dataDir, wsID, jobID, smtp
 		Name          string `json:"name"`
 		IngestAddress string `json:"ingestAddress"`
 	}
-	if json.Unmarshal(v.JSON, &job) != nil || job.IngestAddress == "" {
+	if jsonx.Unmarshal(v.JSON, &job) != nil || job.IngestAddress == "" {
 		return
 	}
 	fmt.Fprintf(out, "ingest address of the job %q: %s\n", job.Name, job.IngestAddress)
