@@ -100,7 +100,7 @@ func (w *bbWorld) state(t testing.TB, ws *dashWS) string {
 // wal returns the log's figures from /metrics.
 func (w *bbWorld) wal(t testing.TB) string {
 	t.Helper()
-	resp, err := w.s.hc.Get(w.s.c.adminURL + "/metrics")
+	resp, err := w.s.hc.Get(w.s.c.AdminURL + "/metrics")
 	if err != nil {
 		t.Fatalf("GET /metrics: %v", err)
 	}
@@ -662,7 +662,7 @@ type bbSMTP struct {
 
 func (w *bbWorld) smtpDial(t *testing.T) *bbSMTP {
 	t.Helper()
-	c, err := net.Dial("tcp", w.s.c.smtpAddr)
+	c, err := net.Dial("tcp", w.s.c.SMTPAddr)
 	if err != nil {
 		t.Fatal(err)
 	}

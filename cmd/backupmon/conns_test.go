@@ -1,6 +1,7 @@
 package main
 
 import (
+	"backupmon/internal/testserver"
 	"bufio"
 	"fmt"
 	"io"
@@ -79,18 +80,18 @@ func healthOnce(src, addr string, keep bool) (net.Conn, string, time.Duration, e
 // pressure ends, and every acknowledged report is there after a restart.
 func TestConnectionsPastTheFileLimit(t *testing.T) {
 	dir := t.TempDir()
-	c, err := launchChildVia(t, "limited", dir, withOpenFiles(256), "--smtp-listen", "127.0.0.1:0",
+	c, err := testserver.LaunchChild(t, "limited", dir, withOpenFiles(256), "--smtp-listen", "127.0.0.1:0",
 		"--max-connections", "48", "--max-connections-per-address", "24",
 		"--admin-max-connections", "16", "--smtp-max-sessions", "16", "--smtp-max-sessions-per-address", "4")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, line := range []string{`msg="open files limit" limit=256`, `msg="connection limits" public=48 public_per_address=24 admin=16 admin_per_address=16 smtp_sessions=16 smtp_sessions_per_address=4`, `msg="memory limit"`} {
-		if !strings.Contains(c.stderr.String(), line) {
-			t.Fatalf("start-up log without %s:\n%s\nstdout %s", line, c.stderr.String(), c.stdout.String())
+		if !strings.Contains(c.Stderr.String(), line) {
+			t.Fatalf("start-up log without %s:\n%s\nstdout %s", line, c.Stderr.String(), c.Stdout.String())
 		}
 	}
-	pub := strings.TrimPrefix(c.publicURL, "http://")
+	pub := strings.TrimPrefix(c.PublicURL, "http://")
 
 	// A workspace, a job and a report key, one request at a time.
 	hc := clientFrom("127.0.0.1")
@@ -116,7 +117,7 @@ func TestConnectionsPastTheFileLimit(t *testing.T) {
 	acked := 0
 	report := func(hc *http.Client, label string) {
 		t.Helper()
-		status, b, err := call(hc, "POST", c.publicURL+"/api/v1/jobs/"+job.ID+"/report", key.Key, map[string]any{"status": "ok"})
+		status, b, err := call(hc, "POST", c.PublicURL+"/api/v1/jobs/"+job.ID+"/report", key.Key, map[string]any{"status": "ok"})
 		if err != nil || status != 200 {
 			t.Fatalf("report %s: %d %s %v", label, status, b, err)
 		}
@@ -179,7 +180,7 @@ func TestConnectionsPastTheFileLimit(t *testing.T) {
 	for i := range 3 {
 		report(other, fmt.Sprint("during ", i))
 	}
-	if status, _, err := call(other, "GET", c.adminURL+"/livez", "", nil); err != nil || status != 200 {
+	if status, _, err := call(other, "GET", c.AdminURL+"/livez", "", nil); err != nil || status != 200 {
 		t.Errorf("admin /livez from another address: %d %v", status, err)
 	}
 	other.CloseIdleConnections()
@@ -188,7 +189,7 @@ func TestConnectionsPastTheFileLimit(t *testing.T) {
 	// another address is greeted.
 	smtpGreeting := func(src string) (net.Conn, string) {
 		t.Helper()
-		s, err := dialFrom(src, c.smtpAddr)
+		s, err := dialFrom(src, c.SMTPAddr)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -237,7 +238,7 @@ func TestConnectionsPastTheFileLimit(t *testing.T) {
 		hc := clientFrom(src)
 		deadline := time.Now().Add(2 * time.Second)
 		for {
-			status, _, err := call(hc, "POST", c.publicURL+"/api/v1/jobs/"+job.ID+"/report", key.Key, map[string]any{"status": "ok"})
+			status, _, err := call(hc, "POST", c.PublicURL+"/api/v1/jobs/"+job.ID+"/report", key.Key, map[string]any{"status": "ok"})
 			if err == nil && status == 200 {
 				acked++
 				break
@@ -251,20 +252,20 @@ func TestConnectionsPastTheFileLimit(t *testing.T) {
 	}
 
 	select {
-	case <-c.exited:
-		t.Fatalf("the server exited: %v", c.exitErr)
+	case <-c.Exited():
+		t.Fatalf("the server exited: %v", c.ExitErr())
 	default:
 	}
-	log := c.stderr.String()
+	log := c.Stderr.String()
 	if strings.Contains(log, "listener failed") || !strings.Contains(log, `msg="connection refused: too many connections"`) {
-		t.Errorf("log:\n%s", tail(log, 30))
+		t.Errorf("log:\n%s", testserver.Tail(log, 30))
 	}
-	if code, err := c.term(); err != nil || code != 0 {
+	if code, err := c.Term(); err != nil || code != 0 {
 		t.Fatalf("stop: %d %v", code, err)
 	}
 
 	// Nothing acknowledged is lost.
-	c2 := startChild(t, "after", dir)
+	c2 := testserver.StartChild(t, "after", dir)
 	hc = newHTTPClient()
 	defer hc.CloseIdleConnections()
 	var v struct {
@@ -283,7 +284,7 @@ func TestConnectionsPastTheFileLimit(t *testing.T) {
 // SMTP client 421 after --smtp-read-timeout, and a session that keeps
 // busy ends at --smtp-session-lifetime.
 func TestTimeoutFlags(t *testing.T) {
-	c := startChild(t, "timeouts", t.TempDir(), "--smtp-listen", "127.0.0.1:0",
+	c := testserver.StartChild(t, "timeouts", t.TempDir(), "--smtp-listen", "127.0.0.1:0",
 		"--read-timeout", "400ms", "--smtp-read-timeout", "400ms", "--smtp-session-lifetime", "1200ms")
 	within := func(t *testing.T, start time.Time, d time.Duration) {
 		t.Helper()
@@ -292,7 +293,7 @@ func TestTimeoutFlags(t *testing.T) {
 		}
 	}
 	t.Run("HTTP", func(t *testing.T) {
-		conn, err := dialFrom("127.0.0.1", strings.TrimPrefix(c.publicURL, "http://"))
+		conn, err := dialFrom("127.0.0.1", strings.TrimPrefix(c.PublicURL, "http://"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -306,7 +307,7 @@ func TestTimeoutFlags(t *testing.T) {
 		within(t, start, 400*time.Millisecond)
 	})
 	smtp := func(t *testing.T, busy bool) string {
-		conn, err := dialFrom("127.0.0.1", c.smtpAddr)
+		conn, err := dialFrom("127.0.0.1", c.SMTPAddr)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,6 +7,7 @@ package main
 // child process, walfile_test.go for the log's bytes.
 
 import (
+	"backupmon/internal/testserver"
 	"bytes"
 	"errors"
 	"fmt"
@@ -38,7 +39,7 @@ const (
 // far.
 func TestCrashKillRestart(t *testing.T) {
 	dir := t.TempDir()
-	c := startChild(t, "first start", dir)
+	c := testserver.StartChild(t, "first start", dir)
 	start := time.Now()
 	fx := makeFixture(t, c, fixtureSize{workspaces: 4, jobsPerWS: 40, keysPerWS: 200})
 	t.Logf("fixture: %d workspaces, %d jobs, %d keys in %v", len(fx.ws), len(fx.jobs), len(fx.ws)*len(fx.ws[0].keys), time.Since(start).Round(time.Millisecond))
@@ -55,7 +56,7 @@ func TestCrashKillRestart(t *testing.T) {
 		if lr.acked.Load() == 0 {
 			t.Fatalf("%s: no report was acknowledged before the kill", label)
 		}
-		c = startChild(t, "restart after "+label, dir)
+		c = testserver.StartChild(t, "restart after "+label, dir)
 		verifyState(t, c, fx, led, "after "+label)
 		checkAlive(t, c, fx, led, "after "+label)
 		if t.Failed() {
@@ -76,7 +77,7 @@ func TestCrashKillRestart(t *testing.T) {
 // through the admin API survives a kill and a clean stop unchanged.
 func TestStopCleanUnderLoad(t *testing.T) {
 	dir := t.TempDir()
-	c := startChild(t, "first start", dir)
+	c := testserver.StartChild(t, "first start", dir)
 	fx := makeFixture(t, c, fixtureSize{workspaces: 2, jobsPerWS: 16, keysPerWS: 50})
 	led := newLedger()
 	var snaps []uint64
@@ -92,7 +93,7 @@ func TestStopCleanUnderLoad(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("%s: exit code %d after SIGTERM, want 0", label, code)
 		}
-		if !strings.Contains(c.stderr.String(), `msg="stopped cleanly"`) {
+		if !strings.Contains(c.Stderr.String(), `msg="stopped cleanly"`) {
 			t.Errorf("%s: no \"stopped cleanly\" in the log", label)
 		}
 
@@ -126,8 +127,8 @@ func TestStopCleanUnderLoad(t *testing.T) {
 		}
 		t.Logf("%s: exit 0; snapshots %v; log from LSN %d holding %d records", label, snaps, firsts[0], records)
 
-		c = startChild(t, "restart after "+label, dir)
-		rec := logLines(c.stderr.String(), "engine recovered")
+		c = testserver.StartChild(t, "restart after "+label, dir)
+		rec := logLines(c.Stderr.String(), "engine recovered")
 		if len(rec) != 1 || logAttr(rec[0], "snapshot") != strconv.FormatUint(newest, 10) || logAttr(rec[0], "replayed") != "0" {
 			t.Errorf("%s: restart log %q, want snapshot=%d replayed=0", label, rec, newest)
 		}
@@ -142,10 +143,10 @@ func TestStopCleanUnderLoad(t *testing.T) {
 	// clean stop (snapshot only) unchanged.
 	c = killQuiet(t, c, fx, "quiet kill")
 	before := stateDump(t, c, fx)
-	if code, err := c.term(); err != nil || code != 0 {
+	if code, err := c.Term(); err != nil || code != 0 {
 		t.Fatalf("quiet stop: exit code %d, %v", code, err)
 	}
-	c = startChild(t, "restart after the quiet stop", dir)
+	c = testserver.StartChild(t, "restart after the quiet stop", dir)
 	if d := diffDumps(before, stateDump(t, c, fx)); d != "" {
 		t.Errorf("the state after a clean stop and restart differs:\n%s", d)
 	}
@@ -157,13 +158,13 @@ func TestStopCleanUnderLoad(t *testing.T) {
 // bytes to <segment>.broken, and keeps exactly the records before the cut.
 func TestTornTail(t *testing.T) {
 	tmpl := filepath.Join(t.TempDir(), "template")
-	c := startChild(t, "template", tmpl)
+	c := testserver.StartChild(t, "template", tmpl)
 	fx := makeFixture(t, c, fixtureSize{workspaces: 1, jobsPerWS: 10, keysPerWS: 64})
 	led := newLedger()
 	lr := startLoad(t, c, fx, led, loadOpts{cycle: "template", workers: 8, budget: 150, keyless: 8})
 	lr.wait()
 	lr.report()
-	c.kill()
+	c.Kill()
 
 	names, _ := segmentNames(t, tmpl)
 	if len(names) == 0 {
@@ -231,12 +232,12 @@ func TestTornTail(t *testing.T) {
 				}
 			}
 
-			c := startChild(t, tc.name, dir)
-			warns := logLines(c.stderr.String(), "wal: cut torn tail")
+			c := testserver.StartChild(t, tc.name, dir)
+			warns := logLines(c.Stderr.String(), "wal: cut torn tail")
 			if torn {
 				if len(warns) != 1 || !strings.Contains(warns[0], "level=WARN") || !strings.Contains(warns[0], segPath) ||
 					logAttr(warns[0], "offset") != strconv.Itoa(tc.valid) || logAttr(warns[0], "bytes") != strconv.Itoa(len(tc.data)-tc.valid) {
-					t.Errorf("want one Warn naming %s, offset=%d, bytes=%d; log:\n%s", segPath, tc.valid, len(tc.data)-tc.valid, c.stderr.String())
+					t.Errorf("want one Warn naming %s, offset=%d, bytes=%d; log:\n%s", segPath, tc.valid, len(tc.data)-tc.valid, c.Stderr.String())
 				}
 				broken, err := os.ReadFile(segPath + ".broken")
 				if err != nil {
@@ -282,19 +283,19 @@ func TestTornTail(t *testing.T) {
 			}
 			verifyState(t, c, fx, cled, tc.name)
 			checkAlive(t, c, fx, cled, tc.name)
-			c.kill()
+			c.Kill()
 
 			// The repaired log, with records written after the repair,
 			// opens without another repair.
-			c = startChild(t, tc.name+" again", dir)
-			if w := logLines(c.stderr.String(), "wal: cut torn tail"); len(w) != 0 {
+			c = testserver.StartChild(t, tc.name+" again", dir)
+			if w := logLines(c.Stderr.String(), "wal: cut torn tail"); len(w) != 0 {
 				t.Errorf("second restart repaired again: %q", w)
 			}
 			if fileExists(segPath + ".broken.1") {
 				t.Errorf("second restart left another .broken file")
 			}
 			verifyState(t, c, fx, cled, tc.name+" again")
-			c.kill()
+			c.Kill()
 		})
 	}
 }
@@ -318,13 +319,13 @@ func lastReportID(inLog map[int64]int) int64 {
 // before the last.
 func TestCorruptMiddle(t *testing.T) {
 	tmpl := filepath.Join(t.TempDir(), "template")
-	c := startChild(t, "template", tmpl)
+	c := testserver.StartChild(t, "template", tmpl)
 	fx := makeFixture(t, c, fixtureSize{workspaces: 1, jobsPerWS: 4, keysPerWS: 8})
 	led := newLedger()
 	lr := startLoad(t, c, fx, led, loadOpts{cycle: "template", workers: 4, budget: 80, keyless: 8})
 	lr.wait()
 	lr.report()
-	c.kill()
+	c.Kill()
 
 	names, firsts := segmentNames(t, tmpl)
 	if len(names) != 1 {
@@ -365,9 +366,9 @@ func TestCorruptMiddle(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), "data")
 		copyDir(t, tmpl, dir)
 		split(dir, head, rest)
-		c := startChild(t, "split control", dir)
+		c := testserver.StartChild(t, "split control", dir)
 		verifyState(t, c, fx, led.clone(), "split control")
-		c.kill()
+		c.Kill()
 	})
 
 	cases := []struct {
@@ -394,29 +395,29 @@ func TestCorruptMiddle(t *testing.T) {
 			copyDir(t, tmpl, dir)
 			tc.prepare(dir)
 			before := dirDigest(t, dir)
-			c, err := launchChild(t, tc.name, dir)
-			var exit *childExitError
+			c, err := testserver.LaunchChild(t, tc.name, dir, nil)
+			var exit *testserver.ExitError
 			if !errors.As(err, &exit) {
 				if err == nil {
-					c.kill()
-					t.Fatalf("the server started on a log corrupt in the middle; stderr:\n%s", tail(c.stderr.String(), 20))
+					c.Kill()
+					t.Fatalf("the server started on a log corrupt in the middle; stderr:\n%s", testserver.Tail(c.Stderr.String(), 20))
 				}
 				t.Fatal(err)
 			}
-			if code := exit.exitCode(); code == 0 {
+			if code := exit.ExitCode(); code == 0 {
 				t.Errorf("exit code 0, want non-zero")
 			}
-			if strings.Contains(exit.stdout, "ready") {
-				t.Errorf("printed ready: %q", exit.stdout)
+			if strings.Contains(exit.Stdout, "ready") {
+				t.Errorf("printed ready: %q", exit.Stdout)
 			}
 			want := fmt.Sprintf("corrupt record in %s at offset %d", tc.file, tc.offset)
-			if !strings.Contains(exit.stderr, want) {
-				t.Errorf("stderr does not say %q:\n%s", want, exit.stderr)
+			if !strings.Contains(exit.Stderr, want) {
+				t.Errorf("stderr does not say %q:\n%s", want, exit.Stderr)
 			}
 			if after := dirDigest(t, dir); after != before {
 				t.Errorf("the data directory changed:\nbefore:\n%s\nafter:\n%s", before, after)
 			}
-			t.Logf("refused: %s", tail(exit.stderr, 1))
+			t.Logf("refused: %s", testserver.Tail(exit.Stderr, 1))
 		})
 	}
 }
@@ -432,7 +433,7 @@ func TestCorruptMiddle(t *testing.T) {
 func TestSnapshotCrash(t *testing.T) {
 	dir := t.TempDir()
 	flags := []string{"--snapshot-every", "300"}
-	c := startChild(t, "first start", dir, flags...)
+	c := testserver.StartChild(t, "first start", dir, flags...)
 	fx := makeFixture(t, c, fixtureSize{workspaces: 4, jobsPerWS: 40, keysPerWS: 200})
 	led := newLedger()
 	replayed := 0
@@ -493,14 +494,14 @@ func TestSnapshotCrash(t *testing.T) {
 		newest := onDisk[len(onDisk)-1]
 		after := logRecordsFrom(t, dir, newest)
 
-		c = startChild(t, "restart after "+label, dir, flags...)
-		rec := logLines(c.stderr.String(), "engine recovered")
+		c = testserver.StartChild(t, "restart after "+label, dir, flags...)
+		rec := logLines(c.Stderr.String(), "engine recovered")
 		if len(rec) != 1 || logAttr(rec[0], "snapshot") != strconv.FormatUint(newest, 10) || logAttr(rec[0], "replayed") != strconv.Itoa(after) {
 			t.Errorf("%s: restart log %q, want the newest snapshot (%d) loaded and the %d records after it replayed", label, rec, newest, after)
 		} else {
 			t.Logf("%s: restart: snapshot=%s replayed=%s", label, logAttr(rec[0], "snapshot"), logAttr(rec[0], "replayed"))
 		}
-		if w := logLines(c.stderr.String(), "wal: cut torn tail"); len(w) > 0 {
+		if w := logLines(c.Stderr.String(), "wal: cut torn tail"); len(w) > 0 {
 			t.Logf("%s: the kill tore the log's tail: %s", label, w[0])
 		}
 		replayed += after
@@ -573,9 +574,9 @@ func snapshotTemp(t testing.TB, dataDir string) string {
 }
 
 // snapshotsWritten counts the engine's "snapshot written" lines.
-func snapshotsWritten(c *bmChild) int {
+func snapshotsWritten(c *testserver.Child) int {
 	n := 0
-	for _, l := range logLines(c.stderr.String(), "snapshot written") {
+	for _, l := range logLines(c.Stderr.String(), "snapshot written") {
 		if strings.Contains(l, " path=") {
 			n++
 		}

@@ -9,6 +9,7 @@ package main
 // result in a job's history names the request that made it.
 
 import (
+	"backupmon/internal/testserver"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -81,8 +82,8 @@ func call(hc *http.Client, method, url, auth string, body any) (int, []byte, err
 // adminCall sends one admin API request and decodes the `data` member of the
 // answer into out (when out is not nil). A status other than want is an error
 // quoting the body.
-func adminCall(hc *http.Client, c *bmChild, method, path string, body any, want int, out any) error {
-	status, b, err := call(hc, method, c.adminURL+"/admin/v1"+path, testAdminToken, body)
+func adminCall(hc *http.Client, c *testserver.Child, method, path string, body any, want int, out any) error {
+	status, b, err := call(hc, method, c.AdminURL+"/admin/v1"+path, testserver.AdminToken, body)
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", method, path, err)
 	}
@@ -145,7 +146,7 @@ type fixtureSize struct {
 
 // makeFixture creates the workspaces, a client each, the jobs and the report
 // keys, sixteen requests at a time.
-func makeFixture(t testing.TB, c *bmChild, size fixtureSize) *fixture {
+func makeFixture(t testing.TB, c *testserver.Child, size fixtureSize) *fixture {
 	t.Helper()
 	hc := newHTTPClient()
 	defer hc.CloseIdleConnections()
@@ -397,14 +398,14 @@ type reportAnswer struct {
 func (a *reportAnswer) duplicate() bool { return a.Duplicate != nil && *a.Duplicate }
 
 // sendReport posts r to its job with key k.
-func sendReport(hc *http.Client, c *bmChild, r *sentReport, k *fxKey) (*reportAnswer, error) {
+func sendReport(hc *http.Client, c *testserver.Child, r *sentReport, k *fxKey) (*reportAnswer, error) {
 	var body string
 	if r.idem != "" && r.viaBody {
 		body = fmt.Sprintf(`{"status":%q,"size_bytes":%d,"idempotency_key":%q}`, r.status, r.id, r.idem)
 	} else {
 		body = fmt.Sprintf(`{"status":%q,"size_bytes":%d}`, r.status, r.id)
 	}
-	req, err := http.NewRequest("POST", c.publicURL+"/api/v1/jobs/"+r.job.id+"/report", strings.NewReader(body))
+	req, err := http.NewRequest("POST", c.PublicURL+"/api/v1/jobs/"+r.job.id+"/report", strings.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
@@ -481,7 +482,7 @@ func (lr *loadRun) fail(format string, args ...any) {
 }
 
 // startLoad starts opts.workers goroutines posting new reports to c.
-func startLoad(t testing.TB, c *bmChild, fx *fixture, led *ledger, opts loadOpts) *loadRun {
+func startLoad(t testing.TB, c *testserver.Child, fx *fixture, led *ledger, opts loadOpts) *loadRun {
 	lr := &loadRun{t: t, opts: opts, started: time.Now()}
 	hc := newHTTPClient()
 	var seq atomic.Int64
@@ -555,17 +556,17 @@ func startLoad(t testing.TB, c *bmChild, fx *fixture, led *ledger, opts loadOpts
 func (lr *loadRun) wait() { lr.wg.Wait() }
 
 // stopAndKill SIGKILLs the child mid-load and waits for the workers.
-func (lr *loadRun) stopAndKill(c *bmChild) {
+func (lr *loadRun) stopAndKill(c *testserver.Child) {
 	lr.stopped.Store(true)
-	c.kill()
+	c.Kill()
 	lr.wg.Wait()
 }
 
 // stopAndTerm SIGTERMs the child mid-load, waits for the workers and
 // returns the exit code.
-func (lr *loadRun) stopAndTerm(c *bmChild) (int, error) {
+func (lr *loadRun) stopAndTerm(c *testserver.Child) (int, error) {
 	lr.stopped.Store(true)
-	code, err := c.term()
+	code, err := c.Term()
 	lr.wg.Wait()
 	return code, err
 }
@@ -602,7 +603,7 @@ type historyEntry struct {
 }
 
 // fetchHistories returns every job's history, by job id.
-func fetchHistories(t testing.TB, hc *http.Client, c *bmChild, fx *fixture) map[string][]historyEntry {
+func fetchHistories(t testing.TB, hc *http.Client, c *testserver.Child, fx *fixture) map[string][]historyEntry {
 	t.Helper()
 	var mu sync.Mutex
 	out := map[string][]historyEntry{}
@@ -629,7 +630,7 @@ func fetchHistories(t testing.TB, hc *http.Client, c *bmChild, fx *fixture) map[
 		})
 	}
 	if err := runParallel(8, tasks); err != nil {
-		t.Fatalf("%s: read job histories: %v", c.name, err)
+		t.Fatalf("%s: read job histories: %v", c.Name, err)
 	}
 	return out
 }
@@ -648,7 +649,7 @@ var resultStatus = map[string]string{"ok": "ok", "warn": "warning", "failed": "f
 //     recorded when sent again (the key index agrees with the results).
 //
 // It logs per-job counts: acknowledged <= stored <= sent.
-func verifyState(t testing.TB, c *bmChild, fx *fixture, led *ledger, label string) {
+func verifyState(t testing.TB, c *testserver.Child, fx *fixture, led *ledger, label string) {
 	t.Helper()
 	verifyStateOf(t, c, fx, led, label, "")
 }
@@ -656,7 +657,7 @@ func verifyState(t testing.TB, c *bmChild, fx *fixture, led *ledger, label strin
 // verifyStateOf is verifyState sending again, as duplicates, only the
 // acknowledged reports of cycle (every cycle's when cycle is ""), so that
 // a long kill loop does not resend its whole past after each restart.
-func verifyStateOf(t testing.TB, c *bmChild, fx *fixture, led *ledger, label, cycle string) {
+func verifyStateOf(t testing.TB, c *testserver.Child, fx *fixture, led *ledger, label, cycle string) {
 	t.Helper()
 	start := time.Now()
 	hc := newHTTPClient()
@@ -817,7 +818,7 @@ func verifyStateOf(t testing.TB, c *bmChild, fx *fixture, led *ledger, label, cy
 // checkAlive checks that the admin API answers (a read and a mutation) and
 // that new reports are accepted, one per workspace; they join the ledger as
 // acknowledged.
-func checkAlive(t testing.TB, c *bmChild, fx *fixture, led *ledger, label string) {
+func checkAlive(t testing.TB, c *testserver.Child, fx *fixture, led *ledger, label string) {
 	t.Helper()
 	hc := newHTTPClient()
 	defer hc.CloseIdleConnections()
@@ -869,7 +870,7 @@ func checkAlive(t testing.TB, c *bmChild, fx *fixture, led *ledger, label string
 // activity, keys) as canonical JSON, one document per line. Key records
 // leave out lastUsedAt: the log does not record a key's use, so a kill may
 // lose the newest one.
-func stateDump(t testing.TB, c *bmChild, fx *fixture) string {
+func stateDump(t testing.TB, c *testserver.Child, fx *fixture) string {
 	t.Helper()
 	hc := newHTTPClient()
 	defer hc.CloseIdleConnections()
@@ -903,7 +904,7 @@ func stateDump(t testing.TB, c *bmChild, fx *fixture) string {
 		})
 	}
 	if err := runParallel(8, tasks); err != nil {
-		t.Fatalf("%s: read the state: %v", c.name, err)
+		t.Fatalf("%s: read the state: %v", c.Name, err)
 	}
 	return strings.Join(docs, "\n")
 }
@@ -939,11 +940,11 @@ func diffDumps(a, b string) string {
 // reads the whole state, kills the server, restarts it on its data
 // directory and reads the state again, which must be the same. It returns
 // the new child.
-func killQuiet(t testing.TB, c *bmChild, fx *fixture, label string, flags ...string) *bmChild {
+func killQuiet(t testing.TB, c *testserver.Child, fx *fixture, label string, flags ...string) *testserver.Child {
 	t.Helper()
 	before := stateDump(t, c, fx)
-	c.kill()
-	c = startChild(t, label, c.dataDir, flags...)
+	c.Kill()
+	c = testserver.StartChild(t, label, c.DataDir, flags...)
 	if d := diffDumps(before, stateDump(t, c, fx)); d != "" {
 		t.Errorf("%s: the state after the restart differs from the state before the kill:\n%s", label, d)
 	}

@@ -14,6 +14,7 @@ package main
 // in a Cookie header of their own.
 
 import (
+	"backupmon/internal/testserver"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -50,7 +51,7 @@ var dashRoles = []string{"owner", "admin", "member", "viewer"}
 // dashServer is one `backupmon serve --dev-clock` child with an SMTP
 // listener, and an HTTP client that never follows redirects.
 type dashServer struct {
-	c    *bmChild
+	c    *testserver.Child
 	hc   *http.Client
 	base string    // public listener, http://127.0.0.1:port
 	now  time.Time // the development clock, as the last clock call left it
@@ -63,11 +64,11 @@ func dashStart(t *testing.T) *dashServer {
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}}
 	t.Cleanup(s.hc.CloseIdleConnections)
-	s.c = startChild(t, "dashboard server", t.TempDir(), "--dev-clock", "--smtp-listen", "127.0.0.1:0")
-	if s.c.smtpAddr == "" {
-		t.Fatalf("the server printed no smtp listener line:\n%s", s.c.stdout.String())
+	s.c = testserver.StartChild(t, "dashboard server", t.TempDir(), "--dev-clock", "--smtp-listen", "127.0.0.1:0")
+	if s.c.SMTPAddr == "" {
+		t.Fatalf("the server printed no smtp listener line:\n%s", s.c.Stdout.String())
 	}
-	s.base = s.c.publicURL
+	s.base = s.c.PublicURL
 	s.clock(t, map[string]any{"set": dashT0.Format(time.RFC3339)})
 	return s
 }
@@ -87,8 +88,8 @@ func (s *dashServer) adminRaw(t testing.TB, method, path string, body any) (int,
 		b, _ := json.Marshal(body)
 		rd = bytes.NewReader(b)
 	}
-	req, _ := http.NewRequest(method, s.c.adminURL+"/admin/v1"+path, rd)
-	req.Header.Set("Authorization", "Bearer "+testAdminToken)
+	req, _ := http.NewRequest(method, s.c.AdminURL+"/admin/v1"+path, rd)
+	req.Header.Set("Authorization", "Bearer "+testserver.AdminToken)
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
@@ -259,7 +260,7 @@ func (s *dashServer) mail(t testing.TB, to, job, text string, finished time.Time
 		"Started:      " + f.Add(-10*time.Minute).Format("2006-01-02 15:04:05 -0700") + "\r\n" +
 		"Finished:     " + f.Format("2006-01-02 15:04:05 -0700") + "\r\n" +
 		"Duration:     600s\r\nSize:         0 B\r\nVerification: skipped\r\nMessage:      " + text + "\r\n"
-	if err := smtp.SendMail(s.c.smtpAddr, nil, "backup@srv.example", []string{to}, []byte(raw)); err != nil {
+	if err := smtp.SendMail(s.c.SMTPAddr, nil, "backup@srv.example", []string{to}, []byte(raw)); err != nil {
 		t.Fatalf("send the report e-mail to %s: %v", to, err)
 	}
 }
@@ -1327,7 +1328,7 @@ func dashHTTPTriage(t *testing.T, s *dashServer) {
 			len(dashAll(doc, "input", "name", "alert", "value", a1)), len(dashAll(doc, "input", "name", "alert", "value", a3)))
 	}
 	if !strings.Contains(dashText(doc), "2 snoozed and hidden") {
-		t.Errorf("the queue does not say that two alerts are snoozed: %s", tail(dashText(doc), 3))
+		t.Errorf("the queue does not say that two alerts are snoozed: %s", testserver.Tail(dashText(doc), 3))
 	}
 }
 

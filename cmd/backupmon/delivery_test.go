@@ -10,6 +10,7 @@ package main
 // with "dl" so that other test files of the package cannot collide with it.
 
 import (
+	"backupmon/internal/testserver"
 	"bytes"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -284,7 +285,7 @@ func (s *dlSession) Logout() error { return nil }
 // sink as its relay, and the workspace the test works in.
 type dlServer struct {
 	t    *testing.T
-	c    *bmChild
+	c    *testserver.Child
 	hc   *http.Client
 	dir  string
 	sink *dlSink
@@ -305,7 +306,7 @@ func dlStart(t *testing.T) *dlServer {
 	t.Helper()
 	s := &dlServer{t: t, hc: newHTTPClient(), dir: t.TempDir(), sink: dlStartSink(t)}
 	t.Cleanup(s.hc.CloseIdleConnections)
-	s.c = startChild(t, "delivery server", s.dir, dlFlags(s.sink)...)
+	s.c = testserver.StartChild(t, "delivery server", s.dir, dlFlags(s.sink)...)
 	s.clock(map[string]any{"set": dlT0.Format(time.RFC3339)})
 	var ws, cl struct{ ID string }
 	s.admin("POST", "/workspaces", map[string]any{"name": "Notify MSP", "plan": "pro", "timeZone": "Europe/Berlin"}, 201, &ws)
@@ -320,14 +321,14 @@ func dlStart(t *testing.T) *dlServer {
 
 // kill stops the child with SIGKILL.
 func (s *dlServer) kill() {
-	s.c.kill()
+	s.c.Kill()
 	s.hc.CloseIdleConnections()
 }
 
 // restart starts the child again on the same data directory.
 func (s *dlServer) restart() {
 	s.t.Helper()
-	s.c = startChild(s.t, "delivery server after SIGKILL", s.dir, dlFlags(s.sink)...)
+	s.c = testserver.StartChild(s.t, "delivery server after SIGKILL", s.dir, dlFlags(s.sink)...)
 }
 
 func (s *dlServer) path(p string) string { return "/workspaces/" + s.ws + p }
@@ -335,7 +336,7 @@ func (s *dlServer) path(p string) string { return "/workspaces/" + s.ws + p }
 // metrics returns the server's /metrics text.
 func (s *dlServer) metrics() string {
 	s.t.Helper()
-	resp, err := s.hc.Get(s.c.adminURL + "/metrics")
+	resp, err := s.hc.Get(s.c.AdminURL + "/metrics")
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -388,7 +389,7 @@ func (s *dlServer) job(name string) string {
 // none).
 func (s *dlServer) report(jobID, status string) string {
 	s.t.Helper()
-	req, err := http.NewRequest("POST", s.c.publicURL+"/api/v1/jobs/"+jobID+"/report", strings.NewReader(fmt.Sprintf(`{"status":%q}`, status)))
+	req, err := http.NewRequest("POST", s.c.PublicURL+"/api/v1/jobs/"+jobID+"/report", strings.NewReader(fmt.Sprintf(`{"status":%q}`, status)))
 	if err != nil {
 		s.t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"backupmon/internal/testserver"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -30,7 +31,7 @@ func TestKillLoop(t *testing.T) {
 		t.Skip("the kill loop takes about a minute")
 	}
 	dir := t.TempDir()
-	c := startChild(t, "first start", dir, "--dev-clock", "--snapshot-every", killSnapEvery)
+	c := testserver.StartChild(t, "first start", dir, "--dev-clock", "--snapshot-every", killSnapEvery)
 	fx := makeFixture(t, c, fixtureSize{workspaces: 4, jobsPerWS: 30, keysPerWS: 120})
 	adm := newAdminLedger(t, c, fx)
 	led := newLedger()
@@ -52,7 +53,7 @@ func TestKillLoop(t *testing.T) {
 		if lr.acked.Load() == 0 {
 			t.Fatalf("%s: no report was acknowledged before the kill", label)
 		}
-		c = startChild(t, "restart after "+label, dir, "--dev-clock", "--snapshot-every", killSnapEvery)
+		c = testserver.StartChild(t, "restart after "+label, dir, "--dev-clock", "--snapshot-every", killSnapEvery)
 		entries, _ := os.ReadDir(filepath.Join(dir, "snapshots"))
 		for _, e := range entries {
 			snaps[e.Name()] = true
@@ -118,7 +119,7 @@ type adminLedger struct {
 	reads      atomic.Int64
 }
 
-func newAdminLedger(t *testing.T, c *bmChild, fx *fixture) *adminLedger {
+func newAdminLedger(t *testing.T, c *testserver.Child, fx *fixture) *adminLedger {
 	t.Helper()
 	hc := newHTTPClient()
 	defer hc.CloseIdleConnections()
@@ -167,7 +168,7 @@ func indexOf(jobs []*fxJob, j *fxJob) int {
 }
 
 // readClock returns the development clock (a move of zero seconds).
-func (a *adminLedger) readClock(t *testing.T, hc *http.Client, c *bmChild) time.Time {
+func (a *adminLedger) readClock(t *testing.T, hc *http.Client, c *testserver.Child) time.Time {
 	t.Helper()
 	var out struct{ Now time.Time }
 	if err := adminCall(hc, c, "POST", "/clock", map[string]any{"advanceSeconds": 0}, 200, &out); err != nil {
@@ -177,7 +178,7 @@ func (a *adminLedger) readClock(t *testing.T, hc *http.Client, c *bmChild) time.
 }
 
 // advance moves the clock forward at rest.
-func (a *adminLedger) advance(t *testing.T, c *bmChild, d time.Duration) {
+func (a *adminLedger) advance(t *testing.T, c *testserver.Child, d time.Duration) {
 	t.Helper()
 	hc := newHTTPClient()
 	defer hc.CloseIdleConnections()
@@ -223,7 +224,7 @@ func (m *mixedRun) report(t *testing.T, label string) {
 
 // startMixed starts one goroutine making clients and renaming jobs, one
 // moving the clock and two reading the REST API, until stopped.
-func (a *adminLedger) startMixed(c *bmChild) *mixedRun {
+func (a *adminLedger) startMixed(c *testserver.Child) *mixedRun {
 	m := &mixedRun{}
 	m.wg.Add(4)
 	go func() { // admin changes, one at a time so that their order is known
@@ -246,7 +247,7 @@ func (a *adminLedger) startMixed(c *bmChild) *mixedRun {
 				a.clients = append(a.clients, op)
 			}
 			a.mu.Unlock()
-			status, body, err := call(hc, method, c.adminURL+"/admin/v1"+path, testAdminToken, map[string]any{"name": op.name})
+			status, body, err := call(hc, method, c.AdminURL+"/admin/v1"+path, testserver.AdminToken, map[string]any{"name": op.name})
 			a.mu.Lock()
 			switch {
 			case err != nil:
@@ -271,7 +272,7 @@ func (a *adminLedger) startMixed(c *bmChild) *mixedRun {
 			a.mu.Lock()
 			a.inflight = d
 			a.mu.Unlock()
-			status, body, err := call(hc, "POST", c.adminURL+"/admin/v1/clock", testAdminToken, map[string]any{"advanceSeconds": int(d.Seconds())})
+			status, body, err := call(hc, "POST", c.AdminURL+"/admin/v1/clock", testserver.AdminToken, map[string]any{"advanceSeconds": int(d.Seconds())})
 			if err != nil {
 				m.fail("clock move: %v", err)
 				return // in flight at the kill: a.inflight stays
@@ -302,7 +303,7 @@ func (a *adminLedger) startMixed(c *bmChild) *mixedRun {
 			for n := i; !m.stopped.Load(); n++ {
 				w := a.fx.ws[n%len(a.fx.ws)]
 				p := paths[n%len(paths)]
-				status, body, err := call(hc, "GET", c.publicURL+p, a.restKeys[w], nil)
+				status, body, err := call(hc, "GET", c.PublicURL+p, a.restKeys[w], nil)
 				switch {
 				case err != nil:
 					m.fail("GET %s: %v", p, err)
@@ -320,7 +321,7 @@ func (a *adminLedger) startMixed(c *bmChild) *mixedRun {
 // verify checks, after a restart, the admin changes and the clock: every
 // acknowledged change is there, nothing unsent is, and a change in flight
 // at the kill is there or not, as a whole.
-func (a *adminLedger) verify(t *testing.T, c *bmChild, label string) {
+func (a *adminLedger) verify(t *testing.T, c *testserver.Child, label string) {
 	t.Helper()
 	hc := newHTTPClient()
 	defer hc.CloseIdleConnections()

@@ -6,6 +6,7 @@ package main
 // REST APIs show what became of them.
 
 import (
+	"backupmon/internal/testserver"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -34,7 +35,7 @@ const mlSampleDir = "../../testdata/emails"
 // a client and a REST key.
 type mlServer struct {
 	t   *testing.T
-	c   *bmChild
+	c   *testserver.Child
 	hc  *http.Client
 	dir string
 
@@ -47,9 +48,9 @@ func mlStart(t *testing.T) *mlServer {
 	t.Helper()
 	s := &mlServer{t: t, hc: newHTTPClient(), dir: t.TempDir()}
 	t.Cleanup(s.hc.CloseIdleConnections)
-	s.c = startChild(t, "mail server", s.dir, mlFlags()...)
-	if s.c.smtpAddr == "" {
-		t.Fatalf("the server printed no smtp listener line:\n%s", s.c.stdout.String())
+	s.c = testserver.StartChild(t, "mail server", s.dir, mlFlags()...)
+	if s.c.SMTPAddr == "" {
+		t.Fatalf("the server printed no smtp listener line:\n%s", s.c.Stdout.String())
 	}
 	s.setClock(mlT0)
 	var ws, cl struct{ ID string }
@@ -76,8 +77,8 @@ func (s *mlServer) admin(method, path string, body any, want int, out any) {
 // answer's body.
 func (s *mlServer) adminError(method, path string, want int) string {
 	s.t.Helper()
-	req, _ := http.NewRequest(method, s.c.adminURL+"/admin/v1"+path, nil)
-	req.Header.Set("Authorization", "Bearer "+testAdminToken)
+	req, _ := http.NewRequest(method, s.c.AdminURL+"/admin/v1"+path, nil)
+	req.Header.Set("Authorization", "Bearer "+testserver.AdminToken)
 	resp, err := s.hc.Do(req)
 	if err != nil {
 		s.t.Fatal(err)
@@ -98,9 +99,9 @@ func (s *mlServer) setClock(at time.Time) {
 // restart stops the child with SIGKILL and starts it again.
 func (s *mlServer) restart() {
 	s.t.Helper()
-	s.c.kill()
+	s.c.Kill()
 	s.hc.CloseIdleConnections()
-	s.c = startChild(s.t, "mail server after SIGKILL", s.dir, mlFlags()...)
+	s.c = testserver.StartChild(s.t, "mail server after SIGKILL", s.dir, mlFlags()...)
 }
 
 // job makes a daily job of vendor and returns its id and ingest address.
@@ -175,7 +176,7 @@ func (s *mlServer) alerts() []mlAlert {
 // rest GETs a REST API path with the workspace's key and decodes the body.
 func (s *mlServer) rest(path string, out any) string {
 	s.t.Helper()
-	req, _ := http.NewRequest("GET", s.c.publicURL+"/api/v1"+path, nil)
+	req, _ := http.NewRequest("GET", s.c.PublicURL+"/api/v1"+path, nil)
 	req.Header.Set("Authorization", "Bearer "+s.restKey)
 	resp, err := s.hc.Do(req)
 	if err != nil {
@@ -197,7 +198,7 @@ func (s *mlServer) rest(path string, out any) string {
 // metric returns the value of one sample line of /metrics (0 when absent).
 func (s *mlServer) metric(name string) float64 {
 	s.t.Helper()
-	resp, err := s.hc.Get(s.c.adminURL + "/metrics")
+	resp, err := s.hc.Get(s.c.AdminURL + "/metrics")
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -228,7 +229,7 @@ type mlConn struct {
 
 func (s *mlServer) dial() *mlConn {
 	s.t.Helper()
-	c, err := smtp.Dial(s.c.smtpAddr)
+	c, err := smtp.Dial(s.c.SMTPAddr)
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -692,7 +693,7 @@ func TestMailAckedSurviveSIGKILL(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c, err := smtp.Dial(s.c.smtpAddr)
+			c, err := smtp.Dial(s.c.SMTPAddr)
 			if err != nil {
 				return
 			}
@@ -710,7 +711,7 @@ func TestMailAckedSurviveSIGKILL(t *testing.T) {
 		}()
 	}
 	time.Sleep(300 * time.Millisecond)
-	s.c.kill()
+	s.c.Kill()
 	wg.Wait()
 	total, tried := 0, 0
 	for _, list := range targets {
@@ -723,7 +724,7 @@ func TestMailAckedSurviveSIGKILL(t *testing.T) {
 		t.Fatalf("%d of %d e-mails answered 250 before the kill: the kill did not land mid-load", total, senders*jobsEach*perJob)
 	}
 	s.hc.CloseIdleConnections()
-	s.c = startChild(t, "mail server after SIGKILL", s.dir, mlFlags()...)
+	s.c = testserver.StartChild(t, "mail server after SIGKILL", s.dir, mlFlags()...)
 	m := s.dial()
 	for _, list := range targets {
 		for _, tg := range list {
@@ -749,14 +750,14 @@ func TestMailAckedSurviveSIGKILL(t *testing.T) {
 // with its alert and suggestion.
 func TestDemoMail(t *testing.T) {
 	dir := t.TempDir()
-	c := startChild(t, "demo", dir, "--demo", "--smtp-listen", "127.0.0.1:0")
-	out := c.stdout.String()
+	c := testserver.StartChild(t, "demo", dir, "--demo", "--smtp-listen", "127.0.0.1:0")
+	out := c.Stdout.String()
 	m := regexp.MustCompile(`curl -s smtp://(\S+) --mail-from (\S+) --mail-rcpt (\S+) --upload-file (\S+)`).FindStringSubmatch(out)
 	if m == nil {
 		t.Fatalf("the demo printed no mail command:\n%s", out)
 	}
-	if m[1] != c.smtpAddr {
-		t.Errorf("the command names %s, the listener is %s", m[1], c.smtpAddr)
+	if m[1] != c.SMTPAddr {
+		t.Errorf("the command names %s, the listener is %s", m[1], c.SMTPAddr)
 	}
 	if !strings.Contains(out, "ingest address of the job \"Case database dump\": "+m[3]) {
 		t.Errorf("the demo does not print the job's ingest address:\n%s", out)
@@ -787,8 +788,8 @@ func TestDemoMail(t *testing.T) {
 	if len(j.UnresolvedAlerts) != 1 || j.UnresolvedAlerts[0].AI == nil || j.UnresolvedAlerts[0].AI.Category != "storage" {
 		t.Errorf("demo mail's alert: %+v", j.UnresolvedAlerts)
 	}
-	if _, _, err := net.SplitHostPort(c.smtpAddr); err != nil {
-		t.Errorf("smtp listener line: %q", c.smtpAddr)
+	if _, _, err := net.SplitHostPort(c.SMTPAddr); err != nil {
+		t.Errorf("smtp listener line: %q", c.SMTPAddr)
 	}
 }
 
@@ -799,15 +800,15 @@ func TestMailShutdownWithIdleClient(t *testing.T) {
 	idle := s.dial() // connected, greeted, and then silent
 	_ = idle
 	start := time.Now()
-	code, err := s.c.term()
+	code, err := s.c.Term()
 	if err != nil || code != 0 {
 		t.Fatalf("SIGTERM: exit %d, %v", code, err)
 	}
 	if took := time.Since(start); took > 20*time.Second {
 		t.Errorf("stopping took %v with an idle SMTP client", took)
 	}
-	if !strings.Contains(s.c.stderr.String(), "stopped cleanly") {
-		t.Errorf("no clean stop in the log:\n%s", tail(s.c.stderr.String(), 10))
+	if !strings.Contains(s.c.Stderr.String(), "stopped cleanly") {
+		t.Errorf("no clean stop in the log:\n%s", testserver.Tail(s.c.Stderr.String(), 10))
 	}
 }
 

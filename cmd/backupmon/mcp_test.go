@@ -12,6 +12,7 @@ package main
 // -update-mcp-golden rewrites testdata/mcp/tools-*.json.
 
 import (
+	"backupmon/internal/testserver"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -339,8 +340,8 @@ func TestMCP(t *testing.T) {
 	t.Run("StdioRevokedKey", func(t *testing.T) { mcpStdioRevoked(t, s) })
 	t.Run("PublicURL", mcpPublicURLTest)
 	select {
-	case <-s.c.exited:
-		t.Errorf("the server exited during the tests: %v", s.c.exitErr)
+	case <-s.c.Exited():
+		t.Errorf("the server exited during the tests: %v", s.c.ExitErr())
 	default:
 	}
 }
@@ -628,7 +629,7 @@ func mcpTriageTest(t *testing.T, s *dashServer) {
 	if len(dashAll(doc, "input", "name", "alert", "value", a1)) != 1 || len(dashAll(doc, "input", "name", "alert", "value", a3)) != 0 ||
 		!strings.Contains(dashText(doc), "2 snoozed and hidden") {
 		t.Errorf("the dashboard's queue after the assistant's triage: acknowledged shown %d, snoozed shown %d, text %q",
-			len(dashAll(doc, "input", "name", "alert", "value", a1)), len(dashAll(doc, "input", "name", "alert", "value", a3)), tail(dashText(doc), 3))
+			len(dashAll(doc, "input", "name", "alert", "value", a1)), len(dashAll(doc, "input", "name", "alert", "value", a3)), testserver.Tail(dashText(doc), 3))
 	}
 	txt := dashText(dashParse(t, s.page(t, "GET", "/settings/activity", sess, nil).body))
 	if !strings.Contains(txt, actor) || !strings.Contains(txt, ackNote) || !strings.Contains(txt, snoozeNote) {
@@ -1510,8 +1511,8 @@ func mcpLinksTest(t *testing.T, s *dashServer) {
 func mcpPublicURLTest(t *testing.T) {
 	s := &dashServer{hc: &http.Client{Timeout: 20 * time.Second}}
 	t.Cleanup(s.hc.CloseIdleConnections)
-	s.c = startChild(t, "public-url server", t.TempDir(), "--public-url", mcpPublicURL)
-	s.base = s.c.publicURL
+	s.c = testserver.StartChild(t, "public-url server", t.TempDir(), "--public-url", mcpPublicURL)
+	s.base = s.c.PublicURL
 	w := s.workspace(t, "mcppublic", dashJobs)
 	k := s.mcpNewKey(t, w, "public", "read-write")
 	cs := mcpConnect(t, s.base, k.secret)
@@ -1532,19 +1533,19 @@ func mcpPublicURLTest(t *testing.T) {
 
 // mcpStdioCommand returns `backupmon mcp` for the key and server, with its
 // stderr kept.
-func mcpStdioCommand(t testing.TB, key, base string) (*exec.Cmd, *lockedBuffer) {
+func mcpStdioCommand(t testing.TB, key, base string) (*exec.Cmd, *testserver.LockedBuffer) {
 	t.Helper()
 	file := filepath.Join(t.TempDir(), "assistant.key")
 	if err := os.WriteFile(file, []byte(key+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(needBinary(t), "mcp", "--key-file", file, "--url", base)
+	cmd := exec.Command(testserver.Binary(t), "mcp", "--key-file", file, "--url", base)
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "BACKUPMON_") {
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
-	stderr := &lockedBuffer{}
+	stderr := &testserver.LockedBuffer{}
 	cmd.Stderr = stderr
 	t.Cleanup(func() {
 		if cmd.Process != nil && cmd.ProcessState == nil {
@@ -1556,7 +1557,7 @@ func mcpStdioCommand(t testing.TB, key, base string) (*exec.Cmd, *lockedBuffer) 
 
 // mcpStdioClose closes the session and checks that the relay exited by
 // itself, at once and with status 0.
-func mcpStdioClose(t testing.TB, cs *mcp.ClientSession, cmd *exec.Cmd, stderr *lockedBuffer) {
+func mcpStdioClose(t testing.TB, cs *mcp.ClientSession, cmd *exec.Cmd, stderr *testserver.LockedBuffer) {
 	t.Helper()
 	start := time.Now()
 	cs.Close()

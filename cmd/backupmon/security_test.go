@@ -25,6 +25,7 @@ package main
 // answer. Every name here starts with "sec".
 
 import (
+	"backupmon/internal/testserver"
 	"bufio"
 	"bytes"
 	"crypto/ecdsa"
@@ -163,11 +164,11 @@ func secStart(t *testing.T, extra ...string) (*dashServer, *secRecorder) {
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}}
 	t.Cleanup(s.hc.CloseIdleConnections)
-	s.c = startChild(t, "security server", t.TempDir(), append([]string{"--dev-clock", "--smtp-listen", "127.0.0.1:0"}, extra...)...)
-	if s.c.smtpAddr == "" {
-		t.Fatalf("the server printed no smtp listener line:\n%s", s.c.stdout.String())
+	s.c = testserver.StartChild(t, "security server", t.TempDir(), append([]string{"--dev-clock", "--smtp-listen", "127.0.0.1:0"}, extra...)...)
+	if s.c.SMTPAddr == "" {
+		t.Fatalf("the server printed no smtp listener line:\n%s", s.c.Stdout.String())
 	}
-	s.base = s.c.publicURL
+	s.base = s.c.PublicURL
 	s.clock(t, map[string]any{"set": dashT0.Format(time.RFC3339)})
 	return s, rec
 }
@@ -513,7 +514,7 @@ func TestSecuritySurface(t *testing.T) {
 		if len(answers) < 300 {
 			t.Errorf("only %d answers were collected", len(answers))
 		}
-		secCheckAnswers(t, s.c.adminURL, answers, f.secrets)
+		secCheckAnswers(t, s.c.AdminURL, answers, f.secrets)
 	})
 	t.Run("NoServerHeader", func(t *testing.T) {
 		for _, e := range answers {
@@ -529,12 +530,12 @@ func TestSecuritySurface(t *testing.T) {
 	})
 	t.Run("NoSecretInLogs", func(t *testing.T) {
 		// A clean stop, so that the shutdown's lines are in the log too.
-		if code, err := s.c.term(); err != nil || code != 0 {
+		if code, err := s.c.Term(); err != nil || code != 0 {
 			t.Errorf("stop: exit %d, %v", code, err)
 		}
-		log := s.c.stdout.String() + s.c.stderr.String()
+		log := s.c.Stdout.String() + s.c.Stderr.String()
 		if !strings.Contains(log, `msg="engine recovered"`) || !strings.Contains(log, "stopped cleanly") {
-			t.Fatalf("the log is not the whole log:\n%s", tail(log, 20))
+			t.Fatalf("the log is not the whole log:\n%s", testserver.Tail(log, 20))
 		}
 		secCheckLog(t, log, f.secrets)
 	})
@@ -554,7 +555,7 @@ func secSetUp(t *testing.T, s *dashServer) *secFixture {
 	for _, u := range w.users {
 		f.add(secSecret{what: "the password of " + u.email, value: u.password, kind: secNever})
 	}
-	f.add(secSecret{what: "the admin token", value: testAdminToken, kind: secNever})
+	f.add(secSecret{what: "the admin token", value: testserver.AdminToken, kind: secNever})
 	for name, addr := range w.ingest {
 		token, _, _ := strings.Cut(addr, "@")
 		f.add(secSecret{what: "the ingest address of " + name, value: token, kind: secAdminOnly})
@@ -837,7 +838,7 @@ func secUseEverything(t *testing.T, s *dashServer, f *secFixture) {
 
 	// Report e-mails: to a job's address, and to the retired one.
 	s.mail(t, w.ingest["Exchange nightly"], "Exchange nightly", "Disk full on repository", s.now)
-	if err := smtp.SendMail(s.c.smtpAddr, nil, "backup@srv.example", []string{w.ingest["NAS sync"]}, []byte("Subject: x\r\n\r\nx\r\n")); err == nil || !strings.Contains(err.Error(), "550") {
+	if err := smtp.SendMail(s.c.SMTPAddr, nil, "backup@srv.example", []string{w.ingest["NAS sync"]}, []byte("Subject: x\r\n\r\nx\r\n")); err == nil || !strings.Contains(err.Error(), "550") {
 		t.Errorf("a mail to a retired ingest address: %v, want 550", err)
 	}
 
@@ -876,7 +877,7 @@ func secUseEverything(t *testing.T, s *dashServer, f *secFixture) {
 	code, body = s.adminRaw(t, "GET", w.path("/deliveries"), nil)
 	want("admin GET deliveries after", code, 200, body)
 	for _, p := range []string{"/metrics", "/livez", "/readyz"} {
-		resp, b := s.secReq(t, "GET", s.c.adminURL+p, "")
+		resp, b := s.secReq(t, "GET", s.c.AdminURL+p, "")
 		want(p, resp.StatusCode, 200, string(b))
 	}
 }
@@ -1099,7 +1100,7 @@ func secRouteCovered(pattern [2]string, routes [][2]string) bool {
 func secAdminToken(t *testing.T, s *dashServer, f *secFixture) {
 	w := f.w
 	const want = `{"error":{"code":"UNAUTHORIZED","message":"Missing or invalid admin token"}}`
-	tok := testAdminToken
+	tok := testserver.AdminToken
 	routes := secAdminRoutes(w, f)
 	for _, p := range secSourceRoutes(t, "../../transport/admin.go", map[string]string{"ws": "/admin/v1/workspaces/{wid}"}) {
 		if strings.HasPrefix(p[1], "/admin/") && !secRouteCovered(p, routes) {
@@ -1142,7 +1143,7 @@ func secAdminToken(t *testing.T, s *dashServer, f *secFixture) {
 			body = `{}`
 		}
 		for _, tc := range wrong {
-			u := s.c.adminURL + rt[1]
+			u := s.c.AdminURL + rt[1]
 			if tc.query != "" {
 				u += "?" + tc.query
 			}
@@ -1167,7 +1168,7 @@ func secAdminToken(t *testing.T, s *dashServer, f *secFixture) {
 	// The right token opens it, in any case of the scheme; it opens
 	// nothing on the public listener.
 	for _, scheme := range []string{"Bearer ", "bearer ", "BEARER "} {
-		if resp, b := s.secReq(t, "GET", s.c.adminURL+"/admin/v1/workspaces", "", "Authorization", scheme+tok); resp.StatusCode != 200 {
+		if resp, b := s.secReq(t, "GET", s.c.AdminURL+"/admin/v1/workspaces", "", "Authorization", scheme+tok); resp.StatusCode != 200 {
 			t.Errorf("%q and the token: %d %s", scheme, resp.StatusCode, b)
 		}
 	}
@@ -1204,10 +1205,10 @@ func secErrorPaths(t *testing.T, s *dashServer, rec *secRecorder, f *secFixture)
 		{"GET", s.base + "/assets/app.js", 200},
 		{"GET", s.base + "/assets/htmx.min.js", 200},
 		{"GET", s.base + "/assets/nope.js", 404},
-		{"GET", s.c.adminURL + "/admin/v1/nope", 404},
-		{"GET", s.c.adminURL + "/" + testAdminToken, 404},
-		{"PUT", s.c.adminURL + "/admin/v1/workspaces", 405},
-		{"OPTIONS", s.c.adminURL + "/admin/v1/workspaces", 405},
+		{"GET", s.c.AdminURL + "/admin/v1/nope", 404},
+		{"GET", s.c.AdminURL + "/" + testserver.AdminToken, 404},
+		{"PUT", s.c.AdminURL + "/admin/v1/workspaces", 405},
+		{"OPTIONS", s.c.AdminURL + "/admin/v1/workspaces", 405},
 	} {
 		resp, b := s.secReq(t, tc.method, tc.url, "", "Authorization", "Bearer "+w.restKey)
 		if resp.StatusCode != tc.code {
@@ -1217,7 +1218,7 @@ func secErrorPaths(t *testing.T, s *dashServer, rec *secRecorder, f *secFixture)
 	// Requests that do not parse, carrying a key: answered by the
 	// listeners' error handlers.
 	pub := strings.TrimPrefix(s.base, "http://")
-	adm := strings.TrimPrefix(s.c.adminURL, "http://")
+	adm := strings.TrimPrefix(s.c.AdminURL, "http://")
 	big := strings.Repeat("a", 20<<10)
 	for _, tc := range []struct {
 		what, addr, raw string
@@ -1228,8 +1229,8 @@ func secErrorPaths(t *testing.T, s *dashServer, rec *secRecorder, f *secFixture)
 		{"a key in a request line that does not parse", pub, "GET /api/v1/jobs?api_key=" + w.restKey + " HTTP/9\r\nHost: x\r\n\r\n", 400},
 		{"a header too large", pub, "GET /api/v1/jobs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + w.restKey + "\r\nX-Big: " + big + "\r\n\r\n", 431},
 		{"a report with a header too large", pub, "POST /api/v1/jobs/" + w.jobs["Exchange nightly"] + "/report HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + w.reportKey + "\r\nX-Big: " + big + "\r\n\r\n", 431},
-		{"an admin bad request line", adm, "GET /admin/v1/workspaces HTTP/9\r\nHost: x\r\nAuthorization: Bearer " + testAdminToken + "\r\n\r\n", 400},
-		{"an admin header too large", adm, "GET /admin/v1/workspaces HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + testAdminToken + "\r\nX-Big: " + big + "\r\n\r\n", 431},
+		{"an admin bad request line", adm, "GET /admin/v1/workspaces HTTP/9\r\nHost: x\r\nAuthorization: Bearer " + testserver.AdminToken + "\r\n\r\n", 400},
+		{"an admin header too large", adm, "GET /admin/v1/workspaces HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + testserver.AdminToken + "\r\nX-Big: " + big + "\r\n\r\n", 431},
 	} {
 		e, ok := secRawHTTP(t, tc.addr, tc.raw)
 		if !ok || e.status != tc.code {
@@ -1243,7 +1244,7 @@ func secErrorPaths(t *testing.T, s *dashServer, rec *secRecorder, f *secFixture)
 // secSMTPGreeting: the SMTP listener's greeting and EHLO answer name the
 // ingest domain and the protocol, no software or version.
 func secSMTPGreeting(t *testing.T, s *dashServer) {
-	conn, err := net.DialTimeout("tcp", s.c.smtpAddr, 5*time.Second)
+	conn, err := net.DialTimeout("tcp", s.c.SMTPAddr, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1795,36 +1796,36 @@ func TestSecurityTLS(t *testing.T) {
 			{"the key as the certificate", []string{"--tls-cert", keyFile, "--tls-key", keyFile}, 1, "load TLS certificate: tls: failed to find certificate PEM data in certificate input, but did find a private key; PEM inputs may have been switched"},
 		} {
 			t.Run(tc.what, func(t *testing.T) {
-				c, err := launchChild(t, "TLS flags", t.TempDir(), tc.flags...)
-				var ce *childExitError
+				c, err := testserver.LaunchChild(t, "TLS flags", t.TempDir(), nil, tc.flags...)
+				var ce *testserver.ExitError
 				if err == nil || !errors.As(err, &ce) {
-					t.Fatalf("the server started (%v); stdout:\n%s", err, c.stdout.String())
+					t.Fatalf("the server started (%v); stdout:\n%s", err, c.Stdout.String())
 				}
-				if ce.exitCode() != tc.code {
-					t.Errorf("exit status %d, want %d", ce.exitCode(), tc.code)
+				if ce.ExitCode() != tc.code {
+					t.Errorf("exit status %d, want %d", ce.ExitCode(), tc.code)
 				}
-				if strings.Contains(ce.stdout, "listening") || strings.Contains(ce.stdout, "ready") {
-					t.Errorf("it listened before failing; stdout:\n%s", ce.stdout)
+				if strings.Contains(ce.Stdout, "listening") || strings.Contains(ce.Stdout, "ready") {
+					t.Errorf("it listened before failing; stdout:\n%s", ce.Stdout)
 				}
 				if tc.code == 2 {
-					if ce.stderr != tc.stderr {
-						t.Errorf("stderr %q, want %q", ce.stderr, tc.stderr)
+					if ce.Stderr != tc.stderr {
+						t.Errorf("stderr %q, want %q", ce.Stderr, tc.stderr)
 					}
 					return
 				}
-				lines := logLines(ce.stderr, "backupmon stopped")
+				lines := logLines(ce.Stderr, "backupmon stopped")
 				if len(lines) != 1 || logAttr(lines[0], "err") != tc.stderr || logAttr(lines[0], "level") != "ERROR" {
-					t.Errorf("stderr:\n%s\nwant one ERROR line \"backupmon stopped\" err=%q", ce.stderr, tc.stderr)
+					t.Errorf("stderr:\n%s\nwant one ERROR line \"backupmon stopped\" err=%q", ce.Stderr, tc.stderr)
 				}
 			})
 		}
 	})
 
-	c := startChild(t, "TLS server", t.TempDir(), "--tls-cert", certFile, "--tls-key", keyFile)
-	if !strings.HasPrefix(c.publicURL, "https://127.0.0.1:") || !strings.HasPrefix(c.adminURL, "http://127.0.0.1:") {
-		t.Fatalf("listener lines: public %q admin %q, want https and http", c.publicURL, c.adminURL)
+	c := testserver.StartChild(t, "TLS server", t.TempDir(), "--tls-cert", certFile, "--tls-key", keyFile)
+	if !strings.HasPrefix(c.PublicURL, "https://127.0.0.1:") || !strings.HasPrefix(c.AdminURL, "http://127.0.0.1:") {
+		t.Fatalf("listener lines: public %q admin %q, want https and http", c.PublicURL, c.AdminURL)
 	}
-	base := c.publicURL
+	base := c.PublicURL
 	hostport := strings.TrimPrefix(base, "https://")
 	plain := &http.Client{Timeout: 10 * time.Second}
 	t.Cleanup(plain.CloseIdleConnections)
@@ -1961,7 +1962,7 @@ func TestSecurityTLS(t *testing.T) {
 		for _, p := range []string{"/api/v1/nope", "/api/v1/openapi.json", "/nope", "/mcp"} {
 			s.secReq(t, "GET", base+p, "")
 		}
-		resp, err := plain.Get(c.adminURL + "/livez")
+		resp, err := plain.Get(c.AdminURL + "/livez")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1985,8 +1986,8 @@ func TestSecurityTLS(t *testing.T) {
 		for i := range secrets {
 			secrets[i].kind = secNever
 		}
-		secCheckAnswers(t, c.adminURL, answers, secrets)
-		secCheckLog(t, c.stdout.String()+c.stderr.String(), secrets)
+		secCheckAnswers(t, c.AdminURL, answers, secrets)
+		secCheckLog(t, c.Stdout.String()+c.Stderr.String(), secrets)
 	})
 }
 
@@ -2000,7 +2001,7 @@ func TestSecurityTLS(t *testing.T) {
 // read errors fasthttp reports, and some of those quote the offending
 // line or the whole header.
 func TestSecurityMalformedRequestsNotLogged(t *testing.T) {
-	c := startChild(t, "malformed requests", t.TempDir())
+	c := testserver.StartChild(t, "malformed requests", t.TempDir())
 	hc := &http.Client{Timeout: 10 * time.Second}
 	t.Cleanup(hc.CloseIdleConnections)
 	var ws, job, rk, pk struct{ ID, Key string }
@@ -2026,9 +2027,9 @@ func TestSecurityMalformedRequestsNotLogged(t *testing.T) {
 		"device": map[string]any{"name": "fs", "type": "server", "hostname": "fs01"}, "schedule": map[string]any{"intervalMinutes": 1440}}, 201, &job); err != nil {
 		t.Fatal(err)
 	}
-	pub := strings.TrimPrefix(c.publicURL, "http://")
-	adm := strings.TrimPrefix(c.adminURL, "http://")
-	secrets := []secSecret{secKey("the REST key", rk.Key), secKey("the report key", pk.Key), {what: "the admin token", value: testAdminToken, kind: secNever}}
+	pub := strings.TrimPrefix(c.PublicURL, "http://")
+	adm := strings.TrimPrefix(c.AdminURL, "http://")
+	secrets := []secSecret{secKey("the REST key", rk.Key), secKey("the report key", pk.Key), {what: "the admin token", value: testserver.AdminToken, kind: secNever}}
 	for i := range secrets {
 		secrets[i].kind = secNever // in no answer here: they were made by another client
 	}
@@ -2039,21 +2040,21 @@ func TestSecurityMalformedRequestsNotLogged(t *testing.T) {
 		{"REST: a control character after the key", pub, "GET /api/v1/jobs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + rk.Key + "\x01\r\n\r\n"},
 		{"REST: no HTTP version", pub, "GET /api/v1/jobs\r\nAuthorization: Bearer " + rk.Key + "\r\n\r\n"},
 		{"Report API: Authorization without its colon", pub, "POST /api/v1/jobs/" + job.ID + "/report HTTP/1.1\r\nHost: x\r\nAuthorization Bearer " + pk.Key + "\r\nContent-Type: application/json\r\nContent-Length: 15\r\n\r\n{\"status\":\"ok\"}"},
-		{"admin: Authorization without its colon", adm, "GET /admin/v1/workspaces HTTP/1.1\r\nHost: x\r\nAuthorization Bearer " + testAdminToken + "\r\n\r\n"},
-		{"admin: a control character after the token", adm, "GET /admin/v1/workspaces HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + testAdminToken + "\x01\r\n\r\n"},
+		{"admin: Authorization without its colon", adm, "GET /admin/v1/workspaces HTTP/1.1\r\nHost: x\r\nAuthorization Bearer " + testserver.AdminToken + "\r\n\r\n"},
+		{"admin: a control character after the token", adm, "GET /admin/v1/workspaces HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + testserver.AdminToken + "\x01\r\n\r\n"},
 	} {
 		t.Run(tc.what, func(t *testing.T) {
-			before := len(c.stderr.String())
+			before := len(c.Stderr.String())
 			e, ok := secRawHTTP(t, tc.addr, tc.raw)
 			if ok && (e.status != 400 || e.header.Get("Server") != "") {
 				t.Errorf("answer %d (Server %q) %s, want 400 without a Server header", e.status, e.header.Get("Server"), e.body)
 			}
 			if ok {
-				secCheckAnswers(t, c.adminURL, []secExchange{e}, secrets)
+				secCheckAnswers(t, c.AdminURL, []secExchange{e}, secrets)
 			}
 			// The log line, if any, is written before the connection closes.
 			time.Sleep(20 * time.Millisecond)
-			secCheckLog(t, c.stderr.String()[before:], secrets)
+			secCheckLog(t, c.Stderr.String()[before:], secrets)
 		})
 	}
 }

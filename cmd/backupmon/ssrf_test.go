@@ -11,6 +11,7 @@ package main
 // loopback. Names here start with "ss".
 
 import (
+	"backupmon/internal/testserver"
 	"fmt"
 	"net"
 	"net/http"
@@ -70,10 +71,10 @@ func TestInternalURLCreate(t *testing.T) {
 	p := ssStart(t, "--allow-private-webhooks")
 	pw := p.workspace(t, "ssrf-allowed", nil)
 	p.admin(t, "POST", pw.path("/channels"), map[string]any{"type": "webhook", "name": "lan", "url": "http://10.0.0.5/hook"}, 201, nil)
-	adminHost := strings.TrimPrefix(p.c.adminURL, "http://")
+	adminHost := strings.TrimPrefix(p.c.AdminURL, "http://")
 	for _, c := range []struct{ url, msg string }{
 		{"http://169.254.169.254/latest/meta-data/", pre + "169.254.169.254 is a cloud metadata address"},
-		{p.c.adminURL + "/admin/v1/workspaces", pre + adminHost + " is this server's admin listener"},
+		{p.c.AdminURL + "/admin/v1/workspaces", pre + adminHost + " is this server's admin listener"},
 	} {
 		code, body := p.adminRaw(t, "POST", pw.path("/channels"), map[string]any{"type": "webhook", "name": "internal", "url": c.url})
 		want := fmt.Sprintf(`{"error":{"code":"INVALID_REQUEST","message":%q}}`, c.msg)
@@ -92,8 +93,8 @@ func ssStart(t *testing.T, extra ...string) *dashServer {
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}}
 	t.Cleanup(s.hc.CloseIdleConnections)
-	s.c = startChild(t, "ssrf server", t.TempDir(), append([]string{"--dev-clock"}, extra...)...)
-	s.base = s.c.publicURL
+	s.c = testserver.StartChild(t, "ssrf server", t.TempDir(), append([]string{"--dev-clock"}, extra...)...)
+	s.base = s.c.PublicURL
 	s.clock(t, map[string]any{"set": dashT0.Format(time.RFC3339)})
 	return s
 }
@@ -145,7 +146,7 @@ func TestInternalURLDelivery(t *testing.T) {
 
 	// The admin listener, by a name the creation does not see through,
 	// stays refused with the flag.
-	adminPort := s.c.adminURL[strings.LastIndex(s.c.adminURL, ":")+1:]
+	adminPort := s.c.AdminURL[strings.LastIndex(s.c.AdminURL, ":")+1:]
 	adm := s.channel(map[string]any{"type": "webhook", "name": "own admin", "url": "http://localhost:" + adminPort + "/admin/v1/workspaces"})
 	s.report(s.job("weekly"), "failed")
 	list = s.waitDeliveries("the admin listener's attempt", func(ds []dlDelivery) bool {
@@ -168,11 +169,11 @@ func TestInternalURLDelivery(t *testing.T) {
 // data with flags.
 func ssRestart(s *dlServer, what string, flags ...string) {
 	s.t.Helper()
-	if code, err := s.c.term(); err != nil || code != 0 {
+	if code, err := s.c.Term(); err != nil || code != 0 {
 		s.t.Fatalf("stop the server: exit %d, %v", code, err)
 	}
 	s.hc.CloseIdleConnections()
-	s.c = startChild(s.t, "delivery server "+what, s.dir, flags...)
+	s.c = testserver.StartChild(s.t, "delivery server "+what, s.dir, flags...)
 }
 
 // TestAllowPrivateWebhooksFlag: off by default, on with the flag or with

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"backupmon/internal/testserver"
 	"io"
 	"log/slog"
 	"net/http"
@@ -17,13 +18,13 @@ import (
 // listener lines come first and ready after, as before. run is held before
 // recovery by its test hook, in this process.
 func TestServeAnswersWhileRecovering(t *testing.T) {
-	cfg, err := parseServeFlags([]string{"--data", t.TempDir(), "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--admin-token", testAdminToken})
+	cfg, err := parseServeFlags([]string{"--data", t.TempDir(), "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--admin-token", testserver.AdminToken})
 	if err != nil {
 		t.Fatal(err)
 	}
 	entered, release := make(chan struct{}), make(chan struct{})
 	cfg.beforeOpen = func() { close(entered); <-release }
-	out := &lockedBuffer{}
+	out := &testserver.LockedBuffer{}
 	stop := make(chan os.Signal, 1)
 	errc := make(chan error, 1)
 	go func() { errc <- run(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), out, stop) }()
@@ -37,7 +38,7 @@ func TestServeAnswersWhileRecovering(t *testing.T) {
 	case <-entered:
 	case err := <-errc:
 		t.Fatalf("run returned before recovery: %v", err)
-	case <-time.After(childStartTimeout):
+	case <-time.After(testserver.ChildStartTimeout):
 		t.Fatal("run did not reach recovery")
 	}
 
@@ -55,7 +56,7 @@ func TestServeAnswersWhileRecovering(t *testing.T) {
 			t.Fatal(err)
 		}
 		if token {
-			req.Header.Set("Authorization", "Bearer "+testAdminToken)
+			req.Header.Set("Authorization", "Bearer "+testserver.AdminToken)
 		}
 		resp, err := client.Do(req)
 		if err != nil {
@@ -84,7 +85,7 @@ func TestServeAnswersWhileRecovering(t *testing.T) {
 
 	close(release)
 	released = true
-	deadline := time.Now().Add(childStartTimeout)
+	deadline := time.Now().Add(testserver.ChildStartTimeout)
 	for !strings.HasSuffix(out.String(), "\nready\n") {
 		if time.Now().After(deadline) {
 			t.Fatalf("no ready line; printed:\n%s", out.String())
@@ -112,7 +113,7 @@ func TestServeAnswersWhileRecovering(t *testing.T) {
 		if err != nil {
 			t.Fatalf("run: %v", err)
 		}
-	case <-time.After(childStopTimeout):
+	case <-time.After(testserver.ChildStopTimeout):
 		t.Fatal("run did not stop after SIGTERM")
 	}
 }

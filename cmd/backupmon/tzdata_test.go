@@ -1,6 +1,7 @@
 package main
 
 import (
+	"backupmon/internal/testserver"
 	"os/exec"
 	"strings"
 	"testing"
@@ -11,7 +12,7 @@ import (
 // files cannot be hidden from a test, so this checks the binary's
 // dependencies, which is what decides it.
 func TestBinaryEmbedsTimeZones(t *testing.T) {
-	out, err := exec.Command(goTool(), "list", "-deps", ".").Output()
+	out, err := exec.Command(testserver.GoTool(), "list", "-deps", ".").Output()
 	if err != nil {
 		t.Fatalf("go list -deps .: %v", err)
 	}

@@ -64,7 +64,7 @@ func build(dir string) (string, error) {
 	bin := filepath.Join(dir, "backupmon")
 	// -buildvcs=false: go test does not stamp either, and stamping fails
 	// in checkouts git will not read (another owner, no git).
-	cmd := exec.Command(goTool(), "build", "-buildvcs=false", "-o", bin, "backupmon/cmd/backupmon")
+	cmd := exec.Command(GoTool(), "build", "-buildvcs=false", "-o", bin, "backupmon/cmd/backupmon")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("go build -o %s backupmon/cmd/backupmon: %v\n%s", bin, err, out)
@@ -72,8 +72,8 @@ func build(dir string) (string, error) {
 	return bin, nil
 }
 
-// goTool returns the go command of the toolchain running the tests.
-func goTool() string {
+// GoTool returns the go command of the toolchain running the tests.
+func GoTool() string {
 	if root := os.Getenv("GOROOT"); root != "" {
 		p := filepath.Join(root, "bin", "go")
 		if _, err := os.Stat(p); err == nil {
