@@ -137,8 +137,33 @@ func New(cfg Config) *Server {
 // admin listener answers /livez 200, /readyz 503 and every other path 503
 // UNAVAILABLE, so that it can be served while the engine recovers; the
 // public listener must not be served before it. Call it once.
-func (s *Server) Attach(eng *engine.Engine) {
-	s.eng = eng
+func (s *Server) Attach(eng *engine.Engine) { s.AttachParts(Parts{Engine: eng}) }
+
+// Parts are what a Server hands requests to once the engine is open.
+type Parts struct {
+	Engine *engine.Engine
+	// Reparse, Dashboard and Assistant replace Config's when not nil.
+	Reparse   func(wsID, id string) (engine.MailReply, error)
+	Dashboard fasthttp.RequestHandler
+	Assistant Assistant
+}
+
+// Attached reports whether the engine is attached.
+func (s *Server) Attached() bool { return s.attached.Load() }
+
+// AttachParts attaches the engine and the parts built on it; the admin API
+// answers from then on. Call it once, before ServePublic.
+func (s *Server) AttachParts(p Parts) {
+	s.eng = p.Engine
+	if p.Reparse != nil {
+		s.reparse = p.Reparse
+	}
+	if p.Dashboard != nil {
+		s.dash = p.Dashboard
+	}
+	if p.Assistant != nil {
+		s.assistant = p.Assistant
+	}
 	s.attached.Store(true)
 }
 

@@ -1,41 +1,26 @@
 package main
 
 import (
-	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
-	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"net/mail"
 	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
-	"github.com/valyala/fasthttp"
-
-	"backupmon/assistant"
-	"backupmon/dashboard"
 	"backupmon/engine"
-	"backupmon/mailstore"
-	"backupmon/notify"
-	"backupmon/password"
-	"backupmon/smtpin"
-	"backupmon/transport"
 	"backupmon/tune"
 )
 
@@ -206,251 +191,6 @@ func serve(args []string) int {
 		return 1
 	}
 	return 0
-}
-
-// run serves until a signal arrives on stop. It binds both listeners and
-// serves the admin listener first, so that /livez and /readyz answer while
-// the engine recovers; then it opens the engine, attaches it and serves the
-// public listener. The lines it prints to out (each listener's address,
-// then ready) keep that order.
-func run(cfg *serveConfig, logger *slog.Logger, out io.Writer, stop <-chan os.Signal) error {
-	if err := applyRuntimeLimits(&cfg.limits, cfg.smtpListen != "", logger); err != nil {
-		return err
-	}
-	if err := os.MkdirAll(cfg.data, 0o750); err != nil {
-		return fmt.Errorf("create data directory: %w", err)
-	}
-	fresh, err := isFresh(cfg.data)
-	if err != nil {
-		return err
-	}
-	token, err := adminToken(cfg)
-	if err != nil {
-		return err
-	}
-	var tlsConf *tls.Config
-	if cfg.tlsCert != "" {
-		cert, err := tls.LoadX509KeyPair(cfg.tlsCert, cfg.tlsKey)
-		if err != nil {
-			return fmt.Errorf("load TLS certificate: %w", err)
-		}
-		tlsConf = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
-	}
-	curKey, err := secretFile(filepath.Join(cfg.data, "cursor.key"))
-	if err != nil {
-		return err
-	}
-	var smtpTLS *tls.Config
-	if cfg.smtpTLSCert != "" {
-		cert, err := tls.LoadX509KeyPair(cfg.smtpTLSCert, cfg.smtpTLSKey)
-		if err != nil {
-			return fmt.Errorf("load SMTP TLS certificate: %w", err)
-		}
-		smtpTLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
-	}
-	// Unreadable report e-mails are kept here for a re-read, whether or
-	// not this run listens for e-mail: the admin API re-reads them.
-	store, err := mailstore.Open(filepath.Join(cfg.data, "mail"))
-	if err != nil {
-		return err
-	}
-	var eng *engine.Engine // set before the admin API is attached to it
-	metrics := transport.NewMetrics()
-	hasher := password.NewHasher(password.Default, hashSlots(), hashQueue)
-	var dash *dashboard.Server // built once the engine is there
-	var asst *assistant.Server // likewise
-	srv := transport.New(transport.Config{
-		Logger: logger, Metrics: metrics, AdminToken: token, DevClock: cfg.devClock, TLS: tlsConf, CursorKey: curKey,
-		Reparse: func(wsID, id string) (engine.MailReply, error) {
-			return smtpin.Reparse(eng, store, smtpin.Suggestions, wsID, id)
-		},
-		Hasher:    hasher,
-		Dashboard: func(ctx *fasthttp.RequestCtx) { dash.Handler()(ctx) },
-		Assistant: func(r *http.Request, key engine.AssistantKey, base string) (int, http.Header, []byte) {
-			return asst.Serve(r, key, base)
-		},
-		PublicURL:   cfg.publicURL,
-		ReadTimeout: cfg.limits.readTimeout,
-		PublicConns: cfg.limits.public,
-		AdminConns:  cfg.limits.admin,
-	})
-
-	pubLn, err := net.Listen("tcp", cfg.listen)
-	if err != nil {
-		return fmt.Errorf("listen %s: %w", cfg.listen, err)
-	}
-	admLn, err := net.Listen("tcp", cfg.adminListen)
-	if err != nil {
-		pubLn.Close()
-		return fmt.Errorf("listen %s: %w", cfg.adminListen, err)
-	}
-	scheme := "http"
-	if tlsConf != nil {
-		scheme = "https"
-	}
-	publicURL := scheme + "://" + pubLn.Addr().String()
-	adminURL := "http://" + admLn.Addr().String()
-	// Deliveries never reach the admin listener, whatever
-	// --allow-private-webhooks says.
-	adminAddr := admLn.Addr().(*net.TCPAddr).AddrPort()
-
-	// The admin listener answers from now on: /livez 200, /readyz 503 and
-	// 503 UNAVAILABLE elsewhere until the engine is attached. The public
-	// listener is bound: connections wait in its backlog until it serves.
-	errc := make(chan error, 2)
-	go func() { errc <- srv.ServeAdmin(admLn) }()
-	fmt.Fprintf(out, "public listening on %s\n", publicURL)
-	fmt.Fprintf(out, "admin listening on %s\n", adminURL)
-	if cfg.beforeOpen != nil {
-		cfg.beforeOpen()
-	}
-
-	var clock engine.Clock = engine.SystemClock{}
-	if cfg.devClock {
-		clock = engine.NewDevClock(time.Now())
-	}
-	eng, err = engine.Open(engine.Options{
-		Dir:           cfg.data,
-		Clock:         clock,
-		Logger:        logger,
-		WAL:           walOptions(logger, metrics),
-		RetentionDays: cfg.retentionDays,
-		SnapshotEvery: cfg.snapshotEvery,
-		IngestDomain:  cfg.ingestDomain,
-		CheckChannelURL: func(rawURL string) error {
-			return notify.CheckChannelURL(rawURL, cfg.allowPrivateWebhooks, adminAddr)
-		},
-		RawDropped: func(refs []string) {
-			if err := store.Remove(refs); err != nil {
-				logger.Warn("delete kept e-mails", "err", err)
-			}
-		},
-	})
-	if err != nil {
-		stopListeners(srv, pubLn, logger)
-		return err
-	}
-	// Recovery's garbage (snapshot buffers, the replayed log's segments) is
-	// returned to the system now rather than over the next minutes, so
-	// that resident memory is the state's from the start.
-	debug.FreeOSMemory()
-	dash = dashboard.New(dashboard.Config{Engine: eng, Hasher: hasher, Logger: logger, DeviceKey: deriveKey(curKey, "backupmon device cookies")})
-	asst = assistant.New(assistant.Config{Engine: eng, Logger: logger})
-	if cfg.demo && fresh {
-		if err := createDemo(eng, hasher, cfg.data, logger); err != nil {
-			stopListeners(srv, pubLn, logger)
-			eng.Close()
-			return fmt.Errorf("create demo: %w", err)
-		}
-	}
-	// Notifications: the notifier sends what the engine's outbox hands it
-	// and reports each attempt's outcome back to the engine.
-	notifier := notify.New(notify.Options{
-		Done: func(ws, id engine.ID, attempt int, failure string) {
-			if err := eng.DeliveryDone(ws, id, attempt, failure); err != nil {
-				logger.Warn("delivery outcome for an unknown workspace", "workspace", ws, "delivery", id, "err", err)
-			}
-		},
-		Observe: metrics.ObserveNotification,
-		Now:     eng.Now,
-		SMTP: notify.SMTPConfig{
-			Relay: cfg.smtpRelay, From: cfg.smtpFrom,
-			Username: cfg.smtpUsername, Password: cfg.smtpPassword,
-			StartTLS: cfg.smtpStartTLS,
-		},
-		AllowPrivate:  cfg.allowPrivateWebhooks,
-		AdminListener: adminAddr,
-		Logger:        logger,
-	})
-	eng.SetDeliverer(notifier)
-	metrics.ObserveOutbox(eng.PendingDeliveries)
-	srv.Attach(eng)
-	go func() { errc <- srv.ServePublic(pubLn) }()
-	var mailSrv *smtpin.Server
-	smtpAddr := ""
-	if cfg.smtpListen != "" {
-		mailLn, err := net.Listen("tcp", cfg.smtpListen)
-		if err != nil {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			srv.Shutdown(ctx)
-			cancel()
-			notifier.Close()
-			eng.Close()
-			return fmt.Errorf("listen %s: %w", cfg.smtpListen, err)
-		}
-		mailSrv = smtpin.New(eng, store, smtpin.Config{
-			Domain: cfg.ingestDomain, TLS: smtpTLS, Suggest: smtpin.Suggestions,
-			Observe: metrics.ObserveMail, Logger: logger,
-			Timeout: cfg.limits.smtpTimeout, SessionLifetime: cfg.limits.smtpLifetime, MessageMemory: cfg.limits.smtpMemory,
-			MaxSessions: cfg.limits.smtpSessions, MaxSessionsPerAddress: cfg.limits.smtpPerAddr,
-			Refused: func(reason string) { metrics.ObserveRefused("smtp", reason) },
-		})
-		go func() {
-			if err := mailSrv.Serve(mailLn); err != nil && !errors.Is(err, smtpin.ErrServerClosed) {
-				errc <- err
-			}
-		}()
-		smtpAddr = mailLn.Addr().String()
-		fmt.Fprintf(out, "smtp listening on %s\n", smtpAddr)
-	}
-	sweepDone := make(chan struct{})
-	go sweepMail(store, logger, sweepDone)
-	if cfg.demo {
-		printDemo(out, eng, cfg.data, publicURL, adminURL, token, smtpAddr)
-	}
-	fmt.Fprintln(out, "ready")
-
-	var serveErr error
-	select {
-	case s := <-stop:
-		logger.Info("stopping", "signal", s.String())
-	case serveErr = <-errc:
-		logger.Error("listener failed", "err", serveErr)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	close(sweepDone)
-	// Both listeners stop accepting at once. An SMTP session waits for its
-	// client, idle or not, so sessions get a few seconds to finish (a mail
-	// being recorded gets its answer), then are closed.
-	mailDone := make(chan struct{})
-	go func() {
-		defer close(mailDone)
-		if mailSrv == nil {
-			return
-		}
-		mctx, mcancel := context.WithTimeout(ctx, 5*time.Second)
-		defer mcancel()
-		if err := mailSrv.Shutdown(mctx); err != nil {
-			logger.Info("smtp sessions still open at shutdown: closed", "err", err)
-			mailSrv.Close()
-		}
-	}()
-	if err := srv.Shutdown(ctx); err != nil {
-		logger.Warn("shutdown", "err", err)
-	}
-	<-mailDone
-	// The attempts in flight finish (each within the notifier's timeout)
-	// and their outcomes reach the engine before it closes; a notice still
-	// queued counts as a failed attempt and stays pending in the outbox, to
-	// be retried after the restart.
-	notifier.Close()
-	if err := eng.Close(); err != nil {
-		return fmt.Errorf("close engine: %w", err)
-	}
-	logger.Info("stopped cleanly")
-	return serveErr
-}
-
-// stopListeners stops the admin listener and closes the public one, which
-// was never served, when start-up fails.
-func stopListeners(srv *transport.Server, pubLn net.Listener, logger *slog.Logger) {
-	pubLn.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(ctx); err != nil {
-		logger.Warn("shutdown", "err", err)
-	}
 }
 
 // isFresh reports whether the data directory holds no state yet.
