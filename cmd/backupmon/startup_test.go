@@ -1,6 +1,7 @@
 package main
 
 import (
+	"backupmon/internal/testserver"
 	"io"
 	"log/slog"
 	"net"
@@ -29,7 +30,7 @@ func TestFailedStartChangesNothing(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out := &lockedBuffer{}
+		out := &testserver.LockedBuffer{}
 		stop := make(chan os.Signal, 1)
 		stop <- os.Interrupt // a start that succeeds stops at once
 		err = run(cfg, quiet, out, stop)
