@@ -171,3 +171,26 @@ func change[T any](a *actor, decide func(w *workspace, now int64) (decision[T], 
 	o := <-ch
 	return o.v, o.err
 }
+
+// read runs fn in workspace wsID's actor and returns its answer, or a
+// KindNotFound error for an unknown workspace; once the engine is closed,
+// the zero value.
+func read[T any](e *Engine, wsID string, fn func(w *workspace) T) (T, error) {
+	a, err := e.workspaceActor(wsID)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return ask(a, fn), nil
+}
+
+// command runs decide in workspace wsID's actor, as change does, or returns
+// a KindNotFound error for an unknown workspace.
+func command[T any](e *Engine, wsID string, decide func(w *workspace, now int64) (decision[T], error)) (T, error) {
+	a, err := e.workspaceActor(wsID)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return change(a, decide)
+}
