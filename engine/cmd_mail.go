@@ -411,11 +411,7 @@ func (e *Engine) Reparsed(wsID, id string, in *MailInput) (MailReply, error) {
 // DropUnparsed removes an unparsed e-mail from the list (and lets the mail
 // store delete its raw message). KindNotFound for an unknown entry.
 func (e *Engine) DropUnparsed(wsID, id string) error {
-	a, err := e.workspaceActor(wsID)
-	if err != nil {
-		return err
-	}
-	_, err = change(a, func(w *workspace, now int64) (decision[struct{}], error) {
+	_, err := command(e, wsID, func(w *workspace, now int64) (decision[struct{}], error) {
 		u := w.UnparsedByID(id)
 		if u == nil {
 			return decision[struct{}]{}, notFound("unparsed e-mail")

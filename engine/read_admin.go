@@ -256,7 +256,6 @@ func activityView(a *state.Activity) ActivityView {
 	return v
 }
 
-
 func (w *workspace) unparsedView(u *state.UnparsedMail) UnparsedView {
 	b := append([]byte(nil), `{"id":`...)
 	b = state.AppendID(b, u.ID)
