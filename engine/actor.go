@@ -171,3 +171,50 @@ func change[T any](a *actor, decide func(w *workspace, now int64) (decision[T], 
 	o := <-ch
 	return o.v, o.err
 }
+
+// read runs fn in workspace wsID's actor and returns its answer, or a
+// KindNotFound error for an unknown workspace; once the engine is closed,
+// the zero value.
+func read[T any](e *Engine, wsID string, fn func(w *workspace) T) (T, error) {
+	a, err := e.workspaceActor(wsID)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return ask(a, fn), nil
+}
+
+// command runs decide in workspace wsID's actor, as change does, or returns
+// a KindNotFound error for an unknown workspace.
+func command[T any](e *Engine, wsID string, decide func(w *workspace, now int64) (decision[T], error)) (T, error) {
+	a, err := e.workspaceActor(wsID)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return change(a, decide)
+}
+
+// remove runs the command of a removal: check finds, in the workspace, the
+// id of what is removed (or answers why not), and mk makes its record from
+// a Removal with that id, a new activity id, the time and the actor.
+func (e *Engine) remove(wsID, actor string, check func(w *workspace) (state.ID, error), mk func(state.Removal) state.Record) error {
+	_, err := command(e, wsID, func(w *workspace, now int64) (decision[struct{}], error) {
+		id, err := check(w)
+		if err != nil {
+			return decision[struct{}]{}, err
+		}
+		return decision[struct{}]{rec: mk(state.Removal{ID: id, ActivityID: w.IDs.Next(now), At: now, Actor: actor})}, nil
+	})
+	return err
+}
+
+// lookup reads an id given as text and checks that has holds it; else a
+// KindNotFound error naming what.
+func lookup(raw, what string, has func(id state.ID) bool) (state.ID, error) {
+	id, ok := state.ParseID(raw)
+	if !ok || !has(id) {
+		return state.ID{}, notFound(what)
+	}
+	return id, nil
+}

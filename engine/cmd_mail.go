@@ -314,11 +314,11 @@ func (a *actor) mailUnparsed(w *workspace, j *state.Job, in *MailInput, now int6
 		reply <- MailReply{Outcome: MailNeedsRaw, Vendor: j.Vendor}
 		return
 	}
-	rec := &state.MailUnparsed{
+	rec := &state.MailUnparsed{UnparsedMail: state.UnparsedMail{
 		ID: w.IDs.Next(now), JobID: j.ID, ReceivedAt: now,
 		MessageID: in.MessageID, Digest: in.Digest, Subject: in.Subject, From: in.From,
 		Reason: in.Reason, Vendor: j.Vendor, RawRef: in.RawRef, Size: in.Size,
-	}
+	}}
 	a.commitMail(w, rec, MailReply{Outcome: MailKeptUnparsed, Vendor: j.Vendor}, reply)
 }
 
@@ -411,11 +411,7 @@ func (e *Engine) Reparsed(wsID, id string, in *MailInput) (MailReply, error) {
 // DropUnparsed removes an unparsed e-mail from the list (and lets the mail
 // store delete its raw message). KindNotFound for an unknown entry.
 func (e *Engine) DropUnparsed(wsID, id string) error {
-	a, err := e.workspaceActor(wsID)
-	if err != nil {
-		return err
-	}
-	_, err = change(a, func(w *workspace, now int64) (decision[struct{}], error) {
+	_, err := command(e, wsID, func(w *workspace, now int64) (decision[struct{}], error) {
 		u := w.UnparsedByID(id)
 		if u == nil {
 			return decision[struct{}]{}, notFound("unparsed e-mail")
@@ -428,11 +424,7 @@ func (e *Engine) DropUnparsed(wsID, id string) error {
 // RotateIngestAddress gives a job a new ingest address and retires the old
 // one, which answers 550 from now on. It returns the admin job view.
 func (e *Engine) RotateIngestAddress(wsID, jobID string) (JobView, error) {
-	a, err := e.workspaceActor(wsID)
-	if err != nil {
-		return JobView{}, err
-	}
-	return change(a, func(w *workspace, now int64) (decision[JobView], error) {
+	return command(e, wsID, func(w *workspace, now int64) (decision[JobView], error) {
 		j := w.Job(jobID)
 		if j == nil {
 			return decision[JobView]{}, notFound("job")

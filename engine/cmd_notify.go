@@ -132,18 +132,9 @@ func (e *Engine) CreateChannel(wsID string, in ChannelInput) (ChannelView, error
 // DeleteChannel removes a channel with its escalation rules; its pending
 // deliveries are cancelled.
 func (e *Engine) DeleteChannel(wsID, channelID, actor string) error {
-	a, err := e.workspaceActor(wsID)
-	if err != nil {
-		return err
-	}
-	_, err = change(a, func(w *workspace, now int64) (decision[struct{}], error) {
-		id, ok := state.ParseID(channelID)
-		if !ok || w.Channel(id) == nil {
-			return decision[struct{}]{}, notFound("channel")
-		}
-		return decision[struct{}]{rec: &state.ChannelDeleted{Removal: state.Removal{ID: id, ActivityID: w.IDs.Next(now), At: now, Actor: actor}}}, nil
-	})
-	return err
+	return e.remove(wsID, actor, func(w *workspace) (state.ID, error) {
+		return lookup(channelID, "channel", func(id state.ID) bool { return w.Channel(id) != nil })
+	}, func(r state.Removal) state.Record { return &state.ChannelDeleted{Removal: r} })
 }
 
 // CreateEscalation adds an escalation rule: an alert still open
@@ -177,18 +168,9 @@ func (e *Engine) CreateEscalation(wsID string, in EscalationInput) (EscalationVi
 
 // DeleteEscalation removes an escalation rule.
 func (e *Engine) DeleteEscalation(wsID, escalationID, actor string) error {
-	a, err := e.workspaceActor(wsID)
-	if err != nil {
-		return err
-	}
-	_, err = change(a, func(w *workspace, now int64) (decision[struct{}], error) {
-		id, ok := state.ParseID(escalationID)
-		if !ok || w.Escalation(id) == nil {
-			return decision[struct{}]{}, notFound("escalation")
-		}
-		return decision[struct{}]{rec: &state.EscalationDeleted{Removal: state.Removal{ID: id, ActivityID: w.IDs.Next(now), At: now, Actor: actor}}}, nil
-	})
-	return err
+	return e.remove(wsID, actor, func(w *workspace) (state.ID, error) {
+		return lookup(escalationID, "escalation", func(id state.ID) bool { return w.Escalation(id) != nil })
+	}, func(r state.Removal) state.Record { return &state.EscalationDeleted{Removal: r} })
 }
 
 // DeliveryDone records the outcome of one attempt the deliverer made:

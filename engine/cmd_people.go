@@ -191,21 +191,16 @@ func (e *Engine) UpdateUser(wsID, userID string, in UserInput) (UserView, error)
 // DeleteUser removes a user and ends every session of theirs. The last
 // owner of a workspace cannot be deleted: a KindConflict error.
 func (e *Engine) DeleteUser(wsID, userID, actor string) error {
-	a, err := e.workspaceActor(wsID)
-	if err != nil {
-		return err
-	}
-	_, err = change(a, func(w *workspace, now int64) (decision[struct{}], error) {
+	return e.remove(wsID, actor, func(w *workspace) (state.ID, error) {
 		u := w.User(userID)
-		if u == nil {
-			return decision[struct{}]{}, notFound("user")
+		switch {
+		case u == nil:
+			return state.ID{}, notFound("user")
+		case u.Role == state.RoleOwner && w.Owners() == 1:
+			return state.ID{}, conflict("the workspace must keep at least one owner")
 		}
-		if u.Role == state.RoleOwner && w.Owners() == 1 {
-			return decision[struct{}]{}, conflict("the workspace must keep at least one owner")
-		}
-		return decision[struct{}]{rec: &state.UserDeleted{Removal: state.Removal{ID: u.ID, ActivityID: w.IDs.Next(now), At: now, Actor: actor}}}, nil
-	})
-	return err
+		return u.ID, nil
+	}, func(r state.Removal) state.Record { return &state.UserDeleted{Removal: r} })
 }
 
 // Login is what a login needs to know of the user an e-mail address names.

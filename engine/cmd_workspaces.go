@@ -606,16 +606,7 @@ func scopeBit(name string) uint8 {
 
 // RevokeKey deletes a key; requests with it answer 401 from then on.
 func (e *Engine) RevokeKey(wsID, keyID, actor string) error {
-	a, err := e.workspaceActor(wsID)
-	if err != nil {
-		return err
-	}
-	_, err = change(a, func(w *workspace, now int64) (decision[struct{}], error) {
-		kid, ok := state.ParseID(keyID)
-		if !ok || w.Keys[kid] == nil {
-			return decision[struct{}]{}, notFound("key")
-		}
-		return decision[struct{}]{rec: &state.KeyRevoked{Removal: state.Removal{ID: kid, ActivityID: w.IDs.Next(now), At: now, Actor: actor}}}, nil
-	})
-	return err
+	return e.remove(wsID, actor, func(w *workspace) (state.ID, error) {
+		return lookup(keyID, "key", func(id state.ID) bool { return w.Keys[id] != nil })
+	}, func(r state.Removal) state.Record { return &state.KeyRevoked{Removal: r} })
 }

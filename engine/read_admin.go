@@ -54,11 +54,7 @@ func (e *Engine) Clients(wsID string) ([]ClientView, error) {
 
 // Jobs returns every job of a workspace, by name.
 func (e *Engine) Jobs(wsID string) ([]JobView, error) {
-	a, err := e.workspaceActor(wsID)
-	if err != nil {
-		return nil, err
-	}
-	return ask(a, func(w *workspace) []JobView {
+	return read(e, wsID, func(w *workspace) []JobView {
 		now := e.nowMs()
 		list := make([]*state.Job, 0, len(w.Jobs))
 		for _, j := range w.Jobs {
@@ -70,7 +66,7 @@ func (e *Engine) Jobs(wsID string) ([]JobView, error) {
 			views[i] = e.adminJobView(w, j, now)
 		}
 		return views
-	}), nil
+	})
 }
 
 // recentResultsCount is how many results /jobs/{jobId} embeds.
@@ -112,11 +108,7 @@ func (e *Engine) JobDetail(wsID, jobID string, limit int) (JobView, error) {
 
 // Keys returns the workspace's keys without secrets, oldest first.
 func (e *Engine) Keys(wsID string) ([]KeyView, error) {
-	a, err := e.workspaceActor(wsID)
-	if err != nil {
-		return nil, err
-	}
-	return ask(a, func(w *workspace) []KeyView {
+	return read(e, wsID, func(w *workspace) []KeyView {
 		list := make([]*state.Key, 0, len(w.Keys))
 		for _, k := range w.Keys {
 			list = append(list, k)
@@ -127,23 +119,19 @@ func (e *Engine) Keys(wsID string) ([]KeyView, error) {
 			views[i] = keyView(k)
 		}
 		return views
-	}), nil
+	})
 }
 
 // Alerts returns every alert of the workspace, newest first.
 func (e *Engine) Alerts(wsID string) ([]AlertView, error) {
-	a, err := e.workspaceActor(wsID)
-	if err != nil {
-		return nil, err
-	}
-	return ask(a, func(w *workspace) []AlertView {
+	return read(e, wsID, func(w *workspace) []AlertView {
 		now := e.nowMs()
 		views := make([]AlertView, 0, len(w.AlertLog))
 		for i := len(w.AlertLog) - 1; i >= 0; i-- {
 			views = append(views, alertView(w.AlertLog[i], now))
 		}
 		return views
-	}), nil
+	})
 }
 
 // Activity returns the workspace's activity log, newest first.
@@ -161,42 +149,31 @@ func (e *Engine) Activity(wsID string) ([]ActivityView, error) {
 	}), nil
 }
 
-// WorkspaceView is a workspace record (decisions.md 4.1).
-type WorkspaceView struct {
-	ID   string
-	JSON []byte
-}
-
-// MarshalJSON returns the record's JSON.
-func (v WorkspaceView) MarshalJSON() ([]byte, error) { return v.JSON, nil }
-
-// ClientView is a client object (decisions.md 4.2).
-type ClientView struct {
+// View is an object the admin API answers with: its id, for callers that
+// go on to use it, and its JSON, which is what it marshals to.
+type View struct {
 	ID   string
 	JSON []byte
 }
 
 // MarshalJSON returns the object's JSON.
-func (v ClientView) MarshalJSON() ([]byte, error) { return v.JSON, nil }
+func (v View) MarshalJSON() ([]byte, error) { return v.JSON, nil }
+
+// WorkspaceView is a workspace record (decisions.md 4.1).
+type WorkspaceView = View
+
+// ClientView is a client object (decisions.md 4.2).
+type ClientView = View
 
 // JobView is a job object (api.md 2.5); for the admin job view, with its
 // recent results, unresolved alerts and history.
-type JobView struct {
-	ID   string
-	JSON []byte
-}
-
-// MarshalJSON returns the object's JSON.
-func (v JobView) MarshalJSON() ([]byte, error) { return v.JSON, nil }
+type JobView = View
 
 // AlertView is an alert object (api.md 2.7).
-type AlertView struct {
-	ID   string
-	JSON []byte
-}
+type AlertView = View
 
-// MarshalJSON returns the object's JSON.
-func (v AlertView) MarshalJSON() ([]byte, error) { return v.JSON, nil }
+// UnparsedView is an unparsed e-mail's entry (decisions.md 10).
+type UnparsedView = View
 
 // KeyView is a key record without its secret (decisions.md 2); Key holds the
 // secret only in the answer to its creation.
@@ -278,15 +255,6 @@ func activityView(a *state.Activity) ActivityView {
 	}
 	return v
 }
-
-// UnparsedView is an entry of the admin unparsed list.
-type UnparsedView struct {
-	ID   string
-	JSON []byte
-}
-
-// MarshalJSON returns the entry's JSON.
-func (v UnparsedView) MarshalJSON() ([]byte, error) { return v.JSON, nil }
 
 func (w *workspace) unparsedView(u *state.UnparsedMail) UnparsedView {
 	b := append([]byte(nil), `{"id":`...)
@@ -517,17 +485,13 @@ func deliveryView(d *state.Delivery) DeliveryView {
 
 // Channels returns the workspace's channels, oldest first, without secrets.
 func (e *Engine) Channels(wsID string) ([]ChannelView, error) {
-	a, err := e.workspaceActor(wsID)
-	if err != nil {
-		return nil, err
-	}
-	return ask(a, func(w *workspace) []ChannelView {
+	return read(e, wsID, func(w *workspace) []ChannelView {
 		list := make([]ChannelView, len(w.Channels))
 		for i, c := range w.Channels {
 			list[i] = channelView(c)
 		}
 		return list
-	}), nil
+	})
 }
 
 func escalationView(r *state.Escalation) EscalationView {
@@ -536,30 +500,22 @@ func escalationView(r *state.Escalation) EscalationView {
 
 // Escalations returns the workspace's escalation rules by afterMinutes.
 func (e *Engine) Escalations(wsID string) ([]EscalationView, error) {
-	a, err := e.workspaceActor(wsID)
-	if err != nil {
-		return nil, err
-	}
-	return ask(a, func(w *workspace) []EscalationView {
+	return read(e, wsID, func(w *workspace) []EscalationView {
 		list := make([]EscalationView, len(w.Escalations))
 		for i, r := range w.Escalations {
 			list[i] = escalationView(r)
 		}
 		return list
-	}), nil
+	})
 }
 
 // Deliveries returns the workspace's notification deliveries, newest first.
 func (e *Engine) Deliveries(wsID string) ([]DeliveryView, error) {
-	a, err := e.workspaceActor(wsID)
-	if err != nil {
-		return nil, err
-	}
-	return ask(a, func(w *workspace) []DeliveryView {
+	return read(e, wsID, func(w *workspace) []DeliveryView {
 		list := make([]DeliveryView, 0, len(w.Deliveries))
 		for i := len(w.Deliveries) - 1; i >= 0; i-- {
 			list = append(list, deliveryView(w.Deliveries[i]))
 		}
 		return list
-	}), nil
+	})
 }

@@ -465,11 +465,7 @@ func (e *Engine) BoardAlerts(wsID, status string, offset, limit int) ([]BoardAle
 
 // BoardAlertsByID returns the alerts of ids that exist, in the order given.
 func (e *Engine) BoardAlertsByID(wsID string, ids []string) ([]BoardAlert, error) {
-	a, err := e.workspaceActor(wsID)
-	if err != nil {
-		return nil, err
-	}
-	return ask(a, func(w *workspace) []BoardAlert {
+	return read(e, wsID, func(w *workspace) []BoardAlert {
 		now := e.nowMs()
 		var list []BoardAlert
 		for _, s := range ids {
@@ -480,16 +476,12 @@ func (e *Engine) BoardAlertsByID(wsID string, ids []string) ([]BoardAlert, error
 			}
 		}
 		return list
-	}), nil
+	})
 }
 
 // BoardKeys returns the workspace's API keys, newest first.
 func (e *Engine) BoardKeys(wsID string) ([]BoardKey, error) {
-	a, err := e.workspaceActor(wsID)
-	if err != nil {
-		return nil, err
-	}
-	return ask(a, func(w *workspace) []BoardKey {
+	return read(e, wsID, func(w *workspace) []BoardKey {
 		list := make([]BoardKey, 0, len(w.Keys))
 		for _, k := range w.Keys {
 			v := BoardKey{ID: k.ID.String(), Name: k.Name, Type: k.Type, Prefix: k.Prefix, ReadWrite: k.ReadWrite,
@@ -506,5 +498,5 @@ func (e *Engine) BoardKeys(wsID string) ([]BoardKey, error) {
 			return list[i].ID > list[j].ID
 		})
 		return list
-	}), nil
+	})
 }

@@ -76,7 +76,7 @@ func (w *workspace) dayGrid(j *state.Job, now int64, days int) []GridDay {
 	}
 	grace := j.GraceMinutes * state.MsPerMinute
 	monitored := j.Monitored(now)
-	off := j.OffAt(now)
+	off, _ := j.OffSince(now)
 	overdue := func(since, until int64) {
 		if !monitored {
 			until = min(until, off)

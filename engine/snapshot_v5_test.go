@@ -48,7 +48,7 @@ func TestSnapshotV5Order(t *testing.T) {
 			s := state.StatusPaused
 			if j.Monitored(now) {
 				s = "monitored"
-			} else if j.LastResult != state.ResultNone && j.LastReceivedAt > j.OffAt(now) {
+			} else if j.LastResult != state.ResultNone && j.LastReceivedAt > v5OffAt(j, now) {
 				s = state.StatusOf(j.LastResult)
 			}
 			want[id] = s
@@ -70,4 +70,17 @@ func TestSnapshotV5Order(t *testing.T) {
 			}
 		}
 	}
+}
+
+// v5OffAt is version 5's off time: the later of the job's own pause and
+// its client's, by time.
+func v5OffAt(j *state.Job, now int64) int64 {
+	var t int64
+	if j.OwnPaused(now) {
+		t = j.PausedAt
+	}
+	if j.Client.Status != "active" && j.Client.OffAt > t {
+		t = j.Client.OffAt
+	}
+	return t
 }

@@ -1,12 +1,14 @@
 package state
 
 import (
+	"backupmon/codec"
 	"backupmon/jsonx"
 	"slices"
 	"strings"
 )
 
-// unparsedMail is a report e-mail whose status could not be read.
+// UnparsedMail is a report e-mail whose status could not be read: an entry
+// of the workspace's unparsed list, the body of its MailUnparsed record.
 type UnparsedMail struct {
 	ID, JobID              ID
 	ReceivedAt             int64
@@ -14,6 +16,11 @@ type UnparsedMail struct {
 	Subject, From          string
 	Reason, Vendor, RawRef string
 	Size                   int64
+}
+
+// fields walks the entry, in its record and in snapshots.
+func (u *UnparsedMail) fields(f *codec.Fields) {
+	f.Walk(u.ID[:], u.JobID[:], &u.ReceivedAt, &u.MessageID, &u.Digest, &u.Subject, &u.From, &u.Reason, &u.Vendor, &u.RawRef, &u.Size)
 }
 
 // aiNote is the catalogue's suggestion on an alert (decisions.md 4.6).

@@ -42,25 +42,16 @@ func (r *IngestRotated) apply(w *Workspace) error {
 // MailUnparsed records a report e-mail whose status could not be read: it
 // is listed with its reason, and its raw message is kept under RawRef (by
 // the mail store, outside the log) so that it can be read again.
+// Its body is the unparsed e-mail's entry, as the list (and snapshots)
+// keep it.
 type MailUnparsed struct {
 	Header
-	ID, JobID              ID
-	ReceivedAt             int64
-	MessageID, Digest      string
-	Subject, From          string
-	Reason, Vendor, RawRef string
-	Size                   int64
-}
-
-func (r *MailUnparsed) fields(f *codec.Fields) {
-	f.Walk(r.ID[:], r.JobID[:], &r.ReceivedAt, &r.MessageID, &r.Digest, &r.Subject, &r.From, &r.Reason, &r.Vendor, &r.RawRef, &r.Size)
+	UnparsedMail
 }
 
 func (r *MailUnparsed) apply(w *Workspace) error {
-	u := &UnparsedMail{
-		ID: r.ID, JobID: r.JobID, ReceivedAt: r.ReceivedAt, MessageID: r.MessageID, Digest: r.Digest,
-		Subject: r.Subject, From: r.From, Reason: r.Reason, Vendor: r.Vendor, RawRef: r.RawRef, Size: r.Size,
-	}
+	u := new(UnparsedMail)
+	*u = r.UnparsedMail
 	w.Unparsed = append(w.Unparsed, u)
 	if over := len(w.Unparsed) - unparsedPerWorkspace; over > 0 {
 		for _, old := range w.Unparsed[:over] {

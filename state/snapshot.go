@@ -198,6 +198,15 @@ func walkList[V any](s *snap, list *[]V, mk func() V, walk func(V, *snap, *Works
 	return s.f.Err()
 }
 
+// observe moves the workspace's id generator past an id read (nothing
+// when writing), so that ids made after a restart sort after it.
+func (s *snap) observe(id ID) error {
+	if s.reading() {
+		s.ws.IDs.Observe(id)
+	}
+	return nil
+}
+
 // w is the workspace walked, for the entities that link into it.
 func (s *snap) w() *Workspace { return s.ws }
 
@@ -209,10 +218,7 @@ func (c *Client) walk(s *snap, w *Workspace) error {
 	if s.since(6) {
 		f.Uvarint(&c.OffSeq)
 	}
-	if s.reading() {
-		w.IDs.Observe(c.ID)
-	}
-	return nil
+	return s.observe(c.ID)
 }
 
 func (d *device) key() ID { return d.id }
@@ -220,10 +226,7 @@ func (d *device) key() ID { return d.id }
 func (d *device) walk(s *snap, w *Workspace) error {
 	f := s.f
 	f.Walk(d.id[:], d.clientID[:], &d.Name, &d.Type, &d.Hostname)
-	if s.reading() {
-		w.IDs.Observe(d.id)
-	}
-	return nil
+	return s.observe(d.id)
 }
 
 func (j *Job) key() ID { return j.ID }
@@ -353,19 +356,13 @@ func (a *Activity) walk(s *snap, w *Workspace) {
 func (c *Channel) walk(s *snap, w *Workspace) error {
 	f := s.f
 	f.Walk(c.ID[:], &c.Type, &c.Name, &c.URL, &c.To, &c.Secret, &c.MinSeverity, &c.CreatedAt)
-	if s.reading() {
-		w.IDs.Observe(c.ID)
-	}
-	return nil
+	return s.observe(c.ID)
 }
 
 func (e *Escalation) walk(s *snap, w *Workspace) error {
 	f := s.f
 	f.Walk(e.ID[:], e.ChannelID[:], &e.AfterMinutes, &e.CreatedAt)
-	if s.reading() {
-		w.IDs.Observe(e.ID)
-	}
-	return nil
+	return s.observe(e.ID)
 }
 
 // walk walks a delivery, and the notice of one still pending.
@@ -395,12 +392,8 @@ func (d *Delivery) walk(s *snap, w *Workspace) error {
 }
 
 func (u *UnparsedMail) walk(s *snap, w *Workspace) error {
-	f := s.f
-	f.Walk(u.ID[:], u.JobID[:], &u.ReceivedAt, &u.MessageID, &u.Digest, &u.Subject, &u.From, &u.Reason, &u.Vendor, &u.RawRef, &u.Size)
-	if s.reading() {
-		w.IDs.Observe(u.ID)
-	}
-	return nil
+	u.fields(s.f)
+	return s.observe(u.ID)
 }
 
 func (u *User) key() ID { return u.ID }
@@ -408,10 +401,7 @@ func (u *User) key() ID { return u.ID }
 func (u *User) walk(s *snap, w *Workspace) error {
 	f := s.f
 	f.Walk(u.ID[:], &u.Email, &u.Name, &u.Role, &u.Hash, &u.CreatedAt)
-	if s.reading() {
-		w.IDs.Observe(u.ID)
-	}
-	return nil
+	return s.observe(u.ID)
 }
 
 func (x *Session) key() ID { return x.ID }

@@ -24,31 +24,19 @@ func (j *Job) Monitored(now int64) bool {
 	return !j.OwnPaused(now) && j.Client.Status == "active"
 }
 
-// offAt returns when monitoring last went off for the job (0 when it is on).
-func (j *Job) OffAt(now int64) int64 {
-	var t int64
+// OffSince returns when monitoring last went off for the job and the
+// workspace sequence number of the record that turned it off (0, 0 while it
+// is on): the later of the job's own pause and its client's pause or
+// archiving. Records, not their times, order a pause against a report, as
+// both can carry the same millisecond.
+func (j *Job) OffSince(now int64) (at int64, seq uint64) {
 	if j.OwnPaused(now) {
-		t = j.PausedAt
+		at, seq = j.PausedAt, j.PausedSeq
 	}
-	if j.Client.Status != "active" && j.Client.OffAt > t {
-		t = j.Client.OffAt
+	if c := j.Client; c.Status != "active" && c.OffSeq >= seq {
+		at, seq = c.OffAt, c.OffSeq
 	}
-	return t
-}
-
-// offSeq returns the workspace sequence number of the record that last
-// turned monitoring off for the job (0 when it is on). Records, not their
-// times, order a pause against a report: both can carry the same
-// millisecond.
-func (j *Job) offSeq(now int64) uint64 {
-	var s uint64
-	if j.OwnPaused(now) {
-		s = j.PausedSeq
-	}
-	if j.Client.Status != "active" && j.Client.OffSeq > s {
-		s = j.Client.OffSeq
-	}
-	return s
+	return at, seq
 }
 
 // dueFrom returns the time the job's next due time counts from at now: the
@@ -129,7 +117,7 @@ func StatusOf(r uint8) string {
 // its next due time plus grace.
 func (w *Workspace) JobStatus(j *Job, now int64) string {
 	if !j.Monitored(now) {
-		if j.LastResult != ResultNone && j.LastReportSeq > j.offSeq(now) {
+		if _, off := j.OffSince(now); j.LastResult != ResultNone && j.LastReportSeq > off {
 			return StatusOf(j.LastResult)
 		}
 		return StatusPaused
