@@ -100,7 +100,7 @@ func (w *bbWorld) state(t testing.TB, ws *dashWS) string {
 // wal returns the log's figures from /metrics.
 func (w *bbWorld) wal(t testing.TB) string {
 	t.Helper()
-	resp, err := w.s.hc.Get(w.s.c.AdminURL + "/metrics")
+	resp, err := w.s.c.HTTP.Get(w.s.c.AdminURL + "/metrics")
 	if err != nil {
 		t.Fatalf("GET /metrics: %v", err)
 	}
@@ -142,7 +142,7 @@ func (w *bbWorld) tick(t testing.TB) {
 	s := w.s
 	s.advance(t, 60)
 	for _, ws := range []*dashWS{w.a, w.b} {
-		req, _ := http.NewRequest("POST", s.base+"/api/v1/jobs/0190b4c8-1111-7000-8000-000000000000/report", strings.NewReader(`{"status":"ok"}`))
+		req, _ := http.NewRequest("POST", s.c.PublicURL+"/api/v1/jobs/0190b4c8-1111-7000-8000-000000000000/report", strings.NewReader(`{"status":"ok"}`))
 		req.Header.Set("Authorization", "Bearer "+ws.reportKey)
 		if resp, b := s.do(t, req); resp.StatusCode != 404 {
 			t.Fatalf("warm-up report: %d %s", resp.StatusCode, b)
@@ -214,7 +214,7 @@ func (w *bbWorld) bbWantPage(t *testing.T, what string, r dashResp, status int, 
 	if status == 303 {
 		loc := r.header.Get("Location")
 		u, err := url.Parse(loc)
-		if err != nil || (u.Host != "" && "http://"+u.Host != w.s.base) || strings.HasPrefix(loc, "//") {
+		if err != nil || (u.Host != "" && "http://"+u.Host != w.s.c.PublicURL) || strings.HasPrefix(loc, "//") {
 			t.Errorf("%s: Location %q is not on the dashboard's origin", what, loc)
 		}
 		if got := r.flash(); got != flashOrText {
@@ -318,7 +318,7 @@ func TestBadInputDashboard(t *testing.T) {
 		w.bbWantPage(t, "10,000 fields", s.post(t, "/login", "", form), 401, loginErr)
 	})
 	w.run(t, "login/a form over 1 MiB", false, func(t *testing.T) {
-		status, header, body := bbRaw(t, s.base, bbLarge("POST", "/login", "Origin: "+s.base+"\r\n", "application/x-www-form-urlencoded"))
+		status, header, body := bbRaw(t, s.c.PublicURL, bbLarge("POST", "/login", "Origin: "+s.c.PublicURL+"\r\n", "application/x-www-form-urlencoded"))
 		bbWantUnreadable(t, "a form over 1 MiB", status, body, header, 413, "Request body too large")
 	})
 
@@ -363,7 +363,7 @@ func TestBadInputDashboard(t *testing.T) {
 		})
 	}
 	w.run(t, "query/a query string over 16 KiB", false, func(t *testing.T) {
-		status, header, body := bbRaw(t, s.base, "GET /jobs?search="+strings.Repeat("s", 17_000)+" HTTP/1.1\r\nHost: b\r\nCookie: "+dashCookie+"="+w.member+"\r\n\r\n")
+		status, header, body := bbRaw(t, s.c.PublicURL, "GET /jobs?search="+strings.Repeat("s", 17_000)+" HTTP/1.1\r\nHost: b\r\nCookie: "+dashCookie+"="+w.member+"\r\n\r\n")
 		bbWantUnreadable(t, "a query string over 16 KiB", status, body, header, 431, "Request header too large")
 	})
 	w.run(t, "header/a session cookie of 15,000 characters", false, func(t *testing.T) {
@@ -400,7 +400,7 @@ func TestBadInputDashboard(t *testing.T) {
 		})
 	}
 	w.run(t, "pause/a form over 1 MiB", false, func(t *testing.T) {
-		status, header, body := bbRaw(t, s.base, bbLarge("POST", pause(job), "Cookie: "+dashCookie+"="+w.member+"\r\nOrigin: "+s.base+"\r\n", "application/x-www-form-urlencoded"))
+		status, header, body := bbRaw(t, s.c.PublicURL, bbLarge("POST", pause(job), "Cookie: "+dashCookie+"="+w.member+"\r\nOrigin: "+s.c.PublicURL+"\r\n", "application/x-www-form-urlencoded"))
 		bbWantUnreadable(t, "a form over 1 MiB", status, body, header, 413, "Request body too large")
 	})
 	many := make([]string, 1001)
@@ -573,12 +573,12 @@ func TestBadInputMCP(t *testing.T) {
 		})
 	}
 	w.run(t, "a body over 1 MiB", false, func(t *testing.T) {
-		status, header, body := bbRaw(t, s.base, bbLarge("POST", "/mcp", "Authorization: "+auth+"\r\nAccept: application/json, text/event-stream\r\n", "application/json"))
+		status, header, body := bbRaw(t, s.c.PublicURL, bbLarge("POST", "/mcp", "Authorization: "+auth+"\r\nAccept: application/json, text/event-stream\r\n", "application/json"))
 		bbWantUnreadable(t, "a body over 1 MiB", status, body, header, 413, "Request body too large")
 	})
 	w.run(t, "a header over 16 KiB", false, func(t *testing.T) {
 		body := call("whoami", `{}`)
-		status, header, b := bbRaw(t, s.base, "POST /mcp HTTP/1.1\r\nHost: b\r\nAuthorization: "+auth+"\r\nX-Filler: "+strings.Repeat("f", 17_000)+
+		status, header, b := bbRaw(t, s.c.PublicURL, "POST /mcp HTTP/1.1\r\nHost: b\r\nAuthorization: "+auth+"\r\nX-Filler: "+strings.Repeat("f", 17_000)+
 			"\r\nContent-Type: application/json\r\nContent-Length: "+fmt.Sprint(len(body))+"\r\n\r\n"+body)
 		bbWantUnreadable(t, "a header over 16 KiB", status, b, header, 431, "Request header too large")
 	})

@@ -93,33 +93,19 @@ func TestConnectionsPastTheFileLimit(t *testing.T) {
 	}
 	pub := strings.TrimPrefix(c.PublicURL, "http://")
 
-	// A workspace, a job and a report key, one request at a time.
+	// A workspace, a job and a report key, one request at a time, on a
+	// connection closed before the pressure.
+	ws := c.NewWorkspace(map[string]any{"name": "limits", "plan": "pro"})
+	job := c.NewJob(ws, c.NewClient(ws, "client"), "job", map[string]any{"intervalMinutes": 60})
+	key, _ := c.NewKey(ws, "report", map[string]any{"name": "k"})
+	c.HTTP.CloseIdleConnections()
 	hc := clientFrom("127.0.0.1")
-	var ws, cl, job, key struct{ ID, Key string }
-	for _, step := range []struct {
-		path string
-		body map[string]any
-		out  any
-	}{
-		{"/workspaces", map[string]any{"name": "limits", "plan": "pro"}, &ws},
-		{"/workspaces/{ws}/clients", map[string]any{"name": "client"}, &cl},
-		{"/workspaces/{ws}/jobs", map[string]any{"name": "job", "vendor": "veeam", "device": map[string]any{"name": "d", "type": "server", "hostname": "h"},
-			"schedule": map[string]any{"intervalMinutes": 60}}, &job},
-		{"/workspaces/{ws}/keys", map[string]any{"name": "k", "type": "report"}, &key},
-	} {
-		if step.path == "/workspaces/{ws}/jobs" {
-			step.body["clientId"] = cl.ID
-		}
-		if err := adminCall(hc, c, "POST", strings.Replace(step.path, "{ws}", ws.ID, 1), step.body, 201, step.out); err != nil {
-			t.Fatal(err)
-		}
-	}
 	acked := 0
 	report := func(hc *http.Client, label string) {
 		t.Helper()
-		status, b, err := call(hc, "POST", c.PublicURL+"/api/v1/jobs/"+job.ID+"/report", key.Key, map[string]any{"status": "ok"})
-		if err != nil || status != 200 {
-			t.Fatalf("report %s: %d %s %v", label, status, b, err)
+		r, err := testserver.Call(hc, "POST", c.PublicURL+"/api/v1/jobs/"+job+"/report", key, map[string]any{"status": "ok"})
+		if err != nil || r.Status != 200 {
+			t.Fatalf("report %s: %d %s %v", label, r.Status, r.Body, err)
 		}
 		acked++
 	}
@@ -180,8 +166,8 @@ func TestConnectionsPastTheFileLimit(t *testing.T) {
 	for i := range 3 {
 		report(other, fmt.Sprint("during ", i))
 	}
-	if status, _, err := call(other, "GET", c.AdminURL+"/livez", "", nil); err != nil || status != 200 {
-		t.Errorf("admin /livez from another address: %d %v", status, err)
+	if r, err := testserver.Send(other, "GET", c.AdminURL+"/livez", nil, nil); err != nil || r.Status != 200 {
+		t.Errorf("admin /livez from another address: %d %v", r.Status, err)
 	}
 	other.CloseIdleConnections()
 
@@ -238,13 +224,13 @@ func TestConnectionsPastTheFileLimit(t *testing.T) {
 		hc := clientFrom(src)
 		deadline := time.Now().Add(2 * time.Second)
 		for {
-			status, _, err := call(hc, "POST", c.PublicURL+"/api/v1/jobs/"+job.ID+"/report", key.Key, map[string]any{"status": "ok"})
-			if err == nil && status == 200 {
+			r, err := testserver.Call(hc, "POST", c.PublicURL+"/api/v1/jobs/"+job+"/report", key, map[string]any{"status": "ok"})
+			if err == nil && r.Status == 200 {
 				acked++
 				break
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("%s after the pressure: %d %v", src, status, err)
+				t.Fatalf("%s after the pressure: %d %v", src, r.Status, err)
 			}
 			time.Sleep(20 * time.Millisecond) // the server has yet to see the closes
 		}
@@ -266,12 +252,10 @@ func TestConnectionsPastTheFileLimit(t *testing.T) {
 
 	// Nothing acknowledged is lost.
 	c2 := testserver.StartChild(t, "after", dir)
-	hc = newHTTPClient()
-	defer hc.CloseIdleConnections()
 	var v struct {
 		History []historyEntry `json:"history"`
 	}
-	if err := adminCall(hc, c2, "GET", "/workspaces/"+ws.ID+"/jobs/"+job.ID+"?limit=1000", nil, 200, &v); err != nil {
+	if err := c2.AdminCall(200, "GET", "/workspaces/"+ws+"/jobs/"+job+"?limit=1000", nil, &v); err != nil {
 		t.Fatal(err)
 	}
 	if len(v.History) != acked {

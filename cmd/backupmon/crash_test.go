@@ -261,16 +261,14 @@ func TestTornTail(t *testing.T) {
 
 			// Exactly the reports wholly before the cut are stored; the
 			// one cut away is not, and its key is free again.
-			hc := newHTTPClient()
 			stored := map[int64]bool{}
-			for _, entries := range fetchHistories(t, hc, c, fx) {
+			for _, entries := range fetchHistories(t, c, fx) {
 				for _, e := range entries {
 					if e.SizeBytes != nil {
 						stored[*e.SizeBytes] = true
 					}
 				}
 			}
-			hc.CloseIdleConnections()
 			for id := range inLog {
 				if stored[id] != kept[id] {
 					t.Errorf("report %d: stored %v, want %v (its record ends at %d, the cut at %d)", id, stored[id], kept[id], inLog[id], tc.valid)

@@ -10,12 +10,9 @@ package main
 
 import (
 	"backupmon/internal/testserver"
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math/rand/v2"
-	"net/http"
 	"sort"
 	"strings"
 	"sync"
@@ -30,80 +27,7 @@ import (
 const (
 	keyBudget = 58 // of 60 per key per minute
 	jobBudget = 96 // of 100 per job per trailing 24 hours
-	httpTO    = 20 * time.Second
 )
-
-// ---------------------------------------------------------------------------
-// HTTP
-
-func newHTTPClient() *http.Client {
-	return &http.Client{
-		Timeout: httpTO,
-		Transport: &http.Transport{
-			MaxIdleConns:        256,
-			MaxIdleConnsPerHost: 128,
-			IdleConnTimeout:     30 * time.Second,
-			DisableCompression:  true,
-		},
-	}
-}
-
-// call sends a request with a bearer token and body (JSON, when not nil)
-// and returns the status and body; err is a transport failure (no answer).
-func call(hc *http.Client, method, url, auth string, body any) (int, []byte, error) {
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return 0, nil, err
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequest(method, url, rd)
-	if err != nil {
-		return 0, nil, err
-	}
-	req.Header.Set("Authorization", "Bearer "+auth)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return 0, nil, err
-	}
-	return resp.StatusCode, b, nil
-}
-
-// adminCall sends one admin API request and decodes the `data` member of the
-// answer into out (when out is not nil). A status other than want is an error
-// quoting the body.
-func adminCall(hc *http.Client, c *testserver.Child, method, path string, body any, want int, out any) error {
-	status, b, err := call(hc, method, c.AdminURL+"/admin/v1"+path, testserver.AdminToken, body)
-	if err != nil {
-		return fmt.Errorf("%s %s: %w", method, path, err)
-	}
-	if status != want {
-		return fmt.Errorf("%s %s: status %d, want %d: %s", method, path, status, want, b)
-	}
-	if out == nil {
-		return nil
-	}
-	var env struct {
-		Data json.RawMessage `json:"data"`
-	}
-	if err := json.Unmarshal(b, &env); err != nil {
-		return fmt.Errorf("%s %s: %w: %s", method, path, err, b)
-	}
-	if err := json.Unmarshal(env.Data, out); err != nil {
-		return fmt.Errorf("%s %s: data: %w: %s", method, path, err, b)
-	}
-	return nil
-}
 
 // ---------------------------------------------------------------------------
 // Fixture
@@ -148,16 +72,14 @@ type fixtureSize struct {
 // keys, sixteen requests at a time.
 func makeFixture(t testing.TB, c *testserver.Child, size fixtureSize) *fixture {
 	t.Helper()
-	hc := newHTTPClient()
-	defer hc.CloseIdleConnections()
 	fx := &fixture{jobByID: map[string]*fxJob{}}
 	for i := 0; i < size.workspaces; i++ {
 		var ws struct{ ID string }
-		if err := adminCall(hc, c, "POST", "/workspaces", map[string]any{"name": fmt.Sprintf("crash-ws-%d", i), "plan": "pro"}, 201, &ws); err != nil {
+		if err := c.AdminCall(201, "POST", "/workspaces", map[string]any{"name": fmt.Sprintf("crash-ws-%d", i), "plan": "pro"}, &ws); err != nil {
 			t.Fatal(err)
 		}
 		var cl struct{ ID string }
-		if err := adminCall(hc, c, "POST", "/workspaces/"+ws.ID+"/clients", map[string]any{"name": "client"}, 201, &cl); err != nil {
+		if err := c.AdminCall(201, "POST", "/workspaces/"+ws.ID+"/clients", map[string]any{"name": "client"}, &cl); err != nil {
 			t.Fatal(err)
 		}
 		w := &fxWorkspace{id: ws.ID, clientID: cl.ID, jobs: make([]*fxJob, size.jobsPerWS), keys: make([]*fxKey, size.keysPerWS)}
@@ -173,7 +95,7 @@ func makeFixture(t testing.TB, c *testserver.Child, size fixtureSize) *fixture {
 					"schedule": map[string]any{"intervalMinutes": 60},
 				}
 				var job struct{ ID string }
-				if err := adminCall(hc, c, "POST", "/workspaces/"+w.id+"/jobs", body, 201, &job); err != nil {
+				if err := c.AdminCall(201, "POST", "/workspaces/"+w.id+"/jobs", body, &job); err != nil {
 					return err
 				}
 				w.jobs[j] = &fxJob{ws: w, id: job.ID}
@@ -183,7 +105,7 @@ func makeFixture(t testing.TB, c *testserver.Child, size fixtureSize) *fixture {
 		for k := range w.keys {
 			tasks = append(tasks, func() error {
 				var key struct{ Key, Prefix string }
-				if err := adminCall(hc, c, "POST", "/workspaces/"+w.id+"/keys", map[string]any{"name": fmt.Sprintf("key-%d", k), "type": "report"}, 201, &key); err != nil {
+				if err := c.AdminCall(201, "POST", "/workspaces/"+w.id+"/keys", map[string]any{"name": fmt.Sprintf("key-%d", k), "type": "report"}, &key); err != nil {
 					return err
 				}
 				if !strings.HasPrefix(key.Key, key.Prefix) || len(key.Prefix) != 16 {
@@ -398,34 +320,18 @@ type reportAnswer struct {
 func (a *reportAnswer) duplicate() bool { return a.Duplicate != nil && *a.Duplicate }
 
 // sendReport posts r to its job with key k.
-func sendReport(hc *http.Client, c *testserver.Child, r *sentReport, k *fxKey) (*reportAnswer, error) {
-	var body string
+func sendReport(c *testserver.Child, r *sentReport, k *fxKey) (*reportAnswer, error) {
+	body, idem := fmt.Sprintf(`{"status":%q,"size_bytes":%d}`, r.status, r.id), r.idem
 	if r.idem != "" && r.viaBody {
-		body = fmt.Sprintf(`{"status":%q,"size_bytes":%d,"idempotency_key":%q}`, r.status, r.id, r.idem)
-	} else {
-		body = fmt.Sprintf(`{"status":%q,"size_bytes":%d}`, r.status, r.id)
+		body, idem = fmt.Sprintf(`{"status":%q,"size_bytes":%d,"idempotency_key":%q}`, r.status, r.id, r.idem), ""
 	}
-	req, err := http.NewRequest("POST", c.PublicURL+"/api/v1/jobs/"+r.job.id+"/report", strings.NewReader(body))
-	if err != nil {
+	resp, err := c.ReportSend(r.job.id, k.secret, idem, body)
+	if err != nil && resp.Status == 0 { // no answer (an answer that is not JSON is below)
 		return nil, err
 	}
-	req.Header.Set("Authorization", "Bearer "+k.secret)
-	req.Header.Set("Content-Type", "application/json")
-	if r.idem != "" && !r.viaBody {
-		req.Header.Set("Idempotency-Key", r.idem)
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, err
-	}
-	a := &reportAnswer{code: resp.StatusCode, raw: string(b)}
-	if err := json.Unmarshal(b, a); err != nil {
-		return a, fmt.Errorf("report answer %d is not JSON: %q", resp.StatusCode, b)
+	a := &reportAnswer{code: resp.Status, raw: string(resp.Body)}
+	if err := json.Unmarshal(resp.Body, a); err != nil {
+		return a, fmt.Errorf("report answer %d is not JSON: %q", resp.Status, resp.Body)
 	}
 	return a, nil
 }
@@ -484,13 +390,11 @@ func (lr *loadRun) fail(format string, args ...any) {
 // startLoad starts opts.workers goroutines posting new reports to c.
 func startLoad(t testing.TB, c *testserver.Child, fx *fixture, led *ledger, opts loadOpts) *loadRun {
 	lr := &loadRun{t: t, opts: opts, started: time.Now()}
-	hc := newHTTPClient()
 	var seq atomic.Int64
 	for w := 0; w < opts.workers; w++ {
 		lr.wg.Add(1)
 		go func() {
 			defer lr.wg.Done()
-			defer hc.CloseIdleConnections()
 			rng := rand.New(rand.NewPCG(rand.Uint64(), uint64(w)))
 			for !lr.stopped.Load() {
 				i := seq.Add(1)
@@ -513,7 +417,7 @@ func startLoad(t testing.TB, c *testserver.Child, fx *fixture, led *ledger, opts
 					return
 				}
 				lr.issued.Add(1)
-				a, err := sendReport(hc, c, r, r.key)
+				a, err := sendReport(c, r, r.key)
 				switch {
 				case err != nil && a == nil:
 					led.setState(r, stMaybe)
@@ -603,7 +507,7 @@ type historyEntry struct {
 }
 
 // fetchHistories returns every job's history, by job id.
-func fetchHistories(t testing.TB, hc *http.Client, c *testserver.Child, fx *fixture) map[string][]historyEntry {
+func fetchHistories(t testing.TB, c *testserver.Child, fx *fixture) map[string][]historyEntry {
 	t.Helper()
 	var mu sync.Mutex
 	out := map[string][]historyEntry{}
@@ -614,7 +518,7 @@ func fetchHistories(t testing.TB, hc *http.Client, c *testserver.Child, fx *fixt
 				ID      string         `json:"id"`
 				History []historyEntry `json:"history"`
 			}
-			if err := adminCall(hc, c, "GET", "/workspaces/"+j.ws.id+"/jobs/"+j.id+"?limit=1000", nil, 200, &v); err != nil {
+			if err := c.AdminCall(200, "GET", "/workspaces/"+j.ws.id+"/jobs/"+j.id+"?limit=1000", nil, &v); err != nil {
 				return err
 			}
 			if v.ID != j.id {
@@ -660,9 +564,7 @@ func verifyState(t testing.TB, c *testserver.Child, fx *fixture, led *ledger, la
 func verifyStateOf(t testing.TB, c *testserver.Child, fx *fixture, led *ledger, label, cycle string) {
 	t.Helper()
 	start := time.Now()
-	hc := newHTTPClient()
-	defer hc.CloseIdleConnections()
-	hist := fetchHistories(t, hc, c, fx)
+	hist := fetchHistories(t, c, fx)
 
 	led.mu.Lock()
 	byID := led.byID
@@ -764,7 +666,7 @@ func verifyStateOf(t testing.TB, c *testserver.Child, fx *fixture, led *ledger, 
 			if err != nil {
 				return err
 			}
-			a, err := sendReport(hc, c, r, k)
+			a, err := sendReport(c, r, k)
 			if err == nil {
 				err = checkDuplicateAnswer(a, r)
 			}
@@ -783,7 +685,7 @@ func verifyStateOf(t testing.TB, c *testserver.Child, fx *fixture, led *ledger, 
 			r.job.ws.mu.Lock()
 			r.key.used++
 			r.job.ws.mu.Unlock()
-			a, err := sendReport(hc, c, r, r.key)
+			a, err := sendReport(c, r, r.key)
 			if err == nil {
 				err = checkAcceptAnswer(a, r)
 				if err == nil && a.duplicate() {
@@ -820,10 +722,8 @@ func verifyStateOf(t testing.TB, c *testserver.Child, fx *fixture, led *ledger, 
 // acknowledged.
 func checkAlive(t testing.TB, c *testserver.Child, fx *fixture, led *ledger, label string) {
 	t.Helper()
-	hc := newHTTPClient()
-	defer hc.CloseIdleConnections()
 	var list []struct{ ID string }
-	if err := adminCall(hc, c, "GET", "/workspaces", nil, 200, &list); err != nil {
+	if err := c.AdminCall(200, "GET", "/workspaces", nil, &list); err != nil {
 		t.Fatalf("%s: %v", label, err)
 	}
 	if len(list) != len(fx.ws) {
@@ -832,13 +732,13 @@ func checkAlive(t testing.TB, c *testserver.Child, fx *fixture, led *ledger, lab
 	// Every client made so far is there (made before a kill, so durable
 	// when acknowledged), and a new one can be made.
 	var clients []struct{ ID string }
-	if err := adminCall(hc, c, "GET", "/workspaces/"+fx.ws[0].id+"/clients", nil, 200, &clients); err != nil {
+	if err := c.AdminCall(200, "GET", "/workspaces/"+fx.ws[0].id+"/clients", nil, &clients); err != nil {
 		t.Fatalf("%s: %v", label, err)
 	}
 	if len(clients) != 1+fx.aliveClients {
 		t.Errorf("%s: %d clients, want %d", label, len(clients), 1+fx.aliveClients)
 	}
-	if err := adminCall(hc, c, "POST", "/workspaces/"+fx.ws[0].id+"/clients", map[string]any{"name": "after " + label}, 201, nil); err != nil {
+	if err := c.AdminCall(201, "POST", "/workspaces/"+fx.ws[0].id+"/clients", map[string]any{"name": "after " + label}, nil); err != nil {
 		t.Errorf("%s: %v", label, err)
 	} else {
 		fx.aliveClients++
@@ -849,7 +749,7 @@ func checkAlive(t testing.TB, c *testserver.Child, fx *fixture, led *ledger, lab
 		if err != nil {
 			t.Fatal(err)
 		}
-		a, err := sendReport(hc, c, r, r.key)
+		a, err := sendReport(c, r, r.key)
 		if err == nil {
 			err = checkAcceptAnswer(a, r)
 		}
@@ -872,8 +772,6 @@ func checkAlive(t testing.TB, c *testserver.Child, fx *fixture, led *ledger, lab
 // lose the newest one.
 func stateDump(t testing.TB, c *testserver.Child, fx *fixture) string {
 	t.Helper()
-	hc := newHTTPClient()
-	defer hc.CloseIdleConnections()
 	var paths []string
 	for _, w := range fx.ws {
 		base := "/workspaces/" + w.id
@@ -887,7 +785,7 @@ func stateDump(t testing.TB, c *testserver.Child, fx *fixture) string {
 	for i, p := range paths {
 		tasks = append(tasks, func() error {
 			var v any
-			if err := adminCall(hc, c, "GET", p, nil, 200, &v); err != nil {
+			if err := c.AdminCall(200, "GET", p, nil, &v); err != nil {
 				return err
 			}
 			if strings.HasSuffix(p, "/keys") {

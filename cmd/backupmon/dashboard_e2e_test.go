@@ -204,7 +204,7 @@ func (b *dashTab) do(what string, steps ...chromedp.Action[chromedp.Void]) {
 // open navigates to a dashboard path and returns the document's answer.
 func (b *dashTab) open(path string) *network.Response {
 	b.t.Helper()
-	resp, err := chromedp.Run(b.ctx, chromedp.NavigateResponse(b.s.base+path))
+	resp, err := chromedp.Run(b.ctx, chromedp.NavigateResponse(b.s.c.PublicURL+path))
 	if err != nil || resp == nil {
 		b.t.Fatalf("open %s: %v", path, err)
 	}
@@ -321,7 +321,7 @@ func (b *dashTab) login(u dashUser) {
 	b.open("/login")
 	b.do("fill the login form", chromedp.SendKeys(chromedp.CSS("#email"), u.email), chromedp.SendKeys(chromedp.CSS("#password"), u.password))
 	resp := b.submit(`form[action="/login"] button[type=submit]`)
-	if resp.Status != 200 || b.location() != b.s.base+"/" {
+	if resp.Status != 200 || b.location() != b.s.c.PublicURL+"/" {
 		b.t.Fatalf("log in as %s: %d at %s, want the queue at /\n%s", u.email, resp.Status, b.location(), b.snapshot())
 	}
 }
@@ -329,7 +329,7 @@ func (b *dashTab) login(u dashUser) {
 // session returns the value of the tab's session cookie.
 func (b *dashTab) session() *network.Cookie {
 	b.t.Helper()
-	res, err := chromedp.Call(b.ctx, network.GetCookies, network.GetCookiesParams{URLs: []string{b.s.base + "/"}})
+	res, err := chromedp.Call(b.ctx, network.GetCookies, network.GetCookiesParams{URLs: []string{b.s.c.PublicURL + "/"}})
 	if err != nil {
 		b.t.Fatalf("read the cookies: %v", err)
 	}
@@ -351,7 +351,7 @@ func dashE2ELogin(b *dashTab) {
 	u := w.users["owner"]
 
 	b.open("/")
-	if got := b.location(); got != s.base+"/login?next=%2F" {
+	if got := b.location(); got != s.c.PublicURL+"/login?next=%2F" {
 		t.Errorf("/ without a session went to %s, want /login?next=%%2F", got)
 	}
 	s.advance(t, 60)
@@ -369,7 +369,7 @@ func dashE2ELogin(b *dashTab) {
 
 	b.do("type the password", chromedp.SendKeys(chromedp.CSS("#password"), u.password))
 	resp = b.submit(`button[type=submit]`)
-	if resp.Status != 200 || b.location() != s.base+"/" {
+	if resp.Status != 200 || b.location() != s.c.PublicURL+"/" {
 		t.Fatalf("login: status %d at %s, want 200 at / (next=/)\n%s", resp.Status, b.location(), b.snapshot())
 	}
 	if h1 := dashEval[string](b, `document.querySelector('main h1').textContent`); h1 != "Attention" {
@@ -390,7 +390,7 @@ func dashE2ELogin(b *dashTab) {
 	}
 	// The session works on the other pages, and logout ends it.
 	b.open("/settings/keys")
-	if b.location() != s.base+"/settings/keys" {
+	if b.location() != s.c.PublicURL+"/settings/keys" {
 		t.Errorf("/settings/keys with the session went to %s", b.location())
 	}
 	b.click(`form[action="/logout"] button`)
@@ -412,7 +412,7 @@ func dashE2ELogin(b *dashTab) {
 			"that keeps hx-boost=%q, so the login form is sent by htmx, which does not swap the 401 page in\n%s", boost, b.snapshot())
 	}
 	b.open("/")
-	if got := b.location(); got != s.base+"/login?next=%2F" {
+	if got := b.location(); got != s.c.PublicURL+"/login?next=%2F" {
 		t.Errorf("/ after logout went to %s, want /login?next=%%2F", got)
 	}
 }
@@ -643,7 +643,7 @@ func dashE2ECrossSite(b *dashTab) {
 		fmt.Fprintf(rw, `<!doctype html><title>win a prize</title>
 <form id="ack" method="post" action="%[1]s/alerts/bulk"><input type="hidden" name="alert" value="%[2]s"><input type="hidden" name="action" value="acknowledge"><input type="hidden" name="note" value="evil"><button id="go-ack">Claim</button></form>
 <form id="login" method="post" action="%[1]s/login"><input type="hidden" name="email" value="%[3]s"><input type="hidden" name="password" value="%[4]s"><button id="go-login">Log in</button></form>`,
-			s.base, aid, owner.email, owner.password)
+			s.c.PublicURL, aid, owner.email, owner.password)
 	}))
 	defer evil.Close()
 	// localhost is another site than 127.0.0.1.
@@ -678,7 +678,7 @@ func dashE2ECrossSite(b *dashTab) {
 	}
 	// The owner's own session still works on the dashboard.
 	b.open("/")
-	if b.location() != s.base+"/" || b.count(`input[name=alert][value="`+aid+`"]`) != 1 {
+	if b.location() != s.c.PublicURL+"/" || b.count(`input[name=alert][value="`+aid+`"]`) != 1 {
 		t.Errorf("after the cross-site requests the owner's queue is not there\n%s", b.snapshot())
 	}
 }
@@ -889,7 +889,7 @@ func dashE2ENoJS(b *dashTab) {
 	b.click(`input[name=alert][value="` + aid + `"]`)
 	b.typeIn(`#bulk input[name=note]`, "no script needed")
 	resp := b.submit(`#bulk button[value=acknowledge]`)
-	if resp.Status != 200 || b.location() != s.base+"/" || !strings.Contains(b.text(), "Acknowledged 1 alert(s).") {
+	if resp.Status != 200 || b.location() != s.c.PublicURL+"/" || !strings.Contains(b.text(), "Acknowledged 1 alert(s).") {
 		t.Errorf("acknowledge without JavaScript: %d at %s\n%s", resp.Status, b.location(), b.snapshot())
 	}
 	if a := s.adminAlerts(t, w)[aid]; a.Status != "acknowledged" {
@@ -903,7 +903,7 @@ func dashE2ENoJS(b *dashTab) {
 	b.do("choose the date", chromedp.SetAttributeValue(chromedp.CSS(`form[action$="/pause"] input[name=until]`), "value", "2026-11-20"))
 	b.typeIn(`form[action$="/pause"] input[name=note]`, "server being replaced")
 	resp = b.submit(`form[action$="/pause"] button`)
-	if resp.Status != 200 || b.location() != s.base+"/jobs/"+jid || !strings.Contains(b.text(), "Monitoring paused.") {
+	if resp.Status != 200 || b.location() != s.c.PublicURL+"/jobs/"+jid || !strings.Contains(b.text(), "Monitoring paused.") {
 		t.Errorf("pause without JavaScript: %d at %s\n%s", resp.Status, b.location(), b.snapshot())
 	}
 	if b.count(`form[action$="/resume"]`) != 1 {
@@ -932,7 +932,7 @@ func dashE2ENoJS(b *dashTab) {
 		t.Errorf("GET /api/v1/health with the new key: %d %s", code, body)
 	}
 	resp = b.submit(`button[aria-label="Revoke no-js key"]`)
-	if resp.Status != 200 || b.location() != s.base+"/settings/keys" || !strings.Contains(b.text(), "Key revoked") {
+	if resp.Status != 200 || b.location() != s.c.PublicURL+"/settings/keys" || !strings.Contains(b.text(), "Key revoked") {
 		t.Errorf("revoke without JavaScript: %d at %s\n%s", resp.Status, b.location(), b.snapshot())
 	}
 	if code, body := s.rest(t, secret, "/health"); code != 401 {

@@ -15,7 +15,6 @@ package main
 
 import (
 	"backupmon/internal/testserver"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -49,58 +48,47 @@ const (
 var dashRoles = []string{"owner", "admin", "member", "viewer"}
 
 // dashServer is one `backupmon serve --dev-clock` child with an SMTP
-// listener, and an HTTP client that never follows redirects.
+// listener; its client never follows redirects.
 type dashServer struct {
-	c    *testserver.Child
-	hc   *http.Client
-	base string    // public listener, http://127.0.0.1:port
-	now  time.Time // the development clock, as the last clock call left it
+	c   *testserver.Child
+	now time.Time // the development clock, as the last clock call left it
 }
 
 func dashStart(t *testing.T) *dashServer {
 	t.Helper()
-	s := &dashServer{hc: &http.Client{
-		Timeout:       20 * time.Second,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}}
-	t.Cleanup(s.hc.CloseIdleConnections)
-	s.c = testserver.StartChild(t, "dashboard server", t.TempDir(), "--dev-clock", "--smtp-listen", "127.0.0.1:0")
-	if s.c.SMTPAddr == "" {
-		t.Fatalf("the server printed no smtp listener line:\n%s", s.c.Stdout.String())
+	return dashStartChild(t, "dashboard server", "--smtp-listen", "127.0.0.1:0")
+}
+
+// dashStartChild starts a child named name with the development clock and
+// flags, and sets the clock to dashT0; with --smtp-listen among the flags
+// the child must print its SMTP listener.
+func dashStartChild(t *testing.T, name string, flags ...string) *dashServer {
+	t.Helper()
+	s := &dashServer{c: testserver.StartChild(t, name, t.TempDir(), append([]string{"--dev-clock"}, flags...)...)}
+	if slices.Contains(flags, "--smtp-listen") {
+		s.c.NeedSMTP()
 	}
-	s.base = s.c.PublicURL
 	s.clock(t, map[string]any{"set": dashT0.Format(time.RFC3339)})
 	return s
 }
 
+// admin makes an admin call, requires want and decodes data into out.
 func (s *dashServer) admin(t testing.TB, method, path string, body any, want int, out any) {
 	t.Helper()
-	if err := adminCall(s.hc, s.c, method, path, body, want, out); err != nil {
-		t.Fatal(err)
-	}
+	s.c.For(t).AdminInto(want, method, path, body, out)
 }
 
 // adminRaw makes an admin call and returns its status and body.
 func (s *dashServer) adminRaw(t testing.TB, method, path string, body any) (int, string) {
 	t.Helper()
-	var rd io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		rd = bytes.NewReader(b)
-	}
-	req, _ := http.NewRequest(method, s.c.AdminURL+"/admin/v1"+path, rd)
-	req.Header.Set("Authorization", "Bearer "+testserver.AdminToken)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, b := s.do(t, req)
-	return resp.StatusCode, string(b)
+	r := s.c.For(t).Admin(method, path, body)
+	return r.Status, string(r.Body)
 }
 
 // do sends req and returns the answer with its whole body.
 func (s *dashServer) do(t testing.TB, req *http.Request) (*http.Response, []byte) {
 	t.Helper()
-	resp, err := s.hc.Do(req)
+	resp, err := s.c.HTTP.Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", req.Method, req.URL.Path, err)
 	}
@@ -112,14 +100,8 @@ func (s *dashServer) do(t testing.TB, req *http.Request) (*http.Response, []byte
 // clock sets or moves the development clock and returns its new time.
 func (s *dashServer) clock(t testing.TB, body map[string]any) time.Time {
 	t.Helper()
-	var out struct{ Now string }
-	s.admin(t, "POST", "/clock", body, 200, &out)
-	now, err := time.Parse(time.RFC3339Nano, out.Now)
-	if err != nil {
-		t.Fatalf("clock answer %q: %v", out.Now, err)
-	}
-	s.now = now
-	return now
+	s.now = s.c.For(t).Clock(body)
+	return s.now
 }
 
 func (s *dashServer) advance(t testing.TB, seconds int) time.Time {
@@ -228,24 +210,15 @@ func (s *dashServer) report(t testing.TB, w *dashWS, jobID, status string, at ti
 		body["timestamp"] = at.UTC().Format(time.RFC3339)
 	}
 	b, _ := json.Marshal(body)
-	req, _ := http.NewRequest("POST", s.base+"/api/v1/jobs/"+jobID+"/report", bytes.NewReader(b))
-	req.Header.Set("Authorization", "Bearer "+w.reportKey)
-	req.Header.Set("Content-Type", "application/json")
-	resp, rb := s.do(t, req)
-	var a struct {
-		AlertID    *string `json:"alert_id"`
-		Superseded bool    `json:"superseded"`
+	r := s.c.For(t).MustReport(jobID, w.reportKey, string(b))
+	alert := testserver.AlertID(r)
+	if r.JSON["superseded"] != false {
+		t.Fatalf("report %s on %s: %s", status, jobID, r.Body)
 	}
-	if resp.StatusCode != 200 || json.Unmarshal(rb, &a) != nil || a.Superseded {
-		t.Fatalf("report %s on %s: %d %s", status, jobID, resp.StatusCode, rb)
+	if status != "ok" && alert == "" {
+		t.Fatalf("a %s report opened no alert: %s", status, r.Body)
 	}
-	if status != "ok" && a.AlertID == nil {
-		t.Fatalf("a %s report opened no alert: %s", status, rb)
-	}
-	if a.AlertID == nil {
-		return ""
-	}
-	return *a.AlertID
+	return alert
 }
 
 // mail sends a report e-mail of the generic format to a job's ingest
@@ -297,7 +270,7 @@ func (r dashResp) setCookieLine(name string) string {
 // location returns the Location of a redirect as a path: an absolute
 // address on the dashboard's own origin counts as its path.
 func (s *dashServer) location(r dashResp) string {
-	return strings.TrimPrefix(r.header.Get("Location"), s.base)
+	return strings.TrimPrefix(r.header.Get("Location"), s.c.PublicURL)
 }
 
 func (r dashResp) String() string {
@@ -316,7 +289,7 @@ func (s *dashServer) page(t testing.TB, method, path, session string, form url.V
 	if form != nil {
 		rd = strings.NewReader(form.Encode())
 	}
-	req, err := http.NewRequest(method, s.base+path, rd)
+	req, err := http.NewRequest(method, s.c.PublicURL+path, rd)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -344,7 +317,7 @@ func (s *dashServer) page(t testing.TB, method, path, session string, form url.V
 // post sends a form as a browser on the dashboard's own pages does.
 func (s *dashServer) post(t testing.TB, path, session string, form url.Values) dashResp {
 	t.Helper()
-	return s.page(t, "POST", path, session, form, "Sec-Fetch-Site", "same-origin", "Origin", s.base)
+	return s.page(t, "POST", path, session, form, "Sec-Fetch-Site", "same-origin", "Origin", s.c.PublicURL)
 }
 
 // login logs u in and returns the session cookie's value. It moves the
@@ -374,10 +347,8 @@ func (r dashResp) flash() string {
 // rest GETs a REST API path with key; it returns the status and the body.
 func (s *dashServer) rest(t testing.TB, key, path string) (int, string) {
 	t.Helper()
-	req, _ := http.NewRequest("GET", s.base+"/api/v1"+path, nil)
-	req.Header.Set("Authorization", "Bearer "+key)
-	resp, b := s.do(t, req)
-	return resp.StatusCode, string(b)
+	r := s.c.For(t).REST(key, path)
+	return r.Status, string(r.Body)
 }
 
 // restError returns error.code of a REST error body.
@@ -918,7 +889,7 @@ func dashHTTPDeviceCookie(t *testing.T, s *dashServer) {
 	}
 	withCookie := func(c, email, pw string) dashResp {
 		return s.page(t, "POST", "/login", "", url.Values{"email": {email}, "password": {pw}},
-			"Sec-Fetch-Site", "same-origin", "Origin", s.base, "Cookie", deviceCookie+"="+c)
+			"Sec-Fetch-Site", "same-origin", "Origin", s.c.PublicURL, "Cookie", deviceCookie+"="+c)
 	}
 	if r := s.post(t, "/login", "", url.Values{"email": {u.email}, "password": {u.password}}); r.status != 429 {
 		t.Errorf("the right password from a browser without a device cookie: %s, want 429", r)
@@ -1250,7 +1221,7 @@ func dashHTTPCrossOrigin(t *testing.T, s *dashServer) {
 		t.Errorf("the session ended with a cross-site logout: %s", r)
 	}
 	// The same request from the dashboard's own page works.
-	r := s.page(t, "POST", "/alerts/bulk", sess, bulk, "Sec-Fetch-Site", "same-origin", "Origin", s.base)
+	r := s.page(t, "POST", "/alerts/bulk", sess, bulk, "Sec-Fetch-Site", "same-origin", "Origin", s.c.PublicURL)
 	if r.status != 303 || r.flash() != "Acknowledged 1 alert(s)." {
 		t.Errorf("the same-origin POST: %s, flash %q", r, r.flash())
 	}

@@ -286,8 +286,6 @@ func (s *dlSession) Logout() error { return nil }
 type dlServer struct {
 	t    *testing.T
 	c    *testserver.Child
-	hc   *http.Client
-	dir  string
 	sink *dlSink
 
 	ws, client, key string
@@ -304,84 +302,32 @@ func dlFlags(sink *dlSink) []string {
 // and makes a workspace with a client and a report key.
 func dlStart(t *testing.T) *dlServer {
 	t.Helper()
-	s := &dlServer{t: t, hc: newHTTPClient(), dir: t.TempDir(), sink: dlStartSink(t)}
-	t.Cleanup(s.hc.CloseIdleConnections)
-	s.c = testserver.StartChild(t, "delivery server", s.dir, dlFlags(s.sink)...)
-	s.clock(map[string]any{"set": dlT0.Format(time.RFC3339)})
-	var ws, cl struct{ ID string }
-	s.admin("POST", "/workspaces", map[string]any{"name": "Notify MSP", "plan": "pro", "timeZone": "Europe/Berlin"}, 201, &ws)
-	s.ws = ws.ID
-	s.admin("POST", s.path("/clients"), map[string]any{"name": "Acme"}, 201, &cl)
-	s.client = cl.ID
-	var key struct{ Key string }
-	s.admin("POST", s.path("/keys"), map[string]any{"name": "agent", "type": "report"}, 201, &key)
-	s.key = key.Key
+	s := &dlServer{t: t, sink: dlStartSink(t)}
+	s.c = testserver.StartChild(t, "delivery server", t.TempDir(), dlFlags(s.sink)...)
+	s.c.SetClock(dlT0)
+	s.ws = s.c.NewWorkspace(map[string]any{"name": "Notify MSP", "plan": "pro", "timeZone": "Europe/Berlin"})
+	s.client = s.c.NewClient(s.ws, "Acme")
+	s.key, _ = s.c.NewKey(s.ws, "report", map[string]any{"name": "agent"})
 	return s
 }
 
-// kill stops the child with SIGKILL.
-func (s *dlServer) kill() {
-	s.c.Kill()
-	s.hc.CloseIdleConnections()
-}
-
-// restart starts the child again on the same data directory.
+// restart starts the child again (after a kill) on the same data directory.
 func (s *dlServer) restart() {
 	s.t.Helper()
-	s.c = testserver.StartChild(s.t, "delivery server after SIGKILL", s.dir, dlFlags(s.sink)...)
+	s.c = s.c.Restart("delivery server after SIGKILL", dlFlags(s.sink)...)
 }
 
 func (s *dlServer) path(p string) string { return "/workspaces/" + s.ws + p }
-
-// metrics returns the server's /metrics text.
-func (s *dlServer) metrics() string {
-	s.t.Helper()
-	resp, err := s.hc.Get(s.c.AdminURL + "/metrics")
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	return string(body)
-}
-
-func (s *dlServer) admin(method, path string, body any, want int, out any) {
-	s.t.Helper()
-	if err := adminCall(s.hc, s.c, method, path, body, want, out); err != nil {
-		s.t.Fatal(err)
-	}
-}
-
-// clock sets or moves the development clock; the call answers once every
-// timer that came due has run.
-func (s *dlServer) clock(body map[string]any) time.Time {
-	s.t.Helper()
-	var out struct{ Now string }
-	s.admin("POST", "/clock", body, 200, &out)
-	now, err := time.Parse(time.RFC3339Nano, out.Now)
-	if err != nil {
-		s.t.Fatalf("clock answer %q: %v", out.Now, err)
-	}
-	return now
-}
-
-func (s *dlServer) advance(seconds int) time.Time {
-	s.t.Helper()
-	return s.clock(map[string]any{"advanceSeconds": seconds})
-}
 
 // job makes a job of the test's client (hourly, the default grace).
 func (s *dlServer) job(name string) string {
 	s.t.Helper()
 	var j struct{ ID string }
-	s.admin("POST", s.path("/jobs"), map[string]any{
+	s.c.AdminInto(201, "POST", s.path("/jobs"), map[string]any{
 		"clientId": s.client, "name": name, "vendor": "veeam",
 		"device":   map[string]any{"name": "srv", "type": "server", "hostname": "srv-" + name},
 		"schedule": map[string]any{"intervalMinutes": 60},
-	}, 201, &j)
+	}, &j)
 	return j.ID
 }
 
@@ -389,28 +335,7 @@ func (s *dlServer) job(name string) string {
 // none).
 func (s *dlServer) report(jobID, status string) string {
 	s.t.Helper()
-	req, err := http.NewRequest("POST", s.c.PublicURL+"/api/v1/jobs/"+jobID+"/report", strings.NewReader(fmt.Sprintf(`{"status":%q}`, status)))
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+s.key)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := s.hc.Do(req)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	var a struct {
-		AlertID *string `json:"alert_id"`
-	}
-	if resp.StatusCode != 200 || json.Unmarshal(b, &a) != nil {
-		s.t.Fatalf("report %s on %s: %d %s", status, jobID, resp.StatusCode, b)
-	}
-	if a.AlertID == nil {
-		return ""
-	}
-	return *a.AlertID
+	return testserver.AlertID(s.c.MustReport(jobID, s.key, fmt.Sprintf(`{"status":%q}`, status)))
 }
 
 // dlChannel is a channel as created (with the webhook's secret).
@@ -427,7 +352,7 @@ type dlChannel struct {
 func (s *dlServer) channel(body map[string]any) dlChannel {
 	s.t.Helper()
 	var ch dlChannel
-	s.admin("POST", s.path("/channels"), body, 201, &ch)
+	s.c.AdminInto(201, "POST", s.path("/channels"), body, &ch)
 	return ch
 }
 
@@ -461,7 +386,7 @@ func (d dlDelivery) String() string {
 func (s *dlServer) deliveries() []dlDelivery {
 	s.t.Helper()
 	var list []dlDelivery
-	s.admin("GET", s.path("/deliveries"), nil, 200, &list)
+	s.c.AdminInto(200, "GET", s.path("/deliveries"), nil, &list)
 	return list
 }
 
@@ -565,7 +490,7 @@ func TestDeliveryWebhook(t *testing.T) {
 		t.Fatalf("channels: %+v %+v", all, crit)
 	}
 	var listed []dlChannel
-	s.admin("GET", s.path("/channels"), nil, 200, &listed)
+	s.c.AdminInto(200, "GET", s.path("/channels"), nil, &listed)
 	if len(listed) != 2 || listed[0].Secret != "" || listed[1].Secret != "" {
 		t.Errorf("channel list shows secrets or misses channels: %+v", listed)
 	}
@@ -604,7 +529,7 @@ func TestDeliveryWebhook(t *testing.T) {
 	}
 
 	// An ok report resolves it: alert.resolved to both.
-	t1 := s.advance(600)
+	t1 := s.c.Advance(10 * time.Minute)
 	if id := s.report(db, "ok"); id != "" {
 		t.Errorf("an ok report answered alert_id %q", id)
 	}
@@ -682,11 +607,11 @@ func TestDeliveryRetries(t *testing.T) {
 	if last := dlParse(t, d.LastAttemptAt); !last.Equal(dlT0) || !dlParse(t, d.NextAttemptAt).Equal(last.Add(30*time.Second)) {
 		t.Errorf("after attempt 1: last %v next %v, want %v and 30 s later", *d.LastAttemptAt, *d.NextAttemptAt, dlTS(dlT0))
 	}
-	if m := s.metrics(); !strings.Contains(m, "\nbackupmon_notification_outbox_pending 1\n") {
+	if m := s.c.Metrics(); !strings.Contains(m, "\nbackupmon_notification_outbox_pending 1\n") {
 		t.Errorf("/metrics after attempt 1 lacks backupmon_notification_outbox_pending 1")
 	}
 	// Not before it is due.
-	s.advance(29)
+	s.c.Advance(29 * time.Second)
 	time.Sleep(200 * time.Millisecond)
 	if n := len(rcv.all()); n != 1 {
 		t.Fatalf("%d requests 29 s after the first attempt, want 1", n)
@@ -695,7 +620,7 @@ func TestDeliveryRetries(t *testing.T) {
 		t.Fatalf("29 s after attempt 1: %v", d)
 	}
 	// Attempt 2, 30 s after the first, fails: the next comes 60 s later.
-	t2 := s.advance(1)
+	t2 := s.c.Advance(time.Second)
 	d = one(s.waitDeliveries("attempt 2 failed", func(l []dlDelivery) bool { return len(l) == 1 && l[0].Attempts == 2 && settled(l) }))
 	if d.State != "pending" || d.LastError == nil || *d.LastError != "HTTP 500" {
 		t.Fatalf("after attempt 2: %v", d)
@@ -704,7 +629,7 @@ func TestDeliveryRetries(t *testing.T) {
 		t.Errorf("after attempt 2: last %v next %v, want %s and 60 s later", *d.LastAttemptAt, *d.NextAttemptAt, dlTS(t2))
 	}
 	// Attempt 3 gets through.
-	t3 := s.advance(60)
+	t3 := s.c.Advance(time.Minute)
 	d = one(s.waitDeliveries("attempt 3 delivered", func(l []dlDelivery) bool { return allIn(l, 1, "delivered") }))
 	if d.DeliveredAt == nil || d.LastAttemptAt == nil {
 		t.Fatalf("delivered: %v", d)
@@ -727,13 +652,13 @@ func TestDeliveryRetries(t *testing.T) {
 	}
 	// Nothing more is sent (before the job turns missing, which raises
 	// the alert).
-	s.advance(50 * 60)
+	s.c.Advance(50 * time.Minute)
 	time.Sleep(200 * time.Millisecond)
 	if n := len(rcv.all()); n != 3 {
 		t.Errorf("%d requests after the delivery, want 3", n)
 	}
 	// /metrics counts the attempts by channel type and outcome.
-	body := s.metrics()
+	body := s.c.Metrics()
 	for _, want := range []string{
 		`backupmon_notification_attempts_total{channel="webhook",outcome="failed"} 2`,
 		`backupmon_notification_attempts_total{channel="webhook",outcome="delivered"} 1`,
@@ -838,7 +763,7 @@ func TestDeliveryEscalation(t *testing.T) {
 		ChannelID    string
 		AfterMinutes int
 	}
-	s.admin("POST", s.path("/escalations"), map[string]any{"channelId": oncall.ID, "afterMinutes": 15}, 201, &rule)
+	s.c.AdminInto(201, "POST", s.path("/escalations"), map[string]any{"channelId": oncall.ID, "afterMinutes": 15}, &rule)
 	if rule.ChannelID != oncall.ID || rule.AfterMinutes != 15 {
 		t.Fatalf("escalation: %+v", rule)
 	}
@@ -847,28 +772,28 @@ func TestDeliveryEscalation(t *testing.T) {
 	snoozed := s.report(s.job("snoozed"), "failed")
 	recoveredJob := s.job("recovered")
 	recovered := s.report(recoveredJob, "failed")
-	s.admin("POST", s.path("/alerts/"+acked+"/acknowledge"), map[string]any{}, 200, nil)
-	s.admin("POST", s.path("/alerts/"+snoozed+"/snooze"), map[string]any{"until": dlTS(dlT0.Add(time.Hour))}, 200, nil)
+	s.c.AdminInto(200, "POST", s.path("/alerts/"+acked+"/acknowledge"), map[string]any{}, nil)
+	s.c.AdminInto(200, "POST", s.path("/alerts/"+snoozed+"/snooze"), map[string]any{"until": dlTS(dlT0.Add(time.Hour))}, nil)
 	s.waitDeliveries("the openings delivered", func(l []dlDelivery) bool { return allIn(l, 8, "delivered") })
-	s.advance(5 * 60)
+	s.c.Advance(5 * time.Minute)
 	s.report(recoveredJob, "ok")
 	s.waitDeliveries("the recovery delivered", func(l []dlDelivery) bool { return allIn(l, 10, "delivered") })
 
 	// 14 minutes: nothing yet.
-	s.advance(9 * 60)
+	s.c.Advance(9 * time.Minute)
 	time.Sleep(100 * time.Millisecond)
 	if l := s.deliveries(); len(l) != 10 {
 		t.Fatalf("escalated before 15 minutes:\n%s", dlList(l))
 	}
 	// 15 minutes: one alert.escalated, the open alert's, to the rule's channel.
-	t15 := s.advance(60)
+	t15 := s.c.Advance(time.Minute)
 	list := s.waitDeliveries("the escalation delivered", func(l []dlDelivery) bool { return allIn(l, 11, "delivered") })
 	if d := list[0]; d.Event != "alert.escalated" || d.AlertID != open || d.ChannelID != oncall.ID || d.CreatedAt != dlTS(t15) {
 		t.Errorf("escalation delivery: %v", d)
 	}
 	// Later, and after the snooze ends (before the jobs turn missing): no
 	// other.
-	s.advance(50 * 60)
+	s.c.Advance(50 * time.Minute)
 	time.Sleep(200 * time.Millisecond)
 	list = s.deliveries()
 	var escalated []dlDelivery
@@ -925,7 +850,7 @@ func TestDeliveryKillRestart(t *testing.T) {
 	}
 	// Later (a report at the same instant would be superseded), two of
 	// them recover.
-	s.advance(10)
+	s.c.Advance(10 * time.Second)
 	for _, j := range jobs[:2] {
 		s.report(j, "ok")
 		want[pair{"alert.resolved", alertOf[j]}] = true
@@ -934,9 +859,9 @@ func TestDeliveryKillRestart(t *testing.T) {
 	// The second attempts of all seven fall due (the openings' at +30 s,
 	// the recoveries' at +40 s): they are in flight (the receiver holds
 	// each for 150 ms) when the kill comes.
-	s.advance(30)
+	s.c.Advance(30 * time.Second)
 	before := s.deliveries()
-	s.kill()
+	s.c.Kill()
 	if len(before) != 7 {
 		t.Fatalf("before the kill:\n%s", dlList(before))
 	}
@@ -973,7 +898,7 @@ func TestDeliveryKillRestart(t *testing.T) {
 	// their outcomes are in, the retries due later go when the clock
 	// reaches them.
 	s.waitDeliveries("the attempts made at the restart settled", settled)
-	s.advance(300)
+	s.c.Advance(5 * time.Minute)
 	list := s.waitDeliveries("every delivery delivered after the restart", func(l []dlDelivery) bool { return allIn(l, 7, "delivered") })
 	got := map[pair]int{}
 	for _, h := range rcv.all() {
@@ -1014,9 +939,9 @@ func TestDeliveryPausedJob(t *testing.T) {
 	job := s.job("paused-later")
 	s.report(job, "failed")
 	s.waitDeliveries("attempt 1 failed", func(l []dlDelivery) bool { return len(l) == 1 && l[0].Attempts == 1 && settled(l) })
-	s.admin("PATCH", s.path("/jobs/"+job), map[string]any{"paused": true}, 200, nil)
+	s.c.AdminInto(200, "PATCH", s.path("/jobs/"+job), map[string]any{"paused": true}, nil)
 	rcv.setAnswer(nil)
-	t1 := s.advance(30)
+	t1 := s.c.Advance(30 * time.Second)
 	list := s.waitDeliveries("the delivery cancelled", func(l []dlDelivery) bool { return allIn(l, 1, "cancelled") })
 	if d := list[0]; d.LastError == nil || *d.LastError != "job paused" || d.Attempts != 1 || d.NextAttemptAt != nil || d.DeliveredAt != nil ||
 		d.LastAttemptAt == nil || *d.LastAttemptAt != dlTS(dlT0) {
@@ -1026,7 +951,7 @@ func TestDeliveryPausedJob(t *testing.T) {
 	if id := s.report(job, "failed"); id != "" {
 		t.Errorf("a failed report on a paused job answered alert_id %s", id)
 	}
-	s.advance(3600)
+	s.c.Advance(time.Hour)
 	time.Sleep(200 * time.Millisecond)
 	if n := len(rcv.all()); n != 1 {
 		t.Errorf("the receiver got %d requests, want the 1 failed attempt before the pause", n)

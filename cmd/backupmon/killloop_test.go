@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"net/http"
 	"os"
 	"path/filepath"
 	"sync"
@@ -121,13 +120,11 @@ type adminLedger struct {
 
 func newAdminLedger(t *testing.T, c *testserver.Child, fx *fixture) *adminLedger {
 	t.Helper()
-	hc := newHTTPClient()
-	defer hc.CloseIdleConnections()
 	a := &adminLedger{fx: fx, restKeys: map[*fxWorkspace]string{}, salt: fmt.Sprintf("%06x", rand.Uint32()>>8),
 		names: map[*fxJob]string{}, renames: map[*fxJob][]*adminOp{}}
 	for _, w := range fx.ws {
 		var key struct{ Key string }
-		if err := adminCall(hc, c, "POST", "/workspaces/"+w.id+"/keys", map[string]any{"name": "reader", "type": "rest"}, 201, &key); err != nil {
+		if err := c.AdminCall(201, "POST", "/workspaces/"+w.id+"/keys", map[string]any{"name": "reader", "type": "rest"}, &key); err != nil {
 			t.Fatal(err)
 		}
 		a.restKeys[w] = key.Key
@@ -135,7 +132,7 @@ func newAdminLedger(t *testing.T, c *testserver.Child, fx *fixture) *adminLedger
 			a.names[j] = fmt.Sprintf("job-%d", i)
 		}
 	}
-	a.clock = a.readClock(t, hc, c)
+	a.clock = a.readClock(t, c)
 	return a
 }
 
@@ -168,10 +165,10 @@ func indexOf(jobs []*fxJob, j *fxJob) int {
 }
 
 // readClock returns the development clock (a move of zero seconds).
-func (a *adminLedger) readClock(t *testing.T, hc *http.Client, c *testserver.Child) time.Time {
+func (a *adminLedger) readClock(t *testing.T, c *testserver.Child) time.Time {
 	t.Helper()
 	var out struct{ Now time.Time }
-	if err := adminCall(hc, c, "POST", "/clock", map[string]any{"advanceSeconds": 0}, 200, &out); err != nil {
+	if err := c.AdminCall(200, "POST", "/clock", map[string]any{"advanceSeconds": 0}, &out); err != nil {
 		t.Fatal(err)
 	}
 	return out.Now
@@ -180,10 +177,8 @@ func (a *adminLedger) readClock(t *testing.T, hc *http.Client, c *testserver.Chi
 // advance moves the clock forward at rest.
 func (a *adminLedger) advance(t *testing.T, c *testserver.Child, d time.Duration) {
 	t.Helper()
-	hc := newHTTPClient()
-	defer hc.CloseIdleConnections()
 	var out struct{ Now time.Time }
-	if err := adminCall(hc, c, "POST", "/clock", map[string]any{"advanceSeconds": int(d.Seconds())}, 200, &out); err != nil {
+	if err := c.AdminCall(200, "POST", "/clock", map[string]any{"advanceSeconds": int(d.Seconds())}, &out); err != nil {
 		t.Fatal(err)
 	}
 	if want := a.clock.Add(d); !out.Now.Equal(want) {
@@ -229,8 +224,6 @@ func (a *adminLedger) startMixed(c *testserver.Child) *mixedRun {
 	m.wg.Add(4)
 	go func() { // admin changes, one at a time so that their order is known
 		defer m.wg.Done()
-		hc := newHTTPClient()
-		defer hc.CloseIdleConnections()
 		rng := rand.New(rand.NewPCG(rand.Uint64(), 1))
 		for !m.stopped.Load() {
 			w := a.fx.ws[rng.IntN(len(a.fx.ws))]
@@ -247,17 +240,17 @@ func (a *adminLedger) startMixed(c *testserver.Child) *mixedRun {
 				a.clients = append(a.clients, op)
 			}
 			a.mu.Unlock()
-			status, body, err := call(hc, method, c.AdminURL+"/admin/v1"+path, testserver.AdminToken, map[string]any{"name": op.name})
+			r, err := c.AdminSend(method, path, map[string]any{"name": op.name})
 			a.mu.Lock()
 			switch {
 			case err != nil:
 				op.state = stMaybe
 				m.fail("%s %s: %v", method, path, err)
-			case status == want:
+			case r.Status == want:
 				op.state = stAcked
 			default:
 				op.state = stRejected
-				m.fail("%s %s: %d %s", method, path, status, body)
+				m.fail("%s %s: %d %s", method, path, r.Status, r.Body)
 			}
 			a.mu.Unlock()
 			time.Sleep(2 * time.Millisecond)
@@ -265,14 +258,12 @@ func (a *adminLedger) startMixed(c *testserver.Child) *mixedRun {
 	}()
 	go func() { // clock moves
 		defer m.wg.Done()
-		hc := newHTTPClient()
-		defer hc.CloseIdleConnections()
 		for !m.stopped.Load() {
 			d := time.Duration(1+rand.IntN(600)) * time.Second
 			a.mu.Lock()
 			a.inflight = d
 			a.mu.Unlock()
-			status, body, err := call(hc, "POST", c.AdminURL+"/admin/v1/clock", testserver.AdminToken, map[string]any{"advanceSeconds": int(d.Seconds())})
+			r, err := c.AdminSend("POST", "/clock", map[string]any{"advanceSeconds": int(d.Seconds())})
 			if err != nil {
 				m.fail("clock move: %v", err)
 				return // in flight at the kill: a.inflight stays
@@ -280,8 +271,8 @@ func (a *adminLedger) startMixed(c *testserver.Child) *mixedRun {
 			var out struct {
 				Data struct{ Now time.Time }
 			}
-			if status != 200 || json.Unmarshal(body, &out) != nil {
-				m.fail("clock move: %d %s", status, body)
+			if r.Status != 200 || json.Unmarshal(r.Body, &out) != nil {
+				m.fail("clock move: %d %s", r.Status, r.Body)
 				return
 			}
 			a.mu.Lock()
@@ -297,20 +288,18 @@ func (a *adminLedger) startMixed(c *testserver.Child) *mixedRun {
 	for i := range 2 { // REST reads
 		go func() {
 			defer m.wg.Done()
-			hc := newHTTPClient()
-			defer hc.CloseIdleConnections()
 			paths := []string{"/api/v1/jobs?limit=50", "/api/v1/alerts", "/api/v1/clients", "/api/v1/health", "/api/v1/reports?limit=50"}
 			for n := i; !m.stopped.Load(); n++ {
 				w := a.fx.ws[n%len(a.fx.ws)]
 				p := paths[n%len(paths)]
-				status, body, err := call(hc, "GET", c.PublicURL+p, a.restKeys[w], nil)
+				r, err := c.Send("GET", c.PublicURL+p, testserver.Bearer(a.restKeys[w]), nil)
 				switch {
 				case err != nil:
 					m.fail("GET %s: %v", p, err)
-				case status == 200 || status == 429: // the REST API's own limit may bite
+				case r.Status == 200 || r.Status == 429: // the REST API's own limit may bite
 					a.reads.Add(1)
 				default:
-					m.fail("GET %s: %d %s", p, status, body)
+					m.fail("GET %s: %d %s", p, r.Status, r.Body)
 				}
 			}
 		}()
@@ -323,12 +312,10 @@ func (a *adminLedger) startMixed(c *testserver.Child) *mixedRun {
 // at the kill is there or not, as a whole.
 func (a *adminLedger) verify(t *testing.T, c *testserver.Child, label string) {
 	t.Helper()
-	hc := newHTTPClient()
-	defer hc.CloseIdleConnections()
 	a.mu.Lock()
 	defer a.mu.Unlock()
 
-	now := a.readClock(t, hc, c)
+	now := a.readClock(t, c)
 	if now.Before(a.clock) || now.After(a.clock.Add(a.inflight)) {
 		t.Errorf("%s: the clock is %v; acknowledged %v, with %v in flight", label, now, a.clock, a.inflight)
 	}
@@ -340,7 +327,7 @@ func (a *adminLedger) verify(t *testing.T, c *testserver.Child, label string) {
 	}
 	for _, w := range a.fx.ws {
 		var clients []struct{ ID, Name string }
-		if err := adminCall(hc, c, "GET", "/workspaces/"+w.id+"/clients", nil, 200, &clients); err != nil {
+		if err := c.AdminCall(200, "GET", "/workspaces/"+w.id+"/clients", nil, &clients); err != nil {
 			t.Fatalf("%s: %v", label, err)
 		}
 		seen := map[string]bool{}
@@ -374,7 +361,7 @@ func (a *adminLedger) verify(t *testing.T, c *testserver.Child, label string) {
 		}
 
 		var jobs []struct{ ID, Name string }
-		if err := adminCall(hc, c, "GET", "/workspaces/"+w.id+"/jobs", nil, 200, &jobs); err != nil {
+		if err := c.AdminCall(200, "GET", "/workspaces/"+w.id+"/jobs", nil, &jobs); err != nil {
 			t.Fatalf("%s: %v", label, err)
 		}
 		for _, jv := range jobs {

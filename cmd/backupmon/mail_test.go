@@ -7,13 +7,12 @@ package main
 
 import (
 	"backupmon/internal/testserver"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net"
-	"net/http"
 	"net/smtp"
 	"net/textproto"
 	"os"
@@ -34,10 +33,8 @@ const mlSampleDir = "../../testdata/emails"
 // mlServer is one backupmon child listening for e-mail, with a workspace,
 // a client and a REST key.
 type mlServer struct {
-	t   *testing.T
-	c   *testserver.Child
-	hc  *http.Client
-	dir string
+	t *testing.T
+	c *testserver.Child
 
 	ws, client, restKey string
 }
@@ -46,62 +43,28 @@ func mlFlags() []string { return []string{"--dev-clock", "--smtp-listen", "127.0
 
 func mlStart(t *testing.T) *mlServer {
 	t.Helper()
-	s := &mlServer{t: t, hc: newHTTPClient(), dir: t.TempDir()}
-	t.Cleanup(s.hc.CloseIdleConnections)
-	s.c = testserver.StartChild(t, "mail server", s.dir, mlFlags()...)
-	if s.c.SMTPAddr == "" {
-		t.Fatalf("the server printed no smtp listener line:\n%s", s.c.Stdout.String())
-	}
-	s.setClock(mlT0)
-	var ws, cl struct{ ID string }
-	s.admin("POST", "/workspaces", map[string]any{"name": "Mail MSP", "plan": "pro"}, 201, &ws)
-	s.ws = ws.ID
-	s.admin("POST", s.path("/clients"), map[string]any{"name": "Acme"}, 201, &cl)
-	s.client = cl.ID
-	var key struct{ Key string }
-	s.admin("POST", s.path("/keys"), map[string]any{"name": "dashboard", "type": "rest"}, 201, &key)
-	s.restKey = key.Key
+	s := &mlServer{t: t, c: testserver.StartChild(t, "mail server", t.TempDir(), mlFlags()...)}
+	s.c.NeedSMTP()
+	s.c.SetClock(mlT0)
+	s.ws = s.c.NewWorkspace(map[string]any{"name": "Mail MSP", "plan": "pro"})
+	s.client = s.c.NewClient(s.ws, "Acme")
+	s.restKey, _ = s.c.NewKey(s.ws, "rest", map[string]any{"name": "dashboard"})
 	return s
 }
 
 func (s *mlServer) path(p string) string { return "/workspaces/" + s.ws + p }
 
-func (s *mlServer) admin(method, path string, body any, want int, out any) {
-	s.t.Helper()
-	if err := adminCall(s.hc, s.c, method, path, body, want, out); err != nil {
-		s.t.Fatal(err)
-	}
-}
-
 // adminError makes an admin call that must fail with want and returns the
 // answer's body.
 func (s *mlServer) adminError(method, path string, want int) string {
 	s.t.Helper()
-	req, _ := http.NewRequest(method, s.c.AdminURL+"/admin/v1"+path, nil)
-	req.Header.Set("Authorization", "Bearer "+testserver.AdminToken)
-	resp, err := s.hc.Do(req)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != want {
-		s.t.Fatalf("%s %s: %d, want %d: %s", method, path, resp.StatusCode, want, b)
-	}
-	return string(b)
-}
-
-func (s *mlServer) setClock(at time.Time) {
-	s.t.Helper()
-	s.admin("POST", "/clock", map[string]any{"set": at.Format(time.RFC3339Nano)}, 200, nil)
+	return string(s.c.MustAdmin(want, method, path, nil).Body)
 }
 
 // restart stops the child with SIGKILL and starts it again.
 func (s *mlServer) restart() {
 	s.t.Helper()
-	s.c.Kill()
-	s.hc.CloseIdleConnections()
-	s.c = testserver.StartChild(s.t, "mail server after SIGKILL", s.dir, mlFlags()...)
+	s.c = s.c.Restart("mail server after SIGKILL", mlFlags()...)
 }
 
 // job makes a daily job of vendor and returns its id and ingest address.
@@ -111,11 +74,11 @@ func (s *mlServer) job(name, vendor string) (string, string) {
 		ID            string
 		IngestAddress string
 	}
-	s.admin("POST", s.path("/jobs"), map[string]any{
+	s.c.AdminInto(201, "POST", s.path("/jobs"), map[string]any{
 		"clientId": s.client, "name": name, "vendor": vendor,
 		"device":   map[string]any{"name": "srv", "type": "server", "hostname": "srv-" + name},
 		"schedule": map[string]any{"intervalMinutes": 1440},
-	}, 201, &j)
+	}, &j)
 	if !regexp.MustCompile(`^[a-z2-7]{20}@ingest\.localhost$`).MatchString(j.IngestAddress) {
 		s.t.Fatalf("job %s: ingestAddress %q", name, j.IngestAddress)
 	}
@@ -161,7 +124,7 @@ type mlJob struct {
 func (s *mlServer) jobDetail(id string) mlJob {
 	s.t.Helper()
 	var j mlJob
-	s.admin("GET", s.path("/jobs/"+id), nil, 200, &j)
+	s.c.AdminInto(200, "GET", s.path("/jobs/"+id), nil, &j)
 	return j
 }
 
@@ -169,57 +132,23 @@ func (s *mlServer) jobDetail(id string) mlJob {
 func (s *mlServer) alerts() []mlAlert {
 	s.t.Helper()
 	var list []mlAlert
-	s.admin("GET", s.path("/alerts"), nil, 200, &list)
+	s.c.AdminInto(200, "GET", s.path("/alerts"), nil, &list)
 	return list
 }
 
 // rest GETs a REST API path with the workspace's key and decodes the body.
 func (s *mlServer) rest(path string, out any) string {
 	s.t.Helper()
-	req, _ := http.NewRequest("GET", s.c.PublicURL+"/api/v1"+path, nil)
-	req.Header.Set("Authorization", "Bearer "+s.restKey)
-	resp, err := s.hc.Do(req)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var raw json.RawMessage
-	if err := json.NewDecoder(resp.Body).Decode(&raw); err != nil || resp.StatusCode != 200 {
-		s.t.Fatalf("GET %s: %d %v %s", path, resp.StatusCode, err, raw)
+	r := s.c.REST(s.restKey, path)
+	if r.Status != 200 || !json.Valid(r.Body) {
+		s.t.Fatalf("GET %s: %d %s", path, r.Status, r.Body)
 	}
 	if out != nil {
-		if err := json.Unmarshal(raw, out); err != nil {
+		if err := json.Unmarshal(r.Body, out); err != nil {
 			s.t.Fatal(err)
 		}
 	}
-	return string(raw)
-}
-
-// metric returns the value of one sample line of /metrics (0 when absent).
-func (s *mlServer) metric(name string) float64 {
-	s.t.Helper()
-	resp, err := s.hc.Get(s.c.AdminURL + "/metrics")
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var b strings.Builder
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := resp.Body.Read(buf)
-		b.Write(buf[:n])
-		if err != nil {
-			break
-		}
-	}
-	for line := range strings.SplitSeq(b.String(), "\n") {
-		if v, ok := strings.CutPrefix(line, name+" "); ok {
-			var f float64
-			fmt.Sscan(v, &f)
-			return f
-		}
-	}
-	return 0
+	return string(bytes.TrimSpace(r.Body))
 }
 
 // mlConn is one SMTP client connection to the server.
@@ -343,7 +272,7 @@ func TestMailSamples(t *testing.T) {
 		name := fmt.Sprintf("%s-%02d", sm.vendor, i)
 		t.Run(strings.TrimPrefix(sm.path, mlSampleDir+"/"), func(t *testing.T) {
 			s.t = t
-			s.setClock(sm.completed.Add(10 * time.Minute))
+			s.c.SetClock(sm.completed.Add(10 * time.Minute))
 			jobID, addr := s.job(name, sm.vendor)
 			s.mustSend(addr, sm.raw)
 
@@ -415,7 +344,7 @@ func TestMailSamples(t *testing.T) {
 		})
 	}
 	s.t = t
-	if got := s.metric(`backupmon_mail_received_total{outcome="recorded",vendor="veeam"}`); got != 3 {
+	if got := s.c.Metric(`backupmon_mail_received_total{outcome="recorded",vendor="veeam"}`); got != 3 {
 		t.Errorf("metrics count %v recorded veeam mails, want 3", got)
 	}
 }
@@ -446,7 +375,7 @@ func TestMailJobFollowsReports(t *testing.T) {
 	jobID, addr := s.job("nightly-dump", "generic")
 	at := mlT0
 
-	step := func(d time.Duration) time.Time { at = at.Add(d); s.setClock(at); return at }
+	step := func(d time.Duration) time.Time { at = at.Add(d); s.c.SetClock(at); return at }
 	end := step(time.Hour)
 	failed := mlGeneric("run-1", "FAILED", end.Add(-time.Minute), "pg_dump: error: could not write to output file: No space left on device", "skipped")
 	s.mustSend(addr, failed)
@@ -469,7 +398,7 @@ func TestMailJobFollowsReports(t *testing.T) {
 	if j := s.jobDetail(jobID); len(j.History) != 1 {
 		t.Errorf("a resent Message-ID made %d results, want 1", len(j.History))
 	}
-	if got := s.metric(`backupmon_mail_received_total{outcome="duplicate",vendor="generic"}`); got != 1 {
+	if got := s.c.Metric(`backupmon_mail_received_total{outcome="duplicate",vendor="generic"}`); got != 1 {
 		t.Errorf("metrics count %v duplicates, want 1", got)
 	}
 
@@ -534,7 +463,7 @@ func TestMailRefusals(t *testing.T) {
 
 	t.Run("rotation retires the old address", func(t *testing.T) {
 		var j struct{ IngestAddress string }
-		s.admin("POST", s.path("/jobs/"+jobID+"/ingest-address/rotate"), nil, 200, &j)
+		s.c.AdminInto(200, "POST", s.path("/jobs/"+jobID+"/ingest-address/rotate"), nil, &j)
 		if j.IngestAddress == addr || j.IngestAddress == "" {
 			t.Fatalf("rotate answered address %q (old %q)", j.IngestAddress, addr)
 		}
@@ -544,7 +473,7 @@ func TestMailRefusals(t *testing.T) {
 		if err := s.send(j.IngestAddress, mail("new-address")); err != nil {
 			t.Errorf("the new address: %v", err)
 		}
-		s.admin("POST", s.path("/jobs/nope/ingest-address/rotate"), nil, 404, nil)
+		s.c.AdminInto(404, "POST", s.path("/jobs/nope/ingest-address/rotate"), nil, nil)
 		addr = j.IngestAddress
 	})
 
@@ -571,23 +500,23 @@ func TestMailRefusals(t *testing.T) {
 		if n := len(s.jobDetail(jobID).History); n != 100 {
 			t.Errorf("history has %d results, want 100", n)
 		}
-		if got := s.metric(`backupmon_mail_received_total{outcome="cap_reached",vendor="generic"}`); got != 1 {
+		if got := s.c.Metric(`backupmon_mail_received_total{outcome="cap_reached",vendor="generic"}`); got != 1 {
 			t.Errorf("metrics count %v capped mails, want 1", got)
 		}
 		// 24 hours after the first of them, the window has room again.
-		s.setClock(mlT0.Add(24*time.Hour + time.Minute))
+		s.c.SetClock(mlT0.Add(24*time.Hour + time.Minute))
 		if err := m.send(addr, mail("cap-next-day")); err != nil {
 			t.Errorf("a day later: %v", err)
 		}
 	})
 
 	t.Run("suspended workspace 550 5.7.1", func(t *testing.T) {
-		s.admin("PATCH", s.path(""), map[string]any{"status": "suspended"}, 200, nil)
+		s.c.AdminInto(200, "PATCH", s.path(""), map[string]any{"status": "suspended"}, nil)
 		code, msg := mlCode(s.send(addr, mail("suspended")))
 		if code != 550 || msg != "5.7.1 Workspace suspended" {
 			t.Errorf("a suspended workspace: %d %q", code, msg)
 		}
-		s.admin("PATCH", s.path(""), map[string]any{"status": "active"}, 200, nil)
+		s.c.AdminInto(200, "PATCH", s.path(""), map[string]any{"status": "active"}, nil)
 	})
 }
 
@@ -614,19 +543,19 @@ func TestMailUnparsed(t *testing.T) {
 		SizeBytes int    `json:"sizeBytes"`
 	}
 	var list []entry
-	s.admin("GET", s.path("/unparsed"), nil, 200, &list)
+	s.c.AdminInto(200, "GET", s.path("/unparsed"), nil, &list)
 	if len(list) != 1 || list[0].JobID != jobID || list[0].Vendor != "veeam" || list[0].MessageID != "cron-77@db01.example" ||
 		list[0].Subject != "nightly-dump finished" || list[0].Reason == "" || list[0].SizeBytes != len(raw) {
 		t.Fatalf("unparsed list: %+v", list)
 	}
-	if got := s.metric(`backupmon_mail_received_total{outcome="unparsed",vendor="veeam"}`); got != 1 {
+	if got := s.c.Metric(`backupmon_mail_received_total{outcome="unparsed",vendor="veeam"}`); got != 1 {
 		t.Errorf("metrics count %v unparsed mails, want 1", got)
 	}
 	// The same unreadable mail again is not listed twice.
 	s.mustSend(addr, raw)
 
 	s.restart()
-	s.admin("GET", s.path("/unparsed"), nil, 200, &list)
+	s.c.AdminInto(200, "GET", s.path("/unparsed"), nil, &list)
 	if len(list) != 1 {
 		t.Fatalf("after a restart the list holds %d entries, want 1", len(list))
 	}
@@ -634,20 +563,20 @@ func TestMailUnparsed(t *testing.T) {
 	if body := s.adminError("POST", s.path("/unparsed/"+id+"/reparse"), 409); !strings.HasPrefix(body, `{"error":{"code":"CONFLICT","message":"The e-mail still cannot be read: `) {
 		t.Errorf("re-read with the same parser: %s", body)
 	}
-	s.admin("POST", s.path("/unparsed/nope/reparse"), nil, 404, nil)
+	s.c.AdminInto(404, "POST", s.path("/unparsed/nope/reparse"), nil, nil)
 
-	s.admin("PATCH", s.path("/jobs/"+jobID), map[string]any{"vendor": "generic"}, 200, nil)
+	s.c.AdminInto(200, "PATCH", s.path("/jobs/"+jobID), map[string]any{"vendor": "generic"}, nil)
 	var ans struct {
 		UnparsedID string  `json:"unparsedId"`
 		Status     string  `json:"status"`
 		ResultID   *string `json:"resultId"`
 		Duplicate  bool    `json:"duplicate"`
 	}
-	s.admin("POST", s.path("/unparsed/"+id+"/reparse"), nil, 200, &ans)
+	s.c.AdminInto(200, "POST", s.path("/unparsed/"+id+"/reparse"), nil, &ans)
 	if ans.UnparsedID != id || ans.Status != "ok" || ans.ResultID == nil || ans.Duplicate {
 		t.Errorf("re-read answer %+v", ans)
 	}
-	s.admin("GET", s.path("/unparsed"), nil, 200, &list)
+	s.c.AdminInto(200, "GET", s.path("/unparsed"), nil, &list)
 	if len(list) != 0 {
 		t.Errorf("the re-read mail is still listed: %+v", list)
 	}
@@ -660,7 +589,7 @@ func TestMailUnparsed(t *testing.T) {
 	if n := len(s.jobDetail(jobID).History); n != 1 {
 		t.Errorf("the retry made %d results, want 1", n)
 	}
-	files, _ := filepath.Glob(filepath.Join(s.dir, "mail", "*", "*.eml"))
+	files, _ := filepath.Glob(filepath.Join(s.c.DataDir, "mail", "*", "*.eml"))
 	if len(files) != 0 {
 		t.Errorf("the raw mail is still kept: %v", files)
 	}
@@ -723,8 +652,8 @@ func TestMailAckedSurviveSIGKILL(t *testing.T) {
 	if total == 0 || total == senders*jobsEach*perJob {
 		t.Fatalf("%d of %d e-mails answered 250 before the kill: the kill did not land mid-load", total, senders*jobsEach*perJob)
 	}
-	s.hc.CloseIdleConnections()
-	s.c = testserver.StartChild(t, "mail server after SIGKILL", s.dir, mlFlags()...)
+	s.c.HTTP.CloseIdleConnections()
+	s.c = testserver.StartChild(t, "mail server after SIGKILL", s.c.DataDir, mlFlags()...)
 	m := s.dial()
 	for _, list := range targets {
 		for _, tg := range list {
@@ -776,10 +705,8 @@ func TestDemoMail(t *testing.T) {
 			kv[k] = v
 		}
 	}
-	hc := newHTTPClient()
-	defer hc.CloseIdleConnections()
 	var j mlJob
-	if err := adminCall(hc, c, "GET", "/workspaces/"+kv["workspace"]+"/jobs/"+kv["mail_job"], nil, 200, &j); err != nil {
+	if err := c.AdminCall(200, "GET", "/workspaces/"+kv["workspace"]+"/jobs/"+kv["mail_job"], nil, &j); err != nil {
 		t.Fatal(err)
 	}
 	if j.Status != "failed" || len(j.History) == 0 || j.History[0].Source != "email:generic" {
@@ -825,7 +752,7 @@ func TestMailForwardedSeveralObjects(t *testing.T) {
 	}
 	const want = "TH-FS02: Failed to create VM snapshot: the datastore TH-DS02 has insufficient free space (1.2 GB free, 40.0 GB required). [also failed (1): TH-FS03]"
 	s := mlStart(t)
-	s.setClock(time.Date(2026, 3, 12, 8, 15, 30, 0, time.UTC)) // the forward's arrival
+	s.c.SetClock(time.Date(2026, 3, 12, 8, 15, 30, 0, time.UTC)) // the forward's arrival
 	jobID, addr := s.job("file-servers", "veeam")
 	s.mustSend(addr, raw)
 

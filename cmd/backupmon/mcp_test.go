@@ -217,7 +217,7 @@ func mcpWhoami(t testing.TB, cs *mcp.ClientSession, k mcpKey) {
 // none) and returns the answer.
 func (s *dashServer) mcpRaw(t testing.TB, method, auth, body string, hdr ...string) (*http.Response, []byte) {
 	t.Helper()
-	req, err := http.NewRequest(method, s.base+"/mcp", strings.NewReader(body))
+	req, err := http.NewRequest(method, s.c.PublicURL+"/mcp", strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -491,7 +491,7 @@ func mcpToolsList(t *testing.T, s *dashServer) {
 		{"read-write", rw, true, "tools-read-write.json"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cs := mcpConnect(t, s.base, tc.key.secret)
+			cs := mcpConnect(t, s.c.PublicURL, tc.key.secret)
 			init := cs.InitializeResult()
 			if init == nil || init.ServerInfo == nil || init.ServerInfo.Name != "backupmon" || init.ServerInfo.Version != "1.0.0" {
 				t.Errorf("initialize: %s, want server backupmon 1.0.0", mcpJSON(init))
@@ -530,7 +530,7 @@ func mcpSorted(ids ...string) []string {
 func mcpTriageTest(t *testing.T, s *dashServer) {
 	w := s.workspace(t, "mcptriage", dashJobs)
 	k := s.mcpNewKey(t, w, "triage assistant", "read-write")
-	cs := mcpConnect(t, s.base, k.secret)
+	cs := mcpConnect(t, s.c.PublicURL, k.secret)
 	a1, a2, a3, a4 := w.alerts["Exchange nightly"], w.alerts["File server"], w.alerts["SQL backup"], w.alerts["NAS sync"]
 	actor := "assistant:" + k.prefix
 
@@ -538,8 +538,8 @@ func mcpTriageTest(t *testing.T, s *dashServer) {
 	const ackNote = "on it, via the assistant"
 	var ack mcpTriage
 	mcpOK(t, cs, "acknowledge_alerts", map[string]any{"alertIds": []string{a1, a2}, "note": "  " + ackNote + "  "}, &ack)
-	if ack.Changed != 2 || len(ack.Outcomes) != 2 || ack.Link != s.base+"/" {
-		t.Fatalf("acknowledge_alerts: %+v, want 2 changed, 2 outcomes, link %s/", ack, s.base)
+	if ack.Changed != 2 || len(ack.Outcomes) != 2 || ack.Link != s.c.PublicURL+"/" {
+		t.Fatalf("acknowledge_alerts: %+v, want 2 changed, 2 outcomes, link %s/", ack, s.c.PublicURL)
 	}
 	for i, id := range []string{a1, a2} {
 		o := ack.Outcomes[i]
@@ -548,7 +548,7 @@ func mcpTriageTest(t *testing.T, s *dashServer) {
 			continue
 		}
 		if o.Alert.ID != id || o.Alert.Status != "acknowledged" || o.Alert.AcknowledgedAt != dashMS(now) || o.Alert.SnoozedUntil != "" ||
-			o.Alert.Link != s.base+"/jobs/"+o.Alert.JobID+"#alert-"+id {
+			o.Alert.Link != s.c.PublicURL+"/jobs/"+o.Alert.JobID+"#alert-"+id {
 			t.Errorf("acknowledged alert %d: %+v, want acknowledged at %s", i, *o.Alert, dashMS(now))
 		}
 	}
@@ -650,7 +650,7 @@ func mcpTriageTest(t *testing.T, s *dashServer) {
 	for _, a := range al.Alerts {
 		ids = append(ids, a.ID)
 	}
-	if slices.Sort(ids); !slices.Equal(ids, mcpSorted(a1, a2)) || al.Total != 2 || al.Link != s.base+"/alerts?status=acknowledged" {
+	if slices.Sort(ids); !slices.Equal(ids, mcpSorted(a1, a2)) || al.Total != 2 || al.Link != s.c.PublicURL+"/alerts?status=acknowledged" {
 		t.Errorf("list_alerts acknowledged: %q total %d link %s", ids, al.Total, al.Link)
 	}
 
@@ -695,7 +695,7 @@ func mcpTriageTest(t *testing.T, s *dashServer) {
 func mcpResolvePause(t *testing.T, s *dashServer) {
 	w := s.workspace(t, "mcppause", dashJobs[:2])
 	k := s.mcpNewKey(t, w, "pause assistant", "read-write")
-	cs := mcpConnect(t, s.base, k.secret)
+	cs := mcpConnect(t, s.c.PublicURL, k.secret)
 	actor := "assistant:" + k.prefix
 	aid, jid := w.alerts["Exchange nightly"], w.jobs["File server"]
 	now := s.advance(t, 0)
@@ -705,7 +705,7 @@ func mcpResolvePause(t *testing.T, s *dashServer) {
 		Link  string
 	}
 	mcpOK(t, cs, "resolve_alert", map[string]any{"alertId": aid, "note": "fixed the tape drive"}, &rc)
-	wantLink := s.base + "/jobs/" + w.jobs["Exchange nightly"] + "#alert-" + aid
+	wantLink := s.c.PublicURL + "/jobs/" + w.jobs["Exchange nightly"] + "#alert-" + aid
 	if rc.Alert.ID != aid || rc.Alert.Status != "resolved" || rc.Alert.ResolvedAt != dashMS(now) || rc.Link != wantLink || rc.Alert.Link != wantLink {
 		t.Errorf("resolve_alert: %+v, want %s resolved at %s, link %s", rc, aid, dashMS(now), wantLink)
 	}
@@ -737,7 +737,7 @@ func mcpResolvePause(t *testing.T, s *dashServer) {
 	}
 	mcpOK(t, cs, "pause_job", map[string]any{"jobId": jid, "until": "2027-06-01", "note": pauseNote}, &jc)
 	wantUntil := time.Date(2027, 5, 31, 23, 0, 0, 0, time.UTC)
-	if jc.Job.ID != jid || jc.Job.Status != "paused" || jc.Job.PausedUntil != dashMS(wantUntil) || jc.Job.NextExpectedAt != "" || jc.Link != s.base+"/jobs/"+jid {
+	if jc.Job.ID != jid || jc.Job.Status != "paused" || jc.Job.PausedUntil != dashMS(wantUntil) || jc.Job.NextExpectedAt != "" || jc.Link != s.c.PublicURL+"/jobs/"+jid {
 		t.Errorf("pause_job until 2027-06-01: %+v, want paused until %s", jc, dashMS(wantUntil))
 	}
 	if j := s.adminJob(t, w, jid); !j.Paused || j.Status != "paused" || !dashSameTime(j.PausedUntil, wantUntil) {
@@ -766,7 +766,7 @@ func mcpResolvePause(t *testing.T, s *dashServer) {
 	}
 
 	mcpOK(t, cs, "resume_job", map[string]any{"jobId": jid, "note": "new server in"}, &jc)
-	if jc.Job.ID != jid || jc.Job.Status == "paused" || jc.Job.PausedUntil != "" || jc.Link != s.base+"/jobs/"+jid {
+	if jc.Job.ID != jid || jc.Job.Status == "paused" || jc.Job.PausedUntil != "" || jc.Link != s.c.PublicURL+"/jobs/"+jid {
 		t.Errorf("resume_job: %+v, want the job monitored again", jc)
 	}
 	if j := s.adminJob(t, w, jid); j.Paused || j.PausedUntil != nil {
@@ -810,7 +810,7 @@ func mcpResolvePause(t *testing.T, s *dashServer) {
 func mcpReadOnly(t *testing.T, s *dashServer) {
 	w := s.workspace(t, "mcpro", dashJobs[:2])
 	k := s.mcpNewKey(t, w, "read only", "read-only")
-	cs := mcpConnect(t, s.base, k.secret)
+	cs := mcpConnect(t, s.c.PublicURL, k.secret)
 	aid, jid := w.alerts["Exchange nightly"], w.jobs["Exchange nightly"]
 	before := s.state(t, w)
 	for _, tc := range []struct {
@@ -852,7 +852,7 @@ func mcpOtherWorkspace(t *testing.T, s *dashServer) {
 	mine := s.workspace(t, "mcpmine", dashJobs[:1])
 	other := s.workspace(t, "mcpother", dashJobs[:2])
 	k := s.mcpNewKey(t, mine, "mine", "read-write")
-	cs := mcpConnect(t, s.base, k.secret)
+	cs := mcpConnect(t, s.c.PublicURL, k.secret)
 	oJob, oAlert, oClient := other.jobs["Exchange nightly"], other.alerts["File server"], other.clients[0]
 	myAlert := mine.alerts["Exchange nightly"]
 	if oJob == "" || oAlert == "" || myAlert == "" {
@@ -926,7 +926,7 @@ func mcpRefused(t *testing.T, s *dashServer) {
 	w := s.workspace(t, "mcpauth", dashJobs[:1])
 	aid := w.alerts["Exchange nightly"]
 	revoked := s.mcpNewKey(t, w, "revoked", "read-write")
-	cs := mcpConnect(t, s.base, revoked.secret)
+	cs := mcpConnect(t, s.c.PublicURL, revoked.secret)
 	mcpWhoami(t, cs, revoked)
 	s.admin(t, "DELETE", w.path("/keys/"+revoked.id), nil, 204, nil)
 	// The session made before the revocation is refused from now on.
@@ -1003,7 +1003,7 @@ type mcpRPCBody struct {
 func mcpMalformed(t *testing.T, s *dashServer) {
 	w := s.workspace(t, "mcpbad", dashJobs[:1])
 	k := s.mcpNewKey(t, w, "malformed", "read-write")
-	cs := mcpConnect(t, s.base, k.secret)
+	cs := mcpConnect(t, s.c.PublicURL, k.secret)
 	auth := "Bearer " + k.secret
 	aid, jid := w.alerts["Exchange nightly"], w.jobs["Exchange nightly"]
 	before := s.state(t, w)
@@ -1095,7 +1095,7 @@ func mcpErrorMessages(t *testing.T, s *dashServer) {
 	w := s.workspace(t, "mcpmsgs", dashJobs[:2])
 	other := s.workspace(t, "mcpmsgs-other", dashJobs[:1])
 	k := s.mcpNewKey(t, w, "messages", "read-write")
-	cs := mcpConnect(t, s.base, k.secret)
+	cs := mcpConnect(t, s.c.PublicURL, k.secret)
 	aid, jid := w.alerts["Exchange nightly"], w.jobs["Exchange nightly"]
 	resolved := w.alerts["File server"]
 	mcpOK(t, cs, "resolve_alert", map[string]any{"alertId": resolved}, nil)
@@ -1143,7 +1143,7 @@ func mcpPaging(t *testing.T, s *dashServer) {
 	}
 	w := s.workspace(t, "mcppage", jobs)
 	k := s.mcpNewKey(t, w, "pager", "")
-	cs := mcpConnect(t, s.base, k.secret)
+	cs := mcpConnect(t, s.c.PublicURL, k.secret)
 
 	for _, limit := range []int{0, 1, 7, 50, 54, 55, 200} { // 0: none given, the default 50
 		per := limit
@@ -1165,13 +1165,13 @@ func mcpPaging(t *testing.T, s *dashServer) {
 			mcpOK(t, cs, "list_jobs", args, &p)
 			pages++
 			wantLen := min(per, n-len(names))
-			if p.Total != n || len(p.Jobs) != wantLen || p.Link != s.base+"/jobs" {
+			if p.Total != n || len(p.Jobs) != wantLen || p.Link != s.c.PublicURL+"/jobs" {
 				t.Fatalf("list_jobs limit %d page %d: total %d, %d jobs, link %s; want total %d, %d jobs", limit, pages, p.Total, len(p.Jobs), p.Link, n, wantLen)
 			}
 			for _, j := range p.Jobs {
 				seen[j.ID]++
 				names = append(names, j.Name)
-				if j.Link != s.base+"/jobs/"+j.ID {
+				if j.Link != s.c.PublicURL+"/jobs/"+j.ID {
 					t.Errorf("job %s: link %s", j.ID, j.Link)
 				}
 			}
@@ -1202,7 +1202,7 @@ func mcpPaging(t *testing.T, s *dashServer) {
 	// A filter pages too, and the link keeps it.
 	var p mcpJobs
 	mcpOK(t, cs, "list_jobs", map[string]any{"status": "failed", "limit": 2}, &p)
-	if p.Total != 3 || len(p.Jobs) != 2 || p.NextCursor == "" || p.Link != s.base+"/jobs?status=failed" {
+	if p.Total != 3 || len(p.Jobs) != 2 || p.NextCursor == "" || p.Link != s.c.PublicURL+"/jobs?status=failed" {
 		t.Errorf("list_jobs status failed limit 2: total %d, %d jobs, next %q, link %s", p.Total, len(p.Jobs), p.NextCursor, p.Link)
 	}
 	mcpOK(t, cs, "list_jobs", map[string]any{"status": "failed", "limit": 2, "cursor": p.NextCursor}, &p)
@@ -1213,7 +1213,7 @@ func mcpPaging(t *testing.T, s *dashServer) {
 	// list_alerts pages, and its cursor is refused by list_jobs.
 	var a mcpAlerts
 	mcpOK(t, cs, "list_alerts", map[string]any{"limit": 2}, &a)
-	if a.Total != 3 || len(a.Alerts) != 2 || a.NextCursor == "" || a.Link != s.base+"/alerts?status=unresolved" {
+	if a.Total != 3 || len(a.Alerts) != 2 || a.NextCursor == "" || a.Link != s.c.PublicURL+"/alerts?status=unresolved" {
 		t.Fatalf("list_alerts limit 2: %+v", a)
 	}
 	alertCursor := a.NextCursor
@@ -1307,7 +1307,7 @@ func mcpExplain(t *testing.T, s *dashServer) {
 		t.Fatalf("the report e-mail opened no alert")
 	}
 	k := s.mcpNewKey(t, w, "explainer", "")
-	cs := mcpConnect(t, s.base, k.secret)
+	cs := mcpConnect(t, s.c.PublicURL, k.secret)
 
 	tags := map[string]bool{}
 	for _, args := range []map[string]any{{"jobId": w.jobs[job]}, {"alertId": aid}, {"jobId": w.jobs[job]}} {
@@ -1324,7 +1324,7 @@ func mcpExplain(t *testing.T, s *dashServer) {
 		}
 		if ex.Alert == nil || ex.Alert.ID != aid || ex.Alert.Summary != "" || ex.Alert.ReportText != nil || ex.ProblemsInRow != 1 || ex.LastProblem == nil ||
 			ex.LastProblem.Source != "email:generic" || ex.LastProblem.Status != "failed" || ex.Job.ID != w.jobs[job] ||
-			ex.Link != s.base+"/jobs/"+w.jobs[job]+"#alert-"+aid {
+			ex.Link != s.c.PublicURL+"/jobs/"+w.jobs[job]+"#alert-"+aid {
 			t.Errorf("%s: %s", what, raw)
 		}
 	}
@@ -1479,8 +1479,8 @@ func mcpLinksTest(t *testing.T, s *dashServer) {
 	k := s.mcpNewKey(t, w, "linker", "")
 	actBefore := len(s.activity(t, w))
 	now := s.advance(t, 5)
-	cs := mcpConnect(t, s.base, k.secret)
-	mcpCheckLinks(t, cs, w, s.base)
+	cs := mcpConnect(t, s.c.PublicURL, k.secret)
+	mcpCheckLinks(t, cs, w, s.c.PublicURL)
 
 	// The host the request names.
 	resp, b := s.mcpRaw(t, "POST", "Bearer "+k.secret, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"whoami","arguments":{}}}`, "Host", "dash.example.test:8443")
@@ -1509,13 +1509,10 @@ func mcpLinksTest(t *testing.T, s *dashServer) {
 // mcpPublicURLTest: with --public-url every link starts with it, whatever
 // the address the request was sent to.
 func mcpPublicURLTest(t *testing.T) {
-	s := &dashServer{hc: &http.Client{Timeout: 20 * time.Second}}
-	t.Cleanup(s.hc.CloseIdleConnections)
-	s.c = testserver.StartChild(t, "public-url server", t.TempDir(), "--public-url", mcpPublicURL)
-	s.base = s.c.PublicURL
+	s := &dashServer{c: testserver.StartChild(t, "public-url server", t.TempDir(), "--public-url", mcpPublicURL)}
 	w := s.workspace(t, "mcppublic", dashJobs)
 	k := s.mcpNewKey(t, w, "public", "read-write")
-	cs := mcpConnect(t, s.base, k.secret)
+	cs := mcpConnect(t, s.c.PublicURL, k.secret)
 	mcpCheckLinks(t, cs, w, mcpPublicURL)
 	raw := mcpOK(t, cs, "acknowledge_alerts", map[string]any{"alertIds": []string{w.alerts["SQL backup"]}}, nil)
 	for path, l := range mcpLinks(t, raw) {
@@ -1523,8 +1520,8 @@ func mcpPublicURLTest(t *testing.T) {
 			t.Errorf("acknowledge_alerts %s = %q, want it to start with %s/", path, l, mcpPublicURL)
 		}
 	}
-	if bytes.Contains(raw, []byte(s.base)) {
-		t.Errorf("acknowledge_alerts names the listener's address %s: %s", s.base, raw)
+	if bytes.Contains(raw, []byte(s.c.PublicURL)) {
+		t.Errorf("acknowledge_alerts names the listener's address %s: %s", s.c.PublicURL, raw)
 	}
 }
 
@@ -1580,7 +1577,7 @@ func mcpStdio(t *testing.T, s *dashServer) {
 	} {
 		t.Run(tc.access, func(t *testing.T) {
 			k := s.mcpNewKey(t, w, "stdio "+tc.access, tc.access)
-			cmd, stderr := mcpStdioCommand(t, k.secret, s.base)
+			cmd, stderr := mcpStdioCommand(t, k.secret, s.c.PublicURL)
 			cs, err := mcpNewClient().Connect(mcpCtx(t), &mcp.CommandTransport{Command: cmd, TerminateDuration: 10 * time.Second}, nil)
 			if err != nil {
 				t.Fatalf("initialize over stdio: %v; stderr:\n%s", err, stderr.String())
@@ -1597,7 +1594,7 @@ func mcpStdio(t *testing.T, s *dashServer) {
 			var who mcpWho
 			mcpOK(t, cs, "whoami", map[string]any{}, &who)
 			if who.Key.Prefix != k.prefix || who.Key.ID != k.id || who.Key.Access != tc.access || who.Workspace.ID != w.id ||
-				who.Workspace.Name != "MSP mcpstdio" || who.Link != s.base+"/" {
+				who.Workspace.Name != "MSP mcpstdio" || who.Link != s.c.PublicURL+"/" {
 				t.Errorf("whoami over stdio: %+v, want key %s (%s) of workspace %s", who, k.prefix, tc.access, w.id)
 			}
 			if tc.access == "read-only" {
@@ -1630,7 +1627,7 @@ func mcpStdioRevoked(t *testing.T, s *dashServer) {
 
 	t.Run("RevokedWhileRunning", func(t *testing.T) {
 		k := s.mcpNewKey(t, w, "revoked while running", "")
-		cmd, stderr := mcpStdioCommand(t, k.secret, s.base)
+		cmd, stderr := mcpStdioCommand(t, k.secret, s.c.PublicURL)
 		cs, err := mcpNewClient().Connect(mcpCtx(t), &mcp.CommandTransport{Command: cmd, TerminateDuration: 10 * time.Second}, nil)
 		if err != nil {
 			t.Fatalf("initialize over stdio: %v; stderr:\n%s", err, stderr.String())
@@ -1655,7 +1652,7 @@ func mcpStdioRevoked(t *testing.T, s *dashServer) {
 	t.Run("RevokedBeforeStart", func(t *testing.T) {
 		k := s.mcpNewKey(t, w, "revoked before start", "")
 		s.admin(t, "DELETE", w.path("/keys/"+k.id), nil, 204, nil)
-		cmd, stderr := mcpStdioCommand(t, k.secret, s.base)
+		cmd, stderr := mcpStdioCommand(t, k.secret, s.c.PublicURL)
 		start := time.Now()
 		cs, err := mcpNewClient().Connect(mcpCtx(t), &mcp.CommandTransport{Command: cmd, TerminateDuration: 10 * time.Second}, nil)
 		if took := time.Since(start); took > 5*time.Second {

@@ -157,19 +157,9 @@ func (r *secRecorder) echoing(why string, f func()) {
 // listener) with extra flags, whose client keeps every answer.
 func secStart(t *testing.T, extra ...string) (*dashServer, *secRecorder) {
 	t.Helper()
+	s := dashStartChild(t, "security server", append([]string{"--smtp-listen", "127.0.0.1:0"}, extra...)...)
 	rec := &secRecorder{next: &http.Transport{DisableCompression: true}}
-	s := &dashServer{hc: &http.Client{
-		Timeout:       20 * time.Second,
-		Transport:     rec,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}}
-	t.Cleanup(s.hc.CloseIdleConnections)
-	s.c = testserver.StartChild(t, "security server", t.TempDir(), append([]string{"--dev-clock", "--smtp-listen", "127.0.0.1:0"}, extra...)...)
-	if s.c.SMTPAddr == "" {
-		t.Fatalf("the server printed no smtp listener line:\n%s", s.c.Stdout.String())
-	}
-	s.base = s.c.PublicURL
-	s.clock(t, map[string]any{"set": dashT0.Format(time.RFC3339)})
+	s.c.HTTP.Transport = rec
 	return s, rec
 }
 
@@ -639,7 +629,7 @@ func secSetUp(t *testing.T, s *dashServer) *secFixture {
 func (s *dashServer) secReport(t testing.TB, key, jobID, body string, hdr ...string) (int, string) {
 	t.Helper()
 	h := append([]string{"Authorization", "Bearer " + key, "Content-Type", "application/json"}, hdr...)
-	resp, b := s.secReq(t, "POST", s.base+"/api/v1/jobs/"+jobID+"/report", body, h...)
+	resp, b := s.secReq(t, "POST", s.c.PublicURL+"/api/v1/jobs/"+jobID+"/report", body, h...)
 	return resp.StatusCode, string(b)
 }
 
@@ -729,7 +719,7 @@ func secUseEverything(t *testing.T, s *dashServer, f *secFixture) {
 		code, body = s.rest(t, k, "/jobs")
 		want("REST /jobs with a report or assistant key", code, 403, body)
 	}
-	resp, b := s.secReq(t, "GET", s.base+"/api/v1/openapi.json", "")
+	resp, b := s.secReq(t, "GET", s.c.PublicURL+"/api/v1/openapi.json", "")
 	want("openapi.json", resp.StatusCode, 200, string(b))
 
 	// The Report API, good and bad.
@@ -903,7 +893,7 @@ func secWrongKeyAnswers(t *testing.T, s *dashServer, f *secFixture) {
 			invalid = "API key has expired"
 		}
 		t.Run(tc.what, func(t *testing.T) {
-			resp, b := s.secReq(t, "GET", s.base+"/api/v1/jobs", "", "Authorization", "Bearer "+tc.key)
+			resp, b := s.secReq(t, "GET", s.c.PublicURL+"/api/v1/jobs", "", "Authorization", "Bearer "+tc.key)
 			got := answer{resp.StatusCode, secNoRequestID(string(b)), resp.Header.Get("WWW-Authenticate"), resp.Header.Get("X-RateLimit-Limit") != ""}
 			if want := (answer{401, `{"error":{"code":"UNAUTHORIZED","message":"` + invalid + `"}}`, "", false}); got != want {
 				t.Errorf("REST: %+v, want %+v", got, want)
@@ -947,40 +937,40 @@ func secQueryKeys(t *testing.T, s *dashServer, rec *secRecorder, f *secFixture) 
 
 	t.Run("REST", func(t *testing.T) {
 		for _, p := range restPaths {
-			resp, b := s.secReq(t, "GET", s.base+"/api/v1"+p, "")
+			resp, b := s.secReq(t, "GET", s.c.PublicURL+"/api/v1"+p, "")
 			restNoKey(t, p+" without a key", resp, b)
 			for _, name := range secQueryNames {
-				u := s.base + "/api/v1" + p + "?" + url.QueryEscape(name) + "=" + w.restKey
+				u := s.c.PublicURL + "/api/v1" + p + "?" + url.QueryEscape(name) + "=" + w.restKey
 				resp, b := s.secReq(t, "GET", u, "")
 				restNoKey(t, p+"?"+name+"=<REST key>", resp, b)
 			}
 		}
 		for _, h := range [][]string{{"X-Api-Key", w.restKey}, {"Api-Key", w.restKey}, {"Authorization", w.restKey}, {"Authorization", "Token " + w.restKey},
 			{"Authorization", "Basic " + base64.StdEncoding.EncodeToString([]byte(w.restKey+":"))}, {"Cookie", "api_key=" + w.restKey}} {
-			resp, b := s.secReq(t, "GET", s.base+"/api/v1/jobs", "", h...)
+			resp, b := s.secReq(t, "GET", s.c.PublicURL+"/api/v1/jobs", "", h...)
 			restNoKey(t, "the key in "+h[0]+": "+strings.SplitN(h[1], " ", 2)[0], resp, b)
 		}
 		// A wrong key in the header and the right one in the query: the
 		// header's answer.
-		resp, b := s.secReq(t, "GET", s.base+"/api/v1/jobs?api_key="+w.restKey, "", "Authorization", "Bearer "+f.wrongKeys[0].key)
+		resp, b := s.secReq(t, "GET", s.c.PublicURL+"/api/v1/jobs?api_key="+w.restKey, "", "Authorization", "Bearer "+f.wrongKeys[0].key)
 		if got := secRESTAnswer(resp.StatusCode, string(b)); got != `401 {"error":{"code":"UNAUTHORIZED","message":"Invalid API key"}}` {
 			t.Errorf("a wrong key in the header, the right one in the query: %s", got)
 		}
 	})
 	t.Run("ReportAPI", func(t *testing.T) {
 		for _, name := range secQueryNames {
-			resp, b := s.secReq(t, "POST", s.base+"/api/v1/jobs/"+j0+"/report?"+url.QueryEscape(name)+"="+w.reportKey, `{"status":"failed"}`, "Content-Type", "application/json")
+			resp, b := s.secReq(t, "POST", s.c.PublicURL+"/api/v1/jobs/"+j0+"/report?"+url.QueryEscape(name)+"="+w.reportKey, `{"status":"failed"}`, "Content-Type", "application/json")
 			if resp.StatusCode != 401 || string(b) != `{"error":"Missing or malformed Authorization header"}` {
 				t.Errorf("report ?%s=<report key>: %d %s, want 401 Missing or malformed Authorization header", name, resp.StatusCode, b)
 			}
 		}
 		for _, body := range []string{`{"status":"failed","api_key":"` + w.reportKey + `"}`, `{"status":"failed","key":"` + w.reportKey + `","token":"` + w.reportKey + `"}`} {
-			resp, b := s.secReq(t, "POST", s.base+"/api/v1/jobs/"+j0+"/report", body, "Content-Type", "application/json")
+			resp, b := s.secReq(t, "POST", s.c.PublicURL+"/api/v1/jobs/"+j0+"/report", body, "Content-Type", "application/json")
 			if resp.StatusCode != 401 || string(b) != `{"error":"Missing or malformed Authorization header"}` {
 				t.Errorf("report with the key in the body: %d %s, want 401", resp.StatusCode, b)
 			}
 		}
-		resp, b := s.secReq(t, "POST", s.base+"/api/v1/jobs/"+j0+"/report", `{"status":"failed"}`, "Content-Type", "application/json", "X-Api-Key", w.reportKey)
+		resp, b := s.secReq(t, "POST", s.c.PublicURL+"/api/v1/jobs/"+j0+"/report", `{"status":"failed"}`, "Content-Type", "application/json", "X-Api-Key", w.reportKey)
 		if resp.StatusCode != 401 || string(b) != `{"error":"Missing or malformed Authorization header"}` {
 			t.Errorf("report with the key in X-Api-Key: %d %s, want 401", resp.StatusCode, b)
 		}
@@ -993,11 +983,11 @@ func secQueryKeys(t *testing.T, s *dashServer, rec *secRecorder, f *secFixture) 
 			}
 		}
 		for _, name := range secQueryNames {
-			resp, b := s.secReq(t, "POST", s.base+"/mcp?"+url.QueryEscape(name)+"="+f.rw.secret, secRPC("tools/list", nil),
+			resp, b := s.secReq(t, "POST", s.c.PublicURL+"/mcp?"+url.QueryEscape(name)+"="+f.rw.secret, secRPC("tools/list", nil),
 				"Content-Type", "application/json", "Accept", "application/json, text/event-stream")
 			check("/mcp?"+name+"=<assistant key>", resp, b)
 		}
-		resp, b := s.secReq(t, "POST", s.base+"/mcp", secRPC("tools/list", map[string]any{"api_key": f.rw.secret}),
+		resp, b := s.secReq(t, "POST", s.c.PublicURL+"/mcp", secRPC("tools/list", map[string]any{"api_key": f.rw.secret}),
 			"Content-Type", "application/json", "Accept", "application/json, text/event-stream", "X-Api-Key", f.rw.secret)
 		check("/mcp with the key in X-Api-Key and the params", resp, b)
 	})
@@ -1022,7 +1012,7 @@ func secQueryKeys(t *testing.T, s *dashServer, rec *secRecorder, f *secFixture) 
 		}
 		// The session's value as another cookie's, or in the form.
 		r := s.page(t, "POST", "/alerts/bulk", "", url.Values{"alert": {w.alerts["SQL backup"]}, "action": {"resolve"}, "session": {f.session}},
-			"Sec-Fetch-Site", "same-origin", "Origin", s.base, "Cookie", "session="+f.session)
+			"Sec-Fetch-Site", "same-origin", "Origin", s.c.PublicURL, "Cookie", "session="+f.session)
 		if r.status != 401 {
 			t.Errorf("POST /alerts/bulk with the session in a cookie named session: %s, want 401", r)
 		}
@@ -1035,7 +1025,7 @@ func secQueryKeys(t *testing.T, s *dashServer, rec *secRecorder, f *secFixture) 
 	}
 	// The right key in the header and in the query: the query's name is
 	// an unknown parameter, named without its value.
-	resp, b := s.secReq(t, "GET", s.base+"/api/v1/jobs?api_key="+w.restKey, "", "Authorization", "Bearer "+w.restKey)
+	resp, b := s.secReq(t, "GET", s.c.PublicURL+"/api/v1/jobs?api_key="+w.restKey, "", "Authorization", "Bearer "+w.restKey)
 	if got := secRESTAnswer(resp.StatusCode, string(b)); got != `400 {"error":{"code":"INVALID_PARAMETER","message":"Unknown parameter: \"api_key\"","parameter":"api_key"}}` {
 		t.Errorf("the key in the header and the query: %s, want 400 naming api_key", got)
 	}
@@ -1172,10 +1162,10 @@ func secAdminToken(t *testing.T, s *dashServer, f *secFixture) {
 			t.Errorf("%q and the token: %d %s", scheme, resp.StatusCode, b)
 		}
 	}
-	if resp, b := s.secReq(t, "GET", s.base+"/admin/v1/workspaces", "", "Authorization", "Bearer "+tok); resp.StatusCode != 404 || bytes.Contains(b, []byte(w.id)) {
+	if resp, b := s.secReq(t, "GET", s.c.PublicURL+"/admin/v1/workspaces", "", "Authorization", "Bearer "+tok); resp.StatusCode != 404 || bytes.Contains(b, []byte(w.id)) {
 		t.Errorf("the admin API on the public listener: %d, want the dashboard's 404", resp.StatusCode)
 	}
-	resp, b := s.secReq(t, "GET", s.base+"/api/v1/workspace", "", "Authorization", "Bearer "+tok)
+	resp, b := s.secReq(t, "GET", s.c.PublicURL+"/api/v1/workspace", "", "Authorization", "Bearer "+tok)
 	if got := secRESTAnswer(resp.StatusCode, string(b)); got != `401 {"error":{"code":"UNAUTHORIZED","message":"Invalid API key"}}` {
 		t.Errorf("the admin token on the REST API: %s", got)
 	}
@@ -1190,21 +1180,21 @@ func secErrorPaths(t *testing.T, s *dashServer, rec *secRecorder, f *secFixture)
 		method, url string
 		code        int
 	}{
-		{"GET", s.base + "/api/v1/nope", 404},
-		{"GET", s.base + "/api/v1/jobs/" + w.restKey, 404}, // a key pasted where an id goes
-		{"GET", s.base + "/api/v1/" + w.restKey, 404},
-		{"DELETE", s.base + "/api/v1/jobs", 405},
-		{"OPTIONS", s.base + "/api/v1/jobs", 405},
-		{"GET", s.base + "/api/v1/jobs/x/report", 405},
-		{"PUT", s.base + "/mcp", 403}, // the key is checked first, and a REST key is refused
-		{"GET", s.base + "/no/such/page", 404},
-		{"GET", s.base + "/" + w.restKey, 404},
-		{"PUT", s.base + "/login", 405},
-		{"GET", s.base + "/login", 200},
-		{"GET", s.base + "/assets/app.css", 200},
-		{"GET", s.base + "/assets/app.js", 200},
-		{"GET", s.base + "/assets/htmx.min.js", 200},
-		{"GET", s.base + "/assets/nope.js", 404},
+		{"GET", s.c.PublicURL + "/api/v1/nope", 404},
+		{"GET", s.c.PublicURL + "/api/v1/jobs/" + w.restKey, 404}, // a key pasted where an id goes
+		{"GET", s.c.PublicURL + "/api/v1/" + w.restKey, 404},
+		{"DELETE", s.c.PublicURL + "/api/v1/jobs", 405},
+		{"OPTIONS", s.c.PublicURL + "/api/v1/jobs", 405},
+		{"GET", s.c.PublicURL + "/api/v1/jobs/x/report", 405},
+		{"PUT", s.c.PublicURL + "/mcp", 403}, // the key is checked first, and a REST key is refused
+		{"GET", s.c.PublicURL + "/no/such/page", 404},
+		{"GET", s.c.PublicURL + "/" + w.restKey, 404},
+		{"PUT", s.c.PublicURL + "/login", 405},
+		{"GET", s.c.PublicURL + "/login", 200},
+		{"GET", s.c.PublicURL + "/assets/app.css", 200},
+		{"GET", s.c.PublicURL + "/assets/app.js", 200},
+		{"GET", s.c.PublicURL + "/assets/htmx.min.js", 200},
+		{"GET", s.c.PublicURL + "/assets/nope.js", 404},
 		{"GET", s.c.AdminURL + "/admin/v1/nope", 404},
 		{"GET", s.c.AdminURL + "/" + testserver.AdminToken, 404},
 		{"PUT", s.c.AdminURL + "/admin/v1/workspaces", 405},
@@ -1217,7 +1207,7 @@ func secErrorPaths(t *testing.T, s *dashServer, rec *secRecorder, f *secFixture)
 	}
 	// Requests that do not parse, carrying a key: answered by the
 	// listeners' error handlers.
-	pub := strings.TrimPrefix(s.base, "http://")
+	pub := strings.TrimPrefix(s.c.PublicURL, "http://")
 	adm := strings.TrimPrefix(s.c.AdminURL, "http://")
 	big := strings.Repeat("a", 20<<10)
 	for _, tc := range []struct {
@@ -1661,7 +1651,7 @@ func TestSecurityIsolation(t *testing.T) {
 // cursor query parameter, is in the table of routes.
 func secCheckOpenAPICoverage(t *testing.T, s *dashServer, routes []struct{ path, kind string }) {
 	t.Helper()
-	resp, raw := s.secReq(t, "GET", s.base+"/api/v1/openapi.json", "")
+	resp, raw := s.secReq(t, "GET", s.c.PublicURL+"/api/v1/openapi.json", "")
 	var doc struct {
 		Paths      map[string]map[string]json.RawMessage
 		Components struct {
@@ -1830,14 +1820,15 @@ func TestSecurityTLS(t *testing.T) {
 	plain := &http.Client{Timeout: 10 * time.Second}
 	t.Cleanup(plain.CloseIdleConnections)
 	rec := &secRecorder{next: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
-	hc := &http.Client{Timeout: 10 * time.Second, Transport: rec, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	t.Cleanup(hc.CloseIdleConnections)
-	s := &dashServer{c: c, hc: hc, base: base}
+	adm := c.For(t) // the fixture's admin calls, not recorded
+	adm.HTTP = plain
+	c.HTTP.Transport = rec
+	s := &dashServer{c: c}
 
 	// The fixture, through the admin listener (plain HTTP on loopback).
 	admin := func(method, path string, body any, out any) {
 		t.Helper()
-		if err := adminCall(plain, c, method, path, body, map[string]int{"POST": 201, "PATCH": 200, "GET": 200}[method], out); err != nil {
+		if err := adm.AdminCall(map[string]int{"POST": 201, "PATCH": 200, "GET": 200}[method], method, path, body, out); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -1938,7 +1929,7 @@ func TestSecurityTLS(t *testing.T) {
 		}
 		// Nothing changed: the report sent in clear was not recorded.
 		var jd struct{ History []any }
-		if err := adminCall(plain, c, "GET", wp+"/jobs/"+job.ID, nil, 200, &jd); err != nil || len(jd.History) != 1 {
+		if err := adm.AdminCall(200, "GET", wp+"/jobs/"+job.ID, nil, &jd); err != nil || len(jd.History) != 1 {
 			t.Errorf("the job's history after plain-HTTP reports: %d results (%v), want the one sent over TLS", len(jd.History), err)
 		}
 	})
@@ -2002,44 +1993,23 @@ func TestSecurityTLS(t *testing.T) {
 // line or the whole header.
 func TestSecurityMalformedRequestsNotLogged(t *testing.T) {
 	c := testserver.StartChild(t, "malformed requests", t.TempDir())
-	hc := &http.Client{Timeout: 10 * time.Second}
-	t.Cleanup(hc.CloseIdleConnections)
-	var ws, job, rk, pk struct{ ID, Key string }
-	for _, step := range []struct {
-		path string
-		body map[string]any
-		out  any
-	}{
-		{"/workspaces", map[string]any{"name": "Malformed MSP", "plan": "pro"}, &ws},
-		{"/clients", map[string]any{"name": "Acme"}, &job}, // the client, for the job below
-		{"/keys", map[string]any{"name": "rest", "type": "rest"}, &rk},
-		{"/keys", map[string]any{"name": "report", "type": "report"}, &pk},
-	} {
-		path := step.path
-		if path != "/workspaces" {
-			path = "/workspaces/" + ws.ID + path
-		}
-		if err := adminCall(hc, c, "POST", path, step.body, 201, step.out); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := adminCall(hc, c, "POST", "/workspaces/"+ws.ID+"/jobs", map[string]any{"clientId": job.ID, "name": "Nightly", "vendor": "veeam",
-		"device": map[string]any{"name": "fs", "type": "server", "hostname": "fs01"}, "schedule": map[string]any{"intervalMinutes": 1440}}, 201, &job); err != nil {
-		t.Fatal(err)
-	}
+	ws := c.NewWorkspace(map[string]any{"name": "Malformed MSP", "plan": "pro"})
+	rk, _ := c.NewKey(ws, "rest", map[string]any{"name": "rest"})
+	pk, _ := c.NewKey(ws, "report", map[string]any{"name": "report"})
+	job := c.NewJob(ws, c.NewClient(ws, "Acme"), "Nightly", testserver.Daily())
 	pub := strings.TrimPrefix(c.PublicURL, "http://")
 	adm := strings.TrimPrefix(c.AdminURL, "http://")
-	secrets := []secSecret{secKey("the REST key", rk.Key), secKey("the report key", pk.Key), {what: "the admin token", value: testserver.AdminToken, kind: secNever}}
+	secrets := []secSecret{secKey("the REST key", rk), secKey("the report key", pk), {what: "the admin token", value: testserver.AdminToken, kind: secNever}}
 	for i := range secrets {
 		secrets[i].kind = secNever // in no answer here: they were made by another client
 	}
 	for _, tc := range []struct {
 		what, addr, raw string
 	}{
-		{"REST: Authorization without its colon", pub, "GET /api/v1/jobs HTTP/1.1\r\nHost: x\r\nAuthorization Bearer " + rk.Key + "\r\n\r\n"},
-		{"REST: a control character after the key", pub, "GET /api/v1/jobs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + rk.Key + "\x01\r\n\r\n"},
-		{"REST: no HTTP version", pub, "GET /api/v1/jobs\r\nAuthorization: Bearer " + rk.Key + "\r\n\r\n"},
-		{"Report API: Authorization without its colon", pub, "POST /api/v1/jobs/" + job.ID + "/report HTTP/1.1\r\nHost: x\r\nAuthorization Bearer " + pk.Key + "\r\nContent-Type: application/json\r\nContent-Length: 15\r\n\r\n{\"status\":\"ok\"}"},
+		{"REST: Authorization without its colon", pub, "GET /api/v1/jobs HTTP/1.1\r\nHost: x\r\nAuthorization Bearer " + rk + "\r\n\r\n"},
+		{"REST: a control character after the key", pub, "GET /api/v1/jobs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + rk + "\x01\r\n\r\n"},
+		{"REST: no HTTP version", pub, "GET /api/v1/jobs\r\nAuthorization: Bearer " + rk + "\r\n\r\n"},
+		{"Report API: Authorization without its colon", pub, "POST /api/v1/jobs/" + job + "/report HTTP/1.1\r\nHost: x\r\nAuthorization Bearer " + pk + "\r\nContent-Type: application/json\r\nContent-Length: 15\r\n\r\n{\"status\":\"ok\"}"},
 		{"admin: Authorization without its colon", adm, "GET /admin/v1/workspaces HTTP/1.1\r\nHost: x\r\nAuthorization Bearer " + testserver.AdminToken + "\r\n\r\n"},
 		{"admin: a control character after the token", adm, "GET /admin/v1/workspaces HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + testserver.AdminToken + "\x01\r\n\r\n"},
 	} {

@@ -11,10 +11,8 @@ package main
 // loopback. Names here start with "ss".
 
 import (
-	"backupmon/internal/testserver"
 	"fmt"
 	"net"
-	"net/http"
 	"net/url"
 	"strings"
 	"testing"
@@ -88,15 +86,7 @@ func TestInternalURLCreate(t *testing.T) {
 // and extra flags.
 func ssStart(t *testing.T, extra ...string) *dashServer {
 	t.Helper()
-	s := &dashServer{hc: &http.Client{
-		Timeout:       20 * time.Second,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}}
-	t.Cleanup(s.hc.CloseIdleConnections)
-	s.c = testserver.StartChild(t, "ssrf server", t.TempDir(), append([]string{"--dev-clock"}, extra...)...)
-	s.base = s.c.PublicURL
-	s.clock(t, map[string]any{"set": dashT0.Format(time.RFC3339)})
-	return s
+	return dashStartChild(t, "ssrf server", extra...)
 }
 
 // TestInternalURLDelivery: a webhook channel whose host name, localhost,
@@ -129,7 +119,7 @@ func TestInternalURLDelivery(t *testing.T) {
 	}
 
 	ssRestart(s, "with the flag", "--dev-clock", "--allow-private-webhooks")
-	s.advance(31) // the first retry comes 30 seconds after the first attempt
+	s.c.Advance(31 * time.Second) // the first retry comes 30 seconds after the first attempt
 	list = s.waitDeliveries("the retry", func(ds []dlDelivery) bool {
 		return len(ds) == 1 && ds[0].State == "delivered"
 	})
@@ -172,8 +162,7 @@ func ssRestart(s *dlServer, what string, flags ...string) {
 	if code, err := s.c.Term(); err != nil || code != 0 {
 		s.t.Fatalf("stop the server: exit %d, %v", code, err)
 	}
-	s.hc.CloseIdleConnections()
-	s.c = testserver.StartChild(s.t, "delivery server "+what, s.dir, flags...)
+	s.c = s.c.Restart("delivery server "+what, flags...)
 }
 
 // TestAllowPrivateWebhooksFlag: off by default, on with the flag or with

@@ -207,3 +207,20 @@ func (c *Client) closeIdle() {
 		c.HTTP.CloseIdleConnections()
 	}
 }
+
+// MustReport posts a report body for job with key and fails T unless the
+// answer is 200 with a JSON body.
+func (c *Client) MustReport(jobID, key, body string) Response {
+	c.T.Helper()
+	r := c.Report(jobID, key, "", body)
+	if r.Status != 200 || r.JSON == nil {
+		c.T.Fatalf("report %s on %s: %d %s", body, jobID, r.Status, r.Body)
+	}
+	return r
+}
+
+// AlertID returns the alert_id a report's answer names ("" for null).
+func AlertID(r Response) string {
+	id, _ := r.JSON["alert_id"].(string)
+	return id
+}

@@ -74,6 +74,21 @@ func Send(hc *http.Client, method, url string, header map[string]string, body []
 	return r, nil
 }
 
+// Call sends a request to url with key as a bearer token (none when "")
+// and body as JSON (see Client.Admin; a Content-Type only with a body),
+// without touching a testing.T.
+func Call(hc *http.Client, method, url, key string, body any) (Response, error) {
+	b, err := jsonBody(body)
+	if err != nil {
+		return Response{}, fmt.Errorf("%s %s: %w", method, url, err)
+	}
+	h := Bearer(key)
+	if b != nil {
+		h["Content-Type"] = "application/json"
+	}
+	return Send(hc, method, url, h, b)
+}
+
 // Bearer is the Authorization header of a key or token; "" sends none.
 func Bearer(key string) map[string]string {
 	if key == "" {
