@@ -150,7 +150,7 @@ func TestRecoveryRunsEndToEnd(t *testing.T) {
 		t.Skip("builds a state and runs child processes")
 	}
 	for _, idem := range []bool{false, true} {
-		err := runRecovery(recoveryConfig{workspaces: 4, clientsPerWS: 2, jobsPerWS: 5, resultsPerJob: 3, tail: 25, parallel: 4, data: t.TempDir(), idem: idem})
+		err := runRecovery(recoveryConfig{stateFlags: stateFlags{workspaces: 4, clientsPerWS: 2, jobsPerWS: 5, resultsPerJob: 3, parallel: 4}, tail: 25, data: t.TempDir(), idem: idem})
 		if err != nil {
 			t.Fatalf("idem %v: %v", idem, err)
 		}

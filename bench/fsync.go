@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -19,22 +18,14 @@ import (
 // blocks zero-filled and synced beforehand: no metadata changes, so no
 // journal commit) show what other ways of making a write durable would cost.
 func fsyncMain(args []string) int {
-	fs := flag.NewFlagSet("fsync", flag.ContinueOnError)
-	n := fs.Int("n", 1000, "appends, each followed by a sync")
-	size := fs.Int("size", 4096, "bytes per append")
-	mode := fs.String("mode", "fsync", "fsync (append + fsync, as the log does), fdatasync (append + fdatasync), prealloc (overwrite a fallocated file + fdatasync) or zerofill (overwrite a zero-filled, synced file + fdatasync)")
-	data := fs.String("data", "", "directory on the disk to measure; default: the temp dir")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if err := runFsync(*data, *mode, *n, *size); err != nil {
-		fmt.Fprintln(os.Stderr, "bench fsync:", err)
-		return 1
-	}
-	return 0
+	var n, size int
+	var mode, data string
+	return command("fsync", args, func(fs *flag.FlagSet) {
+		fs.IntVar(&n, "n", 1000, "appends, each followed by a sync")
+		fs.IntVar(&size, "size", 4096, "bytes per append")
+		fs.StringVar(&mode, "mode", "fsync", "fsync (append + fsync, as the log does), fdatasync (append + fdatasync), prealloc (overwrite a fallocated file + fdatasync) or zerofill (overwrite a zero-filled, synced file + fdatasync)")
+		fs.StringVar(&data, "data", "", "directory on the disk to measure; default: the temp dir")
+	}, flagsFine, func() (bool, error) { return true, runFsync(data, mode, n, size) })
 }
 
 func runFsync(data, mode string, n, size int) error {

@@ -21,7 +21,6 @@ import (
 	"net/smtp"
 	"net/textproto"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -52,72 +51,51 @@ const mailFixtureFile = "bench-mail-fixture.json"
 const mailsPerJobPerDay = 100
 
 type mailConfig struct {
-	duration, warmup time.Duration
-	conns            int
-	data             string
-	cpuProfile       string
-	traceFile        string
-	procs            int
-	workspaces       int
-	planRate         float64
-	perJob           int
-	sizes            []int // bytes
-	vendors          []string
-	samples          string
-	snapshotEvery    uint64
-	noSync           bool
-	dotWriter        bool
+	targetFlags
+	workspaces    int
+	planRate      float64
+	perJob        int
+	sizes         []int // bytes
+	vendors       []string
+	samples       string
+	snapshotEvery uint64
+	noSync        bool
+	dotWriter     bool
 }
 
 func mailMain(args []string) int {
-	c := mailConfig{}
-	fs := flag.NewFlagSet("mail", flag.ContinueOnError)
-	fs.DurationVar(&c.duration, "duration", 10*time.Second, "measured time (after the warm-up)")
-	fs.DurationVar(&c.warmup, "warmup", 3*time.Second, "warm-up, not measured")
-	fs.IntVar(&c.conns, "conns", 32, "SMTP connections, each driven by one goroutine (closed loop), kept open for every transaction")
-	fs.StringVar(&c.data, "data", "", "data directory for the server (must be empty; kept afterwards); default: a temp dir, removed")
-	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the server process (from listening to the end) to this file")
-	fs.StringVar(&c.traceFile, "trace", "", "write a 2 s execution trace of the server process's measured phase to this file (go tool trace)")
-	fs.IntVar(&c.procs, "procs", 0, "the server process's GOMAXPROCS (0: its own choice, as backupmon serve makes it)")
-	fs.IntVar(&c.workspaces, "workspaces", 50, "workspaces the jobs are spread over")
-	fs.Float64Var(&c.planRate, "plan-rate", 6000, "e-mails/s the fixture's jobs are sized for (each job takes at most -per-job e-mails)")
-	fs.IntVar(&c.perJob, "per-job", 90, "most e-mails a job gets in the run (under the cap of 100 reports per job a day)")
-	sizes := fs.String("sizes", "12,24,36,48,60", "sizes of the e-mails sent, in KB (1,000 bytes), used in turn; a sample larger than a size is sent as it is")
-	vendors := fs.String("vendors", "", "comma-separated vendors to send for (default: every vendor with a parser and samples)")
-	fs.StringVar(&c.samples, "samples", "testdata/emails", "directory of the sample e-mails, one folder per vendor")
-	fs.Uint64Var(&c.snapshotEvery, "snapshot-every", 0, "engine SnapshotEvery (0: the server's default)")
-	fs.BoolVar(&c.noSync, "nosync", false, "diagnosis only: the server's log skips fsync (not durable)")
-	fs.BoolVar(&c.dotWriter, "dotwriter", false, "write each message through net/smtp's DotWriter, byte by byte, instead of the template dot-stuffed once (costs the load generator more CPU)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
+	var c mailConfig
+	var sizes, vendors string
+	return command("mail", args, func(fs *flag.FlagSet) {
+		c.registerLoad(fs, "", 32, "SMTP connections, each driven by one goroutine (closed loop), kept open for every transaction")
+		fs.IntVar(&c.workspaces, "workspaces", 50, "workspaces the jobs are spread over")
+		fs.Float64Var(&c.planRate, "plan-rate", 6000, "e-mails/s the fixture's jobs are sized for (each job takes at most -per-job e-mails)")
+		fs.IntVar(&c.perJob, "per-job", 90, "most e-mails a job gets in the run (under the cap of 100 reports per job a day)")
+		fs.StringVar(&sizes, "sizes", "12,24,36,48,60", "sizes of the e-mails sent, in KB (1,000 bytes), used in turn; a sample larger than a size is sent as it is")
+		fs.StringVar(&vendors, "vendors", "", "comma-separated vendors to send for (default: every vendor with a parser and samples)")
+		fs.StringVar(&c.samples, "samples", "testdata/emails", "directory of the sample e-mails, one folder per vendor")
+		fs.Uint64Var(&c.snapshotEvery, "snapshot-every", 0, "engine SnapshotEvery (0: the server's default)")
+		fs.BoolVar(&c.noSync, "nosync", false, "diagnosis only: the server's log skips fsync (not durable)")
+		fs.BoolVar(&c.dotWriter, "dotwriter", false, "write each message through net/smtp's DotWriter, byte by byte, instead of the template dot-stuffed once (costs the load generator more CPU)")
+	}, func() string {
+		for s := range strings.SplitSeq(sizes, ",") {
+			kb, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+			if err != nil || kb <= 0 || kb*1000 > mailparse.MaxMessageBytes {
+				return fmt.Sprintf("-sizes: %q is not a size in KB", s)
+			}
+			c.sizes = append(c.sizes, int(kb*1000))
 		}
-		return 2
-	}
-	for s := range strings.SplitSeq(*sizes, ",") {
-		kb, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-		if err != nil || kb <= 0 || kb*1000 > mailparse.MaxMessageBytes {
-			fmt.Fprintf(os.Stderr, "bench mail: -sizes: %q is not a size in KB\n", s)
-			return 2
+		if vendors != "" {
+			c.vendors = strings.Split(vendors, ",")
 		}
-		c.sizes = append(c.sizes, int(kb*1000))
-	}
-	if *vendors != "" {
-		c.vendors = strings.Split(*vendors, ",")
-	}
-	if c.conns < 1 || c.workspaces < 1 || c.duration <= 0 || c.warmup < 0 || c.perJob < 1 || c.perJob > mailsPerJobPerDay || c.planRate <= 0 {
-		fmt.Fprintln(os.Stderr, "bench mail: -conns, -workspaces, -duration and -plan-rate must be positive, -per-job from 1 to 100")
-		return 2
-	}
-	res, err := runMail(c, os.Stdout)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "bench mail:", err)
-		return 1
-	}
-	if res.errors > 0 || !res.checked {
-		return 1
-	}
-	return 0
+		if c.conns < 1 || c.workspaces < 1 || c.duration <= 0 || c.warmup < 0 || c.perJob < 1 || c.perJob > mailsPerJobPerDay || c.planRate <= 0 {
+			return "-conns, -workspaces, -duration and -plan-rate must be positive, -per-job from 1 to 100"
+		}
+		return ""
+	}, func() (bool, error) {
+		res, err := runMail(c, os.Stdout)
+		return res.errors == 0 && res.checked, err
+	})
 }
 
 // mailResult is what runMail measured.
@@ -143,16 +121,11 @@ func runMail(c mailConfig, out io.Writer) (mailResult, error) {
 	planned := int64(c.planRate * (c.warmup + c.duration).Seconds())
 	jobs := int(float64(planned)*planMargin/float64(c.perJob)) + 1
 	jobsPerWS := max((jobs+c.workspaces-1)/c.workspaces, (len(vendors)+c.workspaces-1)/c.workspaces)
-	dir, cleanup, err := dataDir(c.data, "backupmon-bench-mail-")
+	dir, cleanup, err := startLoadRun(out, "mail", c.data, fmt.Sprintf("%d SMTP connections, %s warm-up + %s measured", c.conns, c.warmup, c.duration), c.noSync)
 	if err != nil {
 		return res, err
 	}
 	defer cleanup()
-	fmt.Fprintf(out, "bench mail: %d SMTP connections, %s warm-up + %s measured; load generator GOMAXPROCS %d; data %s\n",
-		c.conns, c.warmup, c.duration, runtime.GOMAXPROCS(0), dir)
-	if c.noSync {
-		fmt.Fprintln(out, "WARNING: -nosync: the server's log does not fsync; these figures are not of the durable path")
-	}
 	start = time.Now()
 	args := []string{"-data", dir, "-workspaces", strconv.Itoa(c.workspaces), "-jobs-per-ws", strconv.Itoa(jobsPerWS),
 		"-vendors", strings.Join(vendors, ","), "-snapshot-every", strconv.FormatUint(c.snapshotEvery, 10), "-procs", strconv.Itoa(c.procs)}
@@ -183,7 +156,7 @@ func runMail(c mailConfig, out io.Writer) (mailResult, error) {
 	}
 	plan := newMailPlan(f, tmpls)
 	plan.dotWriter = c.dotWriter
-	res.load = runMailLoad(out, loadConfig{conns: c.conns, warmup: c.warmup, duration: c.duration}, server.addr, plan, budget, server.cpu, onMeasure)
+	res.load = runMailLoad(out, c.load(), server.addr, plan, budget, server.cpu, onMeasure)
 	res.errors = res.load.errors
 	printMailLoad(out, res.load)
 	if batches, records, syncP50, syncP99, snaps, snapTime, err := server.stats(); err == nil && batches > 0 {
@@ -296,7 +269,7 @@ func buildTemplates(dir string, vendors []string, sizes []int) (map[string][]*ma
 // Message-ID header is replaced by one at the top whose unique part the
 // sender fills in, and its lines end in CRLF.
 func newTemplate(vendor, name string, raw []byte, grownBy string) *mailTemplate {
-	he := headerEnd(raw)
+	he := mailgrow.HeaderEnd(raw)
 	var hdr bytes.Buffer
 	skipping := false
 	for line := range strings.SplitAfterSeq(string(raw[:he]), "\n") {
@@ -321,18 +294,6 @@ func newTemplate(vendor, name string, raw []byte, grownBy string) *mailTemplate 
 	// RFC 5321 4.5.2: a line that starts with a dot gets one more.
 	t.wire = append(bytes.ReplaceAll(t.tail, []byte("\r\n."), []byte("\r\n..")), ".\r\n"...)
 	return t
-}
-
-// headerEnd returns the offset of the blank line that ends raw's header
-// (len(raw) when none).
-func headerEnd(raw []byte) int {
-	if len(raw) > 0 && raw[0] == '\n' {
-		return 0
-	}
-	if i := bytes.Index(raw, []byte("\n\n")); i >= 0 {
-		return i + 1
-	}
-	return len(raw)
 }
 
 func printTemplates(out io.Writer, tmpls map[string][]*mailTemplate, sizes []int, took time.Duration) {
@@ -377,12 +338,8 @@ type mailJob struct {
 }
 
 func readMailFixture(path string) (*mailFixture, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read fixture: %w", err)
-	}
 	var f mailFixture
-	if err := jsonx.Unmarshal(b, &f); err != nil {
+	if err := readJSON(path, &f); err != nil {
 		return nil, fmt.Errorf("read fixture: %w", err)
 	}
 	if len(f.Jobs) == 0 {
@@ -618,36 +575,7 @@ func fmtOutcomes(m map[string]int64) string {
 
 // startMailTarget starts the mail target child and waits until it listens.
 func startMailTarget(args ...string) (*target, error) {
-	self, err := os.Executable()
-	if err != nil {
-		return nil, fmt.Errorf("start mail target: %w", err)
-	}
-	cmd := exec.Command(self, append([]string{mailTargetCmd}, args...)...)
-	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, fmt.Errorf("start mail target: %w", err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, fmt.Errorf("start mail target: %w", err)
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start mail target: %w", err)
-	}
-	t := &target{cmd: cmd, stdin: stdin, out: bufio.NewScanner(stdout)}
-	line, err := t.line()
-	if err != nil {
-		t.kill()
-		return nil, fmt.Errorf("mail target: %w", err)
-	}
-	addr, ok := strings.CutPrefix(line, "listening ")
-	if !ok {
-		t.kill()
-		return nil, fmt.Errorf("mail target said %q", line)
-	}
-	t.addr = addr
-	return t, nil
+	return startListening("mail target", append([]string{mailTargetCmd}, args...))
 }
 
 // mailCount is what the mail target found in the engine after the load.
@@ -753,13 +681,7 @@ func (s *mailServer) setUpWorkspace(w, workspaces, jobsPerWS int, vendors []stri
 		g := w + workspaces*m
 		vendor := vendors[g%len(vendors)]
 		host := fmt.Sprintf("host-%d-%d", w, m)
-		jv, err := s.eng.CreateJob(ws.ID, engine.JobInput{
-			ClientID: engine.Some(cl.ID),
-			Name:     engine.Some(fmt.Sprintf("Nightly %s backup %d", vendor, m)),
-			Vendor:   engine.Some(vendor),
-			Device:   engine.Some(engine.DeviceInput{Name: engine.Some("Server " + host), Type: engine.Some("server"), Hostname: engine.Some(host)}),
-			Schedule: engine.Some(engine.ScheduleInput{IntervalMinutes: engine.Some(int64(1440)), GraceMinutes: engine.Some(int64(120))}),
-		})
+		jv, err := createServerJob(s.eng, ws.ID, cl.ID, vendor, fmt.Sprintf("Nightly %s backup %d", vendor, m), host, 1440, 120)
 		if err != nil {
 			return fmt.Errorf("create job: %w", err)
 		}

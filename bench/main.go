@@ -16,42 +16,36 @@ import (
 	"os"
 )
 
+// commands are the bench commands and the children they start, by name.
+var commands = map[string]func(args []string) int{
+	"report":         reportMain,
+	"read":           readMain,
+	"recovery":       recoveryMain,
+	"fsync":          fsyncMain,
+	"missing":        missingMain,
+	"mail":           mailMain,
+	"scale":          scaleMain,
+	targetChildCmd:   targetChild,
+	recoveryChildCmd: recoveryChild,
+	mailTargetCmd:    mailTargetChild,
+}
+
 func main() {
 	if len(os.Args) < 2 {
 		usage()
 		os.Exit(2)
 	}
 	cmd, args := os.Args[1], os.Args[2:]
-	var code int
-	switch cmd {
-	case "report":
-		code = reportMain(args)
-	case "read":
-		code = readMain(args)
-	case "recovery":
-		code = recoveryMain(args)
-	case targetChildCmd:
-		code = targetChild(args)
-	case recoveryChildCmd:
-		code = recoveryChild(args)
-	case "fsync":
-		code = fsyncMain(args)
-	case "missing":
-		code = missingMain(args)
-	case "mail":
-		code = mailMain(args)
-	case "scale":
-		code = scaleMain(args)
-	case mailTargetCmd:
-		code = mailTargetChild(args)
-	case "-h", "-help", "--help", "help":
+	switch run, ok := commands[cmd]; {
+	case ok:
+		os.Exit(run(args))
+	case cmd == "-h" || cmd == "-help" || cmd == "--help" || cmd == "help":
 		usage()
 	default:
 		fmt.Fprintf(os.Stderr, "bench: unknown command %q\n", cmd)
 		usage()
-		code = 2
+		os.Exit(2)
 	}
-	os.Exit(code)
 }
 
 func usage() {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -37,34 +36,21 @@ type missingConfig struct {
 }
 
 func missingMain(args []string) int {
-	c := missingConfig{}
-	fs := flag.NewFlagSet("missing", flag.ContinueOnError)
-	fs.IntVar(&c.workspaces, "workspaces", 1000, "workspaces")
-	fs.IntVar(&c.jobs, "jobs", 100000, "jobs in all (rounded up to a multiple of -workspaces)")
-	fs.IntVar(&c.clientsPerWS, "clients", 10, "clients per workspace")
-	fs.IntVar(&c.parallel, "parallel", 128, "workspaces or jobs set up at once")
-	fs.BoolVar(&c.channels, "channels", false, "one webhook channel per workspace and a deliverer that only counts: each missing alert also queues a delivery (the outbox)")
-	fs.StringVar(&c.data, "data", "", "data directory (must be empty; kept afterwards); default: a temp dir, removed")
-	fs.StringVar(&c.cpuprofile, "cpuprofile", "", "write a CPU profile of the clock move (the timed phase) to this file")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
+	var c missingConfig
+	return command("missing", args, func(fs *flag.FlagSet) {
+		fs.IntVar(&c.workspaces, "workspaces", 1000, "workspaces")
+		fs.IntVar(&c.jobs, "jobs", 100000, "jobs in all (rounded up to a multiple of -workspaces)")
+		fs.IntVar(&c.clientsPerWS, "clients", 10, "clients per workspace")
+		fs.IntVar(&c.parallel, "parallel", 128, "workspaces or jobs set up at once")
+		fs.BoolVar(&c.channels, "channels", false, "one webhook channel per workspace and a deliverer that only counts: each missing alert also queues a delivery (the outbox)")
+		fs.StringVar(&c.data, "data", "", "data directory (must be empty; kept afterwards); default: a temp dir, removed")
+		fs.StringVar(&c.cpuprofile, "cpuprofile", "", "write a CPU profile of the clock move (the timed phase) to this file")
+	}, func() string {
+		if c.workspaces < 1 || c.jobs < 1 {
+			return "-workspaces and -jobs must be positive"
 		}
-		return 2
-	}
-	if c.workspaces < 1 || c.jobs < 1 {
-		fmt.Fprintln(os.Stderr, "bench missing: -workspaces and -jobs must be positive")
-		return 2
-	}
-	ok, err := runMissing(c)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "bench missing:", err)
-		return 1
-	}
-	if !ok {
-		return 1
-	}
-	return 0
+		return ""
+	}, func() (bool, error) { return runMissing(c) })
 }
 
 // countingDeliverer takes notices and only counts them.
@@ -123,23 +109,13 @@ func runMissing(c missingConfig) (bool, error) {
 				return err
 			}
 		}
-		clients := make([]string, max(c.clientsPerWS, 1))
-		for i := range clients {
-			cv, err := eng.CreateClient(ws.ID, engine.ClientInput{Name: engine.Some(fmt.Sprintf("Client %d-%d", w, i))})
-			if err != nil {
-				return err
-			}
-			clients[i] = cv.ID
+		clients, err := createClients(eng, ws.ID, w, c.clientsPerWS)
+		if err != nil {
+			return err
 		}
 		for m := range jobsPerWS {
 			host := fmt.Sprintf("host-%d-%d", w, m%len(clients))
-			jv, err := eng.CreateJob(ws.ID, engine.JobInput{
-				ClientID: engine.Some(clients[m%len(clients)]),
-				Name:     engine.Some(fmt.Sprintf("Hourly backup %d", m)),
-				Vendor:   engine.Some("generic"),
-				Device:   engine.Some(engine.DeviceInput{Name: engine.Some("Server " + host), Type: engine.Some("server"), Hostname: engine.Some(host)}),
-				Schedule: engine.Some(engine.ScheduleInput{IntervalMinutes: engine.Some(int64(60)), GraceMinutes: engine.Some(int64(0))}),
-			})
+			jv, err := createServerJob(eng, ws.ID, clients[m%len(clients)], "generic", fmt.Sprintf("Hourly backup %d", m), host, 60, 0)
 			if err != nil {
 				return err
 			}

@@ -8,13 +8,11 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -51,36 +49,26 @@ type readConfig struct {
 }
 
 func readMain(args []string) int {
-	c := readConfig{}
-	fs := flag.NewFlagSet("read", flag.ContinueOnError)
-	c.targetFlags.register(fs)
-	fs.IntVar(&c.workspaces, "workspaces", 0, "Pro workspaces polled round-robin (0: enough for -plan-rate within 300 requests each)")
-	fs.IntVar(&c.keysPerWS, "keys-per-ws", 1, "REST keys per workspace, used in turn (the limit is the workspace's, whatever the key)")
-	fs.IntVar(&c.clientsPerWS, "clients-per-ws", 3, "clients per workspace")
-	fs.IntVar(&c.jobsPerWS, "jobs-per-ws", 55, "jobs per workspace (over 50: /jobs?limit=50 answers a full page with a cursor)")
-	fs.IntVar(&c.resultsPerJob, "results-per-job", 10, "past results per job, one a day")
-	fs.IntVar(&c.alertsPerWS, "alerts-per-ws", 2, "jobs per workspace whose last result failed, each leaving an unresolved alert")
-	fs.Float64Var(&c.planRate, "plan-rate", 80000, "requests/s the workspaces are sized for when -workspaces is 0")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
+	var c readConfig
+	return command("read", args, func(fs *flag.FlagSet) {
+		c.targetFlags.register(fs)
+		fs.IntVar(&c.workspaces, "workspaces", 0, "Pro workspaces polled round-robin (0: enough for -plan-rate within 300 requests each)")
+		fs.IntVar(&c.keysPerWS, "keys-per-ws", 1, "REST keys per workspace, used in turn (the limit is the workspace's, whatever the key)")
+		fs.IntVar(&c.clientsPerWS, "clients-per-ws", 3, "clients per workspace")
+		fs.IntVar(&c.jobsPerWS, "jobs-per-ws", 55, "jobs per workspace (over 50: /jobs?limit=50 answers a full page with a cursor)")
+		fs.IntVar(&c.resultsPerJob, "results-per-job", 10, "past results per job, one a day")
+		fs.IntVar(&c.alertsPerWS, "alerts-per-ws", 2, "jobs per workspace whose last result failed, each leaving an unresolved alert")
+		fs.Float64Var(&c.planRate, "plan-rate", 80000, "requests/s the workspaces are sized for when -workspaces is 0")
+	}, func() string {
+		if c.conns < 1 || c.workspaces < 0 || c.keysPerWS < 1 || c.clientsPerWS < 1 || c.jobsPerWS < 1 || c.resultsPerJob < 1 ||
+			c.alertsPerWS < 0 || c.alertsPerWS > c.jobsPerWS || c.duration <= 0 || c.warmup < 0 {
+			return "-conns, -duration, -keys-per-ws, -clients-per-ws, -jobs-per-ws and -results-per-job must be positive, -alerts-per-ws at most -jobs-per-ws"
 		}
-		return 2
-	}
-	if c.conns < 1 || c.workspaces < 0 || c.keysPerWS < 1 || c.clientsPerWS < 1 || c.jobsPerWS < 1 || c.resultsPerJob < 1 ||
-		c.alertsPerWS < 0 || c.alertsPerWS > c.jobsPerWS || c.duration <= 0 || c.warmup < 0 {
-		fmt.Fprintln(os.Stderr, "bench read: -conns, -duration, -keys-per-ws, -clients-per-ws, -jobs-per-ws and -results-per-job must be positive, -alerts-per-ws at most -jobs-per-ws")
-		return 2
-	}
-	res, err := runRead(c, os.Stdout)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "bench read:", err)
-		return 1
-	}
-	if res.errors > 0 {
-		return 1
-	}
-	return 0
+		return ""
+	}, func() (bool, error) {
+		res, err := runRead(c, os.Stdout)
+		return res.errors == 0, err
+	})
 }
 
 // sizeReadLayout works out the workspaces the planned request count needs.
@@ -109,13 +97,11 @@ func sizeReadLayout(c readConfig) (l layout, planned, budget int64) {
 func runRead(c readConfig, out io.Writer) (reportResult, error) {
 	var res reportResult
 	l, planned, budget := sizeReadLayout(c)
-	dir, cleanup, err := dataDir(c.data, "backupmon-bench-read-")
+	dir, cleanup, err := startLoadRun(out, "read", c.data, c.targetFlags.what(), false)
 	if err != nil {
 		return res, err
 	}
 	defer cleanup()
-	fmt.Fprintf(out, "bench read: %d connections, %s warm-up + %s measured per target; load generator GOMAXPROCS %d; data %s\n",
-		c.conns, c.warmup, c.duration, runtime.GOMAXPROCS(0), dir)
 
 	start := time.Now()
 	args := []string{"-kind", "server", "-fixture", "read", "-data", dir, "-workspaces", strconv.Itoa(l.workspaces),
@@ -148,11 +134,7 @@ func runRead(c readConfig, out io.Writer) (reportResult, error) {
 			return res, err
 		}
 	}
-	if err := c.runBare(out, &res, []string{"-kind", "bare", "-answers", path}, reqs.builder); err != nil {
-		return res, err
-	}
-	err = c.runServer(out, &res, server, reqs.builder, budget)
-	return res, err
+	return c.runTargets(out, server, []string{"-kind", "bare", "-answers", path}, reqs.builder, budget)
 }
 
 // readRequests holds what varies between read requests, prepared once.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"flag"
 	"fmt"
@@ -36,37 +35,22 @@ const recoveryChildCmd = "recovery-child"
 const never = 1 << 62
 
 type recoveryConfig struct {
-	workspaces, clientsPerWS, jobsPerWS, resultsPerJob int
-	tail                                               int
-	data                                               string
-	parallel                                           int
-	idem                                               bool
-	restarts                                           int
+	stateFlags
+	tail     int
+	data     string
+	idem     bool
+	restarts int
 }
 
 func recoveryMain(args []string) int {
-	c := recoveryConfig{}
-	fs := flag.NewFlagSet("recovery", flag.ContinueOnError)
-	fs.IntVar(&c.workspaces, "workspaces", 1000, "workspaces")
-	fs.IntVar(&c.clientsPerWS, "clients", 10, "clients per workspace")
-	fs.IntVar(&c.jobsPerWS, "jobs", 100, "jobs per workspace")
-	fs.IntVar(&c.resultsPerJob, "results", 10, "results per job (one a day, ending yesterday)")
-	fs.IntVar(&c.tail, "tail", 100000, "reports logged after the last snapshot, replayed by the last restart (0: skip)")
-	fs.IntVar(&c.parallel, "parallel", 128, "workspaces or jobs built at once")
-	fs.StringVar(&c.data, "data", "", "data directory (must be empty; kept afterwards); default: a temp dir, removed")
-	fs.IntVar(&c.restarts, "restarts", 3, "restarts measured per state (the median is shown)")
-	fs.BoolVar(&c.idem, "idem", false, "send the results through Engine.Report, each with a 36-character idempotency key (kept 30 days), instead of ImportReports")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if err := runRecovery(c); err != nil {
-		fmt.Fprintln(os.Stderr, "bench recovery:", err)
-		return 1
-	}
-	return 0
+	var c recoveryConfig
+	return command("recovery", args, func(fs *flag.FlagSet) {
+		c.stateFlags.register(fs, stateFlags{workspaces: 1000, clientsPerWS: 10, jobsPerWS: 100, resultsPerJob: 10}, "workspaces", "")
+		fs.IntVar(&c.tail, "tail", 100000, "reports logged after the last snapshot, replayed by the last restart (0: skip)")
+		fs.StringVar(&c.data, "data", "", "data directory (must be empty; kept afterwards); default: a temp dir, removed")
+		fs.IntVar(&c.restarts, "restarts", 3, "restarts measured per state (the median is shown)")
+		fs.BoolVar(&c.idem, "idem", false, "send the results through Engine.Report, each with a 36-character idempotency key (kept 30 days), instead of ImportReports")
+	}, flagsFine, func() (bool, error) { return true, runRecovery(c) })
 }
 
 // restartStats is what a child process measured after one engine.Open.
@@ -313,8 +297,7 @@ func measureRestart(dir string) (restartStats, error) {
 	if err != nil {
 		return s, err
 	}
-	line := out[bytes.LastIndexByte(bytes.TrimSpace(out), '\n')+1:]
-	if err := jsonx.Unmarshal(bytes.TrimSpace(line), &s); err != nil {
+	if err := lastLineJSON(out, &s); err != nil {
 		return s, fmt.Errorf("child answered %q: %w", out, err)
 	}
 	return s, nil

@@ -2,21 +2,17 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
-
-	"backupmon/jsonx"
 
 	"github.com/valyala/fasthttp"
 )
@@ -42,34 +38,24 @@ type reportConfig struct {
 }
 
 func reportMain(args []string) int {
-	c := reportConfig{}
-	fs := flag.NewFlagSet("report", flag.ContinueOnError)
-	c.targetFlags.register(fs)
-	fs.IntVar(&c.workspaces, "workspaces", 1000, "workspaces the reports are spread over")
-	fs.IntVar(&c.jobs, "jobs", 0, "jobs in all (0: enough for -plan-rate; rounded up to a multiple of -workspaces)")
-	fs.IntVar(&c.keys, "keys", 0, "report keys in all (0: enough for -plan-rate; rounded up to a multiple of -workspaces)")
-	fs.Float64Var(&c.planRate, "plan-rate", 150000, "requests/s the jobs and keys are sized for when -jobs/-keys are 0")
-	fs.Uint64Var(&c.snapshotEvery, "snapshot-every", 0, "engine SnapshotEvery (0: the server's default)")
-	fs.BoolVar(&c.noSync, "nosync", false, "diagnosis only: the server's log skips fsync (not durable; shows what the fsync wait costs)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
+	var c reportConfig
+	return command("report", args, func(fs *flag.FlagSet) {
+		c.targetFlags.register(fs)
+		fs.IntVar(&c.workspaces, "workspaces", 1000, "workspaces the reports are spread over")
+		fs.IntVar(&c.jobs, "jobs", 0, "jobs in all (0: enough for -plan-rate; rounded up to a multiple of -workspaces)")
+		fs.IntVar(&c.keys, "keys", 0, "report keys in all (0: enough for -plan-rate; rounded up to a multiple of -workspaces)")
+		fs.Float64Var(&c.planRate, "plan-rate", 150000, "requests/s the jobs and keys are sized for when -jobs/-keys are 0")
+		fs.Uint64Var(&c.snapshotEvery, "snapshot-every", 0, "engine SnapshotEvery (0: the server's default)")
+		fs.BoolVar(&c.noSync, "nosync", false, "diagnosis only: the server's log skips fsync (not durable; shows what the fsync wait costs)")
+	}, func() string {
+		if c.conns < 1 || c.workspaces < 1 || c.duration <= 0 || c.warmup < 0 {
+			return "-conns, -workspaces and -duration must be positive"
 		}
-		return 2
-	}
-	if c.conns < 1 || c.workspaces < 1 || c.duration <= 0 || c.warmup < 0 {
-		fmt.Fprintln(os.Stderr, "bench report: -conns, -workspaces and -duration must be positive")
-		return 2
-	}
-	res, err := runReport(c, os.Stdout)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "bench report:", err)
-		return 1
-	}
-	if res.errors > 0 {
-		return 1
-	}
-	return 0
+		return ""
+	}, func() (bool, error) {
+		res, err := runReport(c, os.Stdout)
+		return res.errors == 0, err
+	})
 }
 
 // reportResult is what runReport measured.
@@ -112,16 +98,11 @@ func sizeLayout(c reportConfig) (l layout, planned int64) {
 func runReport(c reportConfig, out io.Writer) (reportResult, error) {
 	var res reportResult
 	l, planned := sizeLayout(c)
-	dir, cleanup, err := dataDir(c.data, "backupmon-bench-report-")
+	dir, cleanup, err := startLoadRun(out, "report", c.data, c.targetFlags.what(), c.noSync)
 	if err != nil {
 		return res, err
 	}
 	defer cleanup()
-	fmt.Fprintf(out, "bench report: %d connections, %s warm-up + %s measured per target; load generator GOMAXPROCS %d; data %s\n",
-		c.conns, c.warmup, c.duration, runtime.GOMAXPROCS(0), dir)
-	if c.noSync {
-		fmt.Fprintln(out, "WARNING: -nosync: the server's log does not fsync; these figures are not of the durable path")
-	}
 
 	// The server: engine and transport in a child process, as `backupmon
 	// serve` wires them, on loopback; it sets up the fixture through the
@@ -144,12 +125,7 @@ func runReport(c reportConfig, out io.Writer) (reportResult, error) {
 		time.Since(start).Round(time.Millisecond), thousands(budget), c.planRate, c.warmup+c.duration, thousands(planned))
 
 	reqs := newRequestSet(f)
-	builder := newReportBuilder(reqs)
-	if err := c.runBare(out, &res, []string{"-kind", "bare"}, builder); err != nil {
-		return res, err
-	}
-	err = c.runServer(out, &res, server, builder, budget)
-	return res, err
+	return c.runTargets(out, server, []string{"-kind", "bare"}, newReportBuilder(reqs), budget)
 }
 
 // startServer starts the server target on dir with args (the profile flag
@@ -168,6 +144,18 @@ func (t targetFlags) startServer(dir string, args []string) (*target, *fixture, 
 		return nil, nil, err
 	}
 	return server, f, nil
+}
+
+// runTargets runs the load made by builder against a bare target started
+// with bareArgs (unless -server-only), then against the server, whose
+// fixture has room for budget requests, and returns what they measured.
+func (t targetFlags) runTargets(out io.Writer, server *target, bareArgs []string, builder func(host []byte) requestBuilder, budget int64) (reportResult, error) {
+	var res reportResult
+	if err := t.runBare(out, &res, bareArgs, builder); err != nil {
+		return res, err
+	}
+	err := t.runServer(out, &res, server, builder, budget)
+	return res, err
 }
 
 // runBare runs the load against a bare target started with args, unless
@@ -223,12 +211,8 @@ func (t targetFlags) runServer(out io.Writer, res *reportResult, server *target,
 
 // readFixture reads the ids and secrets the server target wrote.
 func readFixture(path string) (*fixture, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read fixture: %w", err)
-	}
 	var fj fixtureJSON
-	if err := jsonx.Unmarshal(b, &fj); err != nil {
+	if err := readJSON(path, &fj); err != nil {
 		return nil, fmt.Errorf("read fixture: %w", err)
 	}
 	l := layout{workspaces: fj.Layout.Workspaces, clientsPerWS: fj.Layout.ClientsPerWS, jobsPerWS: fj.Layout.JobsPerWS, keysPerWS: fj.Layout.KeysPerWS,
@@ -374,8 +358,9 @@ type loadConfig struct {
 	warmup, duration time.Duration
 }
 
-// targetFlags are the flags bench report and bench read share: the load
-// and the server process.
+// targetFlags are the flags the load commands share (bench report, read
+// and mail): the load and the server process; serverOnly is report's and
+// read's, which run the load against a bare handler too.
 type targetFlags struct {
 	duration, warmup time.Duration
 	conns            int
@@ -386,15 +371,29 @@ type targetFlags struct {
 	serverOnly       bool
 }
 
+// register defines the flags of bench report and bench read.
 func (t *targetFlags) register(fs *flag.FlagSet) {
-	fs.DurationVar(&t.duration, "duration", 10*time.Second, "measured time per target (after the warm-up)")
-	fs.DurationVar(&t.warmup, "warmup", 3*time.Second, "warm-up per target, not measured")
-	fs.IntVar(&t.conns, "conns", 64, "connections, each driven by one goroutine (closed loop)")
+	t.registerLoad(fs, " per target", 64, "connections, each driven by one goroutine (closed loop)")
+	fs.BoolVar(&t.serverOnly, "server-only", false, "skip the bare handler (no ratio line)")
+}
+
+// registerLoad defines the flags of the load and the server process: per
+// follows "measured time" and "warm-up" in their help, and conns is the
+// default of -conns, connsHelp its help.
+func (t *targetFlags) registerLoad(fs *flag.FlagSet, per string, conns int, connsHelp string) {
+	fs.DurationVar(&t.duration, "duration", 10*time.Second, "measured time"+per+" (after the warm-up)")
+	fs.DurationVar(&t.warmup, "warmup", 3*time.Second, "warm-up"+per+", not measured")
+	fs.IntVar(&t.conns, "conns", conns, connsHelp)
 	fs.StringVar(&t.data, "data", "", "data directory for the server (must be empty; kept afterwards); default: a temp dir, removed")
 	fs.StringVar(&t.cpuProfile, "cpuprofile", "", "write a CPU profile of the server process (from listening to the end) to this file")
 	fs.StringVar(&t.traceFile, "trace", "", "write a 2 s execution trace of the server process's measured phase to this file (go tool trace)")
 	fs.IntVar(&t.procs, "procs", 0, "the server process's GOMAXPROCS (0: its own choice, as backupmon serve makes it)")
-	fs.BoolVar(&t.serverOnly, "server-only", false, "skip the bare handler (no ratio line)")
+}
+
+// what is the first line's account of a load run against the server and
+// the bare handler: connections, warm-up and measured time.
+func (t targetFlags) what() string {
+	return fmt.Sprintf("%d connections, %s warm-up + %s measured per target", t.conns, t.warmup, t.duration)
 }
 
 func (t targetFlags) load() loadConfig {
@@ -431,10 +430,13 @@ func measurePhases(c loadConfig, phase *atomic.Int32, targetCPU func() time.Dura
 	return time.Since(t1), processCPU() - cpu0, targetCPU() - tcpu0
 }
 
-func runTarget(out io.Writer, c loadConfig, name, addr string, newBuilder func(host []byte) requestBuilder, budget int64, targetCPU func() time.Duration, onMeasure func()) targetResult {
-	hc := &fasthttp.HostClient{
+// loadClient returns the HTTP client of a load generator: conns
+// connections to addr, waits and timeouts long enough that a loaded server
+// answers rather than the client giving up, and no User-Agent header.
+func loadClient(addr string, conns int) *fasthttp.HostClient {
+	return &fasthttp.HostClient{
 		Addr:                     addr,
-		MaxConns:                 c.conns,
+		MaxConns:                 conns,
 		MaxConnWaitTimeout:       30 * time.Second,
 		ReadTimeout:              30 * time.Second,
 		WriteTimeout:             30 * time.Second,
@@ -442,6 +444,10 @@ func runTarget(out io.Writer, c loadConfig, name, addr string, newBuilder func(h
 		MaxResponseBodySize:      16 << 20,
 		NoDefaultUserAgentHeader: true,
 	}
+}
+
+func runTarget(out io.Writer, c loadConfig, name, addr string, newBuilder func(host []byte) requestBuilder, budget int64, targetCPU func() time.Duration, onMeasure func()) targetResult {
+	hc := loadClient(addr, c.conns)
 	defer hc.CloseIdleConnections()
 	var (
 		phase  atomic.Int32
@@ -509,35 +515,53 @@ func runTarget(out io.Writer, c loadConfig, name, addr string, newBuilder func(h
 // for the job and with the key fixture.pick gives, under a unique
 // idempotency key; the answer must be a 200 with "duplicate":false.
 type reportBuilder struct {
-	reqs            *requestSet
-	host            []byte
-	idem, uri, body []byte
-	prefix          int
-	started         bool
+	reportRequest
+	reqs *requestSet
 }
 
 func newReportBuilder(reqs *requestSet) func(host []byte) requestBuilder {
 	return func(host []byte) requestBuilder {
-		b := &reportBuilder{reqs: reqs, host: host, idem: append([]byte(nil), "bench-"+reqs.nonce+"-"...)}
-		b.prefix = len(b.idem)
-		return b
+		return &reportBuilder{reportRequest: newReportRequest(host, "bench-"+reqs.nonce+"-"), reqs: reqs}
 	}
 }
 
 func (b *reportBuilder) build(req *fasthttp.Request, i uint64) {
+	job, key := b.reqs.f.pick(i)
+	b.set(req, i, b.reqs.paths[job], b.reqs.auths[key])
+	b.body = appendReportBody(b.body[:0], i)
+	req.SetBodyRaw(b.body)
+}
+
+// reportRequest is what the Report API requests of one load-generator
+// goroutine share: the method and content type, set once, and for request
+// i its URI, key and a unique idempotency key (the prefix, then i), built
+// in buffers it reuses; body is the caller's buffer for the body.
+type reportRequest struct {
+	host            []byte
+	uri, idem, body []byte
+	prefix          int
+	started         bool
+}
+
+// newReportRequest returns the requests to host whose idempotency keys
+// start with idemPrefix.
+func newReportRequest(host []byte, idemPrefix string) reportRequest {
+	return reportRequest{host: host, idem: []byte(idemPrefix), prefix: len(idemPrefix)}
+}
+
+// set makes req the report number i to path, with the Authorization header
+// auth; the body is the caller's to set.
+func (b *reportRequest) set(req *fasthttp.Request, i uint64, path, auth []byte) {
 	if !b.started {
 		req.Header.SetMethod(fasthttp.MethodPost)
 		req.Header.SetContentType("application/json")
 		b.started = true
 	}
-	job, key := b.reqs.f.pick(i)
-	b.uri = append(append(b.uri[:0], b.host...), b.reqs.paths[job]...)
+	b.uri = append(append(b.uri[:0], b.host...), path...)
 	req.SetRequestURIBytes(b.uri)
-	req.Header.SetBytesV("Authorization", b.reqs.auths[key])
+	req.Header.SetBytesV("Authorization", auth)
 	b.idem = strconv.AppendUint(b.idem[:b.prefix], i, 10)
 	req.Header.SetBytesV("Idempotency-Key", b.idem)
-	b.body = appendReportBody(b.body[:0], i)
-	req.SetBodyRaw(b.body)
 }
 
 func (b *reportBuilder) check(resp *fasthttp.Response) string {

@@ -19,8 +19,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -88,18 +86,17 @@ const (
 )
 
 type scaleConfig struct {
-	workspaces, clientsPerWS, jobsPerWS, resultsPerJob int
-	data                                               string
-	duration, warmup, soak, window                     time.Duration
-	retention                                          bool
-	parallel                                           int
-	phases                                             string
-	conns, reportConns, noisyConns                     int
-	reportEvery                                        time.Duration
-	readRate                                           float64
-	restarts                                           int
-	procs                                              int
-	memoryLimitMiB                                     int // the server's memory limit: 0 auto, -1 none
+	stateFlags
+	data                           string
+	duration, warmup, soak, window time.Duration
+	retention                      bool
+	phases                         string
+	conns, reportConns, noisyConns int
+	reportEvery                    time.Duration
+	readRate                       float64
+	restarts                       int
+	procs                          int
+	memoryLimitMiB                 int // the server's memory limit: 0 auto, -1 none
 
 	inProcess bool // tests: the server and the retention step run in this process
 }
@@ -108,52 +105,37 @@ func scaleMain(args []string) int {
 	if len(args) > 0 && args[0] == "child" {
 		return scaleChild(args[1:])
 	}
-	c := scaleConfig{}
-	fs := flag.NewFlagSet("scale", flag.ContinueOnError)
-	fs.IntVar(&c.workspaces, "workspaces", 10000, "Pro workspaces")
-	fs.IntVar(&c.clientsPerWS, "clients", 2, "clients per workspace")
-	fs.IntVar(&c.jobsPerWS, "jobs", 20, "jobs per workspace")
-	fs.IntVar(&c.resultsPerJob, "results", 100, "results per job (one a day, ending yesterday; 5% failed, 5% warnings)")
-	fs.StringVar(&c.data, "data", "", "data directory, kept afterwards: a state built there before is reused (its fixture file says how it was built), else it must be empty; default: a temp dir, removed")
-	fs.DurationVar(&c.duration, "duration", 20*time.Second, "measured time of each load phase (A, B, C)")
-	fs.DurationVar(&c.warmup, "warmup", 3*time.Second, "warm-up before each load phase, not measured")
-	fs.DurationVar(&c.soak, "soak", 0, "run the mixed load (phase B) this long against the server, per window: its RSS and the reads' p99 (0: no soak)")
-	fs.DurationVar(&c.window, "window", 30*time.Second, "soak window")
-	fs.BoolVar(&c.retention, "retention", true, "measure retention at 30 days after the load phases")
-	fs.IntVar(&c.parallel, "parallel", 128, "workspaces or jobs built at once")
-	fs.StringVar(&c.phases, "phases", "all", "comma-separated: restart (restart time, memory), read (A: reads alone), mixed (B: reads + 10% reporting), noisy (C: one workspace past its limits), retention; all: every one (the state is built whenever the data directory has none)")
-	fs.IntVar(&c.conns, "conns", 64, "reader connections (closed loop, paced within the workspaces' limits)")
-	fs.IntVar(&c.reportConns, "report-conns", 256, "reporter connections in phase B and the soak (the pace sets the rate; enough connections that fsync waits do not hold it back)")
-	fs.IntVar(&c.noisyConns, "noisy-conns", 8, "connections of the noisy workspace in phase C, for each of its REST key and its report keys")
-	fs.DurationVar(&c.reportEvery, "report-every", 10*time.Second, "how often each job of a reporting workspace reports")
-	fs.Float64Var(&c.readRate, "read-rate", 0, "reads per second at most (0: as many as the workspaces' limits allow)")
-	fs.IntVar(&c.restarts, "restarts", 3, "restarts measured per state (the median is shown)")
-	fs.IntVar(&c.procs, "procs", 0, "the server's GOMAXPROCS (0: as backupmon serve sets it, one more than the CPUs)")
-	fs.IntVar(&c.memoryLimitMiB, "memory-limit", 0, "the server's memory limit in MiB, as backupmon serve's --memory-limit sets it; its RSS under load is checked against it (0: 1.5 × the server's RSS once it has opened the state, at least that RSS + 256 MiB; -1: none)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
+	var c scaleConfig
+	return command("scale", args, func(fs *flag.FlagSet) {
+		c.stateFlags.register(fs, stateFlags{workspaces: 10000, clientsPerWS: 2, jobsPerWS: 20, resultsPerJob: 100}, "Pro workspaces", "; 5% failed, 5% warnings")
+		fs.StringVar(&c.data, "data", "", "data directory, kept afterwards: a state built there before is reused (its fixture file says how it was built), else it must be empty; default: a temp dir, removed")
+		fs.DurationVar(&c.duration, "duration", 20*time.Second, "measured time of each load phase (A, B, C)")
+		fs.DurationVar(&c.warmup, "warmup", 3*time.Second, "warm-up before each load phase, not measured")
+		fs.DurationVar(&c.soak, "soak", 0, "run the mixed load (phase B) this long against the server, per window: its RSS and the reads' p99 (0: no soak)")
+		fs.DurationVar(&c.window, "window", 30*time.Second, "soak window")
+		fs.BoolVar(&c.retention, "retention", true, "measure retention at 30 days after the load phases")
+		fs.StringVar(&c.phases, "phases", "all", "comma-separated: restart (restart time, memory), read (A: reads alone), mixed (B: reads + 10% reporting), noisy (C: one workspace past its limits), retention; all: every one (the state is built whenever the data directory has none)")
+		fs.IntVar(&c.conns, "conns", 64, "reader connections (closed loop, paced within the workspaces' limits)")
+		fs.IntVar(&c.reportConns, "report-conns", 256, "reporter connections in phase B and the soak (the pace sets the rate; enough connections that fsync waits do not hold it back)")
+		fs.IntVar(&c.noisyConns, "noisy-conns", 8, "connections of the noisy workspace in phase C, for each of its REST key and its report keys")
+		fs.DurationVar(&c.reportEvery, "report-every", 10*time.Second, "how often each job of a reporting workspace reports")
+		fs.Float64Var(&c.readRate, "read-rate", 0, "reads per second at most (0: as many as the workspaces' limits allow)")
+		fs.IntVar(&c.restarts, "restarts", 3, "restarts measured per state (the median is shown)")
+		fs.IntVar(&c.procs, "procs", 0, "the server's GOMAXPROCS (0: as backupmon serve sets it, one more than the CPUs)")
+		fs.IntVar(&c.memoryLimitMiB, "memory-limit", 0, "the server's memory limit in MiB, as backupmon serve's --memory-limit sets it; its RSS under load is checked against it (0: 1.5 × the server's RSS once it has opened the state, at least that RSS + 256 MiB; -1: none)")
+	}, c.check, func() (bool, error) { return runScale(c, os.Stdout) })
+}
+
+// check returns what is wrong with the flags, or "".
+func (c *scaleConfig) check() string {
 	if c.workspaces < 2 || c.clientsPerWS < 1 || c.jobsPerWS < 1 || c.resultsPerJob < 0 || c.duration <= 0 || c.warmup < 0 || c.soak < 0 ||
 		c.window <= 0 || c.conns < 1 || c.reportConns < 1 || c.noisyConns < 1 || c.reportEvery <= 0 || c.restarts < 1 {
-		fmt.Fprintln(os.Stderr, "bench scale: -workspaces must be at least 2; -clients, -jobs, -duration, -window, -conns, -report-conns, -noisy-conns, -report-every and -restarts positive")
-		return 2
+		return "-workspaces must be at least 2; -clients, -jobs, -duration, -window, -conns, -report-conns, -noisy-conns, -report-every and -restarts positive"
 	}
 	if _, err := parsePhases(c.phases); err != nil {
-		fmt.Fprintln(os.Stderr, "bench scale:", err)
-		return 2
+		return err.Error()
 	}
-	ok, err := runScale(c, os.Stdout)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "bench scale:", err)
-		return 1
-	}
-	if !ok {
-		return 1
-	}
-	return 0
+	return ""
 }
 
 type scalePhases struct{ restart, read, mixed, noisy, retention bool }
@@ -549,23 +531,11 @@ func startScaleProc(c scaleConfig, mode string, run func(args []string, in io.Re
 		p.kill = func() { inW.Close() }
 		return p, nil
 	}
-	self, err := os.Executable()
+	cmd, stdin, out, err := startSelf(slices.Concat(scaleChildArgs, []string{mode}, args))
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(self, slices.Concat(scaleChildArgs, []string{mode}, args)...)
-	cmd.Stderr = os.Stderr
-	if p.stdin, err = cmd.StdinPipe(); err != nil {
-		return nil, err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	p.pid, p.out, p.wait = cmd.Process.Pid, bufio.NewScanner(stdout), cmd.Wait
+	p.pid, p.stdin, p.out, p.wait = cmd.Process.Pid, stdin, out, cmd.Wait
 	p.kill = func() { cmd.Process.Kill(); cmd.Wait() }
 	return p, nil
 }
@@ -641,14 +611,7 @@ func (s *scaleServer) stats() (serverStats, error) {
 // stop closes the server's input, which makes it shut down and close the
 // engine (final snapshot); it returns how long the close took.
 func (s *scaleServer) stop() (time.Duration, error) {
-	s.stdin.Close()
-	var closed time.Duration
-	for s.out.Scan() {
-		if v, ok := strings.CutPrefix(s.out.Text(), "closed "); ok {
-			n, _ := strconv.ParseInt(v, 10, 64)
-			closed = time.Duration(n)
-		}
-	}
+	closed := closeInput(s.stdin, s.out)
 	return closed, s.wait()
 }
 
@@ -773,16 +736,7 @@ type streamWorker struct {
 }
 
 func startStream(name, addr string, conns int, pace *pacer, limitsOK bool, newBuilder func(host []byte) streamBuilder) *stream {
-	s := &stream{name: name, pace: pace, limitsOK: limitsOK, since: time.Now(), done: make(chan struct{}), hc: &fasthttp.HostClient{
-		Addr:                     addr,
-		MaxConns:                 conns,
-		MaxConnWaitTimeout:       30 * time.Second,
-		ReadTimeout:              30 * time.Second,
-		WriteTimeout:             30 * time.Second,
-		MaxIdleConnDuration:      time.Minute,
-		MaxResponseBodySize:      16 << 20,
-		NoDefaultUserAgentHeader: true,
-	}}
+	s := &stream{name: name, pace: pace, limitsOK: limitsOK, since: time.Now(), done: make(chan struct{}), hc: loadClient(addr, conns)}
 	host := []byte("http://" + addr)
 	for range conns {
 		w := &streamWorker{}
@@ -945,31 +899,17 @@ func (r *scaleReports) pick(set []int, i uint64) (job, key int, round uint64) {
 }
 
 func (r *scaleReports) builder(host []byte) streamBuilder {
-	b := &reportWorker{r: r, host: host, idem: []byte("scale-" + r.nonce + "-")}
-	b.prefix = len(b.idem)
-	return b
+	return &reportWorker{reportRequest: newReportRequest(host, "scale-"+r.nonce+"-"), r: r}
 }
 
 type reportWorker struct {
-	r               *scaleReports
-	host            []byte
-	uri, idem, body []byte
-	prefix          int
-	started         bool
+	reportRequest
+	r *scaleReports
 }
 
 func (b *reportWorker) build(req *fasthttp.Request, i uint64) {
-	if !b.started {
-		req.Header.SetMethod(fasthttp.MethodPost)
-		req.Header.SetContentType("application/json")
-		b.started = true
-	}
 	job, key, round := b.r.pick(*b.r.set.Load(), i)
-	b.uri = append(append(b.uri[:0], b.host...), b.r.paths[job]...)
-	req.SetRequestURIBytes(b.uri)
-	req.Header.SetBytesV("Authorization", b.r.auths[key])
-	b.idem = strconv.AppendUint(b.idem[:b.prefix], i, 10)
-	req.Header.SetBytesV("Idempotency-Key", b.idem)
+	b.set(req, i, b.r.paths[job], b.r.auths[key])
 	status := "ok"
 	switch (round*7 + uint64(job)) % 20 {
 	case 0:
@@ -1325,12 +1265,8 @@ func scaleNoisy(args []string, in io.Reader, out io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	b, err := os.ReadFile(filepath.Join(*dir, scaleFixtureFile))
 	f := &scaleFixture{}
-	if err == nil {
-		err = jsonx.Unmarshal(b, f)
-	}
-	if err != nil {
+	if err := readJSON(filepath.Join(*dir, scaleFixtureFile), f); err != nil {
 		fmt.Fprintln(os.Stderr, "noisy client:", err)
 		return 1
 	}
@@ -1522,8 +1458,7 @@ func scaleRetention(c scaleConfig, dir string, f *scaleFixture, out io.Writer, v
 		var b []byte
 		b, err = scaleChildOutput("retention", "-data", work, "-days", strconv.Itoa(scaleRetentionDays))
 		if err == nil {
-			line := b[bytes.LastIndexByte(bytes.TrimSpace(b), '\n')+1:]
-			if jerr := jsonx.Unmarshal(bytes.TrimSpace(line), &s); jerr != nil {
+			if jerr := lastLineJSON(b, &s); jerr != nil {
 				err = fmt.Errorf("retention child said %q: %w", b, jerr)
 			}
 		}
@@ -1840,14 +1775,5 @@ func scaleServe(args []string, in io.Reader, out io.Writer) int {
 			fmt.Fprintf(out, "stats %d %d %d %d %d %d %d\n", snaps, snapTime.Nanoseconds(), records, ms.HeapInuse, ms.NumGC, ms.NextGC, live[0].Value.Uint64())
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	srv.Shutdown(ctx)
-	closeStart := time.Now()
-	if err := eng.Close(); err != nil {
-		fmt.Fprintln(os.Stderr, "scale server: close:", err)
-		return 1
-	}
-	fmt.Fprintf(out, "closed %d\n", time.Since(closeStart).Nanoseconds())
-	return 0
+	return shutDown(srv, eng, out, "scale server")
 }

@@ -142,8 +142,8 @@ func TestScaleRunsAtTinyScale(t *testing.T) {
 		t.Skip("builds a state and starts a server")
 	}
 	var out bytes.Buffer
-	c := scaleConfig{workspaces: 4, clientsPerWS: 2, jobsPerWS: 3, resultsPerJob: 40, duration: 300 * time.Millisecond, warmup: 100 * time.Millisecond,
-		soak: 400 * time.Millisecond, window: 200 * time.Millisecond, retention: true, parallel: 4, phases: "all", conns: 4, reportConns: 2, noisyConns: 2,
+	c := scaleConfig{stateFlags: stateFlags{workspaces: 4, clientsPerWS: 2, jobsPerWS: 3, resultsPerJob: 40, parallel: 4}, duration: 300 * time.Millisecond, warmup: 100 * time.Millisecond,
+		soak: 400 * time.Millisecond, window: 200 * time.Millisecond, retention: true, phases: "all", conns: 4, reportConns: 2, noisyConns: 2,
 		reportEvery: 10 * time.Second, restarts: 1, inProcess: true}
 	if _, err := runScale(c, &out); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())

@@ -1,17 +1,22 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"backupmon/engine"
+	"backupmon/jsonx"
 	"backupmon/wal"
 )
 
@@ -74,31 +79,20 @@ func (f *fixture) setUpWorkspace(eng *engine.Engine, w int) error {
 		return err
 	}
 	f.wsIDs[w] = ws.ID
-	clients := make([]string, max(f.clientsPerWS, 1))
-	for c := range clients {
-		cv, err := eng.CreateClient(ws.ID, engine.ClientInput{Name: engine.Some(fmt.Sprintf("Client %d-%d", w, c))})
-		if err != nil {
-			return err
-		}
-		clients[c] = cv.ID
+	clients, err := createClients(eng, ws.ID, w, f.clientsPerWS)
+	if err != nil {
+		return err
 	}
 	for m := range f.jobsPerWS {
-		g := w + f.workspaces*m
 		host := fmt.Sprintf("host-%d-%d", w, m%len(clients))
 		if f.devicePerJob {
 			host = fmt.Sprintf("host-%d-%d", w, m)
 		}
-		jv, err := eng.CreateJob(ws.ID, engine.JobInput{
-			ClientID: engine.Some(clients[m%len(clients)]),
-			Name:     engine.Some(fmt.Sprintf("Nightly backup %d", m)),
-			Vendor:   engine.Some("generic"),
-			Device:   engine.Some(engine.DeviceInput{Name: engine.Some("Server " + host), Type: engine.Some("server"), Hostname: engine.Some(host)}),
-			Schedule: engine.Some(engine.ScheduleInput{IntervalMinutes: engine.Some(int64(1440)), GraceMinutes: engine.Some(int64(120))}),
-		})
+		jv, err := createServerJob(eng, ws.ID, clients[m%len(clients)], "generic", fmt.Sprintf("Nightly backup %d", m), host, 1440, 120)
 		if err != nil {
 			return err
 		}
-		f.jobIDs[g] = jv.ID
+		f.jobIDs[w+f.workspaces*m] = jv.ID
 	}
 	if err := f.importResults(eng, ws.ID, w); err != nil {
 		return err
@@ -115,6 +109,54 @@ func (f *fixture) setUpWorkspace(eng *engine.Engine, w int) error {
 		f.secrets[w+f.workspaces*m] = kv.Key
 	}
 	return nil
+}
+
+// stateFlags are the flags of the commands that build a large state
+// through setUp (recovery, scale): its size, and how many workspaces or jobs
+// are built at once.
+type stateFlags struct {
+	workspaces, clientsPerWS, jobsPerWS, resultsPerJob int
+	parallel                                           int
+}
+
+// register defines -workspaces (whose help is workspacesHelp), -clients,
+// -jobs and -results with the defaults in def, the help of -results ending
+// with resultsNote, and -parallel.
+func (s *stateFlags) register(fs *flag.FlagSet, def stateFlags, workspacesHelp, resultsNote string) {
+	fs.IntVar(&s.workspaces, "workspaces", def.workspaces, workspacesHelp)
+	fs.IntVar(&s.clientsPerWS, "clients", def.clientsPerWS, "clients per workspace")
+	fs.IntVar(&s.jobsPerWS, "jobs", def.jobsPerWS, "jobs per workspace")
+	fs.IntVar(&s.resultsPerJob, "results", def.resultsPerJob, "results per job (one a day, ending yesterday"+resultsNote+")")
+	fs.IntVar(&s.parallel, "parallel", 128, "workspaces or jobs built at once")
+}
+
+// createClients creates n clients (at least one), "Client <w>-<i>", in
+// workspace wsID, the w-th of the fixture, and returns their ids, or the
+// engine's error.
+func createClients(eng *engine.Engine, wsID string, w, n int) ([]string, error) {
+	clients := make([]string, max(n, 1))
+	for i := range clients {
+		cv, err := eng.CreateClient(wsID, engine.ClientInput{Name: engine.Some(fmt.Sprintf("Client %d-%d", w, i))})
+		if err != nil {
+			return nil, err
+		}
+		clients[i] = cv.ID
+	}
+	return clients, nil
+}
+
+// createServerJob creates a job of vendor named name in workspace wsID, for
+// client clientID, backing up the server host, expected every interval
+// minutes with grace minutes more, and returns its view, or the engine's
+// error.
+func createServerJob(eng *engine.Engine, wsID, clientID, vendor, name, host string, interval, grace int64) (engine.JobView, error) {
+	return eng.CreateJob(wsID, engine.JobInput{
+		ClientID: engine.Some(clientID),
+		Name:     engine.Some(name),
+		Vendor:   engine.Some(vendor),
+		Device:   engine.Some(engine.DeviceInput{Name: engine.Some("Server " + host), Type: engine.Some("server"), Hostname: engine.Some(host)}),
+		Schedule: engine.Some(engine.ScheduleInput{IntervalMinutes: engine.Some(interval), GraceMinutes: engine.Some(grace)}),
+	})
 }
 
 // importResults gives each job of workspace w its past results: one a day,
@@ -259,6 +301,39 @@ func dataDir(dir, pattern string) (path string, cleanup func(), err error) {
 		return "", nil, errors.New(dir + " is not empty: the bench needs a fresh data directory")
 	}
 	return dir, func() {}, nil
+}
+
+// startLoadRun opens the data directory of a load run of bench name (see
+// dataDir) and prints the run's first line: what it measures, the load
+// generator's GOMAXPROCS and the directory; and a warning when the
+// server's log skips fsync. It returns dataDir's error.
+func startLoadRun(out io.Writer, name, data, what string, noSync bool) (dir string, cleanup func(), err error) {
+	dir, cleanup, err = dataDir(data, "backupmon-bench-"+name+"-")
+	if err != nil {
+		return "", nil, err
+	}
+	fmt.Fprintf(out, "bench %s: %s; load generator GOMAXPROCS %d; data %s\n", name, what, runtime.GOMAXPROCS(0), dir)
+	if noSync {
+		fmt.Fprintln(out, "WARNING: -nosync: the server's log does not fsync; these figures are not of the durable path")
+	}
+	return dir, cleanup, nil
+}
+
+// readJSON decodes the JSON file at path into v; it returns the read or
+// decode error.
+func readJSON(path string, v any) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	return jsonx.Unmarshal(b, v)
+}
+
+// lastLineJSON decodes the last line of a child process's output, its
+// answer, into v; it returns the decode error.
+func lastLineJSON(out []byte, v any) error {
+	out = bytes.TrimSpace(out)
+	return jsonx.Unmarshal(bytes.TrimSpace(out[bytes.LastIndexByte(out, '\n')+1:]), v)
 }
 
 // thousands formats n with thin separators: 1234567 → 1,234,567.

@@ -25,6 +25,7 @@ import (
 	"strings"
 	"time"
 
+	"backupmon/engine"
 	"backupmon/jsonx"
 	"backupmon/transport"
 	"backupmon/tune"
@@ -87,10 +88,7 @@ func targetChild(args []string) int {
 	if *kind == "bare" {
 		answers := []bareAnswer{okAnswer}
 		if *answersFile != "" {
-			b, err := os.ReadFile(*answersFile)
-			if err == nil {
-				err = jsonx.Unmarshal(b, &answers)
-			}
+			err := readJSON(*answersFile, &answers)
 			if err == nil && len(answers) == 0 {
 				err = errors.New("no answers")
 			}
@@ -162,15 +160,24 @@ func targetChild(args []string) int {
 		}
 	}
 	stopProfile()
+	return shutDown(srv, eng, os.Stdout, "bench target")
+}
+
+// shutDown stops a served target once its input has closed: the server
+// (its requests given 30 seconds to finish), then the engine (final
+// snapshot); it prints "closed <nanoseconds>", how long the engine's close
+// took, for closeInput, and returns the exit code: 1, the error printed
+// after who, when the close failed.
+func shutDown(srv *transport.Server, eng *engine.Engine, out io.Writer, who string) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	srv.Shutdown(ctx)
 	closeStart := time.Now()
 	if err := eng.Close(); err != nil {
-		fmt.Fprintln(os.Stderr, "bench target: close:", err)
+		fmt.Fprintf(os.Stderr, "%s: close: %v\n", who, err)
 		return 1
 	}
-	fmt.Printf("closed %d\n", time.Since(closeStart))
+	fmt.Fprintf(out, "closed %d\n", time.Since(closeStart).Nanoseconds())
 	return 0
 }
 
@@ -184,36 +191,54 @@ type target struct {
 
 // startTarget starts a target child and waits until it listens.
 func startTarget(args ...string) (*target, error) {
-	self, err := os.Executable()
+	return startListening(fmt.Sprintf("target %v", args), append([]string{targetChildCmd}, args...))
+}
+
+// startListening starts a child of this program with args, serving a target
+// called name in errors, and waits for its first line, "listening <addr>";
+// it returns the child's error or what else it said, the child killed.
+func startListening(name string, args []string) (*target, error) {
+	cmd, stdin, out, err := startSelf(args)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
-	cmd := exec.Command(self, append([]string{targetChildCmd}, args...)...)
-	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	t := &target{cmd: cmd, stdin: stdin, out: bufio.NewScanner(stdout)}
+	t := &target{cmd: cmd, stdin: stdin, out: out}
 	line, err := t.line()
 	if err != nil {
 		t.kill()
-		return nil, fmt.Errorf("target %v: %w", args, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	addr, ok := strings.CutPrefix(line, "listening ")
 	if !ok {
 		t.kill()
-		return nil, fmt.Errorf("target %v said %q", args, line)
+		return nil, fmt.Errorf("%s said %q", name, line)
 	}
 	t.addr = addr
 	return t, nil
+}
+
+// startSelf starts this program again with args, its standard error this
+// one's, and returns the running command, its standard input and a scanner
+// of its standard output, or why it could not start.
+func startSelf(args []string) (*exec.Cmd, io.WriteCloser, *bufio.Scanner, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	cmd := exec.Command(self, args...)
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, nil, nil, err
+	}
+	return cmd, stdin, bufio.NewScanner(stdout), nil
 }
 
 func (t *target) line() (string, error) { return nextLine(t.out, "target exited") }
@@ -254,15 +279,23 @@ func (t *target) stats() (batches, records int64, p50, p99 time.Duration, snaps 
 // stop closes the target's input, which makes it shut down, and waits. For
 // the server it returns how long the engine's close (final snapshot) took.
 func (t *target) stop() (time.Duration, error) {
-	t.stdin.Close()
+	closed := closeInput(t.stdin, t.out)
+	return closed, t.cmd.Wait()
+}
+
+// closeInput closes a child's input, which makes it shut down, and reads
+// its output to the end; it returns the time of its last line "closed
+// <nanoseconds>" (how long the engine's close took), 0 without one.
+func closeInput(stdin io.Closer, out *bufio.Scanner) time.Duration {
+	stdin.Close()
 	var closed time.Duration
-	for t.out.Scan() {
-		if v, ok := strings.CutPrefix(t.out.Text(), "closed "); ok {
+	for out.Scan() {
+		if v, ok := strings.CutPrefix(out.Text(), "closed "); ok {
 			n, _ := strconv.ParseInt(v, 10, 64)
 			closed = time.Duration(n)
 		}
 	}
-	return closed, t.cmd.Wait()
+	return closed
 }
 
 func (t *target) kill() {

@@ -128,9 +128,10 @@ func Same(a, b mailparse.Result) bool {
 		a.DurationSeconds == b.DurationSeconds && a.SizeBytes == b.SizeBytes && a.Summary == b.Summary && a.IntegrityFailed == b.IntegrityFailed
 }
 
-// headerEnd returns the offset of the blank line that ends ent's header
-// (len(ent) when none).
-func headerEnd(ent []byte) int {
+// HeaderEnd returns the offset of the blank line that ends the header of
+// ent, a message or a MIME entity with LF line endings: 0 when ent starts
+// with it, len(ent) when there is none.
+func HeaderEnd(ent []byte) int {
 	if len(ent) > 0 && ent[0] == '\n' {
 		return 0
 	}
@@ -146,7 +147,7 @@ func findLeaves(ent []byte, off, depth int, out *[]leaf) {
 	if depth > 8 {
 		return
 	}
-	he := headerEnd(ent)
+	he := HeaderEnd(ent)
 	body := min(he+1, len(ent))
 	h, err := textproto.NewReader(bufio.NewReader(bytes.NewReader(append(slices.Clip(ent[:he]), '\n')))).ReadMIMEHeader()
 	if err != nil && len(h) == 0 && he > 0 {

@@ -54,3 +54,22 @@ func testGrow(t *testing.T, vendor, f string) {
 		t.Errorf("%s: Grow: %d bytes, %v", f, len(msg), ok)
 	}
 }
+
+func TestHeaderEnd(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+		want int
+	}{
+		{"header and body", "Subject: a\nFrom: b\n\nbody\n", len("Subject: a\nFrom: b\n")},
+		{"no header", "\nbody\n", 0},
+		{"no blank line", "Subject: a\n", len("Subject: a\n")},
+		{"empty", "", 0},
+		{"first blank line only", "A: 1\n\nb\n\nc\n", len("A: 1\n")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := HeaderEnd([]byte(tc.in)); got != tc.want {
+				t.Errorf("HeaderEnd(%q) = %d, want %d", tc.in, got, tc.want)
+			}
+		})
+	}
+}
