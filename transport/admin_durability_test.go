@@ -7,46 +7,10 @@ package transport_test
 
 import (
 	"backupmon/internal/testserver"
-	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"regexp"
 	"testing"
 	"time"
 )
-
-// admCopyDir copies the files of src into dst.
-func admCopyDir(t *testing.T, src, dst string) {
-	t.Helper()
-	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, path)
-		target := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		in, err := os.Open(path)
-		if err != nil {
-			return err
-		}
-		defer in.Close()
-		out, err := os.Create(target)
-		if err != nil {
-			return err
-		}
-		if _, err := io.Copy(out, in); err != nil {
-			out.Close()
-			return err
-		}
-		return out.Close()
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
 
 var admLastUsedRe = regexp.MustCompile(`"lastUsedAt":("[^"]*"|null)`)
 
@@ -140,7 +104,7 @@ func TestAdminMutationsSurviveRestart(t *testing.T) {
 	// A copy of the live directory, as a crash would leave it: the log
 	// alone must give the same state.
 	crashDir := t.TempDir()
-	admCopyDir(t, s.Dir, crashDir)
+	testserver.CopyDir(t, s.Dir, crashDir)
 
 	s.Restart()
 	admSameState(t, "A after restart", wantA, admState(s, a))

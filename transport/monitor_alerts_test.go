@@ -57,25 +57,6 @@ func monWantAlert(t *testing.T, what string, a map[string]any, want map[string]a
 	rpFields(t, what, a, want)
 }
 
-// monWantLate checks a job's `late`: null when dueAt is zero, else
-// {dueAt, minutes} exactly (decisions.md 4.4).
-func monWantLate(t *testing.T, what string, j map[string]any, dueAt time.Time, minutes int) {
-	t.Helper()
-	if dueAt.IsZero() {
-		if j["late"] != nil {
-			t.Errorf("%s: late %v, want null", what, j["late"])
-		}
-		return
-	}
-	l, ok := j["late"].(map[string]any)
-	if !ok {
-		t.Errorf("%s: late %#v, want {dueAt %s, minutes %d}", what, j["late"], admTS(dueAt), minutes)
-		return
-	}
-	admWantKeys(t, what+".late", l, "dueAt", "minutes")
-	rpFields(t, what+".late", l, map[string]any{"dueAt": admTS(dueAt), "minutes": minutes})
-}
-
 // monFmtDur formats an offset from a due time for a subtest name.
 func monFmtDur(d time.Duration) string {
 	if d < 0 {
@@ -138,9 +119,9 @@ func TestMonitorLateThenMissing(t *testing.T) {
 			rpFields(t, "job", j, map[string]any{"status": c.status, "lastResult": "ok", "lastReportAt": admTS(T), "paused": false})
 			rpFields(t, "schedule", admObj(t, j, "schedule"), map[string]any{"nextExpectedAt": admTS(due), "intervalMinutes": 60, "graceMinutes": 30})
 			if c.minutes < 0 {
-				monWantLate(t, "job", j, time.Time{}, 0)
+				rsWantLate(t, "job", j, time.Time{}, 0)
 			} else {
-				monWantLate(t, "job", j, due, c.minutes)
+				rsWantLate(t, "job", j, due, c.minutes)
 			}
 			list := monWantAlerts(t, s, "admin alerts", f.WS, c.alerts)
 			ua := admList(t, j, "unresolvedAlerts")
@@ -402,7 +383,7 @@ func TestMonitorInactiveWorkspace(t *testing.T) {
 			monWantAlert(t, "missing alert", list[0], want)
 			j := monJob(s, f.RestKey, f.Job)
 			rpFields(t, "job", j, map[string]any{"status": "missing", "lastResult": "ok"})
-			monWantLate(t, "job", j, due, 6*60)
+			rsWantLate(t, "job", j, due, 6*60)
 			if ua := admList(t, j, "unresolvedAlerts"); len(ua) != 1 || ua[0]["id"] != want["id"] {
 				t.Errorf("unresolvedAlerts %v", ua)
 			}

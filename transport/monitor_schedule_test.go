@@ -64,7 +64,7 @@ func monRunSchedule(t *testing.T, c monSchedCase) {
 	}
 	rpFields(t, "schedule", admObj(t, j, "schedule"), map[string]any{"nextExpectedAt": admTS(due), "intervalMinutes": c.interval,
 		"graceMinutes": grace, "expectedDays": wantDays})
-	monWantLate(t, "just reported", j, time.Time{}, 0)
+	rsWantLate(t, "just reported", j, time.Time{}, 0)
 	for _, b := range c.between {
 		at, err := time.Parse(time.RFC3339, b)
 		if err != nil {
@@ -72,7 +72,7 @@ func monRunSchedule(t *testing.T, c monSchedCase) {
 		}
 		s.SetClock(at)
 		j := monJob(s, key, f.Job)
-		monWantLate(t, "at "+b, j, time.Time{}, 0)
+		rsWantLate(t, "at "+b, j, time.Time{}, 0)
 		rpFields(t, "at "+b, j, map[string]any{"status": "healthy"})
 	}
 	for _, st := range []struct {
@@ -95,9 +95,9 @@ func monRunSchedule(t *testing.T, c monSchedCase) {
 		rpFields(t, what, j, map[string]any{"status": st.status, "lastResult": "ok"})
 		rpFields(t, what+": schedule", admObj(t, j, "schedule"), map[string]any{"nextExpectedAt": admTS(due)})
 		if st.minutes < 0 {
-			monWantLate(t, what, j, time.Time{}, 0)
+			rsWantLate(t, what, j, time.Time{}, 0)
 		} else {
-			monWantLate(t, what, j, due, st.minutes)
+			rsWantLate(t, what, j, due, st.minutes)
 		}
 		list := monWantAlerts(t, s, what, f.WS, st.alerts)
 		if st.alerts == 1 {
@@ -258,7 +258,7 @@ func TestMonitorPausedUntil(t *testing.T) {
 		what := "paused, at " + admTS(at)
 		j := monJob(s, key, f.Job)
 		rpFields(t, what, j, map[string]any{"status": "paused", "paused": true, "pausedUntil": admTS(P), "lastResult": "ok"})
-		monWantLate(t, what, j, time.Time{}, 0)
+		rsWantLate(t, what, j, time.Time{}, 0)
 		monWantAlerts(t, s, what, f.WS, 0)
 		rpFields(t, what+": health", rsData(t, "health", rsGet(s, key, "/health")), map[string]any{"paused": 1, "missing": 0, "openAlerts": 0})
 	}
@@ -282,9 +282,9 @@ func TestMonitorPausedUntil(t *testing.T) {
 		rpFields(t, what, j, map[string]any{"status": st.status, "paused": false, "pausedUntil": nil, "lastResult": "ok"})
 		rpFields(t, what+": schedule", admObj(t, j, "schedule"), map[string]any{"nextExpectedAt": admTS(due)})
 		if st.minutes < 0 {
-			monWantLate(t, what, j, time.Time{}, 0)
+			rsWantLate(t, what, j, time.Time{}, 0)
 		} else {
-			monWantLate(t, what, j, due, st.minutes)
+			rsWantLate(t, what, j, due, st.minutes)
 		}
 		list := monWantAlerts(t, s, what, f.WS, st.alerts)
 		if st.alerts == 1 {
@@ -318,7 +318,7 @@ func TestMonitorPausedUntilJump(t *testing.T) {
 	j = monJob(s, key, f.Job)
 	rpFields(t, "after the jump", j, map[string]any{"status": "missing", "paused": false, "pausedUntil": nil, "lastResult": "failed"})
 	rpFields(t, "after the jump", admObj(t, j, "schedule"), map[string]any{"nextExpectedAt": admTS(due)})
-	monWantLate(t, "after the jump", j, due, 240)
+	rsWantLate(t, "after the jump", j, due, 240)
 	s.Restart()
 	s.Advance(time.Hour)
 	monWantAlerts(t, s, "after a restart", f.WS, 1)
@@ -347,7 +347,7 @@ func TestMonitorJobResume(t *testing.T) {
 	rpFields(t, "PATCH answer", r.Data(), map[string]any{"status": "healthy", "paused": false, "late": nil})
 	rpFields(t, "PATCH answer", admObj(t, r.Data(), "schedule"), map[string]any{"nextExpectedAt": admTS(due)})
 	s.SetClock(due.Add(30 * time.Minute))
-	monWantLate(t, "due + grace", monJob(s, key, f.Job), due, 30)
+	rsWantLate(t, "due + grace", monJob(s, key, f.Job), due, 30)
 	monWantAlerts(t, s, "due + grace", f.WS, 0)
 	s.SetClock(due.Add(30*time.Minute + time.Millisecond))
 	list := monWantAlerts(t, s, "past due + grace", f.WS, 1)
@@ -373,7 +373,7 @@ func TestMonitorClientPause(t *testing.T) {
 			s.SetClock(T.Add(3 * time.Hour))
 			j := monJob(s, key, f.Job)
 			rpFields(t, "client off", j, map[string]any{"status": "paused", "paused": true, "pausedUntil": nil, "lastResult": "ok"})
-			monWantLate(t, "client off", j, time.Time{}, 0)
+			rsWantLate(t, "client off", j, time.Time{}, 0)
 			monWantAlerts(t, s, "client off", f.WS, 0)
 
 			// A report while the client is off: stored, the status follows
@@ -384,7 +384,7 @@ func TestMonitorClientPause(t *testing.T) {
 			s.SetClock(Rp.Add(10 * time.Hour))
 			j = monJob(s, key, f.Job)
 			rpFields(t, "reported while off", j, map[string]any{"status": "failed", "paused": true, "lastResult": "failed"})
-			monWantLate(t, "reported while off", j, time.Time{}, 0)
+			rsWantLate(t, "reported while off", j, time.Time{}, 0)
 			monWantAlerts(t, s, "reported while off", f.WS, 0)
 
 			Rs := Rp.Add(10*time.Hour + 7*time.Second)
@@ -394,11 +394,11 @@ func TestMonitorClientPause(t *testing.T) {
 			j = monJob(s, key, f.Job)
 			rpFields(t, "resumed", j, map[string]any{"status": "failed", "paused": false, "lastResult": "failed"})
 			rpFields(t, "resumed", admObj(t, j, "schedule"), map[string]any{"nextExpectedAt": admTS(due)})
-			monWantLate(t, "resumed", j, time.Time{}, 0)
+			rsWantLate(t, "resumed", j, time.Time{}, 0)
 			s.SetClock(due.Add(30 * time.Minute))
 			j = monJob(s, key, f.Job)
 			rpFields(t, "resumed, due + grace", j, map[string]any{"status": "failed"})
-			monWantLate(t, "resumed, due + grace", j, due, 30)
+			rsWantLate(t, "resumed, due + grace", j, due, 30)
 			monWantAlerts(t, s, "resumed, due + grace", f.WS, 0)
 			s.SetClock(due.Add(30*time.Minute + time.Millisecond))
 			rpFields(t, "resumed, past due + grace", monJob(s, key, f.Job), map[string]any{"status": "missing", "lastResult": "failed"})

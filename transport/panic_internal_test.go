@@ -6,40 +6,22 @@ package transport
 // handlers' test hook and serves them on loopback.
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/fasthttp/router"
 	"github.com/valyala/fasthttp"
 )
-
-// lockedLog collects log output from the server's goroutines.
-type lockedLog struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // servePanicking serves h on a loopback listener until the test ends and
 // returns its base URL.
@@ -60,8 +42,22 @@ func servePanicking(t *testing.T, s *Server, name string, h fasthttp.RequestHand
 }
 
 func TestPanicHandlers(t *testing.T) {
-	logs := &lockedLog{}
-	s := New(Config{Logger: slog.New(slog.NewTextHandler(logs, nil)), AdminToken: "token"})
+	// The log goes to a file: each record is one write, whichever
+	// goroutine logs it, and the test reads the file.
+	logPath := filepath.Join(t.TempDir(), "log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { logFile.Close() })
+	logs := func() string {
+		b, err := os.ReadFile(logPath)
+		if err != nil {
+			return err.Error()
+		}
+		return string(b)
+	}
+	s := New(Config{Logger: slog.New(slog.NewTextHandler(logFile, nil)), AdminToken: "token"})
 	s.attached.Store(true) // as if started: the routes used here need no engine
 	boom := func(v any) fasthttp.RequestHandler {
 		return func(*fasthttp.RequestCtx) { panic(v) }
@@ -122,8 +118,8 @@ func TestPanicHandlers(t *testing.T) {
 					t.Errorf("Content-Type %q", ct)
 				}
 			}
-			if n := strings.Count(logs.String(), c.logged); n != 2 {
-				t.Errorf("%d log records %q, want 2; logs:\n%s", n, c.logged, logs.String())
+			if n := strings.Count(logs(), c.logged); n != 2 {
+				t.Errorf("%d log records %q, want 2; logs:\n%s", n, c.logged, logs())
 			}
 		})
 	}

@@ -34,7 +34,7 @@ func rpOnly(s *testserver.Server, ws, job string) map[string]any {
 func rpNothingRecorded(s *testserver.Server, ws, job string) {
 	s.T.Helper()
 	j := rpJob(s, ws, job)
-	if h := rpList(s.T, j, "history"); len(h) != 0 {
+	if h := admList(s.T, j, "history"); len(h) != 0 {
 		s.T.Errorf("refused report was recorded: %v", h)
 	}
 	rpFields(s.T, "job after a refused report", j, map[string]any{"status": "waiting", "lastResult": "none", "lastReportAt": nil})

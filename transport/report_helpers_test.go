@@ -135,24 +135,10 @@ func rpJob(s *testserver.Server, ws, job string) map[string]any {
 	return s.MustAdmin(200, "GET", "/workspaces/"+ws+"/jobs/"+job+"?limit=1000", nil).Data()
 }
 
-// rpList returns m[k] as a list of objects.
-func rpList(t testing.TB, m map[string]any, k string) []map[string]any {
-	t.Helper()
-	raw, ok := m[k].([]any)
-	if !ok {
-		t.Fatalf("%s is not a list: %v", k, m[k])
-	}
-	out := make([]map[string]any, len(raw))
-	for i, v := range raw {
-		out[i], _ = v.(map[string]any)
-	}
-	return out
-}
-
 // rpHistory returns the job's history, newest first.
 func rpHistory(s *testserver.Server, ws, job string) []map[string]any {
 	s.T.Helper()
-	return rpList(s.T, rpJob(s, ws, job), "history")
+	return admList(s.T, rpJob(s, ws, job), "history")
 }
 
 // rpAlerts returns every alert of the workspace, newest first.

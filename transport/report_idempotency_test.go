@@ -310,7 +310,7 @@ func TestReportInFlight(t *testing.T) {
 	// healthy; the alert A opened was resolved by C 61 seconds later; the
 	// key now belongs to C, which has finished, so K answers duplicate.
 	j := rpJob(s, f.WS, f.Job)
-	h := rpList(t, j, "history")
+	h := admList(t, j, "history")
 	if len(h) != 2 {
 		t.Fatalf("history: %v", h)
 	}

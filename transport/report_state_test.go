@@ -34,7 +34,7 @@ func TestReportJobStatusTransitions(t *testing.T) {
 		"lastFailureAt": rpTS(t1), "failureStreak": 1, "late": nil,
 	})
 	rpFields(t, "schedule after failed", j["schedule"].(map[string]any), map[string]any{"nextExpectedAt": rpTS(t1.Add(24 * time.Hour))})
-	ua := rpList(t, j, "unresolvedAlerts")
+	ua := admList(t, j, "unresolvedAlerts")
 	if len(ua) != 1 {
 		t.Fatalf("unresolvedAlerts after failed: %v", ua)
 	}
@@ -79,7 +79,7 @@ func TestReportJobStatusTransitions(t *testing.T) {
 		"status": "healthy", "lastResult": "ok", "lastReportAt": rpTS(t5), "lastSuccessAt": rpTS(t5),
 		"lastFailureAt": rpTS(t5.Add(-90*time.Minute - 30*time.Second)), "failureStreak": 0,
 	})
-	if ua := rpList(t, j, "unresolvedAlerts"); len(ua) != 0 {
+	if ua := admList(t, j, "unresolvedAlerts"); len(ua) != 0 {
 		t.Errorf("unresolvedAlerts after ok: %v", ua)
 	}
 	rpFields(t, "resolved alert", rpAlert(s, f.WS, alertID), map[string]any{
@@ -89,7 +89,7 @@ func TestReportJobStatusTransitions(t *testing.T) {
 
 	// Each accepted report is one history entry, newest first, with the
 	// key's source.
-	h := rpList(t, j, "history")
+	h := admList(t, j, "history")
 	if len(h) != 5 {
 		t.Fatalf("history has %d entries, want 5", len(h))
 	}
@@ -99,7 +99,7 @@ func TestReportJobStatusTransitions(t *testing.T) {
 	if len(f.ReportKeyPrefix) != 16 || f.ReportKeyPrefix != f.ReportKey[:16] {
 		t.Errorf("key prefix %q is not the first 16 characters of the key", f.ReportKeyPrefix)
 	}
-	if rr := rpList(t, j, "recentResults"); len(rr) != 5 || rr[0]["id"] != h[0]["id"] || rr[0]["source"] != nil {
+	if rr := admList(t, j, "recentResults"); len(rr) != 5 || rr[0]["id"] != h[0]["id"] || rr[0]["source"] != nil {
 		t.Errorf("recentResults: %v", rr)
 	}
 
@@ -126,7 +126,7 @@ func TestReportWaitingToFirstReport(t *testing.T) {
 			id := rpSend(s, job, f.ReportKey, c.status)
 			j := rpJob(s, f.WS, job)
 			rpFields(t, "after first report", j, map[string]any{"status": c.jobStatus, "late": nil})
-			ua := rpList(t, j, "unresolvedAlerts")
+			ua := admList(t, j, "unresolvedAlerts")
 			if c.alertType == "" {
 				if id != "" || len(ua) != 0 {
 					t.Errorf("ok opened an alert: %s %v", id, ua)
@@ -163,7 +163,7 @@ func TestReportSuperseded(t *testing.T) {
 	if len(rpAlerts(s, f.WS)) != 0 {
 		t.Errorf("superseded reports opened an alert: %v", rpAlerts(s, f.WS))
 	}
-	h := rpList(t, j, "history")
+	h := admList(t, j, "history")
 	if len(h) != 3 {
 		t.Fatalf("history: %d entries, want 3 (superseded reports are stored)", len(h))
 	}
@@ -234,7 +234,7 @@ func TestReportMonitoringOff(t *testing.T) {
 				"failureStreak": 1, "paused": true, "late": nil,
 			})
 			rpFields(t, "quiet schedule", j["schedule"].(map[string]any), map[string]any{"nextExpectedAt": rpTS(now.Add(24 * time.Hour))})
-			if len(rpList(t, j, "history")) != 1 || len(rpList(t, j, "unresolvedAlerts")) != 0 {
+			if len(admList(t, j, "history")) != 1 || len(admList(t, j, "unresolvedAlerts")) != 0 {
 				t.Errorf("quiet job: history %v, unresolvedAlerts %v", j["history"], j["unresolvedAlerts"])
 			}
 			if n := len(rpAlerts(s, f.WS)); n != alertsBefore {
@@ -398,7 +398,7 @@ func TestReportAlertRaise(t *testing.T) {
 		}
 		rpFields(t, "new alert", rpAlert(s, f.WS, second), map[string]any{"status": "open", "type": "warning", "severity": "warning", "createdAt": rpTS(created)})
 		rpFields(t, "old alert", rpAlert(s, f.WS, first), map[string]any{"status": "resolved"})
-		ua := rpList(t, rpJob(s, f.WS, job), "unresolvedAlerts")
+		ua := admList(t, rpJob(s, f.WS, job), "unresolvedAlerts")
 		if len(ua) != 1 || ua[0]["id"] != second {
 			t.Errorf("unresolvedAlerts: %v", ua)
 		}

@@ -20,6 +20,7 @@ package main
 // TestBadInputTextEncoding, TestBadInputSMTPLongLine.
 
 import (
+	"backupmon/internal/testserver"
 	"bufio"
 	"encoding/json"
 	"fmt"
@@ -113,25 +114,6 @@ func (w *bbWorld) wal(t testing.TB) string {
 	return strings.Join(m, " ")
 }
 
-// bbDiff returns the lines of two states that differ, by address.
-func bbDiff(before, after string) string {
-	bl, al := strings.Split(before, "\n"), strings.Split(after, "\n")
-	var out []string
-	for i := 0; i < max(len(bl), len(al)) && len(out) < 4; i++ {
-		var x, y string
-		if i < len(bl) {
-			x = bl[i]
-		}
-		if i < len(al) {
-			y = al[i]
-		}
-		if x != y {
-			out = append(out, fmt.Sprintf("before: %.400s\nafter:  %.400s", x, y))
-		}
-	}
-	return strings.Join(out, "\n")
-}
-
 // tick moves the development clock on a minute (new rate-limit minutes, a
 // refilled login throttle), uses every key and session once in the new
 // minute (their last use, kept in memory or logged at most every 5
@@ -191,12 +173,12 @@ func (w *bbWorld) run(t *testing.T, name string, withB bool, send func(t *testin
 		send(t)
 		after := w.state(t, w.a)
 		if after != w.prev {
-			t.Errorf("the refused input changed the state:\n%s", bbDiff(w.prev, after))
+			t.Errorf("the refused input changed the state:\n%s", testserver.LineDiff(w.prev, after, 4))
 		}
 		w.prev = after
 		if withB {
 			if afterB := w.state(t, w.b); afterB != beforeB {
-				t.Errorf("the refused input changed the other workspace:\n%s", bbDiff(beforeB, afterB))
+				t.Errorf("the refused input changed the other workspace:\n%s", testserver.LineDiff(beforeB, afterB, 4))
 			}
 		}
 	})

@@ -7,13 +7,9 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -24,74 +20,34 @@ import (
 	"time"
 
 	"backupmon/engine"
+	"backupmon/internal/testserver"
 	"backupmon/mailstore"
 	"backupmon/smtpin"
 	"backupmon/transport"
-	"backupmon/wal"
 )
 
-const cliToken = "cli-test-admin-token"
-
-// cliT0 is where the development clock of the CLI tests starts (a Wednesday).
-var cliT0 = time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC)
-
-// cliServer is an engine and both listeners, in process, on loopback.
+// cliServer is testserver's in-process server with a mail store whose
+// unreadable e-mails the admin API re-reads.
 type cliServer struct {
-	dir                 string
-	eng                 *engine.Engine
-	store               *mailstore.Store
-	srv                 *transport.Server
-	adminURL, publicURL string
-	closed              bool
+	*testserver.Server
+	store *mailstore.Store
 }
 
 // startCLIServer opens an engine on dir with a development clock at start
 // and serves it; it stops at the end of the test.
 func startCLIServer(t *testing.T, dir string, start time.Time) *cliServer {
 	t.Helper()
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	metrics := transport.NewMetrics()
-	eng, err := engine.Open(engine.Options{
-		Dir: dir, Clock: engine.NewDevClock(start), Logger: logger,
-		WAL: wal.Options{Logger: logger, Observe: metrics.ObserveWAL, OnFatal: func(err error) { t.Errorf("log failed: %v", err) }},
-	})
-	if err != nil {
-		t.Fatalf("open engine: %v", err)
-	}
 	store, err := mailstore.Open(filepath.Join(dir, "mail"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &cliServer{dir: dir, eng: eng, store: store}
-	s.srv = transport.New(transport.Config{Engine: eng, Logger: logger, Metrics: metrics, AdminToken: cliToken, DevClock: true,
-		Reparse: func(wsID, id string) (engine.MailReply, error) {
+	s := &cliServer{store: store}
+	s.Server = testserver.Start(t, testserver.Options{Dir: dir, Start: start, Configure: func(cfg *transport.Config, eng *engine.Engine) {
+		cfg.Reparse = func(wsID, id string) (engine.MailReply, error) {
 			return smtpin.Reparse(eng, store, smtpin.Suggestions, wsID, id)
-		}})
-	pub, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	adm, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.srv.ServePublic(pub)
-	go s.srv.ServeAdmin(adm)
-	s.publicURL = "http://" + pub.Addr().String()
-	s.adminURL = "http://" + adm.Addr().String()
-	t.Cleanup(s.close)
+		}
+	}})
 	return s
-}
-
-func (s *cliServer) close() {
-	if s.closed {
-		return
-	}
-	s.closed = true
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	s.srv.Shutdown(ctx)
-	s.eng.Close()
 }
 
 // cliResult is what one CLI run gave.
@@ -106,14 +62,7 @@ func (r cliResult) data() map[string]any {
 	return d
 }
 
-func (r cliResult) list() []map[string]any {
-	raw, _ := r.json["data"].([]any)
-	out := make([]map[string]any, len(raw))
-	for i, v := range raw {
-		out[i], _ = v.(map[string]any)
-	}
-	return out
-}
+func (r cliResult) list() []map[string]any { return testserver.Objects(r.json["data"]) }
 
 // cliRan records which subcommands the tests ran (group + " " + verb).
 var cliRan = map[string]bool{}
@@ -139,7 +88,7 @@ func cliRunRaw(t *testing.T, args ...string) cliResult {
 // args...` against s.
 func (s *cliServer) cli(t *testing.T, group, verb string, args ...string) cliResult {
 	t.Helper()
-	return cliRunRaw(t, append([]string{group, verb, "--admin-url", s.adminURL, "--admin-token", cliToken}, args...)...)
+	return cliRunRaw(t, append([]string{group, verb, "--admin-url", s.AdminURL, "--admin-token", testserver.AdminToken}, args...)...)
 }
 
 // must runs a subcommand and requires exit 0 and JSON on stdout (unless
@@ -196,12 +145,12 @@ func cliTS(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z
 
 func TestCLISubcommands(t *testing.T) {
 	cliUnsetEnv(t, "BACKUPMON_ADMIN_URL", "BACKUPMON_ADMIN_TOKEN")
-	s := startCLIServer(t, t.TempDir(), cliT0)
+	s := startCLIServer(t, t.TempDir(), testserver.T0)
 
 	// workspace create / list / get / update.
 	r := s.must(t, "workspace", "create", "--name", "Acme", "--plan", "pro", "--time-zone", "Europe/Berlin")
 	ws := r.data()
-	if ws["name"] != "Acme" || ws["plan"] != "pro" || ws["timeZone"] != "Europe/Berlin" || ws["status"] != "active" || ws["createdAt"] != cliTS(cliT0) {
+	if ws["name"] != "Acme" || ws["plan"] != "pro" || ws["timeZone"] != "Europe/Berlin" || ws["status"] != "active" || ws["createdAt"] != cliTS(testserver.T0) {
 		t.Errorf("workspace create: %v", ws)
 	}
 	if !strings.HasPrefix(r.stdout, "{\n  \"data\": {") || r.stderr != "" {
@@ -244,7 +193,7 @@ func TestCLISubcommands(t *testing.T) {
 	sla, _ := j["sla"].(map[string]any)
 	if j["name"] != "Nightly" || j["vendor"] != "veeam" || j["clientId"] != cid || dev["name"] != "File server" || dev["type"] != "server" ||
 		dev["hostname"] != "fs01" || sched["intervalMinutes"] != float64(1440) || !slices.Equal(cliStrings(sched["expectedDays"]), []string{"mon", "fri"}) ||
-		sched["graceMinutes"] != float64(30) || sla["target"] != 99.5 || sched["nextExpectedAt"] != cliTS(cliT0.Add(48*time.Hour)) {
+		sched["graceMinutes"] != float64(30) || sla["target"] != 99.5 || sched["nextExpectedAt"] != cliTS(testserver.T0.Add(48*time.Hour)) {
 		t.Errorf("job create: %v", j)
 	}
 	jid := j["id"].(string)
@@ -252,7 +201,7 @@ func TestCLISubcommands(t *testing.T) {
 		t.Errorf("job list: %v", l)
 	}
 	u := s.must(t, "job", "update", "--workspace", wid, "--job", jid, "--interval-minutes", "60", "--expected-days", "mon,tue,wed,thu,fri,sat,sun").data()
-	if sched, _ := u["schedule"].(map[string]any); sched["intervalMinutes"] != float64(60) || sched["graceMinutes"] != float64(30) || sched["nextExpectedAt"] != cliTS(cliT0.Add(time.Hour)) {
+	if sched, _ := u["schedule"].(map[string]any); sched["intervalMinutes"] != float64(60) || sched["graceMinutes"] != float64(30) || sched["nextExpectedAt"] != cliTS(testserver.T0.Add(time.Hour)) {
 		t.Errorf("job update schedule: %v", u["schedule"])
 	}
 	if u := s.must(t, "job", "update", "--workspace", wid, "--job", jid, "--paused", "true").data(); u["paused"] != true || u["status"] != "paused" {
@@ -261,7 +210,7 @@ func TestCLISubcommands(t *testing.T) {
 	if u := s.must(t, "job", "update", "--workspace", wid, "--job", jid, "--paused", "false").data(); u["paused"] != false || u["status"] != "waiting" {
 		t.Errorf("job update --paused false: %v", u)
 	}
-	until := cliT0.Add(5 * time.Hour)
+	until := testserver.T0.Add(5 * time.Hour)
 	if u := s.must(t, "job", "update", "--workspace", wid, "--job", jid, "--paused-until", until.Format(time.RFC3339)).data(); u["pausedUntil"] != cliTS(until) {
 		t.Errorf("job update --paused-until: %v", u)
 	}
@@ -299,17 +248,7 @@ func TestCLISubcommands(t *testing.T) {
 	}
 
 	// A failed report opens an alert: alert list / acknowledge / snooze / resolve.
-	req, _ := http.NewRequest("POST", s.publicURL+"/api/v1/jobs/"+jid+"/report", strings.NewReader(`{"status":"failed"}`))
-	req.Header.Set("Authorization", "Bearer "+rk["key"].(string))
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != 200 {
-		t.Fatalf("report: %d", resp.StatusCode)
-	}
+	s.MustReport(jid, rk["key"].(string), `{"status":"failed"}`)
 	al := s.must(t, "alert", "list", "--workspace", wid).list()
 	if len(al) != 1 || al[0]["status"] != "open" || al[0]["jobId"] != jid {
 		t.Fatalf("alert list: %v", al)
@@ -322,13 +261,13 @@ func TestCLISubcommands(t *testing.T) {
 		t.Errorf("alert snooze: %v", a)
 	}
 	// clock set: advance, then set.
-	if c := s.must(t, "clock", "set", "--advance-seconds", "3600").data(); c["now"] != cliTS(cliT0.Add(time.Hour)) {
+	if c := s.must(t, "clock", "set", "--advance-seconds", "3600").data(); c["now"] != cliTS(testserver.T0.Add(time.Hour)) {
 		t.Errorf("clock set --advance-seconds: %v", c)
 	}
-	if c := s.must(t, "clock", "set", "--set", "2026-03-04T12:00:00+01:00").data(); c["now"] != cliTS(cliT0.Add(time.Hour)) {
+	if c := s.must(t, "clock", "set", "--set", "2026-03-04T12:00:00+01:00").data(); c["now"] != cliTS(testserver.T0.Add(time.Hour)) {
 		t.Errorf("clock set --set: %v", c)
 	}
-	if c := s.must(t, "clock", "set", "--set", "2026-03-04T12:00:00Z", "--advance-seconds", "7").data(); c["now"] != cliTS(cliT0.Add(2*time.Hour+7*time.Second)) {
+	if c := s.must(t, "clock", "set", "--set", "2026-03-04T12:00:00Z", "--advance-seconds", "7").data(); c["now"] != cliTS(testserver.T0.Add(2*time.Hour+7*time.Second)) {
 		t.Errorf("clock set --set --advance-seconds: %v", c)
 	}
 	if a := s.must(t, "alert", "resolve", "--workspace", wid, "--alert", aid, "--note", "fixed").data(); a["status"] != "resolved" || a["recoverySeconds"] != float64(2*3600+7) {
@@ -351,13 +290,7 @@ func TestCLISubcommands(t *testing.T) {
 
 	// job get with --limit (a query parameter), then job delete.
 	s.must(t, "clock", "set", "--advance-seconds", "60")
-	req, _ = http.NewRequest("POST", s.publicURL+"/api/v1/jobs/"+jid+"/report", strings.NewReader(`{"status":"ok"}`))
-	req.Header.Set("Authorization", "Bearer "+rk["key"].(string))
-	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 200 {
-		t.Fatalf("second report: %v %v", resp, err)
-	} else {
-		resp.Body.Close()
-	}
+	s.MustReport(jid, rk["key"].(string), `{"status":"ok"}`)
 	g := s.must(t, "job", "get", "--workspace", wid, "--job", jid, "--limit", "1").data()
 	if h, _ := g["history"].([]any); len(h) != 1 || g["id"] != jid {
 		t.Errorf("job get --limit 1: %v", g)
@@ -417,7 +350,7 @@ func TestCLISubcommands(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r := s.eng.Mail(token, &engine.MailInput{MessageID: id, Reason: "not a Veeam report", RawRef: ref, Size: int64(len(raw))}); r.Outcome != engine.MailKeptUnparsed {
+		if r := s.Eng.Mail(token, &engine.MailInput{MessageID: id, Reason: "not a Veeam report", RawRef: ref, Size: int64(len(raw))}); r.Outcome != engine.MailKeptUnparsed {
 			t.Fatalf("unreadable mail: %+v", r)
 		}
 	}
@@ -468,7 +401,7 @@ func TestCLISubcommands(t *testing.T) {
 
 func TestCLIBodyNullAndErrors(t *testing.T) {
 	cliUnsetEnv(t, "BACKUPMON_ADMIN_URL", "BACKUPMON_ADMIN_TOKEN")
-	s := startCLIServer(t, t.TempDir(), cliT0)
+	s := startCLIServer(t, t.TempDir(), testserver.T0)
 	wid := s.must(t, "workspace", "create", "--body", `{"name":"Raw","plan":"growth","timeZone":"Asia/Tokyo"}`).data()["id"].(string)
 	if g := s.must(t, "workspace", "get", "--workspace", wid).data(); g["name"] != "Raw" || g["plan"] != "growth" || g["timeZone"] != "Asia/Tokyo" {
 		t.Errorf("--body create: %v", g)
@@ -498,7 +431,7 @@ func TestCLIBodyNullAndErrors(t *testing.T) {
 	cliWantError(t, "unknown workspace", s.cli(t, "workspace", "get", "--workspace", "0190b4c8-1111-7000-8000-000000000000"), 404, "NOT_FOUND")
 	cliWantError(t, "bad plan", s.cli(t, "workspace", "create", "--name", "X", "--plan", "gold"), 400, "INVALID_REQUEST")
 	cliWantError(t, "--body not an object", s.cli(t, "workspace", "create", "--body", `[1]`), 400, "INVALID_REQUEST")
-	cliWantError(t, "wrong token", cliRunRaw(t, "workspace", "list", "--admin-url", s.adminURL, "--admin-token", "nope"), 401, "UNAUTHORIZED")
+	cliWantError(t, "wrong token", cliRunRaw(t, "workspace", "list", "--admin-url", s.AdminURL, "--admin-token", "nope"), 401, "UNAUTHORIZED")
 
 	// Usage errors: exit 2, nothing sent.
 	before := s.must(t, "job", "list", "--workspace", wid).stdout
@@ -546,20 +479,20 @@ func TestCLIBodyNullAndErrors(t *testing.T) {
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	dead := "http://" + ln.Addr().String()
 	ln.Close()
-	if r := cliRunRaw(t, "workspace", "list", "--admin-url", dead, "--admin-token", cliToken); r.code != 1 || r.stderr == "" {
+	if r := cliRunRaw(t, "workspace", "list", "--admin-url", dead, "--admin-token", testserver.AdminToken); r.code != 1 || r.stderr == "" {
 		t.Errorf("dead server: exit %d, stderr %q", r.code, r.stderr)
 	}
 }
 
 func TestCLITokenAndURLDefaults(t *testing.T) {
 	cliUnsetEnv(t, "BACKUPMON_ADMIN_URL", "BACKUPMON_ADMIN_TOKEN")
-	s := startCLIServer(t, t.TempDir(), cliT0)
+	s := startCLIServer(t, t.TempDir(), testserver.T0)
 	s.must(t, "workspace", "create", "--name", "W", "--plan", "pro")
 	dir := t.TempDir()
 	t.Chdir(dir)
 
 	// No token anywhere: a usage error, nothing sent.
-	r := cliRunRaw(t, "workspace", "list", "--admin-url", s.adminURL)
+	r := cliRunRaw(t, "workspace", "list", "--admin-url", s.AdminURL)
 	if r.code != 2 || !strings.Contains(r.stderr, "admin.token") {
 		t.Errorf("no token: exit %d, stderr %q", r.code, r.stderr)
 	}
@@ -567,25 +500,25 @@ func TestCLITokenAndURLDefaults(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(dir, "data"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "data", "admin.token"), []byte(cliToken+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "data", "admin.token"), []byte(testserver.AdminToken+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	r = cliRunRaw(t, "workspace", "list", "--admin-url", s.adminURL)
+	r = cliRunRaw(t, "workspace", "list", "--admin-url", s.AdminURL)
 	if r.code != 0 || len(r.list()) != 1 {
 		t.Errorf("token from ./data/admin.token: exit %d, %s %s", r.code, r.stdout, r.stderr)
 	}
 	// The flag wins over the file.
-	cliWantError(t, "--admin-token over the file", cliRunRaw(t, "workspace", "list", "--admin-url", s.adminURL, "--admin-token", "other"), 401, "UNAUTHORIZED")
+	cliWantError(t, "--admin-token over the file", cliRunRaw(t, "workspace", "list", "--admin-url", s.AdminURL, "--admin-token", "other"), 401, "UNAUTHORIZED")
 	// BACKUPMON_ADMIN_TOKEN wins over the file.
 	t.Setenv("BACKUPMON_ADMIN_TOKEN", "from-env")
-	cliWantError(t, "BACKUPMON_ADMIN_TOKEN over the file", cliRunRaw(t, "workspace", "list", "--admin-url", s.adminURL), 401, "UNAUTHORIZED")
-	t.Setenv("BACKUPMON_ADMIN_TOKEN", cliToken)
+	cliWantError(t, "BACKUPMON_ADMIN_TOKEN over the file", cliRunRaw(t, "workspace", "list", "--admin-url", s.AdminURL), 401, "UNAUTHORIZED")
+	t.Setenv("BACKUPMON_ADMIN_TOKEN", testserver.AdminToken)
 	os.Remove(filepath.Join(dir, "data", "admin.token"))
-	if r := cliRunRaw(t, "workspace", "list", "--admin-url", s.adminURL); r.code != 0 {
+	if r := cliRunRaw(t, "workspace", "list", "--admin-url", s.AdminURL); r.code != 0 {
 		t.Errorf("token from BACKUPMON_ADMIN_TOKEN: exit %d %s", r.code, r.stderr)
 	}
 	// BACKUPMON_ADMIN_URL gives the address; a trailing slash is fine.
-	t.Setenv("BACKUPMON_ADMIN_URL", s.adminURL+"/")
+	t.Setenv("BACKUPMON_ADMIN_URL", s.AdminURL+"/")
 	if r := cliRunRaw(t, "workspace", "list"); r.code != 0 || len(r.list()) != 1 {
 		t.Errorf("address from BACKUPMON_ADMIN_URL: exit %d %s %s", r.code, r.stdout, r.stderr)
 	}

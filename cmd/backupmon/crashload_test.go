@@ -807,33 +807,6 @@ func stateDump(t testing.TB, c *testserver.Child, fx *fixture) string {
 	return strings.Join(docs, "\n")
 }
 
-// diffDumps returns "" when two state dumps are equal, else the first
-// differing document of each.
-func diffDumps(a, b string) string {
-	if a == b {
-		return ""
-	}
-	la, lb := strings.Split(a, "\n"), strings.Split(b, "\n")
-	for i := 0; i < max(len(la), len(lb)); i++ {
-		var x, y string
-		if i < len(la) {
-			x = la[i]
-		}
-		if i < len(lb) {
-			y = lb[i]
-		}
-		if x != y {
-			k := 0
-			for k < min(len(x), len(y)) && x[k] == y[k] {
-				k++
-			}
-			from := max(0, k-300)
-			return fmt.Sprintf("before: …%s\nafter:  …%s", x[from:min(len(x), k+300)], y[from:min(len(y), k+300)])
-		}
-	}
-	return "dumps differ"
-}
-
 // killQuiet checks replay and snapshot fidelity on a server at rest: it
 // reads the whole state, kills the server, restarts it on its data
 // directory and reads the state again, which must be the same. It returns
@@ -843,7 +816,7 @@ func killQuiet(t testing.TB, c *testserver.Child, fx *fixture, label string, fla
 	before := stateDump(t, c, fx)
 	c.Kill()
 	c = testserver.StartChild(t, label, c.DataDir, flags...)
-	if d := diffDumps(before, stateDump(t, c, fx)); d != "" {
+	if d := testserver.LineDiff(before, stateDump(t, c, fx), 4); d != "" {
 		t.Errorf("%s: the state after the restart differs from the state before the kill:\n%s", label, d)
 	}
 	return c

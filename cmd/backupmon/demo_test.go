@@ -21,38 +21,9 @@ import (
 	"testing"
 	"time"
 
+	"backupmon/internal/testserver"
 	"backupmon/password"
 )
-
-// cliAdminGet calls the admin API of s and decodes the answer.
-func cliAdminGet(t *testing.T, s *cliServer, path string) map[string]any {
-	t.Helper()
-	req, _ := http.NewRequest("GET", s.adminURL+"/admin/v1"+path, nil)
-	req.Header.Set("Authorization", "Bearer "+cliToken)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != 200 {
-		t.Fatalf("GET %s: %d %s", path, resp.StatusCode, b)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatalf("GET %s: %v", path, err)
-	}
-	return m
-}
-
-func cliDataList(m map[string]any) []map[string]any {
-	raw, _ := m["data"].([]any)
-	out := make([]map[string]any, len(raw))
-	for i, v := range raw {
-		out[i], _ = v.(map[string]any)
-	}
-	return out
-}
 
 // cliDemoKeys reads <dir>/demo-keys.txt.
 func cliDemoKeys(t *testing.T, dir string) map[string]string {
@@ -91,7 +62,7 @@ func TestDemoContent(t *testing.T) {
 		t.Run(start.Format("2006-01-02T15:04Z"), func(t *testing.T) {
 			dir := t.TempDir()
 			s := startCLIServer(t, dir, start)
-			if err := createDemo(s.eng, password.NewHasher(password.Params{Time: 1, Memory: 64, Threads: 1}, 1, 0), dir, slog.New(slog.NewTextHandler(io.Discard, nil))); err != nil {
+			if err := createDemo(s.Eng, password.NewHasher(password.Params{Time: 1, Memory: 64, Threads: 1}, 1, 0), dir, slog.New(slog.NewTextHandler(io.Discard, nil))); err != nil {
 				t.Fatalf("createDemo: %v", err)
 			}
 			cliCheckDemo(t, s, start)
@@ -101,7 +72,7 @@ func TestDemoContent(t *testing.T) {
 
 func cliCheckDemo(t *testing.T, s *cliServer, now time.Time) {
 	t.Helper()
-	wss := cliDataList(cliAdminGet(t, s, "/workspaces"))
+	wss := s.For(t).MustAdmin(200, "GET", "/workspaces", nil).List()
 	if len(wss) != 1 {
 		t.Fatalf("%d workspaces, want 1", len(wss))
 	}
@@ -111,10 +82,10 @@ func cliCheckDemo(t *testing.T, s *cliServer, now time.Time) {
 	}
 	wid := ws["id"].(string)
 	base := "/workspaces/" + wid
-	if n := len(cliDataList(cliAdminGet(t, s, base+"/clients"))); n != 3 {
+	if n := len(s.For(t).MustAdmin(200, "GET", base+"/clients", nil).List()); n != 3 {
 		t.Errorf("%d clients, want 3", n)
 	}
-	jobs := cliDataList(cliAdminGet(t, s, base+"/jobs"))
+	jobs := s.For(t).MustAdmin(200, "GET", base+"/jobs", nil).List()
 	if len(jobs) != 12 {
 		t.Errorf("%d jobs, want 12", len(jobs))
 	}
@@ -127,7 +98,7 @@ func cliCheckDemo(t *testing.T, s *cliServer, now time.Time) {
 		if j["status"] == "missing" {
 			missing = append(missing, j["name"].(string))
 		}
-		d := cliAdminGet(t, s, base+"/jobs/"+j["id"].(string)+"?limit=1000")["data"].(map[string]any)
+		d := s.For(t).MustAdmin(200, "GET", base+"/jobs/"+j["id"].(string)+"?limit=1000", nil).Data()
 		for _, h := range d["history"].([]any) {
 			at, err := time.Parse(time.RFC3339, h.(map[string]any)["receivedAt"].(string))
 			if err != nil {
@@ -164,7 +135,7 @@ func cliCheckDemo(t *testing.T, s *cliServer, now time.Time) {
 	// resolved before it opened.
 	var openFailed, unresolvedFailed int
 	var missingAlerts []string
-	for _, a := range cliDataList(cliAdminGet(t, s, base+"/alerts")) {
+	for _, a := range s.For(t).MustAdmin(200, "GET", base+"/alerts", nil).List() {
 		if a["type"] == "failed" && a["status"] == "open" {
 			openFailed++
 		}
@@ -187,7 +158,7 @@ func cliCheckDemo(t *testing.T, s *cliServer, now time.Time) {
 
 	// Keys: a REST key with every scope and a report key, both in
 	// demo-keys.txt, whose prefixes are the listed keys'.
-	kv := cliDemoKeys(t, s.dir)
+	kv := cliDemoKeys(t, s.Dir)
 	if kv["workspace"] != wid {
 		t.Errorf("demo-keys.txt workspace %q, want %s", kv["workspace"], wid)
 	}
@@ -197,7 +168,7 @@ func cliCheckDemo(t *testing.T, s *cliServer, now time.Time) {
 		}
 	}
 	prefixes := map[string]map[string]any{}
-	for _, k := range cliDataList(cliAdminGet(t, s, base+"/keys")) {
+	for _, k := range s.For(t).MustAdmin(200, "GET", base+"/keys", nil).List() {
 		prefixes[k["prefix"].(string)] = k
 	}
 	all := []string{"alerts:read", "clients:read", "health:read", "jobs:read", "reports:read", "workspace:read"}
@@ -212,7 +183,7 @@ func cliCheckDemo(t *testing.T, s *cliServer, now time.Time) {
 	if ak := prefixes[cliPrefix(kv["assistant_key"])]; !cliSecretRe.MatchString(kv["assistant_key"]) || ak == nil || ak["type"] != "assistant" || ak["access"] != "read-write" {
 		t.Errorf("assistant key of the demo: %q %v", kv["assistant_key"], ak)
 	}
-	keyFile := filepath.Join(s.dir, "demo-assistant.key")
+	keyFile := filepath.Join(s.Dir, "demo-assistant.key")
 	if raw, err := os.ReadFile(keyFile); err != nil || string(raw) != kv["assistant_key"]+"\n" {
 		t.Errorf("demo-assistant.key = %q, %v; want the assistant key", raw, err)
 	}
@@ -237,12 +208,12 @@ func cliSorted(l []string) []string {
 func TestDemoCurlLines(t *testing.T) {
 	dir := t.TempDir()
 	s := startCLIServer(t, dir, time.Date(2026, 3, 4, 12, 0, 0, 0, time.UTC))
-	if err := createDemo(s.eng, password.NewHasher(password.Params{Time: 1, Memory: 64, Threads: 1}, 1, 0), dir, slog.New(slog.NewTextHandler(io.Discard, nil))); err != nil {
+	if err := createDemo(s.Eng, password.NewHasher(password.Params{Time: 1, Memory: 64, Threads: 1}, 1, 0), dir, slog.New(slog.NewTextHandler(io.Discard, nil))); err != nil {
 		t.Fatalf("createDemo: %v", err)
 	}
 	kv := cliDemoKeys(t, dir)
 	var buf bytes.Buffer
-	printDemo(&buf, s.eng, dir, s.publicURL, s.adminURL, cliToken, "")
+	printDemo(&buf, s.Eng, dir, s.PublicURL, s.AdminURL, testserver.AdminToken, "")
 	out := buf.String()
 	if !strings.Contains(out, kv["rest_key"]) || !strings.Contains(out, kv["report_key"]) || !strings.Contains(out, kv["workspace"]) {
 		t.Errorf("printDemo does not show the workspace and both keys:\n%s", out)

@@ -404,20 +404,7 @@ func mcpCheckGolden(t testing.TB, name string, got []byte) {
 	if bytes.Equal(got, want) {
 		return
 	}
-	gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
-	for i := 0; i < max(len(gl), len(wl)); i++ {
-		var g, w string
-		if i < len(gl) {
-			g = gl[i]
-		}
-		if i < len(wl) {
-			w = wl[i]
-		}
-		if g != w {
-			t.Errorf("tools/list differs from %s at line %d:\n got: %s\nwant: %s", path, i+1, g, w)
-			return
-		}
-	}
+	t.Errorf("tools/list differs from %s (- got, + want):\n%s", path, testserver.LineDiff(string(got), string(want), 1))
 }
 
 func mcpListTools(t testing.TB, cs *mcp.ClientSession) []*mcp.Tool {

@@ -29,11 +29,9 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/ecdsa"
-	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -42,7 +40,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"math/big"
 	"net"
 	"net/http"
 	"net/smtp"
@@ -357,32 +354,6 @@ func secCheckLog(t *testing.T, log string, secrets []secSecret) {
 			t.Errorf("the log holds %s: …%s…", re, secLine(log, loc[0]))
 		}
 	}
-}
-
-// secDiff shows the lines of two texts that differ, around where they
-// differ.
-func secDiff(before, after string) string {
-	b, a := strings.Split(before, "\n"), strings.Split(after, "\n")
-	var out strings.Builder
-	for i := 0; i < max(len(a), len(b)); i++ {
-		var x, y string
-		if i < len(b) {
-			x = b[i]
-		}
-		if i < len(a) {
-			y = a[i]
-		}
-		if x == y {
-			continue
-		}
-		k := 0
-		for k < len(x) && k < len(y) && x[k] == y[k] {
-			k++
-		}
-		from := max(0, k-200)
-		fmt.Fprintf(&out, "\n  before: …%.400s\n  after:  …%.400s", x[from:], y[from:])
-	}
-	return out.String()
 }
 
 // secLine returns the log line around i, for messages.
@@ -1018,7 +989,7 @@ func secQueryKeys(t *testing.T, s *dashServer, rec *secRecorder, f *secFixture) 
 		}
 	})
 	if after := s.state(t, w); after != before {
-		t.Errorf("requests with keys outside the Authorization header changed the workspace:%s", secDiff(before, after))
+		t.Errorf("requests with keys outside the Authorization header changed the workspace:%s", testserver.LineDiff(before, after, 4))
 	}
 	if after := s.adminJob(t, w, j0); after != jobBefore {
 		t.Errorf("reports with the key in the query changed the job: %+v, was %+v", after, jobBefore)
@@ -1153,7 +1124,7 @@ func secAdminToken(t *testing.T, s *dashServer, f *secFixture) {
 		}
 	}
 	if after := s.state(t, w); after != before {
-		t.Errorf("refused admin requests changed the workspace:%s", secDiff(before, after))
+		t.Errorf("refused admin requests changed the workspace:%s", testserver.LineDiff(before, after, 4))
 	}
 	// The right token opens it, in any case of the scheme; it opens
 	// nothing on the public listener.
@@ -1639,10 +1610,10 @@ func TestSecurityIsolation(t *testing.T) {
 	})
 
 	if after := secBView(t, s, b, false); after != bAdminBefore {
-		t.Errorf("A's requests changed B (admin API):%s", secDiff(bAdminBefore, after))
+		t.Errorf("A's requests changed B (admin API):%s", testserver.LineDiff(bAdminBefore, after, 4))
 	}
 	if after := secBView(t, s, b, true); after != bRESTBefore {
-		t.Errorf("A's requests changed B (REST API):%s", secDiff(bRESTBefore, after))
+		t.Errorf("A's requests changed B (REST API):%s", testserver.LineDiff(bRESTBefore, after, 4))
 	}
 }
 
@@ -1709,54 +1680,22 @@ func secCheckOpenAPICoverage(t *testing.T, s *dashServer, routes []struct{ path,
 // trusts it, and the path of another key that does not match it.
 func secWriteCert(t *testing.T, dir string) (certFile, keyFile, otherKey string, pool *x509.CertPool) {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
+	cert, other := testserver.SelfSigned(t), testserver.SelfSigned(t)
+	write := func(name, typ string, der []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
 	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(time.Now().UnixNano()),
-		Subject:               pkix.Name{CommonName: "backupmon security test"},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(24 * time.Hour),
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-		IPAddresses:           []net.IP{net.ParseIP("127.0.0.1")},
-		DNSNames:              []string{"localhost"},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool = x509.NewCertPool()
-	pool.AddCert(cert)
 	writeKey := func(name string, k *ecdsa.PrivateKey) string {
 		b, err := x509.MarshalECPrivateKey(k)
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: b}), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
+		return write(name, "EC PRIVATE KEY", b)
 	}
-	certFile = filepath.Join(dir, "cert.pem")
-	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	keyFile = writeKey("key.pem", key)
-	other, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	otherKey = writeKey("other-key.pem", other)
-	return certFile, keyFile, otherKey, pool
+	return write("cert.pem", "CERTIFICATE", cert.DER), writeKey("key.pem", cert.Key), writeKey("other-key.pem", other.Key), cert.Pool
 }
 
 // TestSecurityTLS: the public listener over HTTPS with the certificate of

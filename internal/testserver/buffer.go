@@ -71,6 +71,9 @@ func LineDiff(a, b string, max int) string {
 		}
 		out = append(out, fmt.Sprintf("line %d:\n  - %s\n  + %s", i+1, window(x, from), window(y, from)))
 	}
+	if len(out) == 0 { // only a missing last line differs
+		return fmt.Sprintf("%d lines, then %d", len(al), len(bl))
+	}
 	return strings.Join(out, "\n")
 }
 
