@@ -97,15 +97,8 @@ func (acronisParser) Parse(m *Message) (Result, error) {
 	if i := strings.Index(m.Subject, ": "); i > 0 {
 		headline = m.Subject[:i]
 	}
-	if v, ok := f.Value(acronisStatusLabels...); ok {
-		r.Status = StatusOf(v)
-	}
-	if r.Status == Unknown {
-		r.Status = StatusOf(statusLine(lines, 4, labelLine))
-	}
-	if r.Status == Unknown && headline != "" {
-		r.Status = StatusOf(headline)
-	}
+	status, _ := f.Value(acronisStatusLabels...)
+	r.Status = firstStatus(StatusOf, status, statusLine(lines, 4, labelLine), headline)
 	if r.Status == Unknown {
 		return r, unreadable("the Acronis notification states no status (no Status field, and neither subject nor headline says succeeded, warnings or failed)")
 	}

@@ -65,16 +65,11 @@ func (altaroParser) Parse(m *Message) (Result, error) {
 	if !isAltaro {
 		return r, unreadable("not a Hornetsecurity/Altaro VM Backup notification: the mail does not name the product")
 	}
-	if v, ok := f.Get(altaroStatusLabels...); ok {
-		r.Status = StatusOf(v)
-	}
-	if r.Status == Unknown && subjectHead != "" {
-		r.Status = StatusOf(subjectHead)
-	}
-	if r.Status == Unknown {
-		// The headline under the product's name ("Backup Failed").
-		r.Status = StatusOf(statusLine(lines, 5, func(l string) bool { return strings.Contains(strings.ToLower(l), "vm backup") }))
-	}
+	// The Result line, the subject, the headline under the product's name
+	// ("Backup Failed").
+	result, _ := f.Get(altaroStatusLabels...)
+	r.Status = firstStatus(StatusOf, result, subjectHead,
+		statusLine(lines, 5, func(l string) bool { return strings.Contains(strings.ToLower(l), "vm backup") }))
 	if r.Status == Unknown {
 		return r, unreadable("no VM Backup result found: no Result line and no result in the subject or headline")
 	}
@@ -84,12 +79,7 @@ func (altaroParser) Parse(m *Message) (Result, error) {
 	rows, cols := findTable(lines, altaroVMKeyRe, map[string]*regexp.Regexp{
 		"result": altaroVMResult, "details": altaroVMDetails, "size": altaroVMSize,
 	})
-	if v, ok := f.Get(altaroSizeLabels...); ok {
-		r.SizeBytes = sizeIn(m, v)
-	}
-	if r.SizeBytes < 0 {
-		r.SizeBytes = columnSize(m, rows, cols["size"]) // no total: the VMs' sum
-	}
+	r.SizeBytes = sizeOrColumn(m, f, altaroSizeLabels, rows, cols["size"]) // no total: the VMs' sum
 
 	// A failed sandbox restore test, verification or health check is an
 	// integrity failure; so is any line that says one failed.

@@ -65,16 +65,11 @@ func (macriumParser) Parse(m *Message) (Result, error) {
 	if !isMacrium {
 		return r, unreadable("not a Macrium Reflect e-mail: the mail does not name the product")
 	}
-	if v, ok := f.Get(macriumStatusLabels...); ok {
-		r.Status = StatusOf(v)
-	}
-	if r.Status == Unknown && subjectStatus != "" {
-		r.Status = StatusOf(subjectStatus)
-	}
-	if r.Status == Unknown {
-		// The headline ("Success :)", "Warning :|", "Failed :(").
-		r.Status = StatusOf(statusLine(lines, 5, func(l string) bool { return strings.Contains(strings.ToLower(l), "macrium") }))
-	}
+	// The Backup Status line, the subject, the headline ("Success :)",
+	// "Warning :|", "Failed :(").
+	status, _ := f.Get(macriumStatusLabels...)
+	r.Status = firstStatus(StatusOf, status, subjectStatus,
+		statusLine(lines, 5, func(l string) bool { return strings.Contains(strings.ToLower(l), "macrium") }))
 	if r.Status == Unknown {
 		return r, unreadable("no Macrium Reflect backup status found: no Backup Status line and no status in the subject or headline")
 	}

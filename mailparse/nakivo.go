@@ -89,19 +89,15 @@ func (nakivoParser) Parse(m *Message) (Result, error) {
 	// The status: the Job status label, the subject after the job's name,
 	// the badge under the job's name; a plain "Status" label only when the
 	// mail names NAKIVO.
-	if v, ok := f.Get(nakivoStatusLabels...); ok {
-		r.Status = nakivoStatus(v)
-	}
-	if r.Status == Unknown && subjectRest != "" {
-		r.Status = nakivoStatus(subjectRest)
-	}
+	jobStatus, _ := f.Get(nakivoStatusLabels...)
+	r.Status = firstStatus(nakivoStatus, jobStatus, subjectRest)
 	if r.Status == Unknown && isNakivo {
-		if v, ok := f.Get("status", "result", "job result"); ok {
-			r.Status = nakivoStatus(v)
+		status, _ := f.Get("status", "result", "job result")
+		badge := ""
+		if headIdx >= 0 {
+			badge = statusLine(lines[headIdx:], 3, func(l string) bool { return l == r.JobName })
 		}
-		if r.Status == Unknown && headIdx >= 0 {
-			r.Status = nakivoStatus(statusLine(lines[headIdx:], 3, func(l string) bool { return l == r.JobName }))
-		}
+		r.Status = firstStatus(nakivoStatus, status, badge)
 	}
 	if r.Status == Unknown {
 		return r, unreadable("no NAKIVO job status found: no \"Job status\" line and no status after the job's name in the subject")
@@ -113,12 +109,7 @@ func (nakivoParser) Parse(m *Message) (Result, error) {
 		"status": nakivoVMStatus, "notes": nakivoVMNotes, "size": nakivoVMSize,
 	})
 
-	if v, ok := f.Get(nakivoSizeLabels...); ok {
-		r.SizeBytes = sizeIn(m, v)
-	}
-	if r.SizeBytes < 0 {
-		r.SizeBytes = columnSize(m, rows, cols["size"]) // no job total: the VMs' sum
-	}
+	r.SizeBytes = sizeOrColumn(m, f, nakivoSizeLabels, rows, cols["size"]) // no job total: the VMs' sum
 
 	r.IntegrityFailed = integrityFailedIn(m.Subject, lines)
 

@@ -201,7 +201,7 @@ func tableObjects(lines []string, from int, status func(string) Status) []object
 			if len(c) < 3 {
 				continue
 			}
-			statusCol, msgCol = tableColumns(c)
+			statusCol, msgCol = tableColumns(c, true)
 			width = len(c)
 			continue
 		}
@@ -218,37 +218,9 @@ func tableObjects(lines []string, from int, status func(string) Status) []object
 		if statusCol == 0 {
 			name = strings.TrimSpace(c[1])
 		}
-		msg := ""
-		switch {
-		case msgCol >= 0 && msgCol < len(c):
-			msg = c[msgCol]
-		case msgCol < 0 && len(c) > width:
-			msg = c[len(c)-1]
-		}
-		objs = append(objs, object{name: name, status: status(c[statusCol]), text: summaryText(msg)})
+		objs = append(objs, object{name: name, status: status(c[statusCol]), text: summaryText(messageCell(c, msgCol, width))})
 	}
 	return objs
-}
-
-// tableColumns returns the status column and the message column of a
-// table's header row, -1 for one it lacks (problemRow's headers).
-func tableColumns(header []string) (statusCol, msgCol int) {
-	statusCol, msgCol = -1, -1
-	for j, cell := range header {
-		switch strings.ToLower(strings.TrimSpace(cell)) {
-		case "status", "result", "state", "ergebnis", "statut", "resultaat", "estado", "stato":
-			if statusCol < 0 {
-				statusCol = j
-			}
-		case "details", "detail", "message", "messages", "error", "reason", "description", "note",
-			"notes", "comment", "info", "fehler", "erreur", "meldung", "détails", "fout", "remarques", "hinweise":
-			msgCol = j
-		}
-	}
-	if statusCol >= 0 && statusCol == msgCol {
-		msgCol = -1
-	}
-	return statusCol, msgCol
 }
 
 // namedLineObjects reads the lines under the first of headings (up to

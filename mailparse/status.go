@@ -85,6 +85,21 @@ func StatusOf(s string) Status {
 	return Unknown
 }
 
+// firstStatus returns the status that of reads in the first of texts that
+// says one (empty texts are passed over), Unknown when none does: a
+// parser's places for a status, in the order it trusts them.
+func firstStatus(of func(string) Status, texts ...string) Status {
+	for _, t := range texts {
+		if t == "" {
+			continue
+		}
+		if st := of(t); st != Unknown {
+			return st
+		}
+	}
+	return Unknown
+}
+
 // containsWord reports whether w occurs in s with no letter right before
 // or after it ("ok" in "Status: OK" but not in "book").
 func containsWord(s, w string) bool {

@@ -27,20 +27,7 @@ func problemRow(lines []string, from int) string {
 			if len(c) < 3 { // a label and its value, not a table's header
 				continue
 			}
-			for j, cell := range c {
-				switch strings.ToLower(strings.TrimSpace(cell)) {
-				case "status", "result", "state", "ergebnis", "statut", "resultaat", "estado", "stato":
-					if statusCol < 0 {
-						statusCol = j
-					}
-				case "details", "detail", "message", "messages", "error", "reason", "description", "note",
-					"notes", "comment", "info", "fehler", "erreur", "meldung", "détails", "fout":
-					msgCol = j
-				}
-			}
-			if statusCol >= 0 && statusCol == msgCol {
-				msgCol = -1
-			}
+			statusCol, msgCol = tableColumns(c, false)
 			width = len(c)
 			continue
 		}
@@ -50,16 +37,50 @@ func problemRow(lines []string, from int) string {
 		if st := StatusOf(c[statusCol]); st != Warn && st != Failed {
 			continue
 		}
-		msg := ""
-		switch {
-		case msgCol >= 0 && msgCol < len(c):
-			msg = c[msgCol]
-		case msgCol < 0 && len(c) > width:
-			msg = c[len(c)-1]
-		}
-		if s := summaryText(msg); s != "" {
+		if s := summaryText(messageCell(c, msgCol, width)); s != "" {
 			return s
 		}
+	}
+	return ""
+}
+
+// tableColumns returns the status column and the message column (Details,
+// Message, Error, Reason, Note...) of a table's header row, -1 for one it
+// lacks or when both are one column; notes also takes the French and
+// German "Remarques" and "Hinweise" for a message column, as the objects'
+// tables do (problemRow's do not).
+func tableColumns(header []string, notes bool) (statusCol, msgCol int) {
+	statusCol, msgCol = -1, -1
+	for j, cell := range header {
+		switch strings.ToLower(strings.TrimSpace(cell)) {
+		case "status", "result", "state", "ergebnis", "statut", "resultaat", "estado", "stato":
+			if statusCol < 0 {
+				statusCol = j
+			}
+		case "details", "detail", "message", "messages", "error", "reason", "description", "note",
+			"notes", "comment", "info", "fehler", "erreur", "meldung", "détails", "fout":
+			msgCol = j
+		case "remarques", "hinweise":
+			if notes {
+				msgCol = j
+			}
+		}
+	}
+	if statusCol >= 0 && statusCol == msgCol {
+		msgCol = -1
+	}
+	return statusCol, msgCol
+}
+
+// messageCell returns the message of a table's row c: the cell of the
+// message column msgCol, or without one, a cell past the header's width
+// (the last); "" when there is neither.
+func messageCell(c []string, msgCol, width int) string {
+	switch {
+	case msgCol >= 0 && msgCol < len(c):
+		return c[msgCol]
+	case msgCol < 0 && len(c) > width:
+		return c[len(c)-1]
 	}
 	return ""
 }
@@ -128,6 +149,18 @@ func cellAt(row []string, i int) string {
 		return ""
 	}
 	return strings.TrimSpace(row[i])
+}
+
+// sizeOrColumn returns the size under the first of labels present in f
+// (see sizeIn), or, without one or when it reads no size, the sum of the
+// size column col of rows, the job's objects (see columnSize).
+func sizeOrColumn(m *Message, f Fields, labels []string, rows [][]string, col int) int64 {
+	if v, ok := f.Get(labels...); ok {
+		if n := sizeIn(m, v); n >= 0 {
+			return n
+		}
+	}
+	return columnSize(m, rows, col)
 }
 
 // columnSize returns the sum of the sizes (sizeIn, in m's language) in column col of rows,

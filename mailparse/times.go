@@ -61,15 +61,9 @@ func ParseTime(s string, zone *time.Location, ref time.Time) (time.Time, bool) {
 	}
 	low := strings.ToLower(s)
 	cm := clockRe.FindStringSubmatchIndex(low)
-	if cm == nil {
-		return time.Time{}, false
-	}
 	hour, minute, sec, twelveHour, ok := clockOf(low, cm)
 	if !ok {
 		return time.Time{}, false
-	}
-	if sec == 60 {
-		sec = 59 // a leap second
 	}
 	datePart := low[:cm[0]]
 	rest := low[cm[1]-1:]
@@ -107,24 +101,22 @@ func ParseTime(s string, zone *time.Location, ref time.Time) (time.Time, bool) {
 // returns it on day's date in day's zone, false when s holds none.
 func ParseClock(s string, day time.Time) (time.Time, bool) {
 	low := strings.ToLower(s)
-	cm := clockRe.FindStringSubmatchIndex(low)
-	if cm == nil {
-		return time.Time{}, false
-	}
-	hour, minute, sec, _, ok := clockOf(low, cm)
+	hour, minute, sec, _, ok := clockOf(low, clockRe.FindStringSubmatchIndex(low))
 	if !ok {
 		return time.Time{}, false
 	}
-	sec = min(sec, 59) // a leap second reads as the second before it, as in ParseTime
 	return time.Date(day.Year(), day.Month(), day.Day(), hour, minute, sec, 0, day.Location()), true
 }
 
 // clockOf returns the time of day of clockRe's match cm in low: the hour
 // on the 24-hour clock (an AM or PM after it applied), the minute, the
-// second (0 when not printed; 60 passes, for a leap second), whether the
-// clock was a 12-hour one, and false when one of them is out of
-// range.
+// second (0 when not printed; a leap second, 60, reads as the second
+// before it), whether the clock was a 12-hour one, and false when there is
+// no match (cm nil) or one of them is out of range.
 func clockOf(low string, cm []int) (hour, minute, sec int, twelveHour, ok bool) {
+	if cm == nil {
+		return 0, 0, 0, false, false
+	}
 	group := func(i int) string {
 		if cm[2*i] < 0 {
 			return ""
@@ -151,7 +143,7 @@ func clockOf(low string, cm []int) (hour, minute, sec int, twelveHour, ok bool) 
 	if hour > 23 || minute > 59 || sec > 60 {
 		return 0, 0, 0, false, false
 	}
-	return hour, minute, sec, twelveHour, true
+	return hour, minute, min(sec, 59), twelveHour, true
 }
 
 // readDate returns the date s prints (ISO, numeric day-first or

@@ -58,7 +58,7 @@ func testGrow(t *testing.T, vendor, f string) {
 func TestHeaderEnd(t *testing.T) {
 	for _, tc := range []struct {
 		name, in string
-		want int
+		want     int
 	}{
 		{"header and body", "Subject: a\nFrom: b\n\nbody\n", len("Subject: a\nFrom: b\n")},
 		{"no header", "\nbody\n", 0},
