@@ -10,7 +10,6 @@ import (
 	"maps"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -61,7 +60,7 @@ func admKeysOf(m map[string]any) []string {
 	for k := range m {
 		keys = append(keys, k)
 	}
-	sort.Strings(keys)
+	slices.Sort(keys)
 	return keys
 }
 
@@ -69,7 +68,7 @@ func admKeysOf(m map[string]any) []string {
 func admWantKeys(t testing.TB, what string, m map[string]any, keys ...string) {
 	t.Helper()
 	want := slices.Clone(keys)
-	sort.Strings(want)
+	slices.Sort(want)
 	if got := admKeysOf(m); !slices.Equal(got, want) {
 		t.Errorf("%s: members %v, want %v", what, got, want)
 	}

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -22,7 +21,7 @@ var admSecretRe = regexp.MustCompile(`^svc_live_[0-9a-f]{48}$`)
 
 func admSorted(list []string) []string {
 	list = slices.Clone(list)
-	sort.Strings(list)
+	slices.Sort(list)
 	return list
 }
 

@@ -8,7 +8,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -174,31 +173,32 @@ func TestAdminWhileStarting(t *testing.T) {
 		}
 	})
 	base := "http://" + ln.Addr().String()
-	client := &http.Client{Timeout: 10 * time.Second}
-	call := func(method, path string, token bool) (int, string, string) {
-		t.Helper()
-		req, err := http.NewRequest(method, base+path, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if token {
-			req.Header.Set("Authorization", "Bearer "+testserver.AdminToken)
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			t.Fatalf("%s %s: %v", method, path, err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b), resp.Header.Get("Content-Type")
-	}
-	const starting = `{"error":{"code":"UNAVAILABLE","message":"starting"}}`
-	for _, c := range []struct {
+	hc := &http.Client{Timeout: 10 * time.Second}
+	type adminCase struct {
 		method, path string
 		token        bool
 		status       int
 		body         string
-	}{
+	}
+	check := func(phase string, cases []adminCase) {
+		for _, c := range cases {
+			t.Run(phase+" "+c.method+" "+c.path, func(t *testing.T) {
+				key := ""
+				if c.token {
+					key = testserver.AdminToken
+				}
+				r, err := testserver.Send(hc, c.method, base+c.path, testserver.Bearer(key), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ct := r.Header.Get("Content-Type"); r.Status != c.status || string(r.Body) != c.body || ct != "application/json; charset=utf-8" {
+					t.Errorf("got %d %s (%s), want %d %s", r.Status, r.Body, ct, c.status, c.body)
+				}
+			})
+		}
+	}
+	const starting = `{"error":{"code":"UNAVAILABLE","message":"starting"}}`
+	check("starting", []adminCase{
 		{"GET", "/livez", false, 200, `{"status":"ok"}`},
 		{"GET", "/readyz", false, 503, `{"status":"starting"}`},
 		{"GET", "/admin/v1/workspaces", true, 503, starting},
@@ -207,14 +207,7 @@ func TestAdminWhileStarting(t *testing.T) {
 		{"POST", "/admin/v1/clock", true, 503, starting},
 		{"GET", "/metrics", false, 503, starting},
 		{"GET", "/nope", false, 503, starting},
-	} {
-		t.Run("starting "+c.method+" "+c.path, func(t *testing.T) {
-			status, body, ct := call(c.method, c.path, c.token)
-			if status != c.status || body != c.body || ct != "application/json; charset=utf-8" {
-				t.Errorf("got %d %s (%s), want %d %s", status, body, ct, c.status, c.body)
-			}
-		})
-	}
+	})
 
 	eng, err = engine.Open(engine.Options{Dir: t.TempDir(), Clock: engine.NewDevClock(testserver.T0),
 		Logger: slog.New(slog.NewTextHandler(logs, nil)), WAL: wal.Options{OnFatal: func(err error) { t.Errorf("log failed: %v", err) }}})
@@ -222,26 +215,15 @@ func TestAdminWhileStarting(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv.Attach(eng)
-	for _, c := range []struct {
-		method, path string
-		token        bool
-		status       int
-		body         string
-	}{
+	check("open", []adminCase{
 		{"GET", "/livez", false, 200, `{"status":"ok"}`},
 		{"GET", "/readyz", false, 200, `{"status":"ready"}`},
 		{"GET", "/admin/v1/workspaces", true, 200, `{"data":[]}`},
 		{"GET", "/admin/v1/workspaces", false, 401, `{"error":{"code":"UNAUTHORIZED","message":"Missing or invalid admin token"}}`},
 		{"GET", "/nope", false, 404, `{"error":{"code":"NOT_FOUND","message":"No such endpoint"}}`},
-	} {
-		t.Run("open "+c.method+" "+c.path, func(t *testing.T) {
-			if status, body, _ := call(c.method, c.path, c.token); status != c.status || body != c.body {
-				t.Errorf("got %d %s, want %d %s", status, body, c.status, c.body)
-			}
-		})
-	}
-	if status, _, _ := call("GET", "/metrics", false); status != 200 {
-		t.Errorf("/metrics once open: %d", status)
+	})
+	if r, err := testserver.Send(hc, "GET", base+"/metrics", nil, nil); err != nil || r.Status != 200 {
+		t.Errorf("/metrics once open: %d %v", r.Status, err)
 	}
 }
 

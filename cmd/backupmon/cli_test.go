@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -221,7 +220,7 @@ func TestCLISubcommands(t *testing.T) {
 	// key create (rest with a list of scopes, report) / list / revoke.
 	k := s.must(t, "key", "create", "--workspace", wid, "--name", "psa", "--type", "rest", "--scopes", "jobs:read,alerts:read").data()
 	scopes := cliStrings(k["scopes"])
-	sort.Strings(scopes)
+	slices.Sort(scopes)
 	if k["type"] != "rest" || !slices.Equal(scopes, []string{"alerts:read", "jobs:read", "workspace:read"}) {
 		t.Errorf("key create rest: %v", k)
 	}

@@ -157,14 +157,7 @@ func TestStopCleanUnderLoad(t *testing.T) {
 // cuts the torn tail (a Warn naming the file and offset), saves the cut
 // bytes to <segment>.broken, and keeps exactly the records before the cut.
 func TestTornTail(t *testing.T) {
-	tmpl := filepath.Join(t.TempDir(), "template")
-	c := testserver.StartChild(t, "template", tmpl)
-	fx := makeFixture(t, c, fixtureSize{workspaces: 1, jobsPerWS: 10, keysPerWS: 64})
-	led := newLedger()
-	lr := startLoad(t, c, fx, led, loadOpts{cycle: "template", workers: 8, budget: 150, keyless: 8})
-	lr.wait()
-	lr.report()
-	c.Kill()
+	tmpl, fx, led := killedTemplate(t, fixtureSize{workspaces: 1, jobsPerWS: 10, keysPerWS: 64}, loadOpts{cycle: "template", workers: 8, budget: 150, keyless: 8})
 
 	names, _ := segmentNames(t, tmpl)
 	if len(names) == 0 {
@@ -298,6 +291,23 @@ func TestTornTail(t *testing.T) {
 	}
 }
 
+// killedTemplate starts a server on a new data directory, makes a fixture
+// of size, sends it the load of opts to the end and kills the server, which
+// leaves a log to cut or corrupt; it returns the directory, the fixture and
+// what the load sent.
+func killedTemplate(t *testing.T, size fixtureSize, opts loadOpts) (string, *fixture, *ledger) {
+	t.Helper()
+	tmpl := filepath.Join(t.TempDir(), "template")
+	c := testserver.StartChild(t, "template", tmpl)
+	fx := makeFixture(t, c, size)
+	led := newLedger()
+	lr := startLoad(t, c, fx, led, opts)
+	lr.wait()
+	lr.report()
+	c.Kill()
+	return tmpl, fx, led
+}
+
 // lastReportID returns the id of the report whose record ends last.
 func lastReportID(inLog map[int64]int) int64 {
 	var best int64
@@ -316,14 +326,7 @@ func lastReportID(inLog map[int64]int) int64 {
 // segments at a record boundary, as a smaller segment size would have) one
 // before the last.
 func TestCorruptMiddle(t *testing.T) {
-	tmpl := filepath.Join(t.TempDir(), "template")
-	c := testserver.StartChild(t, "template", tmpl)
-	fx := makeFixture(t, c, fixtureSize{workspaces: 1, jobsPerWS: 4, keysPerWS: 8})
-	led := newLedger()
-	lr := startLoad(t, c, fx, led, loadOpts{cycle: "template", workers: 4, budget: 80, keyless: 8})
-	lr.wait()
-	lr.report()
-	c.Kill()
+	tmpl, fx, led := killedTemplate(t, fixtureSize{workspaces: 1, jobsPerWS: 4, keysPerWS: 8}, loadOpts{cycle: "template", workers: 4, budget: 80, keyless: 8})
 
 	names, firsts := segmentNames(t, tmpl)
 	if len(names) != 1 {
@@ -544,13 +547,9 @@ func logRecordsFrom(t testing.TB, dataDir string, from uint64) int {
 // walTruncationFile returns the name of a file tidwall writes while it
 // truncates the front of the log (<index>.START or <index>.START.TEMP), or "".
 func walTruncationFile(t testing.TB, dataDir string) string {
-	ents, err := os.ReadDir(filepath.Join(dataDir, "wal"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range ents {
-		if strings.Contains(e.Name(), ".START") {
-			return e.Name()
+	for _, n := range dataFiles(t, dataDir, "wal", false) {
+		if strings.Contains(n, ".START") {
+			return n
 		}
 	}
 	return ""
@@ -559,13 +558,9 @@ func walTruncationFile(t testing.TB, dataDir string) string {
 // snapshotTemp returns the name of a snapshot temp file in
 // <data>/snapshots, or "".
 func snapshotTemp(t testing.TB, dataDir string) string {
-	ents, err := os.ReadDir(filepath.Join(dataDir, "snapshots"))
-	if err != nil && !os.IsNotExist(err) {
-		t.Fatal(err)
-	}
-	for _, e := range ents {
-		if strings.HasSuffix(e.Name(), ".tmp") {
-			return e.Name()
+	for _, n := range dataFiles(t, dataDir, "snapshots", true) {
+		if strings.HasSuffix(n, ".tmp") {
+			return n
 		}
 	}
 	return ""
@@ -586,19 +581,15 @@ func snapshotsWritten(c *testserver.Child) int {
 // oldest first.
 func snapshotLSNs(t testing.TB, dataDir string) []uint64 {
 	t.Helper()
-	ents, err := os.ReadDir(filepath.Join(dataDir, "snapshots"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var lsns []uint64
-	for _, e := range ents {
-		digits, ok := strings.CutSuffix(e.Name(), ".snap")
+	for _, name := range dataFiles(t, dataDir, "snapshots", false) {
+		digits, ok := strings.CutSuffix(name, ".snap")
 		if !ok || len(digits) != 20 {
 			continue
 		}
 		n, err := strconv.ParseUint(digits, 10, 64)
 		if err != nil {
-			t.Fatalf("snapshot file %s", e.Name())
+			t.Fatalf("snapshot file %s", name)
 		}
 		lsns = append(lsns, n)
 	}

@@ -16,7 +16,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -125,7 +124,7 @@ func cliCheckDemo(t *testing.T, s *cliServer, now time.Time) {
 		t.Errorf("results received in the future: the latest at %v, now %v", newest, now)
 	}
 	// Exactly one missing job.
-	sort.Strings(missing)
+	slices.Sort(missing)
 	if len(missing) != 1 {
 		t.Errorf("%d missing jobs %v, want exactly one (decisions.md 9)", len(missing), missing)
 	}
@@ -201,7 +200,7 @@ func cliPrefix(secret string) string {
 
 func cliSorted(l []string) []string {
 	l = slices.Clone(l)
-	sort.Strings(l)
+	slices.Sort(l)
 	return l
 }
 

@@ -27,7 +27,6 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -371,7 +370,7 @@ func mcpToolsGolden(t testing.TB, tools []*mcp.Tool) []byte {
 		}
 		list = append(list, m)
 	}
-	sort.Slice(list, func(i, k int) bool { return fmt.Sprint(list[i]["name"]) < fmt.Sprint(list[k]["name"]) })
+	slices.SortFunc(list, func(a, b map[string]any) int { return strings.Compare(fmt.Sprint(a["name"]), fmt.Sprint(b["name"])) })
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)

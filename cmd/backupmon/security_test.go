@@ -48,7 +48,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -619,7 +618,7 @@ func secKeyLists(t *testing.T, s *dashServer, f *secFixture) {
 		for name := range k {
 			fields = append(fields, name)
 		}
-		sort.Strings(fields)
+		slices.Sort(fields)
 		want := []string{"createdAt", "expiresAt", "id", "lastUsedAt", "name", "prefix", "scopes", "type"}
 		if k["type"] == "assistant" {
 			want = []string{"access", "createdAt", "expiresAt", "id", "lastUsedAt", "name", "prefix", "scopes", "type"}
@@ -1274,7 +1273,7 @@ func secBView(t *testing.T, s *dashServer, b *dashWS, rest bool) string {
 		for _, id := range b.jobs {
 			paths = append(paths, "/jobs/"+id)
 		}
-		sort.Strings(paths)
+		slices.Sort(paths)
 		for _, p := range paths {
 			code, body := s.rest(t, b.restKey, p)
 			fmt.Fprintf(&out, "REST %s %s\n", p, secRESTAnswer(code, body))
@@ -1331,7 +1330,7 @@ func TestSecurityIsolation(t *testing.T) {
 	for _, u := range b.users {
 		ids["user"] = append(ids["user"], u.id)
 	}
-	sort.Strings(ids["user"])
+	slices.Sort(ids["user"])
 	ids["channel"] = []string{bChannel.ID}
 	ids["escalation"] = []string{bEscalation.ID}
 	var bJob struct {

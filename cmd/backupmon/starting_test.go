@@ -51,20 +51,15 @@ func TestServeAnswersWhileRecovering(t *testing.T) {
 	client := &http.Client{Timeout: 5 * time.Second}
 	get := func(t *testing.T, url string, token bool) (int, string) {
 		t.Helper()
-		req, err := http.NewRequest("GET", url, nil)
+		key := ""
+		if token {
+			key = testserver.AdminToken
+		}
+		r, err := testserver.Send(client, "GET", url, testserver.Bearer(key), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if token {
-			req.Header.Set("Authorization", "Bearer "+testserver.AdminToken)
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			t.Fatalf("GET %s: %v", url, err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
+		return r.Status, string(r.Body)
 	}
 	const starting = `{"error":{"code":"UNAVAILABLE","message":"starting"}}`
 	for _, c := range []struct {

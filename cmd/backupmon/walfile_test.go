@@ -14,7 +14,6 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -54,19 +53,12 @@ func parseSegment(data []byte) ([]walEntry, int) {
 // order, with their first LSNs.
 func segmentNames(t testing.TB, dataDir string) ([]string, []uint64) {
 	t.Helper()
-	ents, err := os.ReadDir(filepath.Join(dataDir, "wal"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var names []string
-	for _, e := range ents {
-		if len(e.Name()) == 20 && !e.IsDir() {
-			if _, err := strconv.ParseUint(e.Name(), 10, 64); err == nil {
-				names = append(names, e.Name())
-			}
+	for _, n := range dataFiles(t, dataDir, "wal", false) {
+		if _, err := strconv.ParseUint(n, 10, 64); err == nil && len(n) == 20 {
+			names = append(names, n)
 		}
 	}
-	sort.Strings(names)
 	lsns := make([]uint64, len(names))
 	for i, n := range names {
 		lsns[i], _ = strconv.ParseUint(n, 10, 64)
@@ -80,14 +72,9 @@ func segmentNames(t testing.TB, dataDir string) ([]string, []uint64) {
 // It returns the file names and first LSNs.
 func effectiveSegments(t testing.TB, dataDir string) ([]string, []uint64) {
 	t.Helper()
-	ents, err := os.ReadDir(filepath.Join(dataDir, "wal"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var names []string
-	for _, e := range ents { // sorted by name: <index> before <index>.START
-		n := e.Name()
-		if len(n) < 20 || e.IsDir() {
+	for _, n := range dataFiles(t, dataDir, "wal", false) { // sorted: <index> before <index>.START
+		if len(n) < 20 {
 			continue
 		}
 		if _, err := strconv.ParseUint(n[:20], 10, 64); err != nil {
@@ -105,6 +92,24 @@ func effectiveSegments(t testing.TB, dataDir string) ([]string, []uint64) {
 		lsns[i], _ = strconv.ParseUint(n[:20], 10, 64)
 	}
 	return names, lsns
+}
+
+// dataFiles returns the names of the files (not folders) in dataDir/sub,
+// sorted; a folder that cannot be read fails the test, unless it is missing
+// and optional.
+func dataFiles(t testing.TB, dataDir, sub string, optional bool) []string {
+	t.Helper()
+	ents, err := os.ReadDir(filepath.Join(dataDir, sub))
+	if err != nil && !(optional && os.IsNotExist(err)) {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		if !e.IsDir() {
+			names = append(names, e.Name())
+		}
+	}
+	return names
 }
 
 // reportIDs returns, for every Report record in entries, the size_bytes of
