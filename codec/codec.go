@@ -88,16 +88,27 @@ func (r *Reader) fail(what string, base error) {
 }
 
 // Uvarint reads an unsigned varint.
-func (r *Reader) Uvarint() uint64 {
+func (r *Reader) Uvarint() uint64 { return r.uvarint("uvarint") }
+
+// Varint reads a zig-zag signed varint: an unsigned one whose lowest bit
+// is the sign, as binary.Varint reads it.
+func (r *Reader) Varint() int64 {
+	ux := r.uvarint("varint")
+	return int64(ux>>1) ^ -int64(ux&1)
+}
+
+// uvarint reads an unsigned varint, failing with what (the kind of value)
+// on short input or an overflow.
+func (r *Reader) uvarint(what string) uint64 {
 	if r.err != nil {
 		return 0
 	}
 	v, n := binary.Uvarint(r.buf[r.off:])
 	if n <= 0 {
 		if n == 0 {
-			r.fail("uvarint", ErrShort)
+			r.fail(what, ErrShort)
 		} else {
-			r.fail("uvarint overflow", ErrInvalid)
+			r.fail(what+" overflow", ErrInvalid)
 		}
 		return 0
 	}
@@ -105,21 +116,14 @@ func (r *Reader) Uvarint() uint64 {
 	return v
 }
 
-// Varint reads a zig-zag signed varint.
-func (r *Reader) Varint() int64 {
-	if r.err != nil {
+// uvarintBits reads an unsigned varint that must fit in bits bits; it
+// fails on a larger value and returns 0.
+func (r *Reader) uvarintBits(bits int) uint64 {
+	v := r.Uvarint()
+	if v>>bits != 0 {
+		r.Fail(fmt.Errorf("%w: %d does not fit %d bits", ErrInvalid, v, bits))
 		return 0
 	}
-	v, n := binary.Varint(r.buf[r.off:])
-	if n <= 0 {
-		if n == 0 {
-			r.fail("varint", ErrShort)
-		} else {
-			r.fail("varint overflow", ErrInvalid)
-		}
-		return 0
-	}
-	r.off += n
 	return v
 }
 

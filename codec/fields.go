@@ -92,12 +92,7 @@ func (f *Fields) Int(p *int) {
 // value).
 func (f *Fields) Uint16(p *uint16) {
 	if f.r != nil {
-		v := f.r.Uvarint()
-		if v > 0xffff {
-			f.r.Fail(fmt.Errorf("%w: %d does not fit 16 bits", ErrInvalid, v))
-			v = 0
-		}
-		*p = uint16(v)
+		*p = uint16(f.r.uvarintBits(16))
 		return
 	}
 	f.buf = AppendUvarint(f.buf, uint64(*p))
@@ -107,12 +102,7 @@ func (f *Fields) Uint16(p *uint16) {
 // value).
 func (f *Fields) Uint32(p *uint32) {
 	if f.r != nil {
-		v := f.r.Uvarint()
-		if v > 0xffffffff {
-			f.r.Fail(fmt.Errorf("%w: %d does not fit 32 bits", ErrInvalid, v))
-			v = 0
-		}
-		*p = uint32(v)
+		*p = uint32(f.r.uvarintBits(32))
 		return
 	}
 	f.buf = AppendUvarint(f.buf, uint64(*p))

@@ -102,21 +102,15 @@ func (s *Server) pauseJob(ctx *fasthttp.RequestCtx, u *engine.SessionUser) {
 		}
 		until = t
 	}
-	if _, err := s.eng.PauseJob(u.Workspace.ID, jid, until, actor(u), note); err != nil {
-		redirect(ctx, back, "Not paused: "+engine.ErrorText(err)+".", true)
-		return
-	}
-	redirect(ctx, back, "Monitoring paused.", false)
+	_, err := s.eng.PauseJob(u.Workspace.ID, jid, until, actor(u), note)
+	redirectAfter(ctx, back, err, "Not paused", "Monitoring paused.")
 }
 
 func (s *Server) resumeJob(ctx *fasthttp.RequestCtx, u *engine.SessionUser) {
 	jid := ctx.UserValue("jid").(string)
 	back := "/jobs/" + jid
-	if _, err := s.eng.ResumeJob(u.Workspace.ID, jid, actor(u), strings.TrimSpace(string(ctx.PostArgs().Peek("note")))); err != nil {
-		redirect(ctx, back, "Not resumed: "+engine.ErrorText(err)+".", true)
-		return
-	}
-	redirect(ctx, back, "Monitoring resumed.", false)
+	_, err := s.eng.ResumeJob(u.Workspace.ID, jid, actor(u), strings.TrimSpace(string(ctx.PostArgs().Peek("note"))))
+	redirectAfter(ctx, back, err, "Not resumed", "Monitoring resumed.")
 }
 
 // keyForm is the key form as sent, to show it again after a mistake.
@@ -176,11 +170,8 @@ func (s *Server) createKey(ctx *fasthttp.RequestCtx, u *engine.SessionUser) {
 }
 
 func (s *Server) revokeKey(ctx *fasthttp.RequestCtx, u *engine.SessionUser) {
-	if err := s.eng.RevokeKey(u.Workspace.ID, ctx.UserValue("kid").(string), actor(u)); err != nil {
-		redirect(ctx, "/settings/keys", "Not revoked: "+engine.ErrorText(err)+".", true)
-		return
-	}
-	redirect(ctx, "/settings/keys", "Key revoked: it answers 401 from now on.", false)
+	err := s.eng.RevokeKey(u.Workspace.ID, ctx.UserValue("kid").(string), actor(u))
+	redirectAfter(ctx, "/settings/keys", err, "Not revoked", "Key revoked: it answers 401 from now on.")
 }
 
 func optional(args *fasthttp.Args, name string) engine.Opt[string] {
@@ -210,11 +201,8 @@ func (s *Server) createChannel(ctx *fasthttp.RequestCtx, u *engine.SessionUser) 
 }
 
 func (s *Server) deleteChannel(ctx *fasthttp.RequestCtx, u *engine.SessionUser) {
-	if err := s.eng.DeleteChannel(u.Workspace.ID, ctx.UserValue("chid").(string), actor(u)); err != nil {
-		redirect(ctx, "/settings/channels", "Not deleted: "+engine.ErrorText(err)+".", true)
-		return
-	}
-	redirect(ctx, "/settings/channels", "Channel deleted, with its escalation rules.", false)
+	err := s.eng.DeleteChannel(u.Workspace.ID, ctx.UserValue("chid").(string), actor(u))
+	redirectAfter(ctx, "/settings/channels", err, "Not deleted", "Channel deleted, with its escalation rules.")
 }
 
 func (s *Server) createEscalation(ctx *fasthttp.RequestCtx, u *engine.SessionUser) {
@@ -228,19 +216,13 @@ func (s *Server) createEscalation(ctx *fasthttp.RequestCtx, u *engine.SessionUse
 		}
 		in.AfterMinutes = engine.Some(n)
 	}
-	if _, err := s.eng.CreateEscalation(u.Workspace.ID, in); err != nil {
-		redirect(ctx, "/settings/channels", "Not added: "+engine.ErrorText(err)+".", true)
-		return
-	}
-	redirect(ctx, "/settings/channels", "Escalation rule added.", false)
+	_, err := s.eng.CreateEscalation(u.Workspace.ID, in)
+	redirectAfter(ctx, "/settings/channels", err, "Not added", "Escalation rule added.")
 }
 
 func (s *Server) deleteEscalation(ctx *fasthttp.RequestCtx, u *engine.SessionUser) {
-	if err := s.eng.DeleteEscalation(u.Workspace.ID, ctx.UserValue("eid").(string), actor(u)); err != nil {
-		redirect(ctx, "/settings/channels", "Not deleted: "+engine.ErrorText(err)+".", true)
-		return
-	}
-	redirect(ctx, "/settings/channels", "Escalation rule deleted.", false)
+	err := s.eng.DeleteEscalation(u.Workspace.ID, ctx.UserValue("eid").(string), actor(u))
+	redirectAfter(ctx, "/settings/channels", err, "Not deleted", "Escalation rule deleted.")
 }
 
 // hashPassword validates and hashes a password set in a users form; "" and
@@ -272,11 +254,8 @@ func (s *Server) createUser(ctx *fasthttp.RequestCtx, u *engine.SessionUser) {
 		return
 	}
 	in.Hash = engine.Some(h)
-	if _, err := s.eng.CreateUser(u.Workspace.ID, in); err != nil {
-		redirect(ctx, back, "Not added: "+engine.ErrorText(err)+".", true)
-		return
-	}
-	redirect(ctx, back, "User added.", false)
+	_, err := s.eng.CreateUser(u.Workspace.ID, in)
+	redirectAfter(ctx, back, err, "Not added", "User added.")
 }
 
 func (s *Server) updateUser(ctx *fasthttp.RequestCtx, u *engine.SessionUser) {
@@ -300,11 +279,8 @@ func (s *Server) updateUser(ctx *fasthttp.RequestCtx, u *engine.SessionUser) {
 		}
 		in.Hash = engine.Some(h)
 	}
-	if _, err := s.eng.UpdateUser(u.Workspace.ID, uid, in); err != nil {
-		redirect(ctx, back, "Not changed: "+engine.ErrorText(err)+".", true)
-		return
-	}
-	redirect(ctx, back, "User "+target.Email+" changed.", false)
+	_, err = s.eng.UpdateUser(u.Workspace.ID, uid, in)
+	redirectAfter(ctx, back, err, "Not changed", "User "+target.Email+" changed.")
 }
 
 func (s *Server) deleteUser(ctx *fasthttp.RequestCtx, u *engine.SessionUser) {
@@ -318,9 +294,6 @@ func (s *Server) deleteUser(ctx *fasthttp.RequestCtx, u *engine.SessionUser) {
 		s.errorPage(ctx, fasthttp.StatusForbidden, "Forbidden", "Only an owner can delete an owner.")
 		return
 	}
-	if err := s.eng.DeleteUser(u.Workspace.ID, uid, actor(u)); err != nil {
-		redirect(ctx, back, "Not deleted: "+engine.ErrorText(err)+".", true)
-		return
-	}
-	redirect(ctx, back, "User "+target.Email+" deleted; their sessions have ended.", false)
+	err = s.eng.DeleteUser(u.Workspace.ID, uid, actor(u))
+	redirectAfter(ctx, back, err, "Not deleted", "User "+target.Email+" deleted; their sessions have ended.")
 }

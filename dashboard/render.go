@@ -255,6 +255,17 @@ func (s *Server) errorPage(ctx *fasthttp.RequestCtx, status int, heading, text s
 	s.render(ctx, status, "error", &view{Title: heading, Theme: theme(ctx), Data: errorView{heading, text}})
 }
 
+// redirectAfter redirects to page after an action, the flash message
+// saying its outcome: "<failed>: <the engine's error>." as an error when
+// err is set, done otherwise.
+func redirectAfter(ctx *fasthttp.RequestCtx, page string, err error, failed, done string) {
+	if err != nil {
+		redirect(ctx, page, failed+": "+engine.ErrorText(err)+".", true)
+		return
+	}
+	redirect(ctx, page, done, false)
+}
+
 // redirect answers 303 to a local path, leaving a message for the next page
 // (an error when bad).
 func redirect(ctx *fasthttp.RequestCtx, to, msg string, bad bool) {

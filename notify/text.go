@@ -7,33 +7,30 @@ import (
 	"backupmon/engine"
 )
 
-// eventWording is what a person reads for an event: the Slack message's
-// lead and the e-mail body's event line.
+// eventTexts are what a person reads for each event: its wording (the
+// Slack message's lead and the e-mail body's event line) and what follows
+// the e-mail subject (nothing for the opening).
+var eventTexts = map[string]struct{ wording, subjectSuffix string }{
+	engine.EventOpened:    {"Alert opened", ""},
+	engine.EventRaised:    {"Alert raised", " (alert raised)"},
+	engine.EventEscalated: {"Alert still open (escalated)", " (still open, escalated)"},
+	engine.EventResolved:  {"Recovered", " (recovered)"},
+}
+
+// eventWording is what a person reads for an event (see eventTexts); an
+// event it does not know reads as itself, on one line.
 func eventWording(event string) string {
-	switch event {
-	case engine.EventOpened:
-		return "Alert opened"
-	case engine.EventRaised:
-		return "Alert raised"
-	case engine.EventEscalated:
-		return "Alert still open (escalated)"
-	case engine.EventResolved:
-		return "Recovered"
+	if t, ok := eventTexts[event]; ok {
+		return t.wording
 	}
 	return oneLine(event)
 }
 
-// subjectSuffix follows the e-mail subject of every event but the opening.
+// subjectSuffix follows the e-mail subject of every event but the opening
+// (see eventTexts); an event it does not know follows in brackets.
 func subjectSuffix(event string) string {
-	switch event {
-	case engine.EventOpened:
-		return ""
-	case engine.EventRaised:
-		return " (alert raised)"
-	case engine.EventEscalated:
-		return " (still open, escalated)"
-	case engine.EventResolved:
-		return " (recovered)"
+	if t, ok := eventTexts[event]; ok {
+		return t.subjectSuffix
 	}
 	return " (" + oneLine(event) + ")"
 }

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	tidwall "github.com/tidwall/wal"
@@ -18,17 +17,13 @@ import (
 // truncationFiles returns the names of the START and END files tidwall
 // leaves behind when a TruncateFront or TruncateBack is interrupted.
 func truncationFiles(fsys vfs.FS, dir string) ([]string, error) {
-	ents, err := fsys.ReadDir(dir)
+	files, err := fileNames(fsys, dir)
 	if err != nil {
 		return nil, err
 	}
 	var names []string
-	for _, e := range ents {
-		name := e.Name()
-		if e.IsDir() || len(name) < 20 {
-			continue
-		}
-		if index, err := strconv.ParseUint(name[:20], 10, 64); err != nil || index == 0 {
+	for _, name := range files {
+		if _, ok := segmentIndex(name); !ok {
 			continue
 		}
 		if (len(name) == 26 && strings.HasSuffix(name, ".START")) ||
@@ -74,12 +69,12 @@ func finishTruncation(dir string, opts Options) error {
 // them to START or END files: one left behind was never renamed, so the
 // truncation it belonged to had not begun and the file holds nothing needed.
 func removeTempFiles(fsys vfs.FS, dir string, logger *slog.Logger) error {
-	ents, err := fsys.ReadDir(dir)
+	files, err := fileNames(fsys, dir)
 	if err != nil {
 		return err
 	}
-	for _, e := range ents {
-		if name := e.Name(); !e.IsDir() && strings.HasSuffix(name, ".TEMP") {
+	for _, name := range files {
+		if strings.HasSuffix(name, ".TEMP") {
 			if err := fsys.Remove(filepath.Join(dir, name)); err != nil {
 				return fmt.Errorf("remove leftover %s: %w", name, err)
 			}

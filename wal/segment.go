@@ -20,39 +20,47 @@ func segmentName(index uint64) string {
 	return fmt.Sprintf("%020d", index)
 }
 
-// isSegmentName reports whether name is a segment file name: 20 digits.
-func isSegmentName(name string) bool {
-	if len(name) != 20 {
-		return false
+// segmentIndex returns the LSN that the first 20 characters of name, a
+// segment's or one of tidwall's START and END files, stand for: false when
+// they are not 20 digits of a non-zero uint64.
+func segmentIndex(name string) (uint64, bool) {
+	if len(name) < 20 {
+		return 0, false
 	}
-	for i := 0; i < len(name); i++ {
-		if name[i] < '0' || name[i] > '9' {
-			return false
-		}
-	}
-	return true
+	index, err := strconv.ParseUint(name[:20], 10, 64)
+	return index, err == nil && index != 0
 }
 
 // listSegments returns the segment files in dir in LSN order (the order of
 // their names). Other files, such as .broken copies, are skipped.
 func listSegments(fsys vfs.FS, dir string) ([]segmentFile, error) {
-	ents, err := fsys.ReadDir(dir)
+	files, err := fileNames(fsys, dir)
 	if err != nil {
 		return nil, err
 	}
 	var segs []segmentFile
-	for _, e := range ents {
-		name := e.Name()
-		if e.IsDir() || !isSegmentName(name) {
-			continue
+	for _, name := range files {
+		if index, ok := segmentIndex(name); ok && len(name) == 20 {
+			segs = append(segs, segmentFile{index: index, name: name})
 		}
-		index, err := strconv.ParseUint(name, 10, 64)
-		if err != nil || index == 0 {
-			continue
-		}
-		segs = append(segs, segmentFile{index: index, name: name})
 	}
 	return segs, nil
+}
+
+// fileNames returns the names of the files in dir (folders left out), in
+// the order of their names.
+func fileNames(fsys vfs.FS, dir string) ([]string, error) {
+	ents, err := fsys.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(ents))
+	for _, e := range ents {
+		if !e.IsDir() {
+			names = append(names, e.Name())
+		}
+	}
+	return names, nil
 }
 
 // scanResult is what scanSegment found in one segment's bytes.
