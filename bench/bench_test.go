@@ -115,14 +115,22 @@ func TestReportRunsEndToEnd(t *testing.T) {
 	}
 	var out bytes.Buffer
 	res, err := runReport(reportConfig{targetFlags: targetFlags{duration: 400 * time.Millisecond, warmup: 100 * time.Millisecond, conns: 8, data: t.TempDir()}, workspaces: 5, planRate: 20000, snapshotEvery: 2000}, &out)
-	t.Log("\n" + out.String())
+	checkLoadRun(t, res, err, out.String())
+}
+
+// checkLoadRun fails t unless a run against the server and the bare
+// handler (its result res, its error err and its output out) had no error,
+// both targets served requests, and out ends with the ratio line.
+func checkLoadRun(t *testing.T, res reportResult, err error, out string) {
+	t.Helper()
+	t.Log("\n" + out)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.errors != 0 || res.server.requests == 0 || res.bare.requests == 0 {
 		t.Fatalf("errors %d, server %d requests, bare %d requests", res.errors, res.server.requests, res.bare.requests)
 	}
-	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if last := lines[len(lines)-1]; !regexp.MustCompile(`^ratio \d+\.\d\d p99x \d+\.\d\d$`).MatchString(last) {
 		t.Errorf("last line %q", last)
 	}
