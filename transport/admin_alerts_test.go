@@ -28,7 +28,7 @@ func TestAdminAlertActions(t *testing.T) {
 	a := list[0]
 	admWantKeys(t, "alert", a, admAlertFields...)
 	want := map[string]any{"id": aid, "type": "failed", "severity": "critical", "status": "open", "clientId": f.Client, "jobId": f.Job,
-		"jobName": "Nightly backup", "createdAt": admTS(created), "acknowledgedAt": nil, "snoozedUntil": nil, "resolvedAt": nil,
+		"jobName": "Nightly backup", "createdAt": testserver.TS(created), "acknowledgedAt": nil, "snoozedUntil": nil, "resolvedAt": nil,
 		"recoverySeconds": nil, "ai": nil}
 	for k, v := range want {
 		if a[k] != v {
@@ -64,18 +64,18 @@ func TestAdminAlertActions(t *testing.T) {
 
 	// Acknowledge: once; a second acknowledge changes nothing.
 	s.SetClock(testserver.T0.Add(2 * time.Hour))
-	check("acknowledge", s.Admin("POST", alertPath+"/acknowledge", nil), map[string]any{"status": "acknowledged", "acknowledgedAt": admTS(testserver.T0.Add(2 * time.Hour))})
+	check("acknowledge", s.Admin("POST", alertPath+"/acknowledge", nil), map[string]any{"status": "acknowledged", "acknowledgedAt": testserver.TS(testserver.T0.Add(2 * time.Hour))})
 	s.SetClock(testserver.T0.Add(3 * time.Hour))
-	check("acknowledge again", s.Admin("POST", alertPath+"/acknowledge", []byte(`{}`)), map[string]any{"status": "acknowledged", "acknowledgedAt": admTS(testserver.T0.Add(2 * time.Hour))})
+	check("acknowledge again", s.Admin("POST", alertPath+"/acknowledge", []byte(`{}`)), map[string]any{"status": "acknowledged", "acknowledgedAt": testserver.TS(testserver.T0.Add(2 * time.Hour))})
 
 	// Snooze until a time in the future.
 	until := testserver.T0.Add(5 * time.Hour)
-	check("snooze", s.Admin("POST", alertPath+"/snooze", map[string]any{"until": "2026-03-04T16:00:00+01:00"}), map[string]any{"status": "snoozed", "snoozedUntil": admTS(until), "resolvedAt": nil})
+	check("snooze", s.Admin("POST", alertPath+"/snooze", map[string]any{"until": "2026-03-04T16:00:00+01:00"}), map[string]any{"status": "snoozed", "snoozedUntil": testserver.TS(until), "resolvedAt": nil})
 	if ua := admList(t, s.Job(f.WS, f.Job), "unresolvedAlerts"); len(ua) != 1 || ua[0]["status"] != "snoozed" {
 		t.Errorf("job view while snoozed: %v", ua)
 	}
 	s.SetClock(until.Add(-time.Millisecond))
-	if l := s.MustAdmin(200, "GET", base+"/alerts", nil).List()[0]; l["status"] != "snoozed" || l["snoozedUntil"] != admTS(until) {
+	if l := s.MustAdmin(200, "GET", base+"/alerts", nil).List()[0]; l["status"] != "snoozed" || l["snoozedUntil"] != testserver.TS(until) {
 		t.Errorf("just before the snooze ends: %v", l)
 	}
 	// The snooze ends at its time: open again, snoozedUntil null.
@@ -97,7 +97,7 @@ func TestAdminAlertActions(t *testing.T) {
 	resolved := until.Add(7 * time.Second)
 	s.SetClock(resolved)
 	r = s.Admin("POST", alertPath+"/resolve", nil)
-	check("resolve", r, map[string]any{"status": "resolved", "resolvedAt": admTS(resolved), "snoozedUntil": nil,
+	check("resolve", r, map[string]any{"status": "resolved", "resolvedAt": testserver.TS(resolved), "snoozedUntil": nil,
 		"recoverySeconds": resolved.Sub(created).Seconds()})
 	if !bytes.Contains(r.Body, []byte(`"recoverySeconds":14407,`)) {
 		t.Errorf("recoverySeconds bytes: %s", r.Body)

@@ -8,13 +8,12 @@ package transport_test
 import (
 	"backupmon/internal/testserver"
 	"fmt"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
 )
 
-var chSecretRe = regexp.MustCompile(`^whsec_[0-9a-f]{64}$`)
+var chSecretRe = testserver.WebhookSecretRe
 
 func TestAdminChannels(t *testing.T) {
 	s, f := startFixture(t)
@@ -25,7 +24,7 @@ func TestAdminChannels(t *testing.T) {
 	hook := s.MustAdmin(201, "POST", base+"/channels", map[string]any{"type": "webhook", "name": "Ops hook", "url": "https://hooks.example.com/backupmon?x=1"}).Data()
 	admWantKeys(t, "webhook channel", hook, "id", "type", "name", "url", "to", "minSeverity", "createdAt", "secret")
 	rpFields(t, "webhook channel", hook, map[string]any{"type": "webhook", "name": "Ops hook", "url": "https://hooks.example.com/backupmon?x=1",
-		"to": nil, "minSeverity": "warning", "createdAt": admTS(at)})
+		"to": nil, "minSeverity": "warning", "createdAt": testserver.TS(at)})
 	if !chSecretRe.MatchString(fmt.Sprint(hook["secret"])) {
 		t.Errorf("webhook secret %v, want whsec_ and 64 hex digits", hook["secret"])
 	}
@@ -89,7 +88,7 @@ func TestAdminChannels(t *testing.T) {
 	t.Run("escalations", func(t *testing.T) {
 		e30 := s.MustAdmin(201, "POST", base+"/escalations", map[string]any{"channelId": hook["id"], "afterMinutes": 30}).Data()
 		admWantKeys(t, "escalation", e30, "id", "channelId", "afterMinutes", "createdAt")
-		rpFields(t, "escalation", e30, map[string]any{"channelId": hook["id"], "afterMinutes": 30, "createdAt": admTS(at)})
+		rpFields(t, "escalation", e30, map[string]any{"channelId": hook["id"], "afterMinutes": 30, "createdAt": testserver.TS(at)})
 		e5 := s.MustAdmin(201, "POST", base+"/escalations", map[string]any{"channelId": mail["id"], "afterMinutes": 5}).Data()
 		var order []any
 		for _, e := range s.MustAdmin(200, "GET", base+"/escalations", nil).List() {

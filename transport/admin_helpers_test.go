@@ -15,12 +15,6 @@ import (
 	"time"
 )
 
-// admTimeRe is the contract's timestamp shape (api.md 2.1).
-var admTimeRe = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$`)
-
-// admTS formats t as the contract shows times.
-func admTS(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
-
 // admIn formats t as an input timestamp (RFC 3339 with milliseconds).
 func admIn(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z07:00") }
 
@@ -120,12 +114,12 @@ func admStrings(t *testing.T, v any) []string {
 func admWantTime(t *testing.T, what string, v any, want time.Time) {
 	t.Helper()
 	s, ok := v.(string)
-	if !ok || !admTimeRe.MatchString(s) {
+	if !ok || !testserver.TimeRe.MatchString(s) {
 		t.Errorf("%s: %#v is not a contract timestamp", what, v)
 		return
 	}
-	if !want.IsZero() && s != admTS(want) {
-		t.Errorf("%s: %s, want %s", what, s, admTS(want))
+	if !want.IsZero() && s != testserver.TS(want) {
+		t.Errorf("%s: %s, want %s", what, s, testserver.TS(want))
 	}
 }
 

@@ -127,7 +127,7 @@ func TestAdminJobPauseAndResume(t *testing.T) {
 	r = s.Admin("PATCH", path, map[string]any{"paused": false})
 	admWantData(t, "resume", r, 200)
 	admJobWant(t, "resumed job", r.Data(), map[string]any{"status": "failed", "paused": false, "pausedUntil": nil, "late": nil,
-		"nextExpectedAt": admTS(resume.Add(24 * time.Hour))})
+		"nextExpectedAt": testserver.TS(resume.Add(24 * time.Hour))})
 	// ... and it turns missing only after that due time plus grace.
 	s.SetClock(resume.Add(25 * time.Hour))
 	admJobWant(t, "resumed job at due+grace", s.Job(f.WS, f.Job), map[string]any{"status": "failed"})
@@ -141,7 +141,7 @@ func TestAdminJobPauseAndResume(t *testing.T) {
 	s.Advance(10 * time.Hour)
 	now := resume.Add(25*time.Hour + time.Second + 10*time.Hour)
 	admJobWant(t, "resume waiting job", s.MustAdmin(200, "PATCH", wp, map[string]any{"paused": false}).Data(),
-		map[string]any{"status": "waiting", "paused": false, "nextExpectedAt": admTS(now.Add(time.Hour))})
+		map[string]any{"status": "waiting", "paused": false, "nextExpectedAt": testserver.TS(now.Add(time.Hour))})
 
 	// Pausing twice, resuming twice: no change the second time.
 	s.MustAdmin(200, "PATCH", wp, map[string]any{"paused": true})
@@ -150,7 +150,7 @@ func TestAdminJobPauseAndResume(t *testing.T) {
 	s.MustAdmin(200, "PATCH", wp, map[string]any{"paused": false})
 	s.Advance(time.Minute)
 	admJobWant(t, "resume again", s.MustAdmin(200, "PATCH", wp, map[string]any{"paused": false}).Data(),
-		map[string]any{"status": "waiting", "nextExpectedAt": admTS(now.Add(2 * time.Hour))})
+		map[string]any{"status": "waiting", "nextExpectedAt": testserver.TS(now.Add(2 * time.Hour))})
 }
 
 func TestAdminJobPausedUntil(t *testing.T) {
@@ -162,20 +162,20 @@ func TestAdminJobPausedUntil(t *testing.T) {
 	end := testserver.T0.Add(30 * time.Hour) // past the due time plus grace (T0+25h)
 	r := s.Admin("PATCH", path, map[string]any{"pausedUntil": "2026-03-05T17:00:00+01:00"})
 	admWantData(t, "pause until", r, 200)
-	admJobWant(t, "paused until", r.Data(), map[string]any{"status": "paused", "paused": true, "pausedUntil": admTS(end)})
+	admJobWant(t, "paused until", r.Data(), map[string]any{"status": "paused", "paused": true, "pausedUntil": testserver.TS(end)})
 
 	s.SetClock(end.Add(-time.Millisecond))
-	admJobWant(t, "just before the end", s.Job(f.WS, f.Job), map[string]any{"status": "paused", "paused": true, "pausedUntil": admTS(end), "late": nil})
+	admJobWant(t, "just before the end", s.Job(f.WS, f.Job), map[string]any{"status": "paused", "paused": true, "pausedUntil": testserver.TS(end), "late": nil})
 
 	// At the end it resumes by itself: status follows lastResult, the next
 	// due time counts from the end.
 	s.SetClock(end)
 	j := s.Job(f.WS, f.Job)
 	admJobWant(t, "at the end", j, map[string]any{"status": "healthy", "paused": false, "pausedUntil": nil, "late": nil,
-		"nextExpectedAt": admTS(end.Add(24 * time.Hour))})
+		"nextExpectedAt": testserver.TS(end.Add(24 * time.Hour))})
 	s.Restart()
 	admJobWant(t, "after restart", s.Job(f.WS, f.Job), map[string]any{"status": "healthy", "paused": false, "pausedUntil": nil,
-		"nextExpectedAt": admTS(end.Add(24 * time.Hour))})
+		"nextExpectedAt": testserver.TS(end.Add(24 * time.Hour))})
 	s.SetClock(end.Add(25*time.Hour + time.Second))
 	admJobWant(t, "after the next due time plus grace", s.Job(f.WS, f.Job), map[string]any{"status": "missing"})
 
@@ -183,45 +183,45 @@ func TestAdminJobPausedUntil(t *testing.T) {
 	// ends it at once; pausedUntil null keeps the pause without an end.
 	now := end.Add(25*time.Hour + time.Second)
 	r = s.MustAdmin(200, "PATCH", path, map[string]any{"paused": true, "pausedUntil": admIn(now.Add(2 * time.Hour))})
-	admJobWant(t, "paused true with an end", r.Data(), map[string]any{"status": "paused", "paused": true, "pausedUntil": admTS(now.Add(2 * time.Hour))})
+	admJobWant(t, "paused true with an end", r.Data(), map[string]any{"status": "paused", "paused": true, "pausedUntil": testserver.TS(now.Add(2 * time.Hour))})
 	r = s.MustAdmin(200, "PATCH", path, map[string]any{"pausedUntil": nil})
 	admJobWant(t, "end removed", r.Data(), map[string]any{"status": "paused", "paused": true, "pausedUntil": nil})
 	s.Advance(3 * time.Hour)
 	admJobWant(t, "pause without an end goes on", s.Job(f.WS, f.Job), map[string]any{"status": "paused", "paused": true})
 	r = s.MustAdmin(200, "PATCH", path, map[string]any{"pausedUntil": admIn(now.Add(4 * time.Hour))})
-	admJobWant(t, "new end", r.Data(), map[string]any{"paused": true, "pausedUntil": admTS(now.Add(4 * time.Hour))})
+	admJobWant(t, "new end", r.Data(), map[string]any{"paused": true, "pausedUntil": testserver.TS(now.Add(4 * time.Hour))})
 	r = s.MustAdmin(200, "PATCH", path, map[string]any{"paused": false})
 	admJobWant(t, "resumed before the end", r.Data(), map[string]any{"status": "healthy", "paused": false, "pausedUntil": nil,
-		"nextExpectedAt": admTS(now.Add(3*time.Hour + 24*time.Hour))})
+		"nextExpectedAt": testserver.TS(now.Add(3*time.Hour + 24*time.Hour))})
 }
 
 func TestAdminJobScheduleChange(t *testing.T) {
 	s, f := startFixture(t) // daily job created at T0, a Wednesday
 	path := "/workspaces/" + f.WS + "/jobs/" + f.Job
-	admJobWant(t, "new job", s.Job(f.WS, f.Job), map[string]any{"nextExpectedAt": admTS(testserver.T0.Add(24 * time.Hour))})
+	admJobWant(t, "new job", s.Job(f.WS, f.Job), map[string]any{"nextExpectedAt": testserver.TS(testserver.T0.Add(24 * time.Hour))})
 
 	r := s.MustAdmin(200, "PATCH", path, map[string]any{"schedule": map[string]any{"intervalMinutes": 60}})
-	admJobWant(t, "hourly", r.Data(), map[string]any{"intervalMinutes": float64(60), "graceMinutes": float64(60), "nextExpectedAt": admTS(testserver.T0.Add(time.Hour))})
+	admJobWant(t, "hourly", r.Data(), map[string]any{"intervalMinutes": float64(60), "graceMinutes": float64(60), "nextExpectedAt": testserver.TS(testserver.T0.Add(time.Hour))})
 	if days := admStrings(t, admObj(t, r.Data(), "schedule")["expectedDays"]); len(days) != 7 {
 		t.Errorf("a schedule change without expectedDays changed them: %v", days)
 	}
 
 	// Thursday is not expected any more: the due time moves to Friday, same time.
 	r = s.MustAdmin(200, "PATCH", path, map[string]any{"schedule": map[string]any{"intervalMinutes": 1440, "expectedDays": []string{"mon", "fri"}}})
-	admJobWant(t, "mon and fri", r.Data(), map[string]any{"nextExpectedAt": admTS(testserver.T0.Add(48 * time.Hour))})
+	admJobWant(t, "mon and fri", r.Data(), map[string]any{"nextExpectedAt": testserver.TS(testserver.T0.Add(48 * time.Hour))})
 	if days := admStrings(t, admObj(t, r.Data(), "schedule")["expectedDays"]); len(days) != 2 || days[0] != "mon" || days[1] != "fri" {
 		t.Errorf("expectedDays %v", days)
 	}
 	r = s.MustAdmin(200, "PATCH", path, map[string]any{"schedule": map[string]any{"graceMinutes": 0}})
-	admJobWant(t, "grace 0", r.Data(), map[string]any{"graceMinutes": float64(0), "intervalMinutes": float64(1440), "nextExpectedAt": admTS(testserver.T0.Add(48 * time.Hour))})
+	admJobWant(t, "grace 0", r.Data(), map[string]any{"graceMinutes": float64(0), "intervalMinutes": float64(1440), "nextExpectedAt": testserver.TS(testserver.T0.Add(48 * time.Hour))})
 
 	// The change decides when the job turns missing.
 	admReport(s, f.Job, f.ReportKey, "ok") // Wed T0: due Fri T0+48h, grace 0
 	s.MustAdmin(200, "PATCH", path, map[string]any{"schedule": map[string]any{"intervalMinutes": 30, "expectedDays": []string{"mon", "tue", "wed", "thu", "fri", "sat", "sun"}, "graceMinutes": 15}})
 	s.Advance(45*time.Minute + time.Second)
-	admJobWant(t, "half-hourly, 45m later", s.Job(f.WS, f.Job), map[string]any{"status": "missing", "nextExpectedAt": admTS(testserver.T0.Add(30 * time.Minute))})
+	admJobWant(t, "half-hourly, 45m later", s.Job(f.WS, f.Job), map[string]any{"status": "missing", "nextExpectedAt": testserver.TS(testserver.T0.Add(30 * time.Minute))})
 	r = s.MustAdmin(200, "PATCH", path, map[string]any{"schedule": map[string]any{"intervalMinutes": 120}})
-	admJobWant(t, "two-hourly again", r.Data(), map[string]any{"status": "healthy", "late": nil, "nextExpectedAt": admTS(testserver.T0.Add(2 * time.Hour))})
+	admJobWant(t, "two-hourly again", r.Data(), map[string]any{"status": "healthy", "late": nil, "nextExpectedAt": testserver.TS(testserver.T0.Add(2 * time.Hour))})
 
 	// Other fields of a PATCH: name, vendor, device (a new hostname is a new
 	// device), slaTarget.
@@ -273,9 +273,9 @@ func TestAdminClientPauseAndArchive(t *testing.T) {
 			t.Errorf("reactivated client (was %v at %v): %v", status, off, r.Data())
 		}
 		admJobWant(t, "reactivated healthy job", s.Job(f.WS, f.Job), map[string]any{"status": "healthy", "paused": false,
-			"nextExpectedAt": admTS(now.Add(24 * time.Hour))})
+			"nextExpectedAt": testserver.TS(now.Add(24 * time.Hour))})
 		admJobWant(t, "reactivated waiting job", s.Job(f.WS, waiting), map[string]any{"status": "waiting", "paused": false,
-			"nextExpectedAt": admTS(now.Add(24 * time.Hour))})
+			"nextExpectedAt": testserver.TS(now.Add(24 * time.Hour))})
 	}
 	if n := len(s.MustAdmin(200, "GET", "/workspaces/"+f.WS+"/alerts", nil).List()); n != 0 {
 		t.Errorf("%d alerts after pauses", n)

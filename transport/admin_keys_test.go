@@ -10,14 +10,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 )
-
-var admSecretRe = regexp.MustCompile(`^svc_live_[0-9a-f]{48}$`)
 
 func admSorted(list []string) []string {
 	list = slices.Clone(list)
@@ -43,7 +40,7 @@ func TestAdminKeys(t *testing.T) {
 		k := r.Data()
 		admCheckKey(t, "new key", k, true)
 		secret, _ := k["key"].(string)
-		if !admSecretRe.MatchString(secret) {
+		if !testserver.SecretRe.MatchString(secret) {
 			t.Errorf("secret %q is not svc_live_ + 48 lowercase hex", secret)
 		}
 		if len(secret) >= 16 && k["prefix"] != secret[:16] {
@@ -108,7 +105,7 @@ func TestAdminKeys(t *testing.T) {
 	for _, k := range s.MustAdmin(200, "GET", keysPath, nil).List() {
 		want := any(nil)
 		if k["id"] == rep["id"] {
-			want = admTS(testserver.T0.Add(90 * time.Second))
+			want = testserver.TS(testserver.T0.Add(90 * time.Second))
 		}
 		if k["lastUsedAt"] != want {
 			t.Errorf("key %v lastUsedAt %v, want %v", k["name"], k["lastUsedAt"], want)
@@ -169,12 +166,12 @@ func TestAdminKeys(t *testing.T) {
 			}
 		}
 	}
-	if a := acts[0]; a["type"] != "key.revoked" || a["keyId"] != rep["id"] || a["keyName"] != "agent" || a["at"] != admTS(revokeAt) {
+	if a := acts[0]; a["type"] != "key.revoked" || a["keyId"] != rep["id"] || a["keyName"] != "agent" || a["at"] != testserver.TS(revokeAt) {
 		t.Errorf("newest entry: %v", a)
 	}
 	for i, k := range keys {
 		a := acts[len(acts)-1-i]
-		if a["type"] != "key.created" || a["keyId"] != k.id || a["keyName"] != k.name || a["at"] != admTS(testserver.T0) {
+		if a["type"] != "key.created" || a["keyId"] != k.id || a["keyName"] != k.name || a["at"] != testserver.TS(testserver.T0) {
 			t.Errorf("entry for key %s: %v", k.name, a)
 		}
 	}

@@ -29,25 +29,25 @@ func TestAdminDevClock(t *testing.T) {
 		admWantData(t, "clock", r, 200)
 		admWantKeys(t, "clock answer", r.Data(), "now")
 		now, _ := r.Data()["now"].(string)
-		if !admTimeRe.MatchString(now) {
+		if !testserver.TimeRe.MatchString(now) {
 			t.Errorf("clock now %q is not a contract timestamp", now)
 		}
 		return now
 	}
-	if now := clock(nil); now != admTS(testserver.T0) {
+	if now := clock(nil); now != testserver.TS(testserver.T0) {
 		t.Errorf("clock without a body: %s, want testserver.T0", now)
 	}
-	if now := clock(map[string]any{}); now != admTS(testserver.T0) {
+	if now := clock(map[string]any{}); now != testserver.TS(testserver.T0) {
 		t.Errorf("clock with {}: %s, want testserver.T0", now)
 	}
 	set := time.Date(2026, 5, 1, 6, 30, 0, 250e6, time.UTC)
-	if now := clock(map[string]any{"set": "2026-05-01T08:30:00.250+02:00"}); now != admTS(set) {
-		t.Errorf("set: %s, want %s", now, admTS(set))
+	if now := clock(map[string]any{"set": "2026-05-01T08:30:00.250+02:00"}); now != testserver.TS(set) {
+		t.Errorf("set: %s, want %s", now, testserver.TS(set))
 	}
-	if now := clock(map[string]any{"advanceSeconds": 90}); now != admTS(set.Add(90*time.Second)) {
+	if now := clock(map[string]any{"advanceSeconds": 90}); now != testserver.TS(set.Add(90*time.Second)) {
 		t.Errorf("advance: %s", now)
 	}
-	if now := clock(map[string]any{"advanceSeconds": 0}); now != admTS(set.Add(90*time.Second)) {
+	if now := clock(map[string]any{"advanceSeconds": 0}); now != testserver.TS(set.Add(90*time.Second)) {
 		t.Errorf("advance 0: %s", now)
 	}
 	// set and advanceSeconds together: set, then move forward.

@@ -93,7 +93,7 @@ func TestAdminWorkspaceRecordAndDefaults(t *testing.T) {
 	if after := s.MustAdmin(200, "GET", "/workspaces/"+id, nil).Body; !bytes.Equal(before, after) {
 		t.Errorf("empty patch changed the workspace: %s → %s", before, after)
 	}
-	if w := r.Data(); w["name"] != "Acme Managed IT" || w["plan"] != "trial" || w["createdAt"] != admTS(testserver.T0) {
+	if w := r.Data(); w["name"] != "Acme Managed IT" || w["plan"] != "trial" || w["createdAt"] != testserver.TS(testserver.T0) {
 		t.Errorf("empty patch answer: %v", w)
 	}
 }
@@ -192,7 +192,7 @@ func TestAdminJobRecordAndDefaults(t *testing.T) {
 		"name": "Nightly", "clientId": f.Client, "clientName": "Globex", "vendor": "veeam",
 		"vendorName": "Veeam Backup & Replication", "status": "waiting", "late": nil, "lastResult": "none",
 		"lastReportAt": nil, "lastSuccessAt": nil, "lastFailureAt": nil, "failureStreak": float64(0),
-		"paused": false, "pausedUntil": nil, "createdAt": admTS(testserver.T0),
+		"paused": false, "pausedUntil": nil, "createdAt": testserver.TS(testserver.T0),
 	}
 	for k, v := range want {
 		if j[k] != v {
@@ -205,7 +205,7 @@ func TestAdminJobRecordAndDefaults(t *testing.T) {
 	}
 	sched := admObj(t, j, "schedule")
 	if sched["intervalMinutes"] != float64(1440) || sched["graceMinutes"] != float64(60) ||
-		!slices.Equal(admStrings(t, sched["expectedDays"]), admAllDays) || sched["nextExpectedAt"] != admTS(testserver.T0.Add(24*time.Hour)) {
+		!slices.Equal(admStrings(t, sched["expectedDays"]), admAllDays) || sched["nextExpectedAt"] != testserver.TS(testserver.T0.Add(24*time.Hour)) {
 		t.Errorf("default schedule: %v", sched)
 	}
 	// slaTarget 95.0 shown with its decimal.
@@ -288,7 +288,7 @@ func TestAdminJobRecordAndDefaults(t *testing.T) {
 	hist := admList(t, d, "history")
 	if len(hist) != 1 || hist[0]["source"] != "api:"+f.ReportKeyPrefix || hist[0]["status"] != "failed" ||
 		hist[0]["durationSeconds"] != float64(120) || hist[0]["sizeBytes"] != float64(2048) ||
-		hist[0]["receivedAt"] != admTS(testserver.T0.Add(time.Hour)) || hist[0]["startedAt"] != admTS(testserver.T0.Add(time.Hour-2*time.Minute)) {
+		hist[0]["receivedAt"] != testserver.TS(testserver.T0.Add(time.Hour)) || hist[0]["startedAt"] != testserver.TS(testserver.T0.Add(time.Hour-2*time.Minute)) {
 		t.Errorf("history: %v", hist)
 	}
 	if rr := admList(t, d, "recentResults"); len(rr) != 1 || rr[0]["id"] != hist[0]["id"] {
@@ -298,7 +298,7 @@ func TestAdminJobRecordAndDefaults(t *testing.T) {
 		t.Errorf("unresolvedAlerts: %v", ua)
 	}
 	if d["status"] != "failed" || d["lastResult"] != "failed" || d["failureStreak"] != float64(1) ||
-		d["lastFailureAt"] != admTS(testserver.T0.Add(time.Hour)) || admObj(t, d, "schedule")["nextExpectedAt"] != admTS(testserver.T0.Add(25*time.Hour)) {
+		d["lastFailureAt"] != testserver.TS(testserver.T0.Add(time.Hour)) || admObj(t, d, "schedule")["nextExpectedAt"] != testserver.TS(testserver.T0.Add(25*time.Hour)) {
 		t.Errorf("job after failed report: %v", d)
 	}
 
@@ -333,7 +333,7 @@ func TestAdminJobHistoryLimit(t *testing.T) {
 	}
 	// Newest first: the first is the last report.
 	last := testserver.T0.Add(100 * 15 * time.Minute)
-	if hist[0]["receivedAt"] != admTS(last) || hist[99]["receivedAt"] != admTS(last.Add(-99*15*time.Minute)) {
+	if hist[0]["receivedAt"] != testserver.TS(last) || hist[99]["receivedAt"] != testserver.TS(last.Add(-99*15*time.Minute)) {
 		t.Errorf("history order: first %v, last %v", hist[0]["receivedAt"], hist[99]["receivedAt"])
 	}
 	for _, tc := range []struct {

@@ -415,7 +415,7 @@ func TestAdminValidationAlertActions(t *testing.T) {
 func TestAdminValidationClock(t *testing.T) {
 	s, f := startFixture(t)
 	now := func() any { return s.MustAdmin(200, "POST", "/clock", nil).Data()["now"] }
-	if now() != admTS(testserver.T0) {
+	if now() != testserver.TS(testserver.T0) {
 		t.Fatalf("clock: %v", now())
 	}
 	admRun(t, s, f.WS, "POST", "/clock", append([]admBad{
@@ -430,7 +430,7 @@ func TestAdminValidationClock(t *testing.T) {
 		{"good set, bad advance", map[string]any{"set": admIn(testserver.T0.Add(time.Hour)), "advanceSeconds": -5}, "advanceSeconds"},
 		{"unknown field", map[string]any{"advance": 60}, "advance"},
 	}, admNonObjects...))
-	if now() != admTS(testserver.T0) {
+	if now() != testserver.TS(testserver.T0) {
 		t.Errorf("refused clock bodies moved the clock to %v", now())
 	}
 }

@@ -20,7 +20,7 @@ func monHourly() map[string]any { return map[string]any{"intervalMinutes": 60, "
 
 // monSummary is the summary of a missing alert (decisions.md 4.6, engine).
 func monSummary(due time.Time, grace int) string {
-	return fmt.Sprintf("No backup report received: one was due at %s and %d minutes of grace have passed", admTS(due), grace)
+	return fmt.Sprintf("No backup report received: one was due at %s and %d minutes of grace have passed", testserver.TS(due), grace)
 }
 
 // monAlerts returns every alert of the workspace (admin API), newest first.
@@ -45,7 +45,7 @@ func monWantAlerts(t *testing.T, s *testserver.Server, what, ws string, n int) [
 func monMissingAlert(id, client, job, jobName string, due time.Time, grace int) map[string]any {
 	return map[string]any{
 		"id": id, "type": "missing", "severity": "critical", "status": "open", "clientId": client, "jobId": job,
-		"jobName": jobName, "summary": monSummary(due, grace), "createdAt": admTS(due.Add(time.Duration(grace) * time.Minute)),
+		"jobName": jobName, "summary": monSummary(due, grace), "createdAt": testserver.TS(due.Add(time.Duration(grace) * time.Minute)),
 		"acknowledgedAt": nil, "snoozedUntil": nil, "resolvedAt": nil, "recoverySeconds": nil, "ai": nil,
 	}
 }
@@ -116,8 +116,8 @@ func TestMonitorLateThenMissing(t *testing.T) {
 		rpRun(t, s, "due"+monFmtDur(c.at), func(t *testing.T) {
 			s.SetClock(now)
 			j := monJob(s, key, f.Job)
-			rpFields(t, "job", j, map[string]any{"status": c.status, "lastResult": "ok", "lastReportAt": admTS(T), "paused": false})
-			rpFields(t, "schedule", admObj(t, j, "schedule"), map[string]any{"nextExpectedAt": admTS(due), "intervalMinutes": 60, "graceMinutes": 30})
+			rpFields(t, "job", j, map[string]any{"status": c.status, "lastResult": "ok", "lastReportAt": testserver.TS(T), "paused": false})
+			rpFields(t, "schedule", admObj(t, j, "schedule"), map[string]any{"nextExpectedAt": testserver.TS(due), "intervalMinutes": 60, "graceMinutes": 30})
 			if c.minutes < 0 {
 				rsWantLate(t, "job", j, time.Time{}, 0)
 			} else {
@@ -176,7 +176,7 @@ func TestMonitorLateThenMissing(t *testing.T) {
 		t.Errorf("ok report: alert_id %q", id)
 	}
 	resolved := monMissingAlert(alertID, f.Client, f.Job, "Nightly backup", due, 30)
-	resolved["status"], resolved["resolvedAt"], resolved["recoverySeconds"] = "resolved", admTS(R), 5417 // 1h30m17.4s
+	resolved["status"], resolved["resolvedAt"], resolved["recoverySeconds"] = "resolved", testserver.TS(R), 5417 // 1h30m17.4s
 	monWantAlert(t, "resolved alert", monWantAlerts(t, s, "after the ok report", f.WS, 1)[0], resolved)
 	rl := monRESTAlerts(s, key, "?status=resolved")
 	if len(rl) != 1 {
@@ -187,8 +187,8 @@ func TestMonitorLateThenMissing(t *testing.T) {
 		t.Errorf("/alerts?status=unresolved after the ok report: %v", rl)
 	}
 	j := monJob(s, key, f.Job)
-	rpFields(t, "job after the ok report", j, map[string]any{"status": "healthy", "lastResult": "ok", "lastReportAt": admTS(R), "late": nil})
-	rpFields(t, "schedule after the ok report", admObj(t, j, "schedule"), map[string]any{"nextExpectedAt": admTS(R.Add(time.Hour))})
+	rpFields(t, "job after the ok report", j, map[string]any{"status": "healthy", "lastResult": "ok", "lastReportAt": testserver.TS(R), "late": nil})
+	rpFields(t, "schedule after the ok report", admObj(t, j, "schedule"), map[string]any{"nextExpectedAt": testserver.TS(R.Add(time.Hour))})
 	if ua := admList(t, j, "unresolvedAlerts"); len(ua) != 0 {
 		t.Errorf("unresolvedAlerts after the ok report: %v", ua)
 	}
@@ -252,13 +252,13 @@ func TestMonitorMissingRaisesAlert(t *testing.T) {
 			s.SetClock(due.Add(30*time.Minute + time.Millisecond))
 			monWantAlerts(t, s, "past due + grace: no new alert", f.WS, len(cases))
 			want := monMissingAlert(c.alert, f.Client, c.job, c.name, due, 30)
-			want["createdAt"] = admTS(c.at) // the alert keeps its creation
+			want["createdAt"] = testserver.TS(c.at) // the alert keeps its creation
 			want["status"] = c.wantStatus
 			if c.ackd {
-				want["acknowledgedAt"] = admTS(c.at)
+				want["acknowledgedAt"] = testserver.TS(c.at)
 			}
 			if c.snoozed {
-				want["snoozedUntil"] = admTS(snoozeEnd)
+				want["snoozedUntil"] = testserver.TS(snoozeEnd)
 			}
 			monWantAlert(t, "raised alert", rpAlert(s, f.WS, c.alert), want)
 			j := monJob(s, f.RestKey, c.job)
@@ -289,7 +289,7 @@ func TestMonitorSnoozeExpiry(t *testing.T) {
 	aid := rpSend(s, f.Job, f.ReportKey, "failed")
 	X := T.Add(2*time.Hour + 500*time.Millisecond)
 	r := s.MustAdmin(200, "POST", "/workspaces/"+f.WS+"/alerts/"+aid+"/snooze", map[string]any{"until": admIn(X)})
-	rpFields(t, "snooze answer", r.Data(), map[string]any{"status": "snoozed", "snoozedUntil": admTS(X)})
+	rpFields(t, "snooze answer", r.Data(), map[string]any{"status": "snoozed", "snoozedUntil": testserver.TS(X)})
 
 	for _, c := range []struct {
 		at      time.Time
@@ -301,14 +301,14 @@ func TestMonitorSnoozeExpiry(t *testing.T) {
 		{X.Add(time.Millisecond), false},
 		{X.Add(5 * time.Hour), false},
 	} {
-		rpRun(t, s, "at "+admTS(c.at), func(t *testing.T) {
+		rpRun(t, s, "at "+testserver.TS(c.at), func(t *testing.T) {
 			s.SetClock(c.at)
 			want := map[string]any{"id": aid, "type": "failed", "severity": "critical", "status": "open", "snoozedUntil": nil,
-				"createdAt": admTS(T), "acknowledgedAt": nil, "resolvedAt": nil}
+				"createdAt": testserver.TS(T), "acknowledgedAt": nil, "resolvedAt": nil}
 			open, snoozed := []string{aid}, []string{}
 			openCount := 1
 			if c.snoozed {
-				want["status"], want["snoozedUntil"] = "snoozed", admTS(X)
+				want["status"], want["snoozedUntil"] = "snoozed", testserver.TS(X)
 				open, snoozed = []string{}, []string{aid}
 				openCount = 0
 			}
@@ -367,7 +367,7 @@ func TestMonitorInactiveWorkspace(t *testing.T) {
 			s.MustAdmin(200, "PATCH", base, c.deactivate(T.Add(20*time.Minute)))
 			for _, at := range []time.Time{due.Add(30*time.Minute + time.Millisecond), due.Add(5 * time.Hour)} {
 				s.SetClock(at)
-				monWantAlerts(t, s, "inactive at "+admTS(at), f.WS, 0)
+				monWantAlerts(t, s, "inactive at "+testserver.TS(at), f.WS, 0)
 				if r := rsGet(s, f.RestKey, "/alerts"); r.Status != 403 {
 					t.Errorf("REST while inactive: %d %s", r.Status, r.Body)
 				}
@@ -429,7 +429,7 @@ func TestMonitorActivity(t *testing.T) {
 		return at
 	}
 	add := func(m map[string]any) {
-		m["at"], m["actor"] = admTS(at), "admin"
+		m["at"], m["actor"] = testserver.TS(at), "admin"
 		want = append(want, m)
 	}
 
@@ -543,7 +543,7 @@ func TestMonitorTrialEnd(t *testing.T) {
 	if len(e) != 1 {
 		t.Fatalf("at the end: %d entries %v", len(e), e)
 	}
-	first := map[string]any{"type": "workspace.trial_ended", "actor": "system", "at": admTS(end)}
+	first := map[string]any{"type": "workspace.trial_ended", "actor": "system", "at": testserver.TS(end)}
 	monWantActivity(t, "trial_ended", e[0], first)
 	firstID := e[0]["id"]
 	if acts := monActivity(s, ws); len(acts) != 1 {
@@ -571,5 +571,5 @@ func TestMonitorTrialEnd(t *testing.T) {
 	if len(e) != 2 || e[1]["id"] != firstID {
 		t.Fatalf("after the second end: %v", e)
 	}
-	monWantActivity(t, "second trial_ended", e[0], map[string]any{"type": "workspace.trial_ended", "actor": "system", "at": admTS(end2)})
+	monWantActivity(t, "second trial_ended", e[0], map[string]any{"type": "workspace.trial_ended", "actor": "system", "at": testserver.TS(end2)})
 }

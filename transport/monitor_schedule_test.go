@@ -62,7 +62,7 @@ func monRunSchedule(t *testing.T, c monSchedCase) {
 	if wantDays == nil {
 		wantDays = admAllDays
 	}
-	rpFields(t, "schedule", admObj(t, j, "schedule"), map[string]any{"nextExpectedAt": admTS(due), "intervalMinutes": c.interval,
+	rpFields(t, "schedule", admObj(t, j, "schedule"), map[string]any{"nextExpectedAt": testserver.TS(due), "intervalMinutes": c.interval,
 		"graceMinutes": grace, "expectedDays": wantDays})
 	rsWantLate(t, "just reported", j, time.Time{}, 0)
 	for _, b := range c.between {
@@ -93,7 +93,7 @@ func monRunSchedule(t *testing.T, c monSchedCase) {
 		what := "due" + monFmtDur(st.at)
 		j := monJob(s, key, f.Job)
 		rpFields(t, what, j, map[string]any{"status": st.status, "lastResult": "ok"})
-		rpFields(t, what+": schedule", admObj(t, j, "schedule"), map[string]any{"nextExpectedAt": admTS(due)})
+		rpFields(t, what+": schedule", admObj(t, j, "schedule"), map[string]any{"nextExpectedAt": testserver.TS(due)})
 		if st.minutes < 0 {
 			rsWantLate(t, what, j, time.Time{}, 0)
 		} else {
@@ -251,13 +251,13 @@ func TestMonitorPausedUntil(t *testing.T) {
 	P := T.Add(5*time.Hour + 30*time.Second)
 	s.SetClock(T.Add(10 * time.Minute))
 	r := s.MustAdmin(200, "PATCH", jobPath, map[string]any{"paused": true, "pausedUntil": admIn(P)})
-	rpFields(t, "PATCH answer", r.Data(), map[string]any{"status": "paused", "paused": true, "pausedUntil": admTS(P), "late": nil})
+	rpFields(t, "PATCH answer", r.Data(), map[string]any{"status": "paused", "paused": true, "pausedUntil": testserver.TS(P), "late": nil})
 
 	for _, at := range []time.Time{T.Add(time.Hour + time.Minute), T.Add(90*time.Minute + time.Millisecond), T.Add(4 * time.Hour), P.Add(-time.Millisecond)} {
 		s.SetClock(at)
-		what := "paused, at " + admTS(at)
+		what := "paused, at " + testserver.TS(at)
 		j := monJob(s, key, f.Job)
-		rpFields(t, what, j, map[string]any{"status": "paused", "paused": true, "pausedUntil": admTS(P), "lastResult": "ok"})
+		rpFields(t, what, j, map[string]any{"status": "paused", "paused": true, "pausedUntil": testserver.TS(P), "lastResult": "ok"})
 		rsWantLate(t, what, j, time.Time{}, 0)
 		monWantAlerts(t, s, what, f.WS, 0)
 		rpFields(t, what+": health", rsData(t, "health", rsGet(s, key, "/health")), map[string]any{"paused": 1, "missing": 0, "openAlerts": 0})
@@ -277,10 +277,10 @@ func TestMonitorPausedUntil(t *testing.T) {
 		{due.Add(2 * time.Hour), 120, "missing", 1},
 	} {
 		s.SetClock(st.at)
-		what := "resumed, at " + admTS(st.at)
+		what := "resumed, at " + testserver.TS(st.at)
 		j := monJob(s, key, f.Job)
 		rpFields(t, what, j, map[string]any{"status": st.status, "paused": false, "pausedUntil": nil, "lastResult": "ok"})
-		rpFields(t, what+": schedule", admObj(t, j, "schedule"), map[string]any{"nextExpectedAt": admTS(due)})
+		rpFields(t, what+": schedule", admObj(t, j, "schedule"), map[string]any{"nextExpectedAt": testserver.TS(due)})
 		if st.minutes < 0 {
 			rsWantLate(t, what, j, time.Time{}, 0)
 		} else {
@@ -317,7 +317,7 @@ func TestMonitorPausedUntilJump(t *testing.T) {
 	monWantAlert(t, "alert", list[0], monMissingAlert(list[0]["id"].(string), f.Client, f.Job, "Nightly backup", due, 30))
 	j = monJob(s, key, f.Job)
 	rpFields(t, "after the jump", j, map[string]any{"status": "missing", "paused": false, "pausedUntil": nil, "lastResult": "failed"})
-	rpFields(t, "after the jump", admObj(t, j, "schedule"), map[string]any{"nextExpectedAt": admTS(due)})
+	rpFields(t, "after the jump", admObj(t, j, "schedule"), map[string]any{"nextExpectedAt": testserver.TS(due)})
 	rsWantLate(t, "after the jump", j, due, 240)
 	s.Restart()
 	s.Advance(time.Hour)
@@ -345,7 +345,7 @@ func TestMonitorJobResume(t *testing.T) {
 	r := s.MustAdmin(200, "PATCH", jobPath, map[string]any{"paused": false})
 	due := R.Add(time.Hour)
 	rpFields(t, "PATCH answer", r.Data(), map[string]any{"status": "healthy", "paused": false, "late": nil})
-	rpFields(t, "PATCH answer", admObj(t, r.Data(), "schedule"), map[string]any{"nextExpectedAt": admTS(due)})
+	rpFields(t, "PATCH answer", admObj(t, r.Data(), "schedule"), map[string]any{"nextExpectedAt": testserver.TS(due)})
 	s.SetClock(due.Add(30 * time.Minute))
 	rsWantLate(t, "due + grace", monJob(s, key, f.Job), due, 30)
 	monWantAlerts(t, s, "due + grace", f.WS, 0)
@@ -393,7 +393,7 @@ func TestMonitorClientPause(t *testing.T) {
 			due := Rs.Add(time.Hour)
 			j = monJob(s, key, f.Job)
 			rpFields(t, "resumed", j, map[string]any{"status": "failed", "paused": false, "lastResult": "failed"})
-			rpFields(t, "resumed", admObj(t, j, "schedule"), map[string]any{"nextExpectedAt": admTS(due)})
+			rpFields(t, "resumed", admObj(t, j, "schedule"), map[string]any{"nextExpectedAt": testserver.TS(due)})
 			rsWantLate(t, "resumed", j, time.Time{}, 0)
 			s.SetClock(due.Add(30 * time.Minute))
 			j = monJob(s, key, f.Job)

@@ -175,10 +175,10 @@ func TestReportDurationSeconds(t *testing.T) {
 		rpRun(t, s, "accepted "+c.name, func(t *testing.T) {
 			job, key := rpFresh(s, f)
 			rpAccepted(t, c.name, s.Report(job, key, "", `{"status":"ok"`+c.field+`}`), "ok")
-			want := map[string]any{"durationSeconds": nil, "startedAt": nil, "completedAt": rpTS(completed)}
+			want := map[string]any{"durationSeconds": nil, "startedAt": nil, "completedAt": testserver.TS(completed)}
 			if c.want >= 0 {
 				want["durationSeconds"] = c.want
-				want["startedAt"] = rpTS(completed.Add(-time.Duration(c.want) * time.Second))
+				want["startedAt"] = testserver.TS(completed.Add(-time.Duration(c.want) * time.Second))
 			}
 			rpFields(t, "result", rpOnly(s, f.WS, job), want)
 		})
@@ -205,7 +205,7 @@ func TestReportDurationSeconds(t *testing.T) {
 		rpAccepted(t, "report", s.Report(job, key, "", `{"status":"ok","timestamp":"2026-03-04T09:00:00Z","duration_seconds":90.4}`), "ok")
 		rpFields(t, "result", rpOnly(s, f.WS, job), map[string]any{
 			"completedAt": "2026-03-04T09:00:00.000Z", "startedAt": "2026-03-04T08:58:30.000Z",
-			"durationSeconds": 90, "receivedAt": rpTS(testserver.T0),
+			"durationSeconds": 90, "receivedAt": testserver.TS(testserver.T0),
 		})
 	})
 	rpRun(t, s, "body checks run in order status, size, duration", func(t *testing.T) {
@@ -233,8 +233,8 @@ func rpRunTimestampCases(t *testing.T, s *testserver.Server, f testserver.Fixtur
 				body = `{"status":"ok","timestamp":` + c.field + `}`
 			}
 			rpAccepted(t, c.name, s.Report(job, key, "", body), "ok")
-			rpFields(t, "result", rpOnly(s, f.WS, job), map[string]any{"completedAt": rpTS(c.completed), "receivedAt": rpTS(now)})
-			rpFields(t, "job", rpJob(s, f.WS, job), map[string]any{"lastReportAt": rpTS(c.completed), "lastSuccessAt": rpTS(c.completed)})
+			rpFields(t, "result", rpOnly(s, f.WS, job), map[string]any{"completedAt": testserver.TS(c.completed), "receivedAt": testserver.TS(now)})
+			rpFields(t, "job", rpJob(s, f.WS, job), map[string]any{"lastReportAt": testserver.TS(c.completed), "lastSuccessAt": testserver.TS(c.completed)})
 		})
 	}
 }

@@ -62,7 +62,7 @@ func rpRecordScenario(s *testserver.Server) rpDurable {
 	rpWant(t, "warn K2", s.Report(f.Job, f.ReportKey, "", `{"status":"warn","idempotency_key":"K2"}`), 200, rpOK("warn", a, false, false))
 	s.MustAdmin(200, "POST", "/workspaces/"+f.WS+"/alerts/"+a+"/acknowledge", nil)
 	s.Advance(time.Minute)
-	rpWant(t, "ok K3", s.Report(f.Job, f.ReportKey, "K3", `{"status":"ok","timestamp":"`+rpTS(rpNow(s).Add(-10*time.Second))+`","duration_seconds":7.5,"size_bytes":2048}`), 200, rpOK("ok", "", false, false))
+	rpWant(t, "ok K3", s.Report(f.Job, f.ReportKey, "K3", `{"status":"ok","timestamp":"`+testserver.TS(rpNow(s).Add(-10*time.Second))+`","duration_seconds":7.5,"size_bytes":2048}`), 200, rpOK("ok", "", false, false))
 	s.Advance(time.Minute)
 	d.openAlert = rpAccepted(t, "failed, no key", s.Report(f.Job, f.ReportKey, "", `{"status":"failed"}`), "failed")
 	rpWant(t, "superseded", s.Report(f.Job, f.ReportKey, "K4", `{"status":"warn","timestamp":"2026-03-04T09:00:00"}`), 200, rpOK("warn", "", false, true))

@@ -24,9 +24,6 @@ var rpRequestIDRe = regexp.MustCompile(`^[0-9a-f]{24}$`)
 // rpUUIDRe is the UUID shape of ids (api.md 2.5, 2.7).
 var rpUUIDRe = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
 
-// rpTS formats t as the contract shows times (api.md 2.1).
-func rpTS(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
-
 // rpOK is the exact 200 body of an accepted report (api.md 2.9); alertID ""
 // means null.
 func rpOK(status, alertID string, duplicate, superseded bool) string {

@@ -157,7 +157,7 @@ func TestReportIdempotency(t *testing.T) {
 		s.Advance(time.Minute)
 		received := rpNow(s)
 		old := received.Add(-20 * 24 * time.Hour)
-		rpWant(t, "first, 20 days old", s.Report(job, f.ReportKey, "old-run", `{"status":"ok","timestamp":"`+rpTS(old)+`"}`), 200, rpOK("ok", "", false, false))
+		rpWant(t, "first, 20 days old", s.Report(job, f.ReportKey, "old-run", `{"status":"ok","timestamp":"`+testserver.TS(old)+`"}`), 200, rpOK("ok", "", false, false))
 		s.SetClock(received.Add(30*24*time.Hour - time.Minute))
 		rpWant(t, "29 days 23:59 after receipt", s.Report(job, f.ReportKey, "old-run", `{"status":"ok"}`), 200, rpDup("ok"))
 	})
@@ -314,10 +314,10 @@ func TestReportInFlight(t *testing.T) {
 	if len(h) != 2 {
 		t.Fatalf("history: %v", h)
 	}
-	rpFields(t, "C", h[0], map[string]any{"status": "ok", "completedAt": rpTS(tC), "receivedAt": rpTS(tC)})
-	rpFields(t, "A", h[1], map[string]any{"status": "failed", "completedAt": rpTS(tA), "receivedAt": rpTS(tA)})
-	rpFields(t, "job", j, map[string]any{"status": "healthy", "lastReportAt": rpTS(tC), "lastFailureAt": rpTS(tA), "failureStreak": 0})
-	rpFields(t, "alert", rpAlert(s, f.WS, alertID), map[string]any{"status": "resolved", "resolvedAt": rpTS(tC), "recoverySeconds": 61})
+	rpFields(t, "C", h[0], map[string]any{"status": "ok", "completedAt": testserver.TS(tC), "receivedAt": testserver.TS(tC)})
+	rpFields(t, "A", h[1], map[string]any{"status": "failed", "completedAt": testserver.TS(tA), "receivedAt": testserver.TS(tA)})
+	rpFields(t, "job", j, map[string]any{"status": "healthy", "lastReportAt": testserver.TS(tC), "lastFailureAt": testserver.TS(tA), "failureStreak": 0})
+	rpFields(t, "alert", rpAlert(s, f.WS, alertID), map[string]any{"status": "resolved", "resolvedAt": testserver.TS(tC), "recoverySeconds": 61})
 	rpWant(t, "K after both", s.Report(f.Job, f.ReportKey, "K", `{"status":"warn"}`), 200, rpDup("warn"))
 
 	// And it survives a restart.

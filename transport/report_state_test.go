@@ -21,7 +21,7 @@ func TestReportJobStatusTransitions(t *testing.T) {
 		"status": "waiting", "lastResult": "none", "lastReportAt": nil, "lastSuccessAt": nil,
 		"lastFailureAt": nil, "failureStreak": 0, "late": nil, "paused": false,
 	})
-	rpFields(t, "new job schedule", j["schedule"].(map[string]any), map[string]any{"nextExpectedAt": rpTS(created.Add(24 * time.Hour))})
+	rpFields(t, "new job schedule", j["schedule"].(map[string]any), map[string]any{"nextExpectedAt": testserver.TS(created.Add(24 * time.Hour))})
 
 	// waiting → failed: the first report sets the status, opens a failed
 	// critical alert, and the next due time counts from receipt.
@@ -30,17 +30,17 @@ func TestReportJobStatusTransitions(t *testing.T) {
 	alertID := rpSend(s, f.Job, f.ReportKey, "failed")
 	j = rpJob(s, f.WS, f.Job)
 	rpFields(t, "after failed", j, map[string]any{
-		"status": "failed", "lastResult": "failed", "lastReportAt": rpTS(t1), "lastSuccessAt": nil,
-		"lastFailureAt": rpTS(t1), "failureStreak": 1, "late": nil,
+		"status": "failed", "lastResult": "failed", "lastReportAt": testserver.TS(t1), "lastSuccessAt": nil,
+		"lastFailureAt": testserver.TS(t1), "failureStreak": 1, "late": nil,
 	})
-	rpFields(t, "schedule after failed", j["schedule"].(map[string]any), map[string]any{"nextExpectedAt": rpTS(t1.Add(24 * time.Hour))})
+	rpFields(t, "schedule after failed", j["schedule"].(map[string]any), map[string]any{"nextExpectedAt": testserver.TS(t1.Add(24 * time.Hour))})
 	ua := admList(t, j, "unresolvedAlerts")
 	if len(ua) != 1 {
 		t.Fatalf("unresolvedAlerts after failed: %v", ua)
 	}
 	rpFields(t, "alert after failed", ua[0], map[string]any{
 		"id": alertID, "type": "failed", "severity": "critical", "status": "open", "jobId": f.Job,
-		"clientId": f.Client, "jobName": "Nightly backup", "createdAt": rpTS(t1), "resolvedAt": nil,
+		"clientId": f.Client, "jobName": "Nightly backup", "createdAt": testserver.TS(t1), "resolvedAt": nil,
 		"recoverySeconds": nil, "acknowledgedAt": nil, "snoozedUntil": nil, "ai": nil,
 	})
 
@@ -51,7 +51,7 @@ func TestReportJobStatusTransitions(t *testing.T) {
 		t.Errorf("second failed: alert_id %s, want the open alert %s", id, alertID)
 	}
 	rpFields(t, "after second failed", rpJob(s, f.WS, f.Job), map[string]any{
-		"status": "failed", "lastFailureAt": rpTS(t2), "failureStreak": 2,
+		"status": "failed", "lastFailureAt": testserver.TS(t2), "failureStreak": 2,
 	})
 
 	// warn resets the streak.
@@ -61,7 +61,7 @@ func TestReportJobStatusTransitions(t *testing.T) {
 		t.Errorf("warn: alert_id %s, want the open alert %s", id, alertID)
 	}
 	rpFields(t, "after warn", rpJob(s, f.WS, f.Job), map[string]any{
-		"status": "warning", "lastResult": "warning", "lastReportAt": rpTS(t3), "lastFailureAt": rpTS(t2),
+		"status": "warning", "lastResult": "warning", "lastReportAt": testserver.TS(t3), "lastFailureAt": testserver.TS(t2),
 		"lastSuccessAt": nil, "failureStreak": 0,
 	})
 
@@ -76,15 +76,15 @@ func TestReportJobStatusTransitions(t *testing.T) {
 	rpSend(s, f.Job, f.ReportKey, "ok")
 	j = rpJob(s, f.WS, f.Job)
 	rpFields(t, "after ok", j, map[string]any{
-		"status": "healthy", "lastResult": "ok", "lastReportAt": rpTS(t5), "lastSuccessAt": rpTS(t5),
-		"lastFailureAt": rpTS(t5.Add(-90*time.Minute - 30*time.Second)), "failureStreak": 0,
+		"status": "healthy", "lastResult": "ok", "lastReportAt": testserver.TS(t5), "lastSuccessAt": testserver.TS(t5),
+		"lastFailureAt": testserver.TS(t5.Add(-90*time.Minute - 30*time.Second)), "failureStreak": 0,
 	})
 	if ua := admList(t, j, "unresolvedAlerts"); len(ua) != 0 {
 		t.Errorf("unresolvedAlerts after ok: %v", ua)
 	}
 	rpFields(t, "resolved alert", rpAlert(s, f.WS, alertID), map[string]any{
-		"status": "resolved", "resolvedAt": rpTS(t5), "recoverySeconds": int64(t5.Sub(t1) / time.Second),
-		"createdAt": rpTS(t1),
+		"status": "resolved", "resolvedAt": testserver.TS(t5), "recoverySeconds": int64(t5.Sub(t1) / time.Second),
+		"createdAt": testserver.TS(t1),
 	})
 
 	// Each accepted report is one history entry, newest first, with the
@@ -106,7 +106,7 @@ func TestReportJobStatusTransitions(t *testing.T) {
 	// The key list shows the key's last use (api.md 5.4).
 	for _, k := range s.MustAdmin(200, "GET", "/workspaces/"+f.WS+"/keys", nil).List() {
 		if k["id"] == f.ReportKeyID {
-			rpFields(t, "report key", k, map[string]any{"lastUsedAt": rpTS(t5)})
+			rpFields(t, "report key", k, map[string]any{"lastUsedAt": testserver.TS(t5)})
 		}
 	}
 }
@@ -153,7 +153,7 @@ func TestReportSuperseded(t *testing.T) {
 	t2 := rpNow(s)
 	rpWant(t, "older failed", s.Report(f.Job, f.ReportKey, "", `{"status":"failed","timestamp":"2026-03-04T10:30:00Z"}`), 200, rpOK("failed", "", false, true))
 	// Same time as the latest report: not newer, so superseded too.
-	rpWant(t, "equal warn", s.Report(f.Job, f.ReportKey, "", `{"status":"warn","timestamp":"`+rpTS(t1)+`"}`), 200, rpOK("warn", "", false, true))
+	rpWant(t, "equal warn", s.Report(f.Job, f.ReportKey, "", `{"status":"warn","timestamp":"`+testserver.TS(t1)+`"}`), 200, rpOK("warn", "", false, true))
 	j := rpJob(s, f.WS, f.Job)
 	for _, k := range []string{"status", "lastResult", "lastReportAt", "lastSuccessAt", "lastFailureAt", "failureStreak", "schedule"} {
 		if a, b := rpJSONOf(t, j[k]), rpJSONOf(t, before[k]); a != b {
@@ -167,15 +167,15 @@ func TestReportSuperseded(t *testing.T) {
 	if len(h) != 3 {
 		t.Fatalf("history: %d entries, want 3 (superseded reports are stored)", len(h))
 	}
-	rpFields(t, "superseded warn", h[0], map[string]any{"status": "warning", "completedAt": rpTS(t1), "receivedAt": rpTS(t2)})
-	rpFields(t, "superseded failed", h[1], map[string]any{"status": "failed", "completedAt": "2026-03-04T10:30:00.000Z", "receivedAt": rpTS(t2)})
+	rpFields(t, "superseded warn", h[0], map[string]any{"status": "warning", "completedAt": testserver.TS(t1), "receivedAt": testserver.TS(t2)})
+	rpFields(t, "superseded failed", h[1], map[string]any{"status": "failed", "completedAt": "2026-03-04T10:30:00.000Z", "receivedAt": testserver.TS(t2)})
 	// Superseded reports are results like any other: they count in the SLA.
 	rpFields(t, "sla", j["sla"].(map[string]any), map[string]any{"reports": 3, "successRate": 33.3, "met": false})
 
 	// A superseded ok does not resolve an open alert.
 	s.Advance(time.Hour)
 	id := rpSend(s, f.Job, f.ReportKey, "failed")
-	rpWant(t, "older ok", s.Report(f.Job, f.ReportKey, "", `{"status":"ok","timestamp":"`+rpTS(t2)+`"}`), 200, rpOK("ok", "", false, true))
+	rpWant(t, "older ok", s.Report(f.Job, f.ReportKey, "", `{"status":"ok","timestamp":"`+testserver.TS(t2)+`"}`), 200, rpOK("ok", "", false, true))
 	rpFields(t, "alert after superseded ok", rpAlert(s, f.WS, id), map[string]any{"status": "open", "resolvedAt": nil})
 	rpFields(t, "job after superseded ok", rpJob(s, f.WS, f.Job), map[string]any{"status": "failed", "failureStreak": 1})
 
@@ -186,7 +186,7 @@ func TestReportSuperseded(t *testing.T) {
 
 	// A newer timestamp, even one older than the receipt, is not superseded.
 	s.Advance(time.Hour)
-	rpWant(t, "newer ok", s.Report(f.Job, f.ReportKey, "", `{"status":"ok","timestamp":"`+rpTS(rpNow(s).Add(-time.Minute))+`"}`), 200, rpOK("ok", "", false, false))
+	rpWant(t, "newer ok", s.Report(f.Job, f.ReportKey, "", `{"status":"ok","timestamp":"`+testserver.TS(rpNow(s).Add(-time.Minute))+`"}`), 200, rpOK("ok", "", false, false))
 	rpFields(t, "alert after newer ok", rpAlert(s, f.WS, id), map[string]any{"status": "resolved"})
 }
 
@@ -230,10 +230,10 @@ func TestReportMonitoringOff(t *testing.T) {
 			rpWant(t, "failed", s.Report(quiet, f.ReportKey, "", `{"status":"failed"}`), 200, rpOK("failed", "", false, false))
 			j := rpJob(s, f.WS, quiet)
 			rpFields(t, "quiet job after failed", j, map[string]any{
-				"status": "failed", "lastResult": "failed", "lastReportAt": rpTS(now), "lastFailureAt": rpTS(now),
+				"status": "failed", "lastResult": "failed", "lastReportAt": testserver.TS(now), "lastFailureAt": testserver.TS(now),
 				"failureStreak": 1, "paused": true, "late": nil,
 			})
-			rpFields(t, "quiet schedule", j["schedule"].(map[string]any), map[string]any{"nextExpectedAt": rpTS(now.Add(24 * time.Hour))})
+			rpFields(t, "quiet schedule", j["schedule"].(map[string]any), map[string]any{"nextExpectedAt": testserver.TS(now.Add(24 * time.Hour))})
 			if len(admList(t, j, "history")) != 1 || len(admList(t, j, "unresolvedAlerts")) != 0 {
 				t.Errorf("quiet job: history %v, unresolvedAlerts %v", j["history"], j["unresolvedAlerts"])
 			}
@@ -256,7 +256,7 @@ func TestReportMonitoringOff(t *testing.T) {
 			s.Advance(time.Minute)
 			now = rpNow(s)
 			rpWant(t, "ok on alerted", s.Report(alerted, f.ReportKey, "", `{"status":"ok"}`), 200, rpOK("ok", "", false, false))
-			rpFields(t, "alert after ok", rpAlert(s, f.WS, alertID), map[string]any{"status": "resolved", "resolvedAt": rpTS(now)})
+			rpFields(t, "alert after ok", rpAlert(s, f.WS, alertID), map[string]any{"status": "resolved", "resolvedAt": testserver.TS(now)})
 			rpFields(t, "alerted job after ok", rpJob(s, f.WS, alerted), map[string]any{"status": "healthy", "paused": true})
 
 			// Monitoring resumes: the status follows lastResult, the next
@@ -273,7 +273,7 @@ func TestReportMonitoringOff(t *testing.T) {
 			}
 			j = rpJob(s, f.WS, alerted)
 			rpFields(t, "alerted job resumed", j, map[string]any{"status": "healthy", "paused": false, "lastResult": "ok"})
-			rpFields(t, "alerted job resumed schedule", j["schedule"].(map[string]any), map[string]any{"nextExpectedAt": rpTS(resumed.Add(24 * time.Hour))})
+			rpFields(t, "alerted job resumed schedule", j["schedule"].(map[string]any), map[string]any{"nextExpectedAt": testserver.TS(resumed.Add(24 * time.Hour))})
 			rpFields(t, "quiet job resumed", rpJob(s, f.WS, quiet), map[string]any{"status": "failed", "paused": false})
 			// And alerts open again.
 			s.Advance(time.Minute)
@@ -294,7 +294,7 @@ func TestReportAlertRaise(t *testing.T) {
 		created := rpNow(s)
 		id := rpSend(s, job, f.ReportKey, "warn")
 		a := rpAlert(s, f.WS, id)
-		rpFields(t, "opened", a, map[string]any{"type": "warning", "severity": "warning", "status": "open", "createdAt": rpTS(created)})
+		rpFields(t, "opened", a, map[string]any{"type": "warning", "severity": "warning", "status": "open", "createdAt": testserver.TS(created)})
 		warnSummary, _ := a["summary"].(string)
 		if warnSummary == "" {
 			t.Errorf("warning alert has no summary")
@@ -304,7 +304,7 @@ func TestReportAlertRaise(t *testing.T) {
 			t.Fatalf("failed on an open alert: alert_id %s, want %s", got, id)
 		}
 		a = rpAlert(s, f.WS, id)
-		rpFields(t, "raised by failed", a, map[string]any{"type": "failed", "severity": "critical", "status": "open", "createdAt": rpTS(created)})
+		rpFields(t, "raised by failed", a, map[string]any{"type": "failed", "severity": "critical", "status": "open", "createdAt": testserver.TS(created)})
 		if a["summary"] == warnSummary || a["summary"] == "" {
 			t.Errorf("summary not updated by the failed report: %q", a["summary"])
 		}
@@ -330,10 +330,10 @@ func TestReportAlertRaise(t *testing.T) {
 		s.Advance(time.Minute)
 		ackAt := rpNow(s)
 		ack(id)
-		rpFields(t, "acknowledged", rpAlert(s, f.WS, id), map[string]any{"status": "acknowledged", "acknowledgedAt": rpTS(ackAt)})
+		rpFields(t, "acknowledged", rpAlert(s, f.WS, id), map[string]any{"status": "acknowledged", "acknowledgedAt": testserver.TS(ackAt)})
 		s.Advance(time.Minute)
 		rpSend(s, job, f.ReportKey, "warn") // same severity
-		rpFields(t, "after warn", rpAlert(s, f.WS, id), map[string]any{"status": "acknowledged", "acknowledgedAt": rpTS(ackAt), "severity": "warning"})
+		rpFields(t, "after warn", rpAlert(s, f.WS, id), map[string]any{"status": "acknowledged", "acknowledgedAt": testserver.TS(ackAt), "severity": "warning"})
 		s.Advance(time.Minute)
 		rpSend(s, job, f.ReportKey, "failed") // severity rises
 		rpFields(t, "after failed", rpAlert(s, f.WS, id), map[string]any{"status": "open", "acknowledgedAt": nil, "severity": "critical", "type": "failed"})
@@ -349,7 +349,7 @@ func TestReportAlertRaise(t *testing.T) {
 		s.Advance(time.Minute)
 		now := rpNow(s)
 		rpSend(s, job, f.ReportKey, "ok")
-		rpFields(t, "after ok", rpAlert(s, f.WS, id), map[string]any{"status": "resolved", "resolvedAt": rpTS(now)})
+		rpFields(t, "after ok", rpAlert(s, f.WS, id), map[string]any{"status": "resolved", "resolvedAt": testserver.TS(now)})
 	})
 
 	rpRun(t, s, "snoozed stays snoozed", func(t *testing.T) {
@@ -360,15 +360,15 @@ func TestReportAlertRaise(t *testing.T) {
 		s.MustAdmin(200, "POST", "/workspaces/"+f.WS+"/alerts/"+id+"/snooze", map[string]any{"until": until.Format(time.RFC3339)})
 		s.Advance(time.Minute)
 		rpSend(s, job, f.ReportKey, "failed") // severity rises: still snoozed
-		rpFields(t, "after failed", rpAlert(s, f.WS, id), map[string]any{"status": "snoozed", "snoozedUntil": rpTS(until), "severity": "critical", "type": "failed"})
+		rpFields(t, "after failed", rpAlert(s, f.WS, id), map[string]any{"status": "snoozed", "snoozedUntil": testserver.TS(until), "severity": "critical", "type": "failed"})
 		s.Advance(time.Minute)
 		rpSend(s, job, f.ReportKey, "warn")
-		rpFields(t, "after warn", rpAlert(s, f.WS, id), map[string]any{"status": "snoozed", "snoozedUntil": rpTS(until), "severity": "critical"})
+		rpFields(t, "after warn", rpAlert(s, f.WS, id), map[string]any{"status": "snoozed", "snoozedUntil": testserver.TS(until), "severity": "critical"})
 		// ok resolves a snoozed alert.
 		s.Advance(time.Minute)
 		now := rpNow(s)
 		rpSend(s, job, f.ReportKey, "ok")
-		rpFields(t, "after ok", rpAlert(s, f.WS, id), map[string]any{"status": "resolved", "resolvedAt": rpTS(now), "snoozedUntil": nil})
+		rpFields(t, "after ok", rpAlert(s, f.WS, id), map[string]any{"status": "resolved", "resolvedAt": testserver.TS(now), "snoozedUntil": nil})
 	})
 
 	rpRun(t, s, "an ended snooze is open again when raised", func(t *testing.T) {
@@ -396,7 +396,7 @@ func TestReportAlertRaise(t *testing.T) {
 		if second == first {
 			t.Fatalf("a new problem after resolution reused alert %s", first)
 		}
-		rpFields(t, "new alert", rpAlert(s, f.WS, second), map[string]any{"status": "open", "type": "warning", "severity": "warning", "createdAt": rpTS(created)})
+		rpFields(t, "new alert", rpAlert(s, f.WS, second), map[string]any{"status": "open", "type": "warning", "severity": "warning", "createdAt": testserver.TS(created)})
 		rpFields(t, "old alert", rpAlert(s, f.WS, first), map[string]any{"status": "resolved"})
 		ua := admList(t, rpJob(s, f.WS, job), "unresolvedAlerts")
 		if len(ua) != 1 || ua[0]["id"] != second {
@@ -423,7 +423,7 @@ func TestReportAlertRaise(t *testing.T) {
 		now := rpNow(s)
 		rpSend(s, job, f.ReportKey, "ok")
 		// 5430.999 seconds: whole seconds, so 5430.
-		rpFields(t, "resolved", rpAlert(s, f.WS, id), map[string]any{"status": "resolved", "resolvedAt": rpTS(now), "recoverySeconds": 5430})
+		rpFields(t, "resolved", rpAlert(s, f.WS, id), map[string]any{"status": "resolved", "resolvedAt": testserver.TS(now), "recoverySeconds": 5430})
 	})
 }
 
@@ -454,7 +454,7 @@ func TestReportNextExpectedAt(t *testing.T) {
 			s.SetClock(c.receipt)
 			rpSend(s, f.Job, f.ReportKey, "ok")
 			rpFields(t, "schedule", rpJob(s, f.WS, f.Job)["schedule"].(map[string]any), map[string]any{
-				"nextExpectedAt": rpTS(c.wantNext), "intervalMinutes": 1440, "graceMinutes": 60,
+				"nextExpectedAt": testserver.TS(c.wantNext), "intervalMinutes": 1440, "graceMinutes": 60,
 			})
 		})
 	}
@@ -479,9 +479,11 @@ func TestReportLateAndMissing(t *testing.T) {
 	check := func(at time.Time, status string, late any) {
 		t.Helper()
 		s.SetClock(at)
-		rpFields(t, "at "+rpTS(at), rpJob(s, f.WS, f.Job), map[string]any{"status": status, "late": late, "lastResult": "warning"})
+		rpFields(t, "at "+testserver.TS(at), rpJob(s, f.WS, f.Job), map[string]any{"status": status, "late": late, "lastResult": "warning"})
 	}
-	lateBy := func(min int) map[string]any { return map[string]any{"dueAt": rpTS(due), "minutes": float64(min)} }
+	lateBy := func(min int) map[string]any {
+		return map[string]any{"dueAt": testserver.TS(due), "minutes": float64(min)}
+	}
 	check(due.Add(-time.Millisecond), "warning", nil)
 	check(due, "warning", nil)
 	check(due.Add(time.Millisecond), "warning", lateBy(0))
@@ -496,7 +498,7 @@ func TestReportLateAndMissing(t *testing.T) {
 	rpSend(s, f.Job, f.ReportKey, "ok")
 	j := rpJob(s, f.WS, f.Job)
 	rpFields(t, "after report", j, map[string]any{"status": "healthy", "late": nil, "lastResult": "ok"})
-	rpFields(t, "schedule", j["schedule"].(map[string]any), map[string]any{"nextExpectedAt": rpTS(now.Add(time.Hour))})
+	rpFields(t, "schedule", j["schedule"].(map[string]any), map[string]any{"nextExpectedAt": testserver.TS(now.Add(time.Hour))})
 }
 
 // decisions.md 4.4: sla figures over results completed in the last 30 days.
@@ -523,7 +525,7 @@ func TestReportSLA(t *testing.T) {
 	// An old timestamp counts by completedAt: 20 days ago is in the period.
 	s.Advance(time.Minute)
 	old := rpNow(s).Add(-20 * 24 * time.Hour)
-	rpWant(t, "old ok", s.Report(f.Job, f.ReportKey, "", `{"status":"ok","timestamp":"`+rpTS(old)+`"}`), 200, rpOK("ok", "", false, true))
+	rpWant(t, "old ok", s.Report(f.Job, f.ReportKey, "", `{"status":"ok","timestamp":"`+testserver.TS(old)+`"}`), 200, rpOK("ok", "", false, true))
 	sla("5 ok of 7", map[string]any{"successRate": 71.4, "reports": 7})
 	// 11 days later the old result has left the 30-day period.
 	s.Advance(11 * 24 * time.Hour)
@@ -577,9 +579,9 @@ func TestReportSameMillisecondAsPause(t *testing.T) {
 			check := func(when string) {
 				t.Helper()
 				rpFields(t, when+": report after the pause", rpJob(s, f.WS, after), map[string]any{
-					"status": "warning", "lastResult": "warning", "paused": true, "lastReportAt": rpTS(now)})
+					"status": "warning", "lastResult": "warning", "paused": true, "lastReportAt": testserver.TS(now)})
 				rpFields(t, when+": report before the pause", rpJob(s, f.WS, before), map[string]any{
-					"status": "paused", "lastResult": "failed", "paused": true, "lastReportAt": rpTS(now)})
+					"status": "paused", "lastResult": "failed", "paused": true, "lastReportAt": testserver.TS(now)})
 				// The REST API shows the same statuses and counts them.
 				auth := map[string]string{"Authorization": "Bearer " + f.RestKey}
 				r := s.Do("GET", s.PublicURL+"/api/v1/jobs/"+after, auth, nil)

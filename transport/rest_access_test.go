@@ -323,12 +323,12 @@ func TestRESTFirstUse(t *testing.T) {
 	if len(uses) != 1 {
 		t.Fatalf("%d key.first_used entries, want 1", len(uses))
 	}
-	rpFields(t, "key.first_used", uses[0], map[string]any{"at": admTS(first), "keyName": "poller", "actor": "key:" + key[:16]})
-	if lu := lastUsed(); lu != admTS(first.Add(3*time.Minute)) {
-		t.Errorf("lastUsedAt %v, want %s", lu, admTS(first.Add(3*time.Minute)))
+	rpFields(t, "key.first_used", uses[0], map[string]any{"at": testserver.TS(first), "keyName": "poller", "actor": "key:" + key[:16]})
+	if lu := lastUsed(); lu != testserver.TS(first.Add(3*time.Minute)) {
+		t.Errorf("lastUsedAt %v, want %s", lu, testserver.TS(first.Add(3*time.Minute)))
 	}
 	w := admObj(t, rsData(t, "workspace", rsGet(s, key, "/workspace")), "key")
-	rpFields(t, "workspace key", w, map[string]any{"id": keyID, "name": "poller", "lastUsedAt": admTS(first.Add(3 * time.Minute))})
+	rpFields(t, "workspace key", w, map[string]any{"id": keyID, "name": "poller", "lastUsedAt": testserver.TS(first.Add(3 * time.Minute))})
 	// Other keys' first uses are their own; the report key writes none.
 	admReport(s, f.Job, f.ReportKey, "ok")
 	rsGet(s, f.RestKey, "/health")
@@ -339,7 +339,7 @@ func TestRESTFirstUse(t *testing.T) {
 	if n := len(firstUses()); n != 1 {
 		t.Errorf("%d key.first_used entries after a restart and another use, want 1", n)
 	}
-	if lu := lastUsed(); lu != admTS(first.Add(4*time.Minute)) {
+	if lu := lastUsed(); lu != testserver.TS(first.Add(4*time.Minute)) {
 		t.Errorf("lastUsedAt after the restart %v", lu)
 	}
 	var restUses, reportUses int

@@ -204,7 +204,7 @@ func rsWalkTimes(t testing.TB, what, name string, v any) {
 	case map[string]any:
 		for k, m := range x {
 			if rsTimeMembers[k] {
-				if s, ok := m.(string); m != nil && (!ok || !admTimeRe.MatchString(s)) {
+				if s, ok := m.(string); m != nil && (!ok || !testserver.TimeRe.MatchString(s)) {
 					t.Errorf("%s: %s.%s = %#v is not a contract timestamp", what, name, k, m)
 				}
 				continue

@@ -44,11 +44,11 @@ func rsWantLate(t *testing.T, what string, j map[string]any, dueAt time.Time, mi
 	}
 	l, ok := j["late"].(map[string]any)
 	if !ok {
-		t.Errorf("%s: late %#v, want {dueAt %s, minutes %d}", what, j["late"], admTS(dueAt), minutes)
+		t.Errorf("%s: late %#v, want {dueAt %s, minutes %d}", what, j["late"], testserver.TS(dueAt), minutes)
 		return
 	}
 	admWantKeys(t, what+".late", l, "dueAt", "minutes")
-	rpFields(t, what+".late", l, map[string]any{"dueAt": admTS(dueAt), "minutes": minutes})
+	rpFields(t, what+".late", l, map[string]any{"dueAt": testserver.TS(dueAt), "minutes": minutes})
 }
 
 func TestRESTLateAndMissing(t *testing.T) {
@@ -101,7 +101,7 @@ func TestRESTLateAndMissing(t *testing.T) {
 		rpFields(t, what+": reporting job", j, map[string]any{"status": c.repStatus, "lastResult": "ok"})
 		rpFields(t, what+": waiting job", w, map[string]any{"status": "waiting", "lastResult": "none"})
 		rpFields(t, what+": paused job", p, map[string]any{"status": "paused", "paused": true})
-		rpFields(t, what+": schedule", admObj(t, j, "schedule"), map[string]any{"nextExpectedAt": admTS(due)})
+		rpFields(t, what+": schedule", admObj(t, j, "schedule"), map[string]any{"nextExpectedAt": testserver.TS(due)})
 		// The status filter, client figures and health follow the clock.
 		want := []string{}
 		if c.clientMissing == 1 {
@@ -119,15 +119,15 @@ func TestRESTLateAndMissing(t *testing.T) {
 		rpFields(t, what+": client.jobs", admObj(t, cl, "jobs"), map[string]any{"missing": c.clientMissing, "healthy": 1 - c.clientMissing})
 		h := rsData(t, "health", rsGet(s, key, "/health"))
 		rpFields(t, what+": health", h, map[string]any{"missing": c.clientMissing, "clientsNeedingAttention": c.clientMissing,
-			"timestamp": admTS(now)})
+			"timestamp": testserver.TS(now)})
 	}
 	// A report ends it: healthy, not late, due an hour after receipt.
 	admReport(s, rep, f.ReportKey, "ok")
 	now := due.Add(25 * time.Hour)
 	j := rsJobOf(s, key, rep)
 	rsWantLate(t, "after a report", j, time.Time{}, 0)
-	rpFields(t, "after a report", j, map[string]any{"status": "healthy", "lastReportAt": admTS(now)})
-	rpFields(t, "after a report", admObj(t, j, "schedule"), map[string]any{"nextExpectedAt": admTS(now.Add(time.Hour))})
+	rpFields(t, "after a report", j, map[string]any{"status": "healthy", "lastReportAt": testserver.TS(now)})
+	rpFields(t, "after a report", admObj(t, j, "schedule"), map[string]any{"nextExpectedAt": testserver.TS(now.Add(time.Hour))})
 }
 
 func rsFmtDur(d time.Duration) string {
@@ -164,7 +164,7 @@ func TestRESTJobRecentResults(t *testing.T) {
 	}
 	// The first report is the job's latest; the others were superseded
 	// (same millisecond), which they are still listed as results.
-	rpFields(t, "job", j, map[string]any{"lastReportAt": admTS(testserver.T0)})
+	rpFields(t, "job", j, map[string]any{"lastReportAt": testserver.TS(testserver.T0)})
 	rpFields(t, "job.sla", admObj(t, j, "sla"), map[string]any{"reports": 25})
 }
 
@@ -206,25 +206,25 @@ func TestRESTJobFollowsChanges(t *testing.T) {
 		s.MustAdmin(200, "PATCH", base, map[string]any{"timeZone": "America/Los_Angeles"})
 		rpFields(t, "weekly", admObj(t, rsJobOf(s, key, weekly), "schedule"), map[string]any{"nextExpectedAt": "2026-03-11T09:00:00.000Z"})
 		w := rsData(t, "workspace", rsGet(s, key, "/workspace"))
-		rpFields(t, "workspace", admObj(t, w, "workspace"), map[string]any{"timeZone": "America/Los_Angeles", "createdAt": admTS(testserver.T0)})
+		rpFields(t, "workspace", admObj(t, w, "workspace"), map[string]any{"timeZone": "America/Los_Angeles", "createdAt": testserver.TS(testserver.T0)})
 	})
 	rpRun(t, s, "schedule and target", func(t *testing.T) {
 		admReport(s, f.Job, f.ReportKey, "ok")
 		s.MustAdmin(200, "PATCH", base+"/jobs/"+f.Job, map[string]any{"schedule": map[string]any{"intervalMinutes": 120, "graceMinutes": 5}, "slaTarget": 99.5})
 		j := rsJobOf(s, key, f.Job)
-		rpFields(t, "schedule", admObj(t, j, "schedule"), map[string]any{"intervalMinutes": 120, "graceMinutes": 5, "nextExpectedAt": admTS(testserver.T0.Add(2 * time.Hour))})
+		rpFields(t, "schedule", admObj(t, j, "schedule"), map[string]any{"intervalMinutes": 120, "graceMinutes": 5, "nextExpectedAt": testserver.TS(testserver.T0.Add(2 * time.Hour))})
 		rpFields(t, "sla", admObj(t, j, "sla"), map[string]any{"target": 99.5, "met": true})
 	})
 	rpRun(t, s, "pause with an end", func(t *testing.T) {
 		end := testserver.T0.Add(3 * time.Hour)
 		s.MustAdmin(200, "PATCH", base+"/jobs/"+f.Job, map[string]any{"pausedUntil": admIn(end)})
-		rpFields(t, "paused", rsJobOf(s, key, f.Job), map[string]any{"status": "paused", "paused": true, "pausedUntil": admTS(end), "late": nil})
+		rpFields(t, "paused", rsJobOf(s, key, f.Job), map[string]any{"status": "paused", "paused": true, "pausedUntil": testserver.TS(end), "late": nil})
 		s.SetClock(end.Add(-time.Millisecond))
-		rpFields(t, "just before the end", rsJobOf(s, key, f.Job), map[string]any{"status": "paused", "paused": true, "pausedUntil": admTS(end)})
+		rpFields(t, "just before the end", rsJobOf(s, key, f.Job), map[string]any{"status": "paused", "paused": true, "pausedUntil": testserver.TS(end)})
 		s.SetClock(end)
 		j := rsJobOf(s, key, f.Job)
 		rpFields(t, "at the end", j, map[string]any{"status": "healthy", "paused": false, "pausedUntil": nil, "late": nil})
-		rpFields(t, "at the end", admObj(t, j, "schedule"), map[string]any{"nextExpectedAt": admTS(end.Add(2 * time.Hour))})
+		rpFields(t, "at the end", admObj(t, j, "schedule"), map[string]any{"nextExpectedAt": testserver.TS(end.Add(2 * time.Hour))})
 	})
 	rpRun(t, s, "client paused and resumed", func(t *testing.T) {
 		s.MustAdmin(200, "PATCH", base+"/clients/"+f.Client, map[string]any{"status": "paused"})

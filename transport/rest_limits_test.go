@@ -180,7 +180,7 @@ func TestRESTPlanLimits(t *testing.T) {
 			"monthlyQuota": 10000, "monthlyUsed": 1})
 		d := rsData(t, "workspace", rsGet(s, trialKey, "/workspace"))
 		rpFields(t, "trial workspace", admObj(t, d, "workspace"), map[string]any{"plan": "trial",
-			"trialEndsAt": admTS(testserver.T0.Add(14 * 24 * time.Hour))})
+			"trialEndsAt": testserver.TS(testserver.T0.Add(14 * 24 * time.Hour))})
 		rpFields(t, "trial limits", admObj(t, d, "limits"), map[string]any{"monthlyUsed": 2})
 		rsWantCounts(t, "trial minute", rsBurst(s, []string{trialKey}, []string{"/jobs"}, 60), map[int]int{200: 58, 429: 2})
 	})

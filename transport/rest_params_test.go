@@ -240,7 +240,7 @@ func TestRESTParameterValues(t *testing.T) {
 		for _, d := range []int{1, 7, 90} {
 			h := rsData(t, "health", rsGet(s, key, "/health?days="+strconv.Itoa(d)))
 			rpFields(t, "health period", admObj(t, h, "period"), map[string]any{"days": d,
-				"from": admTS(now.Add(-time.Duration(d) * 24 * time.Hour)), "to": admTS(now)})
+				"from": testserver.TS(now.Add(-time.Duration(d) * 24 * time.Hour)), "to": testserver.TS(now)})
 		}
 	})
 }
@@ -374,15 +374,15 @@ func TestRESTWindows(t *testing.T) {
 		{rsQ("from", "2026-03-05T11:00:00+01:00", "to", "2026-03-05T11:00:00+01:00"), "B"}, // one instant
 		{rsQ("from", "2026-03-04", "to", "2026-03-06"), "D,C,B,A"},
 		{rsQ("to", "2026-03-06"), "D,C,B,A"}, // from = to − 30 days
-		{rsQ("to", admTS(testserver.T0.Add(30*day))), "E,F,D,C,B,A"},
-		{rsQ("to", admTS(testserver.T0.Add(30*day+ms))), "E,F,D,C,B"},
+		{rsQ("to", testserver.TS(testserver.T0.Add(30*day))), "E,F,D,C,B,A"},
+		{rsQ("to", testserver.TS(testserver.T0.Add(30*day+ms))), "E,F,D,C,B"},
 		// Finer than milliseconds: from rounds up, to down (times are whole
 		// milliseconds).
 		{rsQ("from", "2026-03-05T10:00:00.0001Z", "to", "2026-03-05T10:00:00.9999Z"), ""},
 		{rsQ("from", "2026-03-04T10:00:00.0000Z", "to", "2026-03-05T10:00:00.0009Z"), "B,A"},
 		{rsQ("from", "2026-03-05T23:59:59.9981Z", "to", "2026-03-05T23:59:59.9999Z"), "C"},
-		{rsQ("from", admTS(now.Add(-30*day-ms))), "G,E,F"}, // to = now
-		{rsQ("from", admTS(now)), "G"},
+		{rsQ("from", testserver.TS(now.Add(-30*day-ms))), "G,E,F"}, // to = now
+		{rsQ("from", testserver.TS(now)), "G"},
 		{rsQ("from", "2026-01-11", "to", "2026-04-13"), "G,E,F,D,C,B,A"}, // 93 days less a millisecond
 	} {
 		for _, ep := range []string{"/reports", "/alerts"} {
@@ -422,15 +422,15 @@ func TestRESTWindows(t *testing.T) {
 		for _, c := range []struct{ query, param string }{
 			{rsQ("from", "2026-03-06", "to", "2026-03-05"), "from"},
 			{rsQ("from", "2026-03-05T10:00:00.001Z", "to", "2026-03-05T10:00:00.000Z"), "from"},
-			{rsQ("from", admTS(now.Add(ms))), "from"},                                         // after now
+			{rsQ("from", testserver.TS(now.Add(ms))), "from"},                                 // after now
 			{rsQ("from", "2026-01-01T00:00:00Z", "to", "2026-04-04T00:00:00Z"), ""},           // 93 days exactly
 			{rsQ("from", "2026-01-01T00:00:00Z", "to", "2026-04-04T00:00:00.001Z"), "from"},   // and a millisecond
 			{rsQ("from", "2026-01-01T00:00:00+01:00", "to", "2026-04-04T00:00:00+01:00"), ""}, // zones
 			{rsQ("from", "2026-01-01T00:00:00Z", "to", "2026-04-04T00:00:00.001+00:00"), "from"},
 			{rsQ("from", "2026-01-01", "to", "2026-04-03"), ""},     // 93 days less a millisecond
 			{rsQ("from", "2026-01-01", "to", "2026-04-04"), "from"}, // the whole of 4 April too
-			{rsQ("from", admTS(now.Add(-93*day))), ""},              // only from: to is now
-			{rsQ("from", admTS(now.Add(-93*day-ms))), "from"},
+			{rsQ("from", testserver.TS(now.Add(-93*day))), ""},      // only from: to is now
+			{rsQ("from", testserver.TS(now.Add(-93*day-ms))), "from"},
 			{rsQ("from", "2025-01-01", "to", "2025-01-31"), ""}, // long ago is fine
 			{rsQ("from", "2026-04-14"), "from"},
 			{rsQ("to", "2000-01-01"), ""},

@@ -141,7 +141,7 @@ func TestRESTShapes(t *testing.T) {
 	s := testserver.Start(t, testserver.Options{})
 	d := rsRich(s, "pro")
 	key := d.f.RestKey
-	ts := func(d time.Duration) string { return admTS(testserver.T0.Add(d)) }
+	ts := func(d time.Duration) string { return testserver.TS(testserver.T0.Add(d)) }
 	m := time.Minute
 
 	rpRun(t, s, "workspace", func(t *testing.T) {
@@ -151,7 +151,7 @@ func TestRESTShapes(t *testing.T) {
 		w := admObj(t, data, "workspace")
 		admWantKeys(t, "workspace.workspace", w, admWorkspaceFields...)
 		rpFields(t, "workspace.workspace", w, map[string]any{"id": d.f.WS, "name": "Acme IT", "timeZone": "UTC", "plan": "pro",
-			"status": "active", "trialEndsAt": nil, "createdAt": admTS(testserver.T0)})
+			"status": "active", "trialEndsAt": nil, "createdAt": testserver.TS(testserver.T0)})
 		k := admObj(t, data, "key")
 		admWantKeys(t, "workspace.key", k, admKeyFields...)
 		var keyID string
@@ -161,7 +161,7 @@ func TestRESTShapes(t *testing.T) {
 			}
 		}
 		rpFields(t, "workspace.key", k, map[string]any{"id": keyID, "name": "psa", "prefix": key[:16], "type": "rest",
-			"createdAt": admTS(testserver.T0), "expiresAt": nil, "lastUsedAt": admTS(d.Now)})
+			"createdAt": testserver.TS(testserver.T0), "expiresAt": nil, "lastUsedAt": testserver.TS(d.Now)})
 		if got := admStrings(t, k["scopes"]); !slices.Equal(admSorted(got), admSorted(admAllScopes)) {
 			t.Errorf("scopes %v", got)
 		}
@@ -201,7 +201,7 @@ func TestRESTShapes(t *testing.T) {
 			t.Fatalf("%s: unknown client %v", what, c["id"])
 		}
 		rpFields(t, what, c, map[string]any{"name": w["name"], "status": w["status"], "needsAttention": w["needsAttention"],
-			"openAlerts": w["openAlerts"], "createdAt": admTS(testserver.T0)})
+			"openAlerts": w["openAlerts"], "createdAt": testserver.TS(testserver.T0)})
 		rpFields(t, what+".jobs", admObj(t, c, "jobs"), w["jobs"].(map[string]any))
 		sla := w["sla"].(map[string]any)
 		rate := sla["successRate"].(string)
@@ -247,8 +247,8 @@ func TestRESTShapes(t *testing.T) {
 			"failureStreak": 1, "paused": true, "pausedUntil": nil},
 		d.J8: {"clientId": d.PausedCo, "status": "paused", "late": nil, "lastResult": "none", "paused": true, "pausedUntil": nil},
 		d.J9: {"clientId": d.Umbrella, "status": "healthy", "lastResult": "ok", "lastReportAt": ts(3 * m), "lastSuccessAt": ts(3 * m),
-			"lastFailureAt": admTS(testserver.T0), "failureStreak": 0},
-		d.J10: {"clientId": d.Umbrella, "status": "warning", "lastResult": "warning", "lastReportAt": admTS(testserver.T0)},
+			"lastFailureAt": testserver.TS(testserver.T0), "failureStreak": 0},
+		d.J10: {"clientId": d.Umbrella, "status": "warning", "lastResult": "warning", "lastReportAt": testserver.TS(testserver.T0)},
 	}
 	wantSLA := map[string]string{d.J1: `66.7,"met":false,"reports":3`, d.J2: `100.0,"met":true,"reports":2`,
 		d.J3: `null,"met":false,"reports":0`, d.J4: `0.0,"met":false,"reports":1`, d.J6: `100.0,"met":true,"reports":1`,
@@ -260,7 +260,7 @@ func TestRESTShapes(t *testing.T) {
 		admWantKeys(t, what+".sla", admObj(t, j, "sla"), admJobSLAFields...)
 		id := j["id"].(string)
 		rpFields(t, what, j, wantJobs[id])
-		rpFields(t, what, j, map[string]any{"name": d.Jobs[id], "createdAt": admTS(testserver.T0)})
+		rpFields(t, what, j, map[string]any{"name": d.Jobs[id], "createdAt": testserver.TS(testserver.T0)})
 		rpFields(t, what+".sla", admObj(t, j, "sla"), map[string]any{"target": 95, "periodDays": 30})
 		if w, ok := wantSLA[id]; ok && raw != nil && !strings.Contains(string(raw), `"sla":{"target":95.0,"successRate":`+w+`,"periodDays":30}`) {
 			t.Errorf("%s: sla, want successRate %s: %s", what, w, raw)
@@ -362,8 +362,8 @@ func TestRESTShapes(t *testing.T) {
 		// a size; J9's first sent size 0, which is not recorded.
 		last := items[len(items)-1]
 		rpFields(t, "J2 dated result", last, map[string]any{"jobId": d.J2, "jobName": "Mail server", "clientId": d.Globex,
-			"vendor": "acronis", "status": "ok", "completedAt": admTS(testserver.T0.Add(-72 * time.Hour)),
-			"startedAt": admTS(testserver.T0.Add(-72*time.Hour - 600*time.Second)), "receivedAt": admTS(testserver.T0), "durationSeconds": 600,
+			"vendor": "acronis", "status": "ok", "completedAt": testserver.TS(testserver.T0.Add(-72 * time.Hour)),
+			"startedAt": testserver.TS(testserver.T0.Add(-72*time.Hour - 600*time.Second)), "receivedAt": testserver.TS(testserver.T0), "durationSeconds": 600,
 			"sizeBytes": 1234})
 		for _, it := range items {
 			if it["jobId"] == d.J9 && it["status"] == "failed" {
@@ -399,10 +399,10 @@ func TestRESTShapes(t *testing.T) {
 			"clientId": d.Initech, "jobId": d.J4, "summary": warned, "createdAt": ts(m), "acknowledgedAt": ts(4 * m),
 			"snoozedUntil": nil, "resolvedAt": nil, "recoverySeconds": nil})
 		rpFields(t, "A10", byID[d.A10], map[string]any{"type": "warning", "severity": "warning", "status": "snoozed",
-			"jobId": d.J10, "jobName": "Snoozed job", "createdAt": admTS(testserver.T0), "acknowledgedAt": nil, "snoozedUntil": ts(5 * time.Hour),
+			"jobId": d.J10, "jobName": "Snoozed job", "createdAt": testserver.TS(testserver.T0), "acknowledgedAt": nil, "snoozedUntil": ts(5 * time.Hour),
 			"resolvedAt": nil, "recoverySeconds": nil})
 		rpFields(t, "A9", byID[d.A9], map[string]any{"type": "failed", "severity": "critical", "status": "resolved",
-			"createdAt": admTS(testserver.T0), "resolvedAt": ts(3 * m), "recoverySeconds": 180, "snoozedUntil": nil})
+			"createdAt": testserver.TS(testserver.T0), "resolvedAt": ts(3 * m), "recoverySeconds": 180, "snoozedUntil": nil})
 		rpFields(t, "A7", byID[d.A7], map[string]any{"status": "open", "clientId": d.Archived, "jobId": d.J7, "jobName": "Archived job"})
 		// /jobs/{id} shows the same alert objects.
 		for _, j := range []string{d.J1, d.J4, d.J10} {
@@ -415,7 +415,7 @@ func TestRESTShapes(t *testing.T) {
 
 	rpRun(t, s, "health", func(t *testing.T) {
 		period := func(days int) map[string]any {
-			return map[string]any{"from": admTS(d.Now.Add(-time.Duration(days) * 24 * time.Hour)), "to": admTS(d.Now), "days": days}
+			return map[string]any{"from": testserver.TS(d.Now.Add(-time.Duration(days) * 24 * time.Hour)), "to": testserver.TS(d.Now), "days": days}
 		}
 		for _, c := range []struct {
 			query           string
@@ -434,7 +434,7 @@ func TestRESTShapes(t *testing.T) {
 			admWantKeys(t, "health", h, rsHealthFields...)
 			rpFields(t, "health"+c.query, h, map[string]any{"scope": "workspace", "monitoredJobs": 9, "healthy": 2, "warning": 2,
 				"failed": 1, "missing": 1, "waiting": 1, "paused": 2, "openAlerts": 2, "unresolvedAlerts": 4, "reports": c.reports,
-				"clientsNeedingAttention": 2, "clients": 4, "timestamp": admTS(d.Now)})
+				"clientsNeedingAttention": 2, "clients": 4, "timestamp": testserver.TS(d.Now)})
 			rpFields(t, "health.period", admObj(t, h, "period"), period(c.days))
 			admWantKeys(t, "health.period", admObj(t, h, "period"), "from", "to", "days")
 			if got := rsRaw(r.Body, "backupSuccessRate"); got != c.success {
@@ -475,7 +475,7 @@ func TestRESTShapes(t *testing.T) {
 			name := d.Clients[c.id]
 			rpFields(t, name+" health", h, c.want)
 			rpFields(t, name+" health", h, map[string]any{"scope": "client", "clientId": c.id, "clientName": name, "clients": 1,
-				"timestamp": admTS(d.Now)})
+				"timestamp": testserver.TS(d.Now)})
 			rpFields(t, name+" health.period", admObj(t, h, "period"), period(30))
 			if got := rsRaw(r.Body, "backupSuccessRate"); got != c.success {
 				t.Errorf("%s: backupSuccessRate %s, want %s", name, got, c.success)

@@ -113,13 +113,13 @@ func TestRESTAlertStatusesOverTime(t *testing.T) {
 		t.Fatalf("raised alert %v, want %s", id, warn)
 	}
 	rpFields(t, "raised", one(), map[string]any{"id": warn, "status": "open", "type": "failed", "severity": "critical",
-		"acknowledgedAt": nil, "createdAt": admTS(testserver.T0), "summary": "Backup failed (reported through the Report API)"})
+		"acknowledgedAt": nil, "createdAt": testserver.TS(testserver.T0), "summary": "Backup failed (reported through the Report API)"})
 	rsWantIDs(t, "open after the raise", statusOf("open"), []string{warn})
 	// Snoozed until T: snoozed to T − 1 ms, open from T with snoozedUntil null.
 	until := testserver.T0.Add(time.Hour)
 	s.MustAdmin(200, "POST", base+warn+"/snooze", map[string]any{"until": admIn(until)})
 	s.SetClock(until.Add(-time.Millisecond))
-	rpFields(t, "snoozed", one(), map[string]any{"status": "snoozed", "snoozedUntil": admTS(until)})
+	rpFields(t, "snoozed", one(), map[string]any{"status": "snoozed", "snoozedUntil": testserver.TS(until)})
 	rsWantIDs(t, "snoozed", statusOf("snoozed"), []string{warn})
 	h := rsData(t, "health", rsGet(s, key, "/health"))
 	rpFields(t, "health while snoozed", h, map[string]any{"openAlerts": 0, "unresolvedAlerts": 1})
@@ -134,7 +134,7 @@ func TestRESTAlertStatusesOverTime(t *testing.T) {
 	// Resolved by an ok report: recoverySeconds from creation to receipt.
 	s.SetClock(until.Add(30 * time.Second))
 	admReport(s, f.Job, f.ReportKey, "ok")
-	rpFields(t, "resolved", one(), map[string]any{"status": "resolved", "resolvedAt": admTS(until.Add(30 * time.Second)),
+	rpFields(t, "resolved", one(), map[string]any{"status": "resolved", "resolvedAt": testserver.TS(until.Add(30 * time.Second)),
 		"recoverySeconds": 3630, "snoozedUntil": nil})
 	rsWantIDs(t, "unresolved", statusOf("unresolved"), nil)
 	rsWantIDs(t, "resolved", statusOf("resolved"), []string{warn})

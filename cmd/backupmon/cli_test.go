@@ -12,7 +12,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -140,8 +139,6 @@ func cliStrings(v any) []string {
 	return out
 }
 
-func cliTS(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
-
 func TestCLISubcommands(t *testing.T) {
 	cliUnsetEnv(t, "BACKUPMON_ADMIN_URL", "BACKUPMON_ADMIN_TOKEN")
 	s := startCLIServer(t, t.TempDir(), testserver.T0)
@@ -149,7 +146,7 @@ func TestCLISubcommands(t *testing.T) {
 	// workspace create / list / get / update.
 	r := s.must(t, "workspace", "create", "--name", "Acme", "--plan", "pro", "--time-zone", "Europe/Berlin")
 	ws := r.data()
-	if ws["name"] != "Acme" || ws["plan"] != "pro" || ws["timeZone"] != "Europe/Berlin" || ws["status"] != "active" || ws["createdAt"] != cliTS(testserver.T0) {
+	if ws["name"] != "Acme" || ws["plan"] != "pro" || ws["timeZone"] != "Europe/Berlin" || ws["status"] != "active" || ws["createdAt"] != testserver.TS(testserver.T0) {
 		t.Errorf("workspace create: %v", ws)
 	}
 	if !strings.HasPrefix(r.stdout, "{\n  \"data\": {") || r.stderr != "" {
@@ -192,7 +189,7 @@ func TestCLISubcommands(t *testing.T) {
 	sla, _ := j["sla"].(map[string]any)
 	if j["name"] != "Nightly" || j["vendor"] != "veeam" || j["clientId"] != cid || dev["name"] != "File server" || dev["type"] != "server" ||
 		dev["hostname"] != "fs01" || sched["intervalMinutes"] != float64(1440) || !slices.Equal(cliStrings(sched["expectedDays"]), []string{"mon", "fri"}) ||
-		sched["graceMinutes"] != float64(30) || sla["target"] != 99.5 || sched["nextExpectedAt"] != cliTS(testserver.T0.Add(48*time.Hour)) {
+		sched["graceMinutes"] != float64(30) || sla["target"] != 99.5 || sched["nextExpectedAt"] != testserver.TS(testserver.T0.Add(48*time.Hour)) {
 		t.Errorf("job create: %v", j)
 	}
 	jid := j["id"].(string)
@@ -200,7 +197,7 @@ func TestCLISubcommands(t *testing.T) {
 		t.Errorf("job list: %v", l)
 	}
 	u := s.must(t, "job", "update", "--workspace", wid, "--job", jid, "--interval-minutes", "60", "--expected-days", "mon,tue,wed,thu,fri,sat,sun").data()
-	if sched, _ := u["schedule"].(map[string]any); sched["intervalMinutes"] != float64(60) || sched["graceMinutes"] != float64(30) || sched["nextExpectedAt"] != cliTS(testserver.T0.Add(time.Hour)) {
+	if sched, _ := u["schedule"].(map[string]any); sched["intervalMinutes"] != float64(60) || sched["graceMinutes"] != float64(30) || sched["nextExpectedAt"] != testserver.TS(testserver.T0.Add(time.Hour)) {
 		t.Errorf("job update schedule: %v", u["schedule"])
 	}
 	if u := s.must(t, "job", "update", "--workspace", wid, "--job", jid, "--paused", "true").data(); u["paused"] != true || u["status"] != "paused" {
@@ -210,7 +207,7 @@ func TestCLISubcommands(t *testing.T) {
 		t.Errorf("job update --paused false: %v", u)
 	}
 	until := testserver.T0.Add(5 * time.Hour)
-	if u := s.must(t, "job", "update", "--workspace", wid, "--job", jid, "--paused-until", until.Format(time.RFC3339)).data(); u["pausedUntil"] != cliTS(until) {
+	if u := s.must(t, "job", "update", "--workspace", wid, "--job", jid, "--paused-until", until.Format(time.RFC3339)).data(); u["pausedUntil"] != testserver.TS(until) {
 		t.Errorf("job update --paused-until: %v", u)
 	}
 	if u := s.must(t, "job", "update", "--workspace", wid, "--job", jid, "--paused", "false", "--name", "Nightly FS", "--sla-target", "90").data(); u["paused"] != false || u["name"] != "Nightly FS" {
@@ -224,7 +221,7 @@ func TestCLISubcommands(t *testing.T) {
 	if k["type"] != "rest" || !slices.Equal(scopes, []string{"alerts:read", "jobs:read", "workspace:read"}) {
 		t.Errorf("key create rest: %v", k)
 	}
-	if !regexp.MustCompile(`^svc_live_[0-9a-f]{48}$`).MatchString(fmt.Sprint(k["key"])) {
+	if !testserver.SecretRe.MatchString(fmt.Sprint(k["key"])) {
 		t.Errorf("key secret %v", k["key"])
 	}
 	rk := s.must(t, "key", "create", "--workspace", wid, "--name", "agent", "--type", "report", "--expires-at", "2027-01-01T00:00:00Z").data()
@@ -260,13 +257,13 @@ func TestCLISubcommands(t *testing.T) {
 		t.Errorf("alert snooze: %v", a)
 	}
 	// clock set: advance, then set.
-	if c := s.must(t, "clock", "set", "--advance-seconds", "3600").data(); c["now"] != cliTS(testserver.T0.Add(time.Hour)) {
+	if c := s.must(t, "clock", "set", "--advance-seconds", "3600").data(); c["now"] != testserver.TS(testserver.T0.Add(time.Hour)) {
 		t.Errorf("clock set --advance-seconds: %v", c)
 	}
-	if c := s.must(t, "clock", "set", "--set", "2026-03-04T12:00:00+01:00").data(); c["now"] != cliTS(testserver.T0.Add(time.Hour)) {
+	if c := s.must(t, "clock", "set", "--set", "2026-03-04T12:00:00+01:00").data(); c["now"] != testserver.TS(testserver.T0.Add(time.Hour)) {
 		t.Errorf("clock set --set: %v", c)
 	}
-	if c := s.must(t, "clock", "set", "--set", "2026-03-04T12:00:00Z", "--advance-seconds", "7").data(); c["now"] != cliTS(testserver.T0.Add(2*time.Hour+7*time.Second)) {
+	if c := s.must(t, "clock", "set", "--set", "2026-03-04T12:00:00Z", "--advance-seconds", "7").data(); c["now"] != testserver.TS(testserver.T0.Add(2*time.Hour+7*time.Second)) {
 		t.Errorf("clock set --set --advance-seconds: %v", c)
 	}
 	if a := s.must(t, "alert", "resolve", "--workspace", wid, "--alert", aid, "--note", "fixed").data(); a["status"] != "resolved" || a["recoverySeconds"] != float64(2*3600+7) {

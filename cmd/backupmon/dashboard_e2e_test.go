@@ -15,6 +15,7 @@ package main
 // go to $BACKUPMON_ARTIFACTS, default <repository>/artifacts/.
 
 import (
+	"backupmon/internal/testserver"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -460,11 +461,11 @@ func dashE2ETriage(b *dashTab) {
 	got := s.restAlerts(t, key.Key)
 	for _, id := range []string{a1, a2} {
 		if a := got[id]; a.Status != "acknowledged" || !dashSameTime(a.AcknowledgedAt, now) || a.SnoozedUntil != nil || a.ResolvedAt != nil {
-			t.Errorf("alert %s (%s): status %q acknowledgedAt %s snoozedUntil %s, want acknowledged at %s", id, a.JobName, a.Status, dashStr(a.AcknowledgedAt), dashStr(a.SnoozedUntil), dashMS(now))
+			t.Errorf("alert %s (%s): status %q acknowledgedAt %s snoozedUntil %s, want acknowledged at %s", id, a.JobName, a.Status, dashStr(a.AcknowledgedAt), dashStr(a.SnoozedUntil), testserver.TS(now))
 		}
 	}
 	if a := got[a3]; a.Status != "snoozed" || !dashSameTime(a.SnoozedUntil, now.Add(4*time.Hour)) {
-		t.Errorf("alert %s (%s): status %q snoozedUntil %s, want snoozed until %s", a3, a.JobName, a.Status, dashStr(a.SnoozedUntil), dashMS(now.Add(4*time.Hour)))
+		t.Errorf("alert %s (%s): status %q snoozedUntil %s, want snoozed until %s", a3, a.JobName, a.Status, dashStr(a.SnoozedUntil), testserver.TS(now.Add(4*time.Hour)))
 	}
 	if a := got[w.alerts["File server"]]; a.Status != "open" {
 		t.Errorf("the untouched alert is %q, want open", a.Status)
@@ -504,7 +505,7 @@ func dashE2EKeys(b *dashTab) {
 	b.click(`#key-form button.primary`)
 	b.waitFor("the new key", `document.querySelector('output.secret')`)
 	secret := strings.TrimSpace(dashEval[string](b, `document.querySelector('output.secret').textContent`))
-	if !dashSecretRe.MatchString(secret) {
+	if !testserver.SecretRe.MatchString(secret) {
 		t.Fatalf("output.secret reads %q, want svc_live_ and 48 hex characters", secret)
 	}
 	if code, body := s.rest(t, secret, "/jobs"); code != 200 {
@@ -925,7 +926,7 @@ func dashE2ENoJS(b *dashTab) {
 	if b.count(`output.secret`) == 1 {
 		secret = strings.TrimSpace(dashEval[string](b, `document.querySelector('output.secret').textContent`))
 	}
-	if resp.Status != 200 || !dashSecretRe.MatchString(secret) {
+	if resp.Status != 200 || !testserver.SecretRe.MatchString(secret) {
 		t.Fatalf("create a key without JavaScript: %d, secret %q\n%s", resp.Status, secret, b.snapshot())
 	}
 	if code, body := s.rest(t, secret, "/health"); code != 200 {

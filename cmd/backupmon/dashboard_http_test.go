@@ -22,7 +22,6 @@ import (
 	"net/http"
 	"net/smtp"
 	"net/url"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -474,9 +473,6 @@ func (s *dashServer) state(t testing.TB, w *dashWS) string {
 	return b.String()
 }
 
-// dashMS formats a time as the APIs do.
-func dashMS(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
-
 // dashSameTime reports whether the timestamp s is the instant want.
 func dashSameTime(s *string, want time.Time) bool {
 	if s == nil {
@@ -492,8 +488,6 @@ func dashStr(s *string) string {
 	}
 	return *s
 }
-
-var dashSecretRe = regexp.MustCompile(`^svc_live_[0-9a-f]{48}$`)
 
 // ---------------------------------------------------------------------------
 // HTML
@@ -1030,8 +1024,8 @@ func dashHTTPAdminUsers(t *testing.T, s *dashServer) {
 	if created["name"] != "New Person" || created["role"] != "member" || !strings.EqualFold(fmt.Sprint(created["email"]), "new.person@users.test") {
 		t.Errorf("user record %s", body)
 	}
-	if ca, _ := created["createdAt"].(string); ca != dashMS(s.now) {
-		t.Errorf("createdAt %v, want the clock's %s", created["createdAt"], dashMS(s.now))
+	if ca, _ := created["createdAt"].(string); ca != testserver.TS(s.now) {
+		t.Errorf("createdAt %v, want the clock's %s", created["createdAt"], testserver.TS(s.now))
 	}
 	uid, _ := created["id"].(string)
 	newUser := dashUser{id: uid, email: "new.person@users.test", password: pw}
@@ -1269,11 +1263,11 @@ func dashHTTPTriage(t *testing.T, s *dashServer) {
 	got := s.restAlerts(t, w.restKey)
 	for _, id := range []string{a1, a2} {
 		if a := got[id]; a.Status != "acknowledged" || !dashSameTime(a.AcknowledgedAt, now) || a.SnoozedUntil != nil {
-			t.Errorf("alert %s (%s) through REST: status %q acknowledgedAt %s snoozedUntil %s; want acknowledged at %s", id, a.JobName, a.Status, dashStr(a.AcknowledgedAt), dashStr(a.SnoozedUntil), dashMS(now))
+			t.Errorf("alert %s (%s) through REST: status %q acknowledgedAt %s snoozedUntil %s; want acknowledged at %s", id, a.JobName, a.Status, dashStr(a.AcknowledgedAt), dashStr(a.SnoozedUntil), testserver.TS(now))
 		}
 	}
 	if a := got[a3]; a.Status != "snoozed" || !dashSameTime(a.SnoozedUntil, now.Add(4*time.Hour)) {
-		t.Errorf("alert %s through REST: status %q snoozedUntil %s; want snoozed until %s", a3, a.Status, dashStr(a.SnoozedUntil), dashMS(now.Add(4*time.Hour)))
+		t.Errorf("alert %s through REST: status %q snoozedUntil %s; want snoozed until %s", a3, a.Status, dashStr(a.SnoozedUntil), testserver.TS(now.Add(4*time.Hour)))
 	}
 	// Tomorrow 08:00 in London (GMT in November).
 	if a := got[a4]; a.Status != "snoozed" || !dashSameTime(a.SnoozedUntil, time.Date(2026, 11, 6, 8, 0, 0, 0, time.UTC)) {
@@ -1289,7 +1283,7 @@ func dashHTTPTriage(t *testing.T, s *dashServer) {
 	} {
 		es := dashFindActivity(act, tc.typ, tc.id)
 		if len(es) != 1 || es[0].Actor != "user:"+u.email || es[0].Note != tc.note || !dashSameTime(&es[0].At, now) {
-			t.Errorf("activity %s of %s: %+v, want one by user:%s with note %q at %s", tc.typ, tc.id, es, u.email, tc.note, dashMS(now))
+			t.Errorf("activity %s of %s: %+v, want one by user:%s with note %q at %s", tc.typ, tc.id, es, u.email, tc.note, testserver.TS(now))
 		}
 	}
 	// The queue hides the snoozed and keeps the acknowledged.
@@ -1336,7 +1330,7 @@ func dashHTTPKeys(t *testing.T, s *dashServer) {
 		t.Fatalf("create a key: %s, want 200 with output.secret", r)
 	}
 	secret := dashText(outs[0])
-	if !dashSecretRe.MatchString(secret) {
+	if !testserver.SecretRe.MatchString(secret) {
 		t.Fatalf("the new key %q is not svc_live_ and 48 hex characters", secret)
 	}
 	if code, body := s.rest(t, secret, "/jobs"); code != 200 {

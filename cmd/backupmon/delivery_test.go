@@ -27,7 +27,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/mail"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -175,8 +174,6 @@ func (h dlHook) decode(t *testing.T, secret string) dlBody {
 	}
 	return b
 }
-
-var dlTimestamp = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$`)
 
 // ---------------------------------------------------------------------------
 // The SMTP sink
@@ -438,8 +435,6 @@ func settled(list []dlDelivery) bool {
 	return true
 }
 
-func dlTS(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
-
 func dlParse(t *testing.T, s *string) time.Time {
 	t.Helper()
 	if s == nil {
@@ -486,7 +481,7 @@ func TestDeliveryWebhook(t *testing.T) {
 	rcv := dlStartReceiver(t)
 	all := s.channel(map[string]any{"type": "webhook", "name": "all", "url": rcv.url("/all")})
 	crit := s.channel(map[string]any{"type": "webhook", "name": "critical only", "url": rcv.url("/crit"), "minSeverity": "critical"})
-	if !regexp.MustCompile(`^whsec_[0-9a-f]{64}$`).MatchString(all.Secret) || crit.Secret == all.Secret || all.MinSeverity != "warning" || crit.MinSeverity != "critical" {
+	if !testserver.WebhookSecretRe.MatchString(all.Secret) || crit.Secret == all.Secret || all.MinSeverity != "warning" || crit.MinSeverity != "critical" {
 		t.Fatalf("channels: %+v %+v", all, crit)
 	}
 	var listed []dlChannel
@@ -512,15 +507,15 @@ func TestDeliveryWebhook(t *testing.T) {
 		if b.Alert.Type != "failed" || b.Alert.Severity != "critical" || b.Alert.Status != status {
 			t.Errorf("%s on %s: alert %+v, want a %s failed critical alert", event, h.path, b.Alert, status)
 		}
-		if !dlTimestamp.MatchString(b.SentAt) {
+		if !testserver.TimeRe.MatchString(b.SentAt) {
 			t.Errorf("sentAt %q is not YYYY-MM-DDTHH:MM:SS.mmmZ", b.SentAt)
 		}
 	}
 	for _, p := range []string{"/all", "/crit"} {
 		hooks := rcv.waitOK(t, p, 1)
 		check(hooks[0], "alert.opened", "open")
-		if b := hooks[0].decode(t, secrets[p]); b.SentAt != dlTS(dlT0) || b.Job.Status != "failed" {
-			t.Errorf("opened on %s: sentAt %s (want the server's clock %s), job status %q", p, b.SentAt, dlTS(dlT0), b.Job.Status)
+		if b := hooks[0].decode(t, secrets[p]); b.SentAt != testserver.TS(dlT0) || b.Job.Status != "failed" {
+			t.Errorf("opened on %s: sentAt %s (want the server's clock %s), job status %q", p, b.SentAt, testserver.TS(dlT0), b.Job.Status)
 		}
 	}
 	// The same body goes to both channels, signed with each one's secret.
@@ -540,8 +535,8 @@ func TestDeliveryWebhook(t *testing.T) {
 			t.Fatalf("%s got %d requests, want 2", p, len(hooks))
 		}
 		check(hooks[1], "alert.resolved", "resolved")
-		if b := hooks[1].decode(t, secrets[p]); b.SentAt != dlTS(t1) || b.Job.Status != "healthy" {
-			t.Errorf("resolved on %s: sentAt %s (want %s), job status %q", p, b.SentAt, dlTS(t1), b.Job.Status)
+		if b := hooks[1].decode(t, secrets[p]); b.SentAt != testserver.TS(t1) || b.Job.Status != "healthy" {
+			t.Errorf("resolved on %s: sentAt %s (want %s), job status %q", p, b.SentAt, testserver.TS(t1), b.Job.Status)
 		}
 	}
 	// The outbox, newest first: each delivery names its channel, event,
@@ -550,7 +545,7 @@ func TestDeliveryWebhook(t *testing.T) {
 		event := []string{"alert.resolved", "alert.resolved", "alert.opened", "alert.opened"}[i]
 		made := []time.Time{t1, t1, dlT0, dlT0}[i]
 		if d.Event != event || d.AlertID != alertID || d.JobID != db || d.Attempts != 1 || d.LastError != nil ||
-			d.CreatedAt != dlTS(made) || d.DeliveredAt == nil || *d.DeliveredAt != dlTS(made) || d.NextAttemptAt != nil ||
+			d.CreatedAt != testserver.TS(made) || d.DeliveredAt == nil || *d.DeliveredAt != testserver.TS(made) || d.NextAttemptAt != nil ||
 			(d.ChannelID != all.ID && d.ChannelID != crit.ID) {
 			t.Errorf("delivery %d: %v", i, d)
 		}
@@ -605,7 +600,7 @@ func TestDeliveryRetries(t *testing.T) {
 		t.Fatalf("after attempt 1: %v", d)
 	}
 	if last := dlParse(t, d.LastAttemptAt); !last.Equal(dlT0) || !dlParse(t, d.NextAttemptAt).Equal(last.Add(30*time.Second)) {
-		t.Errorf("after attempt 1: last %v next %v, want %v and 30 s later", *d.LastAttemptAt, *d.NextAttemptAt, dlTS(dlT0))
+		t.Errorf("after attempt 1: last %v next %v, want %v and 30 s later", *d.LastAttemptAt, *d.NextAttemptAt, testserver.TS(dlT0))
 	}
 	if m := s.c.Metrics(); !strings.Contains(m, "\nbackupmon_notification_outbox_pending 1\n") {
 		t.Errorf("/metrics after attempt 1 lacks backupmon_notification_outbox_pending 1")
@@ -626,7 +621,7 @@ func TestDeliveryRetries(t *testing.T) {
 		t.Fatalf("after attempt 2: %v", d)
 	}
 	if last := dlParse(t, d.LastAttemptAt); !last.Equal(t2) || !dlParse(t, d.NextAttemptAt).Equal(last.Add(60*time.Second)) {
-		t.Errorf("after attempt 2: last %v next %v, want %s and 60 s later", *d.LastAttemptAt, *d.NextAttemptAt, dlTS(t2))
+		t.Errorf("after attempt 2: last %v next %v, want %s and 60 s later", *d.LastAttemptAt, *d.NextAttemptAt, testserver.TS(t2))
 	}
 	// Attempt 3 gets through.
 	t3 := s.c.Advance(time.Minute)
@@ -634,8 +629,8 @@ func TestDeliveryRetries(t *testing.T) {
 	if d.DeliveredAt == nil || d.LastAttemptAt == nil {
 		t.Fatalf("delivered: %v", d)
 	}
-	if d.Attempts != 3 || d.LastError != nil || *d.DeliveredAt != dlTS(t3) || *d.LastAttemptAt != dlTS(t3) || d.NextAttemptAt != nil {
-		t.Errorf("delivered: %v, want 3 attempts, delivered at %s", d, dlTS(t3))
+	if d.Attempts != 3 || d.LastError != nil || *d.DeliveredAt != testserver.TS(t3) || *d.LastAttemptAt != testserver.TS(t3) || d.NextAttemptAt != nil {
+		t.Errorf("delivered: %v, want 3 attempts, delivered at %s", d, testserver.TS(t3))
 	}
 	hooks := rcv.all()
 	if len(hooks) != 3 {
@@ -646,7 +641,7 @@ func TestDeliveryRetries(t *testing.T) {
 		if h.delivery != d.ID || b.Event != "alert.opened" || b.Alert.ID != alertID {
 			t.Errorf("attempt %d: delivery %s, body %s", i+1, h.delivery, h.body)
 		}
-		if want := dlTS([]time.Time{dlT0, t2, t3}[i]); b.SentAt != want {
+		if want := testserver.TS([]time.Time{dlT0, t2, t3}[i]); b.SentAt != want {
 			t.Errorf("attempt %d: sentAt %s, want %s", i+1, b.SentAt, want)
 		}
 	}
@@ -773,7 +768,7 @@ func TestDeliveryEscalation(t *testing.T) {
 	recoveredJob := s.job("recovered")
 	recovered := s.report(recoveredJob, "failed")
 	s.c.AdminInto(200, "POST", s.path("/alerts/"+acked+"/acknowledge"), map[string]any{}, nil)
-	s.c.AdminInto(200, "POST", s.path("/alerts/"+snoozed+"/snooze"), map[string]any{"until": dlTS(dlT0.Add(time.Hour))}, nil)
+	s.c.AdminInto(200, "POST", s.path("/alerts/"+snoozed+"/snooze"), map[string]any{"until": testserver.TS(dlT0.Add(time.Hour))}, nil)
 	s.waitDeliveries("the openings delivered", func(l []dlDelivery) bool { return allIn(l, 8, "delivered") })
 	s.c.Advance(5 * time.Minute)
 	s.report(recoveredJob, "ok")
@@ -788,7 +783,7 @@ func TestDeliveryEscalation(t *testing.T) {
 	// 15 minutes: one alert.escalated, the open alert's, to the rule's channel.
 	t15 := s.c.Advance(time.Minute)
 	list := s.waitDeliveries("the escalation delivered", func(l []dlDelivery) bool { return allIn(l, 11, "delivered") })
-	if d := list[0]; d.Event != "alert.escalated" || d.AlertID != open || d.ChannelID != oncall.ID || d.CreatedAt != dlTS(t15) {
+	if d := list[0]; d.Event != "alert.escalated" || d.AlertID != open || d.ChannelID != oncall.ID || d.CreatedAt != testserver.TS(t15) {
 		t.Errorf("escalation delivery: %v", d)
 	}
 	// Later, and after the snooze ends (before the jobs turn missing): no
@@ -810,7 +805,7 @@ func TestDeliveryEscalation(t *testing.T) {
 	for _, h := range hooks {
 		if b := h.decode(t, oncall.Secret); b.Event == "alert.escalated" {
 			got = append(got, b.Alert.ID)
-			if b.Alert.Status != "open" || b.SentAt != dlTS(t15) {
+			if b.Alert.Status != "open" || b.SentAt != testserver.TS(t15) {
 				t.Errorf("escalated body: %s", h.body)
 			}
 		}
@@ -944,8 +939,8 @@ func TestDeliveryPausedJob(t *testing.T) {
 	t1 := s.c.Advance(30 * time.Second)
 	list := s.waitDeliveries("the delivery cancelled", func(l []dlDelivery) bool { return allIn(l, 1, "cancelled") })
 	if d := list[0]; d.LastError == nil || *d.LastError != "job paused" || d.Attempts != 1 || d.NextAttemptAt != nil || d.DeliveredAt != nil ||
-		d.LastAttemptAt == nil || *d.LastAttemptAt != dlTS(dlT0) {
-		t.Errorf("cancelled delivery: %v (at %s)", d, dlTS(t1))
+		d.LastAttemptAt == nil || *d.LastAttemptAt != testserver.TS(dlT0) {
+		t.Errorf("cancelled delivery: %v (at %s)", d, testserver.TS(t1))
 	}
 	// Reports on the paused job open nothing and send nothing.
 	if id := s.report(job, "failed"); id != "" {

@@ -14,7 +14,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -44,8 +43,6 @@ func cliDemoKeys(t *testing.T, dir string) map[string]string {
 	}
 	return kv
 }
-
-var cliSecretRe = regexp.MustCompile(`^svc_live_[0-9a-f]{48}$`)
 
 func TestDemoContent(t *testing.T) {
 	// The demo is built from the clock's time: check it at several times of
@@ -162,7 +159,7 @@ func cliCheckDemo(t *testing.T, s *cliServer, now time.Time) {
 		t.Errorf("demo-keys.txt workspace %q, want %s", kv["workspace"], wid)
 	}
 	for _, k := range []string{"rest_key", "report_key"} {
-		if !cliSecretRe.MatchString(kv[k]) {
+		if !testserver.SecretRe.MatchString(kv[k]) {
 			t.Errorf("demo-keys.txt %s = %q", k, kv[k])
 		}
 	}
@@ -179,7 +176,7 @@ func cliCheckDemo(t *testing.T, s *cliServer, now time.Time) {
 	}
 	// A read-write assistant key, also alone in demo-assistant.key for
 	// `backupmon mcp --key-file`.
-	if ak := prefixes[cliPrefix(kv["assistant_key"])]; !cliSecretRe.MatchString(kv["assistant_key"]) || ak == nil || ak["type"] != "assistant" || ak["access"] != "read-write" {
+	if ak := prefixes[cliPrefix(kv["assistant_key"])]; !testserver.SecretRe.MatchString(kv["assistant_key"]) || ak == nil || ak["type"] != "assistant" || ak["access"] != "read-write" {
 		t.Errorf("assistant key of the demo: %q %v", kv["assistant_key"], ak)
 	}
 	keyFile := filepath.Join(s.Dir, "demo-assistant.key")

@@ -260,8 +260,6 @@ func mlSamples(t *testing.T) []*mlSample {
 var mlJobStatus = map[string]string{"ok": "healthy", "warn": "warning", "failed": "failed"}
 var mlResultStatus = map[string]string{"ok": "ok", "warn": "warning", "failed": "failed"}
 
-const mlTimeFormat = "2006-01-02T15:04:05.000Z"
-
 // TestMailSamples sends every sample e-mail to a job of its vendor, ten
 // minutes after the run it reports ended (by the development clock), and
 // checks the result, the job and the alert as the Report API would make
@@ -284,7 +282,7 @@ func TestMailSamples(t *testing.T) {
 			if r.Status != mlResultStatus[sm.want.Status] || r.Source != "email:"+sm.vendor {
 				t.Errorf("result status %q source %q, want %q email:%s", r.Status, r.Source, mlResultStatus[sm.want.Status], sm.vendor)
 			}
-			if want := sm.completed.UTC().Format(mlTimeFormat); r.CompletedAt != want {
+			if want := sm.completed.UTC().Format(testserver.TimeLayout); r.CompletedAt != want {
 				t.Errorf("completedAt %s, want the mail's %s", r.CompletedAt, want)
 			}
 			if sm.want.DurationSeconds != nil {
@@ -292,8 +290,8 @@ func TestMailSamples(t *testing.T) {
 					t.Errorf("durationSeconds %v, want %d", r.DurationSeconds, *sm.want.DurationSeconds)
 				}
 				started, _ := time.Parse(time.RFC3339, sm.want.StartedAt)
-				if r.StartedAt == nil || *r.StartedAt != started.UTC().Format(mlTimeFormat) {
-					t.Errorf("startedAt %v, want %s", r.StartedAt, started.UTC().Format(mlTimeFormat))
+				if r.StartedAt == nil || *r.StartedAt != started.UTC().Format(testserver.TimeLayout) {
+					t.Errorf("startedAt %v, want %s", r.StartedAt, started.UTC().Format(testserver.TimeLayout))
 				}
 			}
 			switch {

@@ -73,7 +73,7 @@ func (s *dashServer) mcpNewKey(t testing.TB, w *dashWS, name, access string) mcp
 	if access == "" {
 		access = "read-only"
 	}
-	if out.Type != "assistant" || out.Access != access || !dashSecretRe.MatchString(out.Key) || out.Prefix != out.Key[:16] {
+	if out.Type != "assistant" || out.Access != access || !testserver.SecretRe.MatchString(out.Key) || out.Prefix != out.Key[:16] {
 		t.Fatalf("create an assistant key %q (%s): %+v", name, access, out)
 	}
 	return mcpKey{id: out.ID, secret: out.Key, prefix: out.Prefix}
@@ -533,16 +533,16 @@ func mcpTriageTest(t *testing.T, s *dashServer) {
 			t.Errorf("acknowledge outcome %d: %+v, want %s changed", i, o, id)
 			continue
 		}
-		if o.Alert.ID != id || o.Alert.Status != "acknowledged" || o.Alert.AcknowledgedAt != dashMS(now) || o.Alert.SnoozedUntil != "" ||
+		if o.Alert.ID != id || o.Alert.Status != "acknowledged" || o.Alert.AcknowledgedAt != testserver.TS(now) || o.Alert.SnoozedUntil != "" ||
 			o.Alert.Link != s.c.PublicURL+"/jobs/"+o.Alert.JobID+"#alert-"+id {
-			t.Errorf("acknowledged alert %d: %+v, want acknowledged at %s", i, *o.Alert, dashMS(now))
+			t.Errorf("acknowledged alert %d: %+v, want acknowledged at %s", i, *o.Alert, testserver.TS(now))
 		}
 	}
 
 	const snoozeNote = "after the maintenance window"
 	var sn mcpTriage
 	mcpOK(t, cs, "snooze_alerts", map[string]any{"alertIds": []string{a3}, "preset": "4h", "note": snoozeNote}, &sn)
-	want4h := dashMS(now.Add(4 * time.Hour))
+	want4h := testserver.TS(now.Add(4 * time.Hour))
 	if sn.Changed != 1 || len(sn.Outcomes) != 1 || !sn.Outcomes[0].Changed || sn.Outcomes[0].Alert == nil ||
 		sn.Outcomes[0].Alert.Status != "snoozed" || sn.Outcomes[0].Alert.SnoozedUntil != want4h {
 		t.Errorf("snooze_alerts 4h: %s, want %s snoozed until %s", mcpJSON(sn), a3, want4h)
@@ -550,7 +550,7 @@ func mcpTriageTest(t *testing.T, s *dashServer) {
 	until := now.Add(30*time.Hour + 15*time.Minute)
 	mcpOK(t, cs, "snooze_alerts", map[string]any{"alertIds": []string{a4}, "until": until.Format(time.RFC3339)}, &sn)
 	if sn.Changed != 1 || len(sn.Outcomes) != 1 || !sn.Outcomes[0].Changed || sn.Outcomes[0].Alert == nil ||
-		sn.Outcomes[0].Alert.Status != "snoozed" || sn.Outcomes[0].Alert.SnoozedUntil != dashMS(until) {
+		sn.Outcomes[0].Alert.Status != "snoozed" || sn.Outcomes[0].Alert.SnoozedUntil != testserver.TS(until) {
 		t.Errorf("snooze_alerts until %s: %s", until.Format(time.RFC3339), mcpJSON(sn))
 	}
 
@@ -569,14 +569,14 @@ func mcpTriageTest(t *testing.T, s *dashServer) {
 	got := s.restAlerts(t, w.restKey)
 	for _, id := range []string{a1, a2} {
 		if a := got[id]; a.Status != "acknowledged" || !dashSameTime(a.AcknowledgedAt, now) || a.SnoozedUntil != nil {
-			t.Errorf("alert %s through REST: status %q acknowledgedAt %s snoozedUntil %s; want acknowledged at %s", id, a.Status, dashStr(a.AcknowledgedAt), dashStr(a.SnoozedUntil), dashMS(now))
+			t.Errorf("alert %s through REST: status %q acknowledgedAt %s snoozedUntil %s; want acknowledged at %s", id, a.Status, dashStr(a.AcknowledgedAt), dashStr(a.SnoozedUntil), testserver.TS(now))
 		}
 	}
 	if a := got[a3]; a.Status != "snoozed" || !dashSameTime(a.SnoozedUntil, now.Add(4*time.Hour)) {
 		t.Errorf("alert %s through REST: status %q snoozedUntil %s; want snoozed until %s", a3, a.Status, dashStr(a.SnoozedUntil), want4h)
 	}
 	if a := got[a4]; a.Status != "snoozed" || !dashSameTime(a.SnoozedUntil, until) {
-		t.Errorf("alert %s through REST: status %q snoozedUntil %s; want snoozed until %s", a4, a.Status, dashStr(a.SnoozedUntil), dashMS(until))
+		t.Errorf("alert %s through REST: status %q snoozedUntil %s; want snoozed until %s", a4, a.Status, dashStr(a.SnoozedUntil), testserver.TS(until))
 	}
 
 	// The activity log: one entry each, by the key, with the note.
@@ -589,7 +589,7 @@ func mcpTriageTest(t *testing.T, s *dashServer) {
 	} {
 		es := dashFindActivity(act, tc.typ, tc.id)
 		if len(es) != 1 || es[0].Actor != actor || es[0].Note != tc.note || es[0].AlertID != tc.id || !dashSameTime(&es[0].At, now) {
-			t.Errorf("activity %s of %s: %+v, want one by %s with note %q at %s", tc.typ, tc.id, es, actor, tc.note, dashMS(now))
+			t.Errorf("activity %s of %s: %+v, want one by %s with note %q at %s", tc.typ, tc.id, es, actor, tc.note, testserver.TS(now))
 		}
 	}
 	if n := len(dashFindActivity(act, "alert.snoozed", a1)); n != 0 {
@@ -643,9 +643,9 @@ func mcpTriageTest(t *testing.T, s *dashServer) {
 	// Acknowledging again changes nothing: the time stays, no new entry.
 	later := s.advance(t, 60)
 	mcpOK(t, cs, "acknowledge_alerts", map[string]any{"alertIds": []string{a1, a1}, "note": "again"}, &ack)
-	if len(ack.Outcomes) != 1 || ack.Outcomes[0].Alert == nil || ack.Outcomes[0].Alert.AcknowledgedAt != dashMS(now) ||
+	if len(ack.Outcomes) != 1 || ack.Outcomes[0].Alert == nil || ack.Outcomes[0].Alert.AcknowledgedAt != testserver.TS(now) ||
 		ack.Outcomes[0].Changed || ack.Outcomes[0].Problem != "already acknowledged" || ack.Changed != 0 {
-		t.Errorf("acknowledge_alerts of an acknowledged alert (named twice): %s, want one outcome, not changed (already acknowledged), still acknowledged at %s", mcpJSON(ack), dashMS(now))
+		t.Errorf("acknowledge_alerts of an acknowledged alert (named twice): %s, want one outcome, not changed (already acknowledged), still acknowledged at %s", mcpJSON(ack), testserver.TS(now))
 	}
 	if es := dashFindActivity(s.activity(t, w), "alert.acknowledged", a1); len(es) != 1 {
 		t.Errorf("acknowledging an acknowledged alert: %d activity entries, want still 1: %+v", len(es), es)
@@ -660,8 +660,8 @@ func mcpTriageTest(t *testing.T, s *dashServer) {
 	y, m, d := later.In(london).Date()
 	tomorrow := time.Date(y, m, d+1, 8, 0, 0, 0, london)
 	mcpOK(t, cs, "snooze_alerts", map[string]any{"alertIds": []string{a3}, "preset": "tomorrow"}, &sn)
-	if sn.Changed != 1 || len(sn.Outcomes) != 1 || sn.Outcomes[0].Alert == nil || sn.Outcomes[0].Alert.SnoozedUntil != dashMS(tomorrow) {
-		t.Errorf("snooze_alerts tomorrow: %s, want snoozed until %s", mcpJSON(sn), dashMS(tomorrow))
+	if sn.Changed != 1 || len(sn.Outcomes) != 1 || sn.Outcomes[0].Alert == nil || sn.Outcomes[0].Alert.SnoozedUntil != testserver.TS(tomorrow) {
+		t.Errorf("snooze_alerts tomorrow: %s, want snoozed until %s", mcpJSON(sn), testserver.TS(tomorrow))
 	}
 	var job struct{ Job mcpJob }
 	mcpOK(t, cs, "get_job", map[string]any{"jobId": w.jobs["NAS sync"]}, &job)
@@ -671,7 +671,7 @@ func mcpTriageTest(t *testing.T, s *dashServer) {
 	}
 	got = s.restAlerts(t, w.restKey)
 	if !dashSameTime(got[a3].SnoozedUntil, tomorrow) {
-		t.Errorf("alert %s through REST after the tomorrow preset: snoozedUntil %s, want %s", a3, dashStr(got[a3].SnoozedUntil), dashMS(tomorrow))
+		t.Errorf("alert %s through REST after the tomorrow preset: snoozedUntil %s, want %s", a3, dashStr(got[a3].SnoozedUntil), testserver.TS(tomorrow))
 	}
 }
 
@@ -692,8 +692,8 @@ func mcpResolvePause(t *testing.T, s *dashServer) {
 	}
 	mcpOK(t, cs, "resolve_alert", map[string]any{"alertId": aid, "note": "fixed the tape drive"}, &rc)
 	wantLink := s.c.PublicURL + "/jobs/" + w.jobs["Exchange nightly"] + "#alert-" + aid
-	if rc.Alert.ID != aid || rc.Alert.Status != "resolved" || rc.Alert.ResolvedAt != dashMS(now) || rc.Link != wantLink || rc.Alert.Link != wantLink {
-		t.Errorf("resolve_alert: %+v, want %s resolved at %s, link %s", rc, aid, dashMS(now), wantLink)
+	if rc.Alert.ID != aid || rc.Alert.Status != "resolved" || rc.Alert.ResolvedAt != testserver.TS(now) || rc.Link != wantLink || rc.Alert.Link != wantLink {
+		t.Errorf("resolve_alert: %+v, want %s resolved at %s, link %s", rc, aid, testserver.TS(now), wantLink)
 	}
 	if a := s.restAlerts(t, w.restKey)[aid]; a.Status != "resolved" || !dashSameTime(a.ResolvedAt, now) {
 		t.Errorf("the resolved alert through REST: %+v resolvedAt %s", a, dashStr(a.ResolvedAt))
@@ -723,11 +723,11 @@ func mcpResolvePause(t *testing.T, s *dashServer) {
 	}
 	mcpOK(t, cs, "pause_job", map[string]any{"jobId": jid, "until": "2027-06-01", "note": pauseNote}, &jc)
 	wantUntil := time.Date(2027, 5, 31, 23, 0, 0, 0, time.UTC)
-	if jc.Job.ID != jid || jc.Job.Status != "paused" || jc.Job.PausedUntil != dashMS(wantUntil) || jc.Job.NextExpectedAt != "" || jc.Link != s.c.PublicURL+"/jobs/"+jid {
-		t.Errorf("pause_job until 2027-06-01: %+v, want paused until %s", jc, dashMS(wantUntil))
+	if jc.Job.ID != jid || jc.Job.Status != "paused" || jc.Job.PausedUntil != testserver.TS(wantUntil) || jc.Job.NextExpectedAt != "" || jc.Link != s.c.PublicURL+"/jobs/"+jid {
+		t.Errorf("pause_job until 2027-06-01: %+v, want paused until %s", jc, testserver.TS(wantUntil))
 	}
 	if j := s.adminJob(t, w, jid); !j.Paused || j.Status != "paused" || !dashSameTime(j.PausedUntil, wantUntil) {
-		t.Errorf("the admin API's job after pause_job: %+v pausedUntil %s, want paused until %s", j, dashStr(j.PausedUntil), dashMS(wantUntil))
+		t.Errorf("the admin API's job after pause_job: %+v pausedUntil %s, want paused until %s", j, dashStr(j.PausedUntil), testserver.TS(wantUntil))
 	}
 	code, body := s.rest(t, w.restKey, "/jobs/"+jid)
 	var rj struct {
@@ -765,7 +765,7 @@ func mcpResolvePause(t *testing.T, s *dashServer) {
 	// Pause until an RFC 3339 time, and refusals.
 	at := now.Add(36 * time.Hour).Truncate(time.Second)
 	mcpOK(t, cs, "pause_job", map[string]any{"jobId": jid, "until": at.Format(time.RFC3339)}, &jc)
-	if jc.Job.Status != "paused" || jc.Job.PausedUntil != dashMS(at) {
+	if jc.Job.Status != "paused" || jc.Job.PausedUntil != testserver.TS(at) {
 		t.Errorf("pause_job until %s: %+v", at.Format(time.RFC3339), jc.Job)
 	}
 	if j := s.adminJob(t, w, jid); !j.Paused || !dashSameTime(j.PausedUntil, at) {
@@ -921,7 +921,7 @@ func mcpRefused(t *testing.T, s *dashServer) {
 	}
 
 	var ek struct{ ID, Key, Prefix string }
-	s.admin(t, "POST", w.path("/keys"), map[string]any{"name": "expiring", "type": "assistant", "expiresAt": dashMS(s.now.Add(time.Minute))}, 201, &ek)
+	s.admin(t, "POST", w.path("/keys"), map[string]any{"name": "expiring", "type": "assistant", "expiresAt": testserver.TS(s.now.Add(time.Minute))}, 201, &ek)
 	expiring := mcpKey{id: ek.ID, secret: ek.Key, prefix: ek.Prefix}
 	if resp, b := s.mcpRaw(t, "POST", "Bearer "+expiring.secret, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`); resp.StatusCode != 200 {
 		t.Errorf("the expiring key before its expiry: %d %s", resp.StatusCode, b)
@@ -1484,7 +1484,7 @@ func mcpLinksTest(t *testing.T, s *dashServer) {
 	s.admin(t, "GET", w.path("/keys"), nil, 200, &keys)
 	for _, key := range keys {
 		if key.ID == k.id && !dashSameTime(key.LastUsedAt, now) {
-			t.Errorf("the assistant key's lastUsedAt %s, want %s", dashStr(key.LastUsedAt), dashMS(now))
+			t.Errorf("the assistant key's lastUsedAt %s, want %s", dashStr(key.LastUsedAt), testserver.TS(now))
 		}
 	}
 	if n := len(s.activity(t, w)); n != actBefore {

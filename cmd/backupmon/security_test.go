@@ -529,7 +529,7 @@ func secSetUp(t *testing.T, s *dashServer) *secFixture {
 	s.admin(t, "POST", w.path("/keys"), map[string]any{"name": "jobs only", "type": "rest", "scopes": []string{"jobs:read"}}, 201, &k)
 	f.scoped = k.Key
 	f.add(secKey("the scoped REST key", k.Key))
-	s.admin(t, "POST", w.path("/keys"), map[string]any{"name": "short-lived", "type": "rest", "expiresAt": dashMS(s.now.Add(time.Minute))}, 201, &k)
+	s.admin(t, "POST", w.path("/keys"), map[string]any{"name": "short-lived", "type": "rest", "expiresAt": testserver.TS(s.now.Add(time.Minute))}, 201, &k)
 	f.expired = k.Key
 	f.add(secKey("the expiring key", k.Key))
 	s.admin(t, "POST", w.path("/keys"), map[string]any{"name": "to revoke", "type": "report"}, 201, &k)
@@ -545,7 +545,7 @@ func secSetUp(t *testing.T, s *dashServer) *secFixture {
 	var ch struct{ ID, Secret string }
 	s.admin(t, "POST", w.path("/channels"), map[string]any{"type": "webhook", "name": "ops hook", "url": f.hooks.url("/hook")}, 201, &ch)
 	f.webhook.id, f.webhook.secret = ch.ID, ch.Secret
-	if !regexp.MustCompile(`^whsec_[0-9a-f]{64}$`).MatchString(ch.Secret) {
+	if !testserver.WebhookSecretRe.MatchString(ch.Secret) {
 		t.Fatalf("webhook secret %q", ch.Secret)
 	}
 	f.add(secSecret{what: "the webhook's signing secret", value: ch.Secret, kind: secMade, visible: 6})
@@ -757,7 +757,7 @@ func secUseEverything(t *testing.T, s *dashServer, f *secFixture) {
 	}
 	r = s.post(t, "/settings/keys", sess, url.Values{"name": {"made on the page"}, "type": {"assistant"}, "access": {"read-write"}, "expiry": {"never"}})
 	outs := dashAll(dashParse(t, r.body), "output", "class", "secret")
-	if r.status != 200 || len(outs) != 1 || !dashSecretRe.MatchString(dashText(outs[0])) {
+	if r.status != 200 || len(outs) != 1 || !testserver.SecretRe.MatchString(dashText(outs[0])) {
 		t.Fatalf("create a key on the keys page: %s", r)
 	}
 	pageKey := dashText(outs[0])
