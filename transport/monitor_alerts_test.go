@@ -10,6 +10,7 @@ package transport_test
 import (
 	"backupmon/internal/testserver"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -95,24 +96,9 @@ func TestMonitorLateThenMissing(t *testing.T) {
 	due := T.Add(time.Hour)
 	var alertID string
 
-	for _, c := range []struct {
-		at      time.Duration // after due
-		minutes int           // late.minutes; -1: late is null
-		status  string
-		alerts  int
-	}{
-		{-time.Millisecond, -1, "healthy", 0},
-		{0, -1, "healthy", 0}, // at the due time exactly: not yet late
-		{time.Millisecond, 0, "healthy", 0},
-		{time.Minute - time.Millisecond, 0, "healthy", 0},
-		{time.Minute, 1, "healthy", 0},
-		{29*time.Minute + 59*time.Second + 999*time.Millisecond, 29, "healthy", 0},
-		{30 * time.Minute, 30, "healthy", 0}, // due + grace exactly: not yet missing
-		{30*time.Minute + time.Millisecond, 30, "missing", 1},
-		{30*time.Minute + time.Second, 30, "missing", 1},
-		{2 * time.Hour, 120, "missing", 1}, // no second alert for the same due time
-	} {
+	for _, c := range rsLateSteps { // after 30 minutes, one alert: no second one for the same due time
 		now := due.Add(c.at)
+		alerts := c.missing()
 		rpRun(t, s, "due"+monFmtDur(c.at), func(t *testing.T) {
 			s.SetClock(now)
 			j := monJob(s, key, f.Job)
@@ -123,16 +109,16 @@ func TestMonitorLateThenMissing(t *testing.T) {
 			} else {
 				rsWantLate(t, "job", j, due, c.minutes)
 			}
-			list := monWantAlerts(t, s, "admin alerts", f.WS, c.alerts)
+			list := monWantAlerts(t, s, "admin alerts", f.WS, alerts)
 			ua := admList(t, j, "unresolvedAlerts")
 			h := rsData(t, "health", rsGet(s, key, "/health"))
 			missing := 0
 			if c.status == "missing" {
 				missing = 1
 			}
-			rpFields(t, "health", h, map[string]any{"missing": missing, "healthy": 1 - missing, "openAlerts": c.alerts,
-				"unresolvedAlerts": c.alerts, "clientsNeedingAttention": missing})
-			if c.alerts == 0 {
+			rpFields(t, "health", h, map[string]any{"missing": missing, "healthy": 1 - missing, "openAlerts": alerts,
+				"unresolvedAlerts": alerts, "clientsNeedingAttention": missing})
+			if alerts == 0 {
 				if len(ua) != 0 {
 					t.Errorf("unresolvedAlerts %v, want none", ua)
 				}
@@ -439,30 +425,28 @@ func TestMonitorActivity(t *testing.T) {
 	step()
 	job := s.NewJob(ws, client, "Nightly", monHourly())
 	add(map[string]any{"type": "job.created", "jobId": job, "jobName": "Nightly"})
-	step()
-	s.MustAdmin(200, "PATCH", base+"/jobs/"+job, map[string]any{"name": "Nightly full"})
-	add(map[string]any{"type": "job.updated", "jobId": job, "jobName": "Nightly full"})
-	step()
-	s.MustAdmin(200, "PATCH", base+"/jobs/"+job, map[string]any{"paused": true})
-	add(map[string]any{"type": "job.paused", "jobId": job, "jobName": "Nightly full"})
-	step()
-	s.MustAdmin(200, "PATCH", base+"/jobs/"+job, map[string]any{"paused": false})
-	add(map[string]any{"type": "job.resumed", "jobId": job, "jobName": "Nightly full"})
-	step()
-	s.MustAdmin(200, "PATCH", base+"/clients/"+client, map[string]any{"name": "Globex Corp"})
-	add(map[string]any{"type": "client.updated", "clientId": client, "name": "Globex Corp"})
-	step()
-	s.MustAdmin(200, "PATCH", base+"/clients/"+client, map[string]any{"status": "paused"})
-	add(map[string]any{"type": "client.paused", "clientId": client, "name": "Globex Corp"})
-	step()
-	s.MustAdmin(200, "PATCH", base+"/clients/"+client, map[string]any{"status": "active"})
-	add(map[string]any{"type": "client.resumed", "clientId": client, "name": "Globex Corp"})
-	step()
-	s.MustAdmin(200, "PATCH", base+"/clients/"+client, map[string]any{"status": "archived"})
-	add(map[string]any{"type": "client.archived", "clientId": client, "name": "Globex Corp"})
-	step()
-	s.MustAdmin(200, "PATCH", base+"/clients/"+client, map[string]any{"status": "active"})
-	add(map[string]any{"type": "client.resumed", "clientId": client, "name": "Globex Corp"})
+	// Changes of the job and the client, each with the entry it adds.
+	for _, p := range []struct {
+		path, typ string
+		body      map[string]any
+	}{
+		{"/jobs/" + job, "job.updated", map[string]any{"name": "Nightly full"}},
+		{"/jobs/" + job, "job.paused", map[string]any{"paused": true}},
+		{"/jobs/" + job, "job.resumed", map[string]any{"paused": false}},
+		{"/clients/" + client, "client.updated", map[string]any{"name": "Globex Corp"}},
+		{"/clients/" + client, "client.paused", map[string]any{"status": "paused"}},
+		{"/clients/" + client, "client.resumed", map[string]any{"status": "active"}},
+		{"/clients/" + client, "client.archived", map[string]any{"status": "archived"}},
+		{"/clients/" + client, "client.resumed", map[string]any{"status": "active"}},
+	} {
+		step()
+		s.MustAdmin(200, "PATCH", base+p.path, p.body)
+		if strings.HasPrefix(p.path, "/jobs/") {
+			add(map[string]any{"type": p.typ, "jobId": job, "jobName": "Nightly full"})
+		} else {
+			add(map[string]any{"type": p.typ, "clientId": client, "name": "Globex Corp"})
+		}
+	}
 	step()
 	ch := s.MustAdmin(201, "POST", base+"/channels", map[string]any{"type": "email", "name": "On call", "to": "oncall@example.com"}).Data()["id"].(string)
 	add(map[string]any{"type": "channel.created", "channelId": ch, "name": "On call"})

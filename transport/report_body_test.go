@@ -107,12 +107,29 @@ func TestReportInvalidJSON(t *testing.T) {
 	}
 }
 
+// rpBodyCase is an accepted report body: the members added to
+// {"status":"ok" and the value the result records (nil: none).
+type rpBodyCase struct {
+	name, field string
+	want        any
+}
+
+// rpRunAccepted sends each case on a fresh job, requires it accepted, and
+// checks the job's one result against fields(case.want).
+func rpRunAccepted(t *testing.T, s *testserver.Server, f testserver.Fixture, cases []rpBodyCase, fields func(want any) map[string]any) {
+	t.Helper()
+	for _, c := range cases {
+		rpRun(t, s, "accepted "+c.name, func(t *testing.T) {
+			job, key := rpFresh(s, f)
+			rpAccepted(t, c.name, s.Report(job, key, "", `{"status":"ok"`+c.field+`}`), "ok")
+			rpFields(t, "result", rpOnly(s, f.WS, job), fields(c.want))
+		})
+	}
+}
+
 func TestReportSizeBytes(t *testing.T) {
 	s, f := startFixture(t)
-	accepted := []struct {
-		name, field string
-		want        any // sizeBytes in the result: nil or a number
-	}{
+	rpRunAccepted(t, s, f, []rpBodyCase{
 		{"absent", ``, nil},
 		{"null means absent", `,"size_bytes":null`, nil},
 		{"zero is accepted but not recorded", `,"size_bytes":0`, nil},
@@ -123,14 +140,7 @@ func TestReportSizeBytes(t *testing.T) {
 		// docs/decisions.md: a fraction is rounded half up to whole bytes.
 		{"fraction half up", `,"size_bytes":10.5`, 11},
 		{"fraction down", `,"size_bytes":10.4`, 10},
-	}
-	for _, c := range accepted {
-		rpRun(t, s, "accepted "+c.name, func(t *testing.T) {
-			job, key := rpFresh(s, f)
-			rpAccepted(t, c.name, s.Report(job, key, "", `{"status":"ok"`+c.field+`}`), "ok")
-			rpFields(t, "result", rpOnly(s, f.WS, job), map[string]any{"sizeBytes": c.want})
-		})
-	}
+	}, func(want any) map[string]any { return map[string]any{"sizeBytes": want} })
 	for _, c := range []struct{ name, field string }{
 		{"negative", `-1`},
 		{"negative fraction", `-0.5`},
@@ -153,12 +163,9 @@ func TestReportSizeBytes(t *testing.T) {
 func TestReportDurationSeconds(t *testing.T) {
 	s, f := startFixture(t)
 	completed := testserver.T0 // the development clock stands still at T0
-	accepted := []struct {
-		name, field string
-		want        int64 // -1: null
-	}{
-		{"absent", ``, -1},
-		{"null means absent", `,"duration_seconds":null`, -1},
+	rpRunAccepted(t, s, f, []rpBodyCase{
+		{"absent", ``, nil},
+		{"null means absent", `,"duration_seconds":null`, nil},
 		{"zero", `,"duration_seconds":0`, 0},
 		{"upper bound 604800 inclusive", `,"duration_seconds":604800`, 604800},
 		{"upper bound as 604800.0", `,"duration_seconds":604800.0`, 604800},
@@ -170,19 +177,14 @@ func TestReportDurationSeconds(t *testing.T) {
 		{"0.5 rounds half up to 1", `,"duration_seconds":0.5`, 1},
 		{"604799.5 rounds up to 604800", `,"duration_seconds":604799.5`, 604800},
 		{"exponent", `,"duration_seconds":1.2e2`, 120},
-	}
-	for _, c := range accepted {
-		rpRun(t, s, "accepted "+c.name, func(t *testing.T) {
-			job, key := rpFresh(s, f)
-			rpAccepted(t, c.name, s.Report(job, key, "", `{"status":"ok"`+c.field+`}`), "ok")
-			want := map[string]any{"durationSeconds": nil, "startedAt": nil, "completedAt": testserver.TS(completed)}
-			if c.want >= 0 {
-				want["durationSeconds"] = c.want
-				want["startedAt"] = testserver.TS(completed.Add(-time.Duration(c.want) * time.Second))
-			}
-			rpFields(t, "result", rpOnly(s, f.WS, job), want)
-		})
-	}
+	}, func(seconds any) map[string]any {
+		want := map[string]any{"durationSeconds": nil, "startedAt": nil, "completedAt": testserver.TS(completed)}
+		if n, ok := seconds.(int); ok {
+			want["durationSeconds"] = n
+			want["startedAt"] = testserver.TS(completed.Add(-time.Duration(n) * time.Second))
+		}
+		return want
+	})
 	for _, c := range []struct{ name, field string }{
 		{"604800.4 is checked before rounding", `604800.4`},
 		{"604801", `604801`},

@@ -51,6 +51,40 @@ func rsWantLate(t *testing.T, what string, j map[string]any, dueAt time.Time, mi
 	rpFields(t, what+".late", l, map[string]any{"dueAt": testserver.TS(dueAt), "minutes": minutes})
 }
 
+// rsLateSteps are instants after the due time of a job with 30 minutes of
+// grace, in order, with its late.minutes then (-1: late is null) and its
+// status.
+var rsLateSteps = []rsLateStep{
+	{-time.Minute, -1, "healthy"},
+	{-time.Millisecond, -1, "healthy"},
+	{0, -1, "healthy"}, // at the due time exactly: not yet late
+	{time.Millisecond, 0, "healthy"},
+	{time.Minute - time.Millisecond, 0, "healthy"},
+	{time.Minute, 1, "healthy"},
+	{2*time.Minute + 59*time.Second, 2, "healthy"},
+	{29*time.Minute + 59*time.Second + 999*time.Millisecond, 29, "healthy"},
+	{30 * time.Minute, 30, "healthy"}, // due + grace exactly: not yet missing
+	{30*time.Minute + time.Millisecond, 30, "missing"},
+	{30*time.Minute + time.Second, 30, "missing"},
+	{31 * time.Minute, 31, "missing"},
+	{2 * time.Hour, 120, "missing"},
+	{25 * time.Hour, 25 * 60, "missing"},
+}
+
+type rsLateStep struct {
+	at      time.Duration // after due
+	minutes int
+	status  string
+}
+
+// missing is 1 once the job is missing, else 0.
+func (c rsLateStep) missing() int {
+	if c.status == "missing" {
+		return 1
+	}
+	return 0
+}
+
 func TestRESTLateAndMissing(t *testing.T) {
 	s, f := startFixture(t)
 	hourly := map[string]any{"intervalMinutes": 60, "graceMinutes": 30}
@@ -66,24 +100,9 @@ func TestRESTLateAndMissing(t *testing.T) {
 		t.Helper()
 		return rsIDs(rsItems(t, "jobs?status="+status, rsGet(s, key, "/jobs?status="+status)))
 	}
-	for _, c := range []struct {
-		at            time.Duration // after due
-		minutes       int           // -1: not late
-		repStatus     string
-		clientMissing int
-	}{
-		{-time.Minute, -1, "healthy", 0},
-		{0, -1, "healthy", 0}, // at the due time exactly: not yet late
-		{time.Millisecond, 0, "healthy", 0},
-		{time.Minute - time.Millisecond, 0, "healthy", 0},
-		{time.Minute, 1, "healthy", 0},
-		{2*time.Minute + 59*time.Second, 2, "healthy", 0},
-		{30 * time.Minute, 30, "healthy", 0}, // due + grace exactly: not yet missing
-		{30*time.Minute + time.Millisecond, 30, "missing", 1},
-		{31 * time.Minute, 31, "missing", 1},
-		{25 * time.Hour, 25 * 60, "missing", 1},
-	} {
+	for _, c := range rsLateSteps {
 		now := due.Add(c.at)
+		clientMissing := c.missing()
 		s.SetClock(now)
 		what := "at due" + rsFmtDur(c.at)
 		j := rsJobOf(s, key, rep)
@@ -98,27 +117,27 @@ func TestRESTLateAndMissing(t *testing.T) {
 			rsWantLate(t, what+": waiting job", w, due, c.minutes)
 		}
 		rsWantLate(t, what+": paused job", p, time.Time{}, 0)
-		rpFields(t, what+": reporting job", j, map[string]any{"status": c.repStatus, "lastResult": "ok"})
+		rpFields(t, what+": reporting job", j, map[string]any{"status": c.status, "lastResult": "ok"})
 		rpFields(t, what+": waiting job", w, map[string]any{"status": "waiting", "lastResult": "none"})
 		rpFields(t, what+": paused job", p, map[string]any{"status": "paused", "paused": true})
 		rpFields(t, what+": schedule", admObj(t, j, "schedule"), map[string]any{"nextExpectedAt": testserver.TS(due)})
 		// The status filter, client figures and health follow the clock.
 		want := []string{}
-		if c.clientMissing == 1 {
+		if clientMissing == 1 {
 			want = []string{rep}
 		}
 		rsWantIDs(t, what+": /jobs?status=missing", statusList("missing"), want)
-		if c.clientMissing == 0 {
+		if clientMissing == 0 {
 			want = []string{rep}
 		} else {
 			want = []string{}
 		}
 		rsWantIDs(t, what+": /jobs?status=healthy", statusList("healthy"), want)
 		cl := rsData(t, "client", rsGet(s, key, "/clients/"+f.Client))
-		rpFields(t, what+": client", cl, map[string]any{"needsAttention": c.clientMissing == 1})
-		rpFields(t, what+": client.jobs", admObj(t, cl, "jobs"), map[string]any{"missing": c.clientMissing, "healthy": 1 - c.clientMissing})
+		rpFields(t, what+": client", cl, map[string]any{"needsAttention": clientMissing == 1})
+		rpFields(t, what+": client.jobs", admObj(t, cl, "jobs"), map[string]any{"missing": clientMissing, "healthy": 1 - clientMissing})
 		h := rsData(t, "health", rsGet(s, key, "/health"))
-		rpFields(t, what+": health", h, map[string]any{"missing": c.clientMissing, "clientsNeedingAttention": c.clientMissing,
+		rpFields(t, what+": health", h, map[string]any{"missing": clientMissing, "clientsNeedingAttention": clientMissing,
 			"timestamp": testserver.TS(now)})
 	}
 	// A report ends it: healthy, not late, due an hour after receipt.

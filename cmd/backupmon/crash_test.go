@@ -109,11 +109,7 @@ func TestStopCleanUnderLoad(t *testing.T) {
 		}
 		records := 0
 		for _, n := range names {
-			data, err := os.ReadFile(filepath.Join(dir, "wal", n))
-			if err != nil {
-				t.Fatal(err)
-			}
-			ents, valid := parseSegment(data)
+			data, ents, valid := readSegment(t, dir, n)
 			if valid != len(data) {
 				t.Errorf("%s: segment %s damaged at offset %d after a clean stop", label, n, valid)
 			}
@@ -164,11 +160,7 @@ func TestTornTail(t *testing.T) {
 		t.Fatal("no log segment")
 	}
 	seg := names[len(names)-1]
-	data, err := os.ReadFile(filepath.Join(tmpl, "wal", seg))
-	if err != nil {
-		t.Fatal(err)
-	}
-	entries, valid := parseSegment(data)
+	data, entries, valid := readSegment(t, tmpl, seg)
 	if valid != len(data) || len(entries) < 2 {
 		t.Fatalf("segment %s: %d entries, valid up to %d of %d bytes", seg, len(entries), valid, len(data))
 	}
@@ -333,11 +325,7 @@ func TestCorruptMiddle(t *testing.T) {
 		t.Fatalf("want one segment, have %v", names)
 	}
 	seg := names[0]
-	data, err := os.ReadFile(filepath.Join(tmpl, "wal", seg))
-	if err != nil {
-		t.Fatal(err)
-	}
-	entries, valid := parseSegment(data)
+	data, entries, valid := readSegment(t, tmpl, seg)
 	if valid != len(data) || len(entries) < 20 {
 		t.Fatalf("segment %s: %d entries, valid up to %d of %d bytes", seg, len(entries), valid, len(data))
 	}
@@ -530,11 +518,7 @@ func logRecordsFrom(t testing.TB, dataDir string, from uint64) int {
 	names, firsts := effectiveSegments(t, dataDir)
 	n := 0
 	for i, name := range names {
-		data, err := os.ReadFile(filepath.Join(dataDir, "wal", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		ents, _ := parseSegment(data)
+		_, ents, _ := readSegment(t, dataDir, name)
 		for k := range ents {
 			if firsts[i]+uint64(k) >= from {
 				n++

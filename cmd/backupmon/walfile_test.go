@@ -49,6 +49,18 @@ func parseSegment(data []byte) ([]walEntry, int) {
 	return list, off
 }
 
+// readSegment reads the log segment name of dataDir and parses it: its
+// bytes, its entries and the length of its valid prefix.
+func readSegment(t testing.TB, dataDir, name string) ([]byte, []walEntry, int) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dataDir, "wal", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, valid := parseSegment(data)
+	return data, entries, valid
+}
+
 // segmentNames returns the segment files of the log in dir/wal, in LSN
 // order, with their first LSNs.
 func segmentNames(t testing.TB, dataDir string) ([]string, []uint64) {
