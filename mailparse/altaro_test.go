@@ -4,7 +4,7 @@ import "testing"
 
 func TestAltaroCases(t *testing.T) {
 	from := `"Hornetsecurity VM Backup" <vmb@harbourline.example.test>`
-	plain := func(subject, body string) []byte { return testMail(from, subject, "", "text/plain", body) }
+	plain := plainMail(from, "")
 	runVendorCases(t, "altaro", []vendorCase{
 		{name: "status only in the subject",
 			raw:    plain("[Altaro VM Backup] Backup Successful - HL-HV9 (2 VMs)", "Altaro VM Backup\nTotal Transfer Size: 0 B\n"),

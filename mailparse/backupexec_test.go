@@ -3,9 +3,7 @@ package mailparse
 import "testing"
 
 func TestBackupExecCases(t *testing.T) {
-	plain := func(subject, body string) []byte {
-		return testMail(`"Backup Exec" <bex@harbourline.example.test>`, subject, "", "text/plain", body)
-	}
+	plain := plainMail(`"Backup Exec" <bex@harbourline.example.test>`, "")
 	status := func(st string) string {
 		return "(Server: \"HL-BE1\") (Job: \"HL-FS Backup\") HL-FS Backup\nJob Information\nJob name: HL-FS Backup\n" +
 			"Job started: Tuesday, March 3, 2026 at 10:00:00 PM\nJob ended: Tuesday, March 3, 2026 at 10:30:00 PM\n" +

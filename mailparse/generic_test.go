@@ -3,9 +3,7 @@ package mailparse
 import "testing"
 
 func TestGenericCases(t *testing.T) {
-	plain := func(subject, body string) []byte {
-		return testMail("backup@host.example.test", subject, "", "text/plain", body)
-	}
+	plain := plainMail("backup@host.example.test", "")
 	runVendorCases(t, "generic", []vendorCase{
 		{name: "subject Backup OK", raw: plain("Backup OK: etc-tar", "tar: Removing leading `/' from member names\n"),
 			status: OK, job: "etc-tar"},

@@ -4,7 +4,7 @@ import "testing"
 
 func TestMacriumCases(t *testing.T) {
 	from := `"Macrium Reflect" <reflect@harbourline.example.test>`
-	plain := func(subject, body string) []byte { return testMail(from, subject, "", "text/plain", body) }
+	plain := plainMail(from, "")
 	runVendorCases(t, "macrium", []vendorCase{
 		{name: "headline only",
 			raw:    plain("Reflect report", "Macrium Reflect\nFailed :(\nBackup definition: Laptop Image\nLog\nError - Destination drive F: is full\nBackup aborted\n"),

@@ -4,7 +4,7 @@ import "testing"
 
 func TestMSP360Cases(t *testing.T) {
 	from := `"MSP360 Managed Backup" <mbs@harbourline.example.test>`
-	plain := func(subject, body string) []byte { return testMail(from, subject, "", "text/plain", body) }
+	plain := plainMail(from, "")
 	runVendorCases(t, "msp360", []vendorCase{
 		{name: "heading only",
 			raw:    plain("Backup report", "MSP360 Managed Backup\nBackup plan Daily-Files on HL-WS07: Success\nUploaded size: 12 MB\n"),

@@ -5,7 +5,7 @@ import "testing"
 func TestNakivoCases(t *testing.T) {
 	from := `"NAKIVO Backup & Replication" <nbr@lakeshore.example.test>`
 	html := func(subject, body string) []byte { return testMail(from, subject, "", "text/html", body) }
-	plain := func(subject, body string) []byte { return testMail(from, subject, "", "text/plain", body) }
+	plain := plainMail(from, "")
 	runVendorCases(t, "nakivo", []vendorCase{
 		{name: "status only in the subject, plain text",
 			raw: plain(`Job "File-Servers" has completed: Stopped`,

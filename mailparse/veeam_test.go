@@ -3,7 +3,6 @@ package mailparse
 import (
 	"strings"
 	"testing"
-	"time"
 )
 
 // veeamReport is a small Veeam job report in HTML: the heading with the
@@ -20,64 +19,37 @@ const veeamStats = `<tr><td>Success</td><td>0</td><td>Start time</td><td>23:50:0
 	`<tr><td>Error</td><td>1</td><td>Duration</td><td>0:20:30</td></tr>`
 
 func TestVeeamCases(t *testing.T) {
-	date := "Tue, 03 Mar 2026 00:11:00 +0100"
-	mail := func(subject, body string) []byte {
-		return testMail("veeam@acme.example", subject, date, "text/html", body)
-	}
-	runMailCases(t, "veeam", mail, []mailCase{
-		{"retry in heading and subject, across midnight, transferred printed as -",
-			"[Failed] Nightly (Retry 1) (1 VMs) 1 failed",
-			veeamReport("Backup job: Nightly (Retry 1)", "Failed", "Monday, 2 March 2026 23:50:00", veeamStats,
-				`<tr><td>VM1</td><td>Failed</td><td>23:50:10</td><td>00:10:20</td><td>Error: Access is denied.<br>Error: Second problem.</td></tr>`),
-			func(t *testing.T, r Result) {
-				if r.JobName != "Nightly" || r.Status != Failed || r.Summary != "Access is denied." {
-					t.Errorf("got %q %s %q", r.JobName, r.Status, r.Summary)
-				}
-				if r.StartedAt.UTC().Format(time.RFC3339) != "2026-03-02T22:50:00Z" || r.DurationSeconds != 1230 {
-					t.Errorf("start %s, duration %d", r.StartedAt.UTC(), r.DurationSeconds)
-				}
-				if r.SizeBytes != -1 {
-					t.Errorf("size %d, want -1 for a transferred size printed as -", r.SizeBytes)
-				}
-			}},
-		{"custom subject: the heading's result wins",
-			"Backup report for ACME",
-			veeamReport("Backup job: Nightly", "Warning", "Monday, 2 March 2026 23:50:00", veeamStats,
-				`<tr><td>VM1</td><td>Warning</td><td>23:50:10</td><td>00:10:20</td><td>Low free space on the repository.</td></tr>`),
-			func(t *testing.T, r Result) {
-				if r.Status != Warn || r.Summary != "Low free space on the repository." {
-					t.Errorf("got %s %q", r.Status, r.Summary)
-				}
-			}},
-		{"no session line: clocks read on the Date's day",
-			"[Success] Nightly (1 VMs)",
-			strings.Replace(veeamReport("Backup job: Nightly", "Success", "", veeamStats,
-				`<tr><td>VM1</td><td>Success</td><td>23:50:10</td><td>00:10:20</td><td></td></tr>`), `<tr><td colspan="8"></td></tr>`, "", 1),
-			func(t *testing.T, r Result) {
-				if r.Status != OK || r.Summary != "" || r.IntegrityFailed {
-					t.Errorf("got %s %q %v", r.Status, r.Summary, r.IntegrityFailed)
-				}
-				if r.CompletedAt.UTC().Format(time.RFC3339) != "2026-03-02T23:10:30Z" || r.DurationSeconds != 1230 {
-					t.Errorf("end %s, duration %d", r.CompletedAt.UTC(), r.DurationSeconds)
-				}
-			}},
-		{"subject only names the job",
-			"[Warning] File Server Copy (2 objects) 1 warning",
-			"<html><body><p>Warning</p><p>Job finished with warnings.</p></body></html>",
-			func(t *testing.T, r Result) {
-				if r.JobName != "File Server Copy" || r.Status != Warn {
-					t.Errorf("got %q %s", r.JobName, r.Status)
-				}
-			}},
+	runVendorCases(t, "veeam", []vendorCase{
+		{name: "retry in heading and subject, across midnight, transferred printed as -",
+			raw: veeamMail("[Failed] Nightly (Retry 1) (1 VMs) 1 failed",
+				veeamReport("Backup job: Nightly (Retry 1)", "Failed", "Monday, 2 March 2026 23:50:00", veeamStats,
+					`<tr><td>VM1</td><td>Failed</td><td>23:50:10</td><td>00:10:20</td><td>Error: Access is denied.<br>Error: Second problem.</td></tr>`)),
+			status: Failed, job: "Nightly", summary: "Access is denied.",
+			start: "2026-03-02T22:50:00Z", duration: wantSeconds(1230),
+			size: wantBytes(-1)}, // a transferred size printed as -
+		{name: "custom subject: the heading's result wins",
+			raw: veeamMail("Backup report for ACME",
+				veeamReport("Backup job: Nightly", "Warning", "Monday, 2 March 2026 23:50:00", veeamStats,
+					`<tr><td>VM1</td><td>Warning</td><td>23:50:10</td><td>00:10:20</td><td>Low free space on the repository.</td></tr>`)),
+			status: Warn, summary: "Low free space on the repository."},
+		{name: "no session line: clocks read on the Date's day",
+			raw: veeamMail("[Success] Nightly (1 VMs)",
+				strings.Replace(veeamReport("Backup job: Nightly", "Success", "", veeamStats,
+					`<tr><td>VM1</td><td>Success</td><td>23:50:10</td><td>00:10:20</td><td></td></tr>`), `<tr><td colspan="8"></td></tr>`, "", 1)),
+			status: OK, end: "2026-03-02T23:10:30Z", duration: wantSeconds(1230)},
+		{name: "subject only names the job",
+			raw:    veeamMail("[Warning] File Server Copy (2 objects) 1 warning", "<html><body><p>Warning</p><p>Job finished with warnings.</p></body></html>"),
+			status: Warn, job: "File Server Copy"},
 	})
 }
 
+// veeamMail builds a Veeam report mail (HTML) by its subject and body.
+func veeamMail(subject, body string) []byte {
+	return testMail("veeam@acme.example", subject, "Tue, 03 Mar 2026 00:11:00 +0100", "text/html", body)
+}
+
 func TestVeeamUnreadable(t *testing.T) {
-	date := "Tue, 03 Mar 2026 00:11:00 +0100"
-	mail := func(subject, body string) []byte {
-		return testMail("veeam@acme.example", subject, date, "text/html", body)
-	}
-	runUnreadableCases(t, "veeam", mail, []unreadableCase{
+	runUnreadableCases(t, "veeam", veeamMail, []unreadableCase{
 		{"heading without a result", "Nightly report",
 			veeamReport("Backup job: Nightly", "", "Monday, 2 March 2026 23:50:00", veeamStats, "")},
 		{"a running session", "Nightly report",
@@ -91,10 +63,7 @@ func TestVeeamOtherVendorRefused(t *testing.T) {
 }
 
 func TestVeeamIntegrityWords(t *testing.T) {
-	cases := []struct {
-		msg  string
-		want bool
-	}{
+	checkIntegrityWords(t, veeamIntegrityRe, []integrityCase{
 		{"Backup file health check has detected corrupted blocks in restore point 10.03.2026 02:00.", true},
 		{"Storage-level corruption guard: the backup file is corrupted and cannot be repaired.", true},
 		{"Recovery verification failed: the VM did not boot.", true},
@@ -104,12 +73,5 @@ func TestVeeamIntegrityWords(t *testing.T) {
 		{"Certificate verification failed for host vc01.", false},
 		{"Backup file D:\\x.vbk is locked by another process.", false},
 		{"Unable to truncate transaction logs.", false},
-	}
-	for _, c := range cases {
-		t.Run(c.msg, func(t *testing.T) {
-			if got := veeamIntegrityRe.MatchString(c.msg); got != c.want {
-				t.Errorf("integrity(%q) = %v, want %v", c.msg, got, c.want)
-			}
-		})
-	}
+	})
 }
