@@ -72,6 +72,22 @@ func compile(t *testing.T, c *jsonschema.Compiler, pointer string) *jsonschema.S
 	return sch
 }
 
+// passFail fails t for each instance of pass that sch refuses and each of
+// fail that it takes, name saying what sch is.
+func passFail(t *testing.T, sch *jsonschema.Schema, name string, pass, fail []string) {
+	t.Helper()
+	for _, s := range pass {
+		if err := sch.Validate(parse(t, s)); err != nil {
+			t.Errorf("%s: %s must pass: %v", name, s, err)
+		}
+	}
+	for _, s := range fail {
+		if sch.Validate(parse(t, s)) == nil {
+			t.Errorf("%s: %s must fail", name, s)
+		}
+	}
+}
+
 // pointerToken escapes a JSON pointer token.
 func pointerToken(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
@@ -904,17 +920,7 @@ func TestErrorResponsesNarrow(t *testing.T) {
 			[]string{`{"error":"Busy"}`}},
 	}
 	for _, r := range rest {
-		sch := compile(t, c, "/components/responses/"+r.response+"/content/application~1json/schema")
-		for _, s := range r.pass {
-			if err := sch.Validate(parse(t, s)); err != nil {
-				t.Errorf("%s: %s must pass: %v", r.response, s, err)
-			}
-		}
-		for _, s := range r.fail {
-			if sch.Validate(parse(t, s)) == nil {
-				t.Errorf("%s: %s must fail", r.response, s)
-			}
-		}
+		passFail(t, compile(t, c, "/components/responses/"+r.response+"/content/application~1json/schema"), r.response, r.pass, r.fail)
 	}
 }
 
@@ -1167,17 +1173,7 @@ func TestParameterSchemas(t *testing.T) {
 			t.Errorf("parameter %s is missing", tc.param)
 			continue
 		}
-		sch := compile(t, c, "/components/parameters/"+tc.param+"/schema")
-		for _, s := range tc.pass {
-			if err := sch.Validate(parse(t, s)); err != nil {
-				t.Errorf("%s: %s must pass: %v", tc.param, s, err)
-			}
-		}
-		for _, s := range tc.fail {
-			if sch.Validate(parse(t, s)) == nil {
-				t.Errorf("%s: %s must fail", tc.param, s)
-			}
-		}
+		passFail(t, compile(t, c, "/components/parameters/"+tc.param+"/schema"), tc.param, tc.pass, tc.fail)
 	}
 	for name, def := range map[string]float64{"limit": 50, "days": 30} {
 		d := params[name].(map[string]any)["schema"].(map[string]any)["default"]

@@ -194,14 +194,31 @@ func transaction(c *smtp.Client, to []string, raw []byte) (map[string]error, err
 			refused[a] = err
 		}
 	}
+	return refused, sendData(c, raw)
+}
+
+// sendData sends raw as the DATA of c's open transaction and returns the
+// server's answer to its end (or the error before it).
+func sendData(c *smtp.Client, raw []byte) error {
 	w, err := c.Data()
 	if err != nil {
-		return refused, err
+		return err
 	}
 	if _, err := w.Write(raw); err != nil {
-		return refused, err
+		return err
 	}
-	return refused, w.Close()
+	return w.Close()
+}
+
+// rcptAll names each of addrs as a recipient of c's open transaction,
+// failing t on a refusal.
+func rcptAll(t *testing.T, c *smtp.Client, addrs ...string) {
+	t.Helper()
+	for _, a := range addrs {
+		if err := c.Rcpt(a); err != nil {
+			t.Fatalf("RCPT %s: %v", a, err)
+		}
+	}
 }
 
 func (f *fixture) dial() *smtp.Client {
@@ -268,21 +285,12 @@ func TestCapAtData(t *testing.T) {
 	if err := c.Mail("cron@h.example"); err != nil {
 		t.Fatal(err)
 	}
-	for _, a := range []string{other.IngestAddress, full.IngestAddress} {
-		if err := c.Rcpt(a); err != nil {
-			t.Fatalf("RCPT %s: %v", a, err)
-		}
-	}
+	rcptAll(t, c, other.IngestAddress, full.IngestAddress)
 	// Another connection takes the full job's last place meanwhile.
 	if _, err := transaction(f.dial(), []string{full.IngestAddress}, generic("race", "OK", "-")); err != nil {
 		t.Fatal(err)
 	}
-	w, err := c.Data()
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.Write(generic("both", "OK", "-"))
-	if err := w.Close(); code(err) != 452 || !strings.Contains(err.Error(), "4.2.2 Daily ingest cap (100 reports/job) reached") {
+	if err := sendData(c, generic("both", "OK", "-")); code(err) != 452 || !strings.Contains(err.Error(), "4.2.2 Daily ingest cap (100 reports/job) reached") {
 		t.Fatalf("DATA with a recipient at its cap: %v, want 452 4.2.2", err)
 	}
 	if n := len(f.view(other.ID).History); n != 1 {
@@ -511,23 +519,14 @@ func TestMixedRefusalsAnswerTemporary(t *testing.T) {
 	if err := c.Mail("cron@h.example"); err != nil {
 		t.Fatal(err)
 	}
-	for _, a := range []string{other.IngestAddress, gone.IngestAddress, full.IngestAddress} {
-		if err := c.Rcpt(a); err != nil {
-			t.Fatalf("RCPT %s: %v", a, err)
-		}
-	}
+	rcptAll(t, c, other.IngestAddress, gone.IngestAddress, full.IngestAddress)
 	if err := f.eng.DeleteJob(f.ws, gone.ID); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := transaction(f.dial(), []string{full.IngestAddress}, generic("last", "OK", "-")); err != nil {
 		t.Fatal(err)
 	}
-	w, err := c.Data()
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.Write(generic("mixed", "OK", "-"))
-	if err := w.Close(); code(err) != 452 {
+	if err := sendData(c, generic("mixed", "OK", "-")); code(err) != 452 {
 		t.Errorf("DATA with a capped and a deleted recipient: %v, want 452", err)
 	}
 }
