@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"sort"
@@ -133,11 +134,7 @@ func walk(v any, ptr string, fn func(ptr string, v any)) {
 	fn(ptr, v)
 	switch x := v.(type) {
 	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		keys := slices.Sorted(maps.Keys(x))
 		for _, k := range keys {
 			walk(x[k], ptr+"/"+pointerToken(k), fn)
 		}
@@ -811,11 +808,7 @@ func mutations(v any, path []any, out []mutation) []mutation {
 	}
 	switch x := v.(type) {
 	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		keys := slices.Sorted(maps.Keys(x))
 		extra := append(slices.Clone(path), "unexpectedField")
 		out = append(out, at(extra, "extra field at "+here, set(json.Number("1"))))
 		for _, k := range keys {

@@ -197,6 +197,17 @@ func transaction(c *smtp.Client, to []string, raw []byte) (map[string]error, err
 	return refused, sendData(c, raw)
 }
 
+// fill sends n reports ("fill-<i>") to address on c, one transaction each,
+// failing t on a refusal.
+func fill(t *testing.T, c *smtp.Client, address string, n int) {
+	t.Helper()
+	for i := range n {
+		if _, err := transaction(c, []string{address}, generic(fmt.Sprintf("fill-%d", i), "OK", "-")); err != nil {
+			t.Fatalf("fill %d: %v", i, err)
+		}
+	}
+}
+
 // sendData sends raw as the DATA of c's open transaction and returns the
 // server's answer to its end (or the error before it).
 func sendData(c *smtp.Client, raw []byte) error {
@@ -277,11 +288,7 @@ func TestCapAtData(t *testing.T) {
 	f := start(t, nil)
 	full, other := f.job("full", "generic"), f.job("other", "generic")
 	c := f.dial()
-	for i := range 99 {
-		if _, err := transaction(c, []string{full.IngestAddress}, generic(fmt.Sprintf("fill-%d", i), "OK", "-")); err != nil {
-			t.Fatalf("fill %d: %v", i, err)
-		}
-	}
+	fill(t, c, full.IngestAddress, 99)
 	if err := c.Mail("cron@h.example"); err != nil {
 		t.Fatal(err)
 	}
@@ -484,11 +491,7 @@ func TestNoMessageIDRetry(t *testing.T) {
 	f := start(t, nil)
 	full, other := f.job("full", "generic"), f.job("other", "generic")
 	c := f.dial()
-	for i := range 100 {
-		if _, err := transaction(c, []string{full.IngestAddress}, generic(fmt.Sprintf("fill-%d", i), "OK", "-")); err != nil {
-			t.Fatalf("fill %d: %v", i, err)
-		}
-	}
+	fill(t, c, full.IngestAddress, 100)
 	noID := []byte(strings.Replace(string(generic("x", "OK", "-")), "Message-ID: <x@h.example>\r\n", "", 1))
 	refused, err := transaction(c, []string{other.IngestAddress, full.IngestAddress}, noID)
 	if err != nil || code(refused[full.IngestAddress]) != 452 {
@@ -511,11 +514,7 @@ func TestMixedRefusalsAnswerTemporary(t *testing.T) {
 	f := start(t, nil)
 	full, gone, other := f.job("full", "generic"), f.job("gone", "generic"), f.job("other", "generic")
 	c := f.dial()
-	for i := range 99 {
-		if _, err := transaction(c, []string{full.IngestAddress}, generic(fmt.Sprintf("fill-%d", i), "OK", "-")); err != nil {
-			t.Fatal(err)
-		}
-	}
+	fill(t, c, full.IngestAddress, 99)
 	if err := c.Mail("cron@h.example"); err != nil {
 		t.Fatal(err)
 	}
