@@ -324,18 +324,46 @@ func TestMonitorPausedUntilJump(t *testing.T) {
 	monWantAlerts(t, s, "after a restart", f.WS, 1)
 }
 
-// A job paused without an end is resumed by a PATCH: the due time counts
-// from the resume.
-func TestMonitorJobResume(t *testing.T) {
+// monReportThenOff starts a server with an hourly job that reports ok at T
+// and, ten minutes later, is switched off by a PATCH of body to its job or
+// its client (kind "/jobs/" or "/clients/"), whose path it returns.
+func monReportThenOff(t *testing.T, T time.Time, kind string, body map[string]any) (*testserver.Server, testserver.Fixture, string) {
+	t.Helper()
 	s := testserver.Start(t, testserver.Options{})
 	f := s.Fixture(testserver.FixtureOptions{Schedule: monHourly()})
-	key := f.RestKey
-	jobPath := "/workspaces/" + f.WS + "/jobs/" + f.Job
-	T := testserver.T0.Add(4 * time.Minute)
+	path := "/workspaces/" + f.WS + kind + f.Job
+	if kind == "/clients/" {
+		path = "/workspaces/" + f.WS + kind + f.Client
+	}
 	s.SetClock(T)
 	rpSend(s, f.Job, f.ReportKey, "ok")
 	s.SetClock(T.Add(10 * time.Minute))
-	s.MustAdmin(200, "PATCH", jobPath, map[string]any{"paused": true})
+	s.MustAdmin(200, "PATCH", path, body)
+	return s, f, path
+}
+
+// monWantMissingAfter checks the fixture's job around due + its 30 minutes
+// of grace: late with status and lastResult and no alert at due + grace,
+// missing with one missing alert a millisecond later.
+func monWantMissingAfter(t *testing.T, s *testserver.Server, f testserver.Fixture, what string, due time.Time, status, lastResult string) {
+	t.Helper()
+	s.SetClock(due.Add(30 * time.Minute))
+	j := monJob(s, f.RestKey, f.Job)
+	rpFields(t, what+"due + grace", j, map[string]any{"status": status, "lastResult": lastResult})
+	rsWantLate(t, what+"due + grace", j, due, 30)
+	monWantAlerts(t, s, what+"due + grace", f.WS, 0)
+	s.SetClock(due.Add(30*time.Minute + time.Millisecond))
+	rpFields(t, what+"past due + grace", monJob(s, f.RestKey, f.Job), map[string]any{"status": "missing", "lastResult": lastResult})
+	list := monWantAlerts(t, s, what+"past due + grace", f.WS, 1)
+	monWantAlert(t, "alert", list[0], monMissingAlert(list[0]["id"].(string), f.Client, f.Job, "Nightly backup", due, 30))
+}
+
+// A job paused without an end is resumed by a PATCH: the due time counts
+// from the resume.
+func TestMonitorJobResume(t *testing.T) {
+	T := testserver.T0.Add(4 * time.Minute)
+	s, f, jobPath := monReportThenOff(t, T, "/jobs/", map[string]any{"paused": true})
+	key := f.RestKey
 	s.SetClock(T.Add(7 * time.Hour))
 	j := monJob(s, key, f.Job)
 	rpFields(t, "paused", j, map[string]any{"status": "paused", "paused": true, "pausedUntil": nil, "late": nil})
@@ -346,12 +374,7 @@ func TestMonitorJobResume(t *testing.T) {
 	due := R.Add(time.Hour)
 	rpFields(t, "PATCH answer", r.Data(), map[string]any{"status": "healthy", "paused": false, "late": nil})
 	rpFields(t, "PATCH answer", admObj(t, r.Data(), "schedule"), map[string]any{"nextExpectedAt": testserver.TS(due)})
-	s.SetClock(due.Add(30 * time.Minute))
-	rsWantLate(t, "due + grace", monJob(s, key, f.Job), due, 30)
-	monWantAlerts(t, s, "due + grace", f.WS, 0)
-	s.SetClock(due.Add(30*time.Minute + time.Millisecond))
-	list := monWantAlerts(t, s, "past due + grace", f.WS, 1)
-	monWantAlert(t, "alert", list[0], monMissingAlert(list[0]["id"].(string), f.Client, f.Job, "Nightly backup", due, 30))
+	monWantMissingAfter(t, s, f, "", due, "healthy", "ok")
 }
 
 // A paused or archived client keeps its jobs from turning missing: no
@@ -360,15 +383,9 @@ func TestMonitorJobResume(t *testing.T) {
 func TestMonitorClientPause(t *testing.T) {
 	for _, status := range []string{"paused", "archived"} {
 		t.Run(status, func(t *testing.T) {
-			s := testserver.Start(t, testserver.Options{})
-			f := s.Fixture(testserver.FixtureOptions{Schedule: monHourly()})
-			key := f.RestKey
-			clientPath := "/workspaces/" + f.WS + "/clients/" + f.Client
 			T := testserver.T0.Add(2 * time.Minute)
-			s.SetClock(T)
-			rpSend(s, f.Job, f.ReportKey, "ok")
-			s.SetClock(T.Add(10 * time.Minute))
-			s.MustAdmin(200, "PATCH", clientPath, map[string]any{"status": status})
+			s, f, clientPath := monReportThenOff(t, T, "/clients/", map[string]any{"status": status})
+			key := f.RestKey
 
 			s.SetClock(T.Add(3 * time.Hour))
 			j := monJob(s, key, f.Job)
@@ -395,15 +412,7 @@ func TestMonitorClientPause(t *testing.T) {
 			rpFields(t, "resumed", j, map[string]any{"status": "failed", "paused": false, "lastResult": "failed"})
 			rpFields(t, "resumed", admObj(t, j, "schedule"), map[string]any{"nextExpectedAt": testserver.TS(due)})
 			rsWantLate(t, "resumed", j, time.Time{}, 0)
-			s.SetClock(due.Add(30 * time.Minute))
-			j = monJob(s, key, f.Job)
-			rpFields(t, "resumed, due + grace", j, map[string]any{"status": "failed"})
-			rsWantLate(t, "resumed, due + grace", j, due, 30)
-			monWantAlerts(t, s, "resumed, due + grace", f.WS, 0)
-			s.SetClock(due.Add(30*time.Minute + time.Millisecond))
-			rpFields(t, "resumed, past due + grace", monJob(s, key, f.Job), map[string]any{"status": "missing", "lastResult": "failed"})
-			list := monWantAlerts(t, s, "resumed, past due + grace", f.WS, 1)
-			monWantAlert(t, "alert", list[0], monMissingAlert(list[0]["id"].(string), f.Client, f.Job, "Nightly backup", due, 30))
+			monWantMissingAfter(t, s, f, "resumed, ", due, "failed", "failed")
 		})
 	}
 }

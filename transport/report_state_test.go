@@ -196,6 +196,20 @@ func rpJSONOf(t testing.TB, v any) string {
 	return string(admJSON(t, v))
 }
 
+// rpClientWithJobs makes a client of ws named name with a daily job for
+// each of jobs, then moves the clock a minute on; it returns the client and
+// the jobs.
+func rpClientWithJobs(s *testserver.Server, ws, name string, jobs ...string) (string, []string) {
+	s.T.Helper()
+	client := rpNewClient(s, ws, name)
+	ids := make([]string, len(jobs))
+	for i, j := range jobs {
+		ids[i] = s.NewJob(ws, client, j, rpDaily())
+	}
+	s.Advance(time.Minute)
+	return client, ids
+}
+
 // Paused job, paused client, archived client (api.md 3.1, decisions.md 3):
 // the report is stored and updates the job, but no alert is opened or
 // raised; an ok still resolves an unresolved alert.
@@ -203,10 +217,8 @@ func TestReportMonitoringOff(t *testing.T) {
 	s, f := startFixture(t)
 	for _, how := range []string{"paused job", "paused client", "archived client"} {
 		rpRun(t, s, how, func(t *testing.T) {
-			client := rpNewClient(s, f.WS, "Client "+how)
-			quiet := s.NewJob(f.WS, client, "Quiet", rpDaily())
-			alerted := s.NewJob(f.WS, client, "Alerted", rpDaily())
-			s.Advance(time.Minute)
+			client, jobs := rpClientWithJobs(s, f.WS, "Client "+how, "Quiet", "Alerted")
+			quiet, alerted := jobs[0], jobs[1]
 			alertID := rpSend(s, alerted, f.ReportKey, "warn")
 			alertBefore := rpAlert(s, f.WS, alertID)
 			alertsBefore := len(rpAlerts(s, f.WS))
@@ -544,10 +556,8 @@ func TestReportSameMillisecondAsPause(t *testing.T) {
 	s, f := startFixture(t)
 	for _, how := range []string{"paused job", "paused client", "archived client"} {
 		rpRun(t, s, how, func(t *testing.T) {
-			client := rpNewClient(s, f.WS, "Same ms "+how)
-			after := s.NewJob(f.WS, client, "Report after the pause", rpDaily())
-			before := s.NewJob(f.WS, client, "Report before the pause", rpDaily())
-			s.Advance(time.Minute)
+			client, jobs := rpClientWithJobs(s, f.WS, "Same ms "+how, "Report after the pause", "Report before the pause")
+			after, before := jobs[0], jobs[1]
 			off := func(jobs ...string) {
 				switch how {
 				case "paused job":

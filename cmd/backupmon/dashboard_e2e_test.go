@@ -345,6 +345,16 @@ func (b *dashTab) session() *network.Cookie {
 // ---------------------------------------------------------------------------
 // The flows
 
+// loginNew makes a workspace named after slug with jobs and logs in as
+// its user of role; it returns both.
+func (b *dashTab) loginNew(slug string, jobs []dashJob, role string) (*dashWS, dashUser) {
+	b.t.Helper()
+	w := b.s.workspace(b.t, slug, jobs)
+	u := w.users[role]
+	b.login(u)
+	return w, u
+}
+
 // dashE2ELogin: the login form, a wrong password, and the session cookie.
 func dashE2ELogin(b *dashTab) {
 	t, s := b.t, b.s
@@ -422,9 +432,7 @@ func dashE2ELogin(b *dashTab) {
 // another, snooze it 4 hours; the REST API and the activity log agree.
 func dashE2ETriage(b *dashTab) {
 	t, s := b.t, b.s
-	w := s.workspace(t, "b-triage", dashJobs)
-	u := w.users["member"]
-	b.login(u)
+	w, u := b.loginNew("b-triage", dashJobs, "member")
 	now := s.now
 	a1, a2, a3 := w.alerts["Exchange nightly"], w.alerts["SQL backup"], w.alerts["NAS sync"]
 
@@ -492,9 +500,7 @@ func dashE2ETriage(b *dashTab) {
 // find it in the list, revoke it.
 func dashE2EKeys(b *dashTab) {
 	t, s := b.t, b.s
-	w := s.workspace(t, "b-keys", dashJobs[:2])
-	u := w.users["admin"]
-	b.login(u)
+	w, u := b.loginNew("b-keys", dashJobs[:2], "admin")
 	b.open("/settings/keys")
 	name := "PSA sync"
 	b.typeIn(`#key-name`, name)
@@ -505,21 +511,7 @@ func dashE2EKeys(b *dashTab) {
 	b.click(`#key-form button.primary`)
 	b.waitFor("the new key", `document.querySelector('output.secret')`)
 	secret := strings.TrimSpace(dashEval[string](b, `document.querySelector('output.secret').textContent`))
-	if !testserver.SecretRe.MatchString(secret) {
-		t.Fatalf("output.secret reads %q, want svc_live_ and 48 hex characters", secret)
-	}
-	if code, body := s.rest(t, secret, "/jobs"); code != 200 {
-		t.Errorf("GET /api/v1/jobs with the new key: %d %s, want 200", code, body)
-	}
-	if code, body := s.rest(t, secret, "/clients"); code != 403 || dashErrorCode(body) != "INSUFFICIENT_SCOPE" {
-		t.Errorf("GET /api/v1/clients with the new key: %d %s, want 403 INSUFFICIENT_SCOPE", code, body)
-	}
-	var kid string
-	for _, k := range s.adminKeys(t, w) {
-		if k.Name == name {
-			kid = k.ID
-		}
-	}
+	kid := s.checkNewKey(t, w, name, secret).ID
 	row := `tr[data-row="` + kid + `"]`
 	if kid == "" || b.count(row) != 1 {
 		t.Fatalf("the key %q is not in the list\n%s", name, b.snapshot())
@@ -553,8 +545,7 @@ func dashE2EKeys(b *dashTab) {
 // says why, with JavaScript on as without.
 func dashE2EKeyFormError(b *dashTab) {
 	t, s := b.t, b.s
-	w := s.workspace(t, "b-keyerr", nil)
-	b.login(w.users["owner"])
+	w, _ := b.loginNew("b-keyerr", nil, "owner")
 	b.open("/settings/keys")
 	b.typeIn(`#key-name`, "no areas")
 	b.click(`#key-form button.primary`)
@@ -576,8 +567,7 @@ func dashE2EKeyFormError(b *dashTab) {
 // the viewer's session is refused and changes nothing.
 func dashE2EViewer(b *dashTab) {
 	t, s := b.t, b.s
-	w := s.workspace(t, "b-viewer", dashJobs)
-	b.login(w.users["viewer"])
+	w, _ := b.loginNew("b-viewer", dashJobs, "viewer")
 	jid := w.jobs["Exchange nightly"]
 	keys := s.adminKeys(t, w)
 
@@ -634,9 +624,7 @@ func dashE2EViewer(b *dashTab) {
 // the owner's session and another Origin.
 func dashE2ECrossSite(b *dashTab) {
 	t, s := b.t, b.s
-	w := s.workspace(t, "b-cross", dashJobs[:2])
-	owner := w.users["owner"]
-	b.login(owner)
+	w, owner := b.loginNew("b-cross", dashJobs[:2], "owner")
 	aid := w.alerts["Exchange nightly"]
 
 	evil := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
@@ -822,10 +810,9 @@ func (b *dashTab) screenshot(dir, name string) int {
 // dashE2EScreens: the queue in the light theme, in the dark theme after a
 // click on the theme toggle, and on a phone; screenshots of each.
 func dashE2EScreens(b *dashTab) {
-	t, s := b.t, b.s
+	t := b.t
 	dir := dashArtifacts(t)
-	w := s.workspace(t, "b-screens", dashJobs)
-	b.login(w.users["owner"])
+	b.loginNew("b-screens", dashJobs, "owner")
 	b.do("prefer the light scheme", chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
 		_, err := chromedp.Call(ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "light"}}})
 		return err
@@ -882,9 +869,7 @@ func dashE2EScreens(b *dashTab) {
 // key.
 func dashE2ENoJS(b *dashTab) {
 	t, s := b.t, b.s
-	w := s.workspace(t, "b-nojs", dashJobs)
-	u := w.users["owner"]
-	b.login(u)
+	w, u := b.loginNew("b-nojs", dashJobs, "owner")
 	aid, jid := w.alerts["SQL backup"], w.jobs["NAS sync"]
 
 	b.click(`input[name=alert][value="` + aid + `"]`)
@@ -945,8 +930,7 @@ func dashE2ENoJS(b *dashTab) {
 // acknowledges the ticked alerts, ? opens the shortcuts.
 func dashE2EKeyboard(b *dashTab) {
 	t, s := b.t, b.s
-	w := s.workspace(t, "b-keys-kb", dashJobs)
-	b.login(w.users["member"])
+	w, _ := b.loginNew("b-keys-kb", dashJobs, "member")
 	if n := b.count(`[data-row]`); n != 4 {
 		t.Fatalf("the queue has %d rows, want 4", n)
 	}

@@ -461,6 +461,32 @@ func (s *dashServer) adminKeys(t testing.TB, w *dashWS) []dashKey {
 	return list
 }
 
+// checkNewKey checks a REST key named name that the dashboard made with
+// the scopes jobs:read and alerts:read: the shape of its secret, that it
+// reads /jobs and /alerts but not /clients (403 INSUFFICIENT_SCOPE). It
+// returns the key as the admin API lists it.
+func (s *dashServer) checkNewKey(t testing.TB, w *dashWS, name, secret string) dashKey {
+	t.Helper()
+	if !testserver.SecretRe.MatchString(secret) {
+		t.Fatalf("the new key %q is not svc_live_ and 48 hex characters", secret)
+	}
+	for _, p := range []string{"/jobs", "/alerts"} {
+		if code, body := s.rest(t, secret, p); code != 200 {
+			t.Errorf("GET /api/v1%s with the new key: %d %s, want 200", p, code, body)
+		}
+	}
+	if code, body := s.rest(t, secret, "/clients"); code != 403 || dashErrorCode(body) != "INSUFFICIENT_SCOPE" {
+		t.Errorf("GET /api/v1/clients with the new key: %d %s, want 403 INSUFFICIENT_SCOPE", code, body)
+	}
+	var key dashKey
+	for _, k := range s.adminKeys(t, w) {
+		if k.Name == name {
+			key = k
+		}
+	}
+	return key
+}
+
 // dashState is what the admin API shows of a workspace, to check that a
 // refused request changed nothing.
 func (s *dashServer) state(t testing.TB, w *dashWS) string {
@@ -1330,24 +1356,7 @@ func dashHTTPKeys(t *testing.T, s *dashServer) {
 		t.Fatalf("create a key: %s, want 200 with output.secret", r)
 	}
 	secret := dashText(outs[0])
-	if !testserver.SecretRe.MatchString(secret) {
-		t.Fatalf("the new key %q is not svc_live_ and 48 hex characters", secret)
-	}
-	if code, body := s.rest(t, secret, "/jobs"); code != 200 {
-		t.Errorf("GET /api/v1/jobs with the new key: %d %s", code, body)
-	}
-	if code, body := s.rest(t, secret, "/alerts"); code != 200 {
-		t.Errorf("GET /api/v1/alerts with the new key: %d %s", code, body)
-	}
-	if code, body := s.rest(t, secret, "/clients"); code != 403 || dashErrorCode(body) != "INSUFFICIENT_SCOPE" {
-		t.Errorf("GET /api/v1/clients with the new key: %d %s, want 403 INSUFFICIENT_SCOPE", code, body)
-	}
-	var key dashKey
-	for _, k := range s.adminKeys(t, w) {
-		if k.Name == name {
-			key = k
-		}
-	}
+	key := s.checkNewKey(t, w, name, secret)
 	slices.Sort(key.Scopes)
 	if key.Prefix != secret[:16] || key.Type != "rest" || key.ExpiresAt != nil || !slices.Equal(key.Scopes, []string{"alerts:read", "jobs:read", "workspace:read"}) {
 		t.Errorf("the key as the admin API shows it: %+v", key)

@@ -79,6 +79,16 @@ func (s *dashServer) mcpNewKey(t testing.TB, w *dashWS, name, access string) mcp
 	return mcpKey{id: out.ID, secret: out.Key, prefix: out.Prefix}
 }
 
+// mcpSession makes a workspace named after slug with jobs and an
+// assistant key of it (name, access), and connects to the assistant server
+// with the key.
+func (s *dashServer) mcpSession(t testing.TB, slug string, jobs []dashJob, name, access string) (*dashWS, mcpKey, *mcp.ClientSession) {
+	t.Helper()
+	w := s.workspace(t, slug, jobs)
+	k := s.mcpNewKey(t, w, name, access)
+	return w, k, mcpConnect(t, s.c.PublicURL, k.secret)
+}
+
 func mcpCtx(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), mcpCallTimeout)
 	t.Cleanup(cancel)
@@ -514,9 +524,7 @@ func mcpSorted(ids ...string) []string {
 // mcpTriageTest: acknowledge and snooze through the assistant server; the
 // REST API, the dashboard and the activity log show it.
 func mcpTriageTest(t *testing.T, s *dashServer) {
-	w := s.workspace(t, "mcptriage", dashJobs)
-	k := s.mcpNewKey(t, w, "triage assistant", "read-write")
-	cs := mcpConnect(t, s.c.PublicURL, k.secret)
+	w, k, cs := s.mcpSession(t, "mcptriage", dashJobs, "triage assistant", "read-write")
 	a1, a2, a3, a4 := w.alerts["Exchange nightly"], w.alerts["File server"], w.alerts["SQL backup"], w.alerts["NAS sync"]
 	actor := "assistant:" + k.prefix
 
@@ -679,9 +687,7 @@ func mcpTriageTest(t *testing.T, s *dashServer) {
 // zone, an RFC 3339 time) and resume_job, checked in the admin API, the
 // REST API and the activity log.
 func mcpResolvePause(t *testing.T, s *dashServer) {
-	w := s.workspace(t, "mcppause", dashJobs[:2])
-	k := s.mcpNewKey(t, w, "pause assistant", "read-write")
-	cs := mcpConnect(t, s.c.PublicURL, k.secret)
+	w, k, cs := s.mcpSession(t, "mcppause", dashJobs[:2], "pause assistant", "read-write")
 	actor := "assistant:" + k.prefix
 	aid, jid := w.alerts["Exchange nightly"], w.jobs["File server"]
 	now := s.advance(t, 0)
@@ -794,9 +800,7 @@ func mcpResolvePause(t *testing.T, s *dashServer) {
 // mcpReadOnly: a read-only key has no write tools; calling one is an
 // unknown tool and changes nothing.
 func mcpReadOnly(t *testing.T, s *dashServer) {
-	w := s.workspace(t, "mcpro", dashJobs[:2])
-	k := s.mcpNewKey(t, w, "read only", "read-only")
-	cs := mcpConnect(t, s.c.PublicURL, k.secret)
+	w, k, cs := s.mcpSession(t, "mcpro", dashJobs[:2], "read only", "read-only")
 	aid, jid := w.alerts["Exchange nightly"], w.jobs["Exchange nightly"]
 	before := s.state(t, w)
 	for _, tc := range []struct {
@@ -987,9 +991,7 @@ type mcpRPCBody struct {
 // mcpMalformed: bodies that are not JSON-RPC, unknown tools, and arguments
 // outside the schema are answered as errors, and the server goes on.
 func mcpMalformed(t *testing.T, s *dashServer) {
-	w := s.workspace(t, "mcpbad", dashJobs[:1])
-	k := s.mcpNewKey(t, w, "malformed", "read-write")
-	cs := mcpConnect(t, s.c.PublicURL, k.secret)
+	w, k, cs := s.mcpSession(t, "mcpbad", dashJobs[:1], "malformed", "read-write")
 	auth := "Bearer " + k.secret
 	aid, jid := w.alerts["Exchange nightly"], w.jobs["Exchange nightly"]
 	before := s.state(t, w)
@@ -1127,9 +1129,7 @@ func mcpPaging(t *testing.T, s *dashServer) {
 		}
 		jobs = append(jobs, dashJob{fmt.Sprintf("Paged job %02d", i), "veeam", i % 2, report})
 	}
-	w := s.workspace(t, "mcppage", jobs)
-	k := s.mcpNewKey(t, w, "pager", "")
-	cs := mcpConnect(t, s.c.PublicURL, k.secret)
+	w, _, cs := s.mcpSession(t, "mcppage", jobs, "pager", "")
 
 	for _, limit := range []int{0, 1, 7, 50, 54, 55, 200} { // 0: none given, the default 50
 		per := limit
@@ -1496,9 +1496,7 @@ func mcpLinksTest(t *testing.T, s *dashServer) {
 // the address the request was sent to.
 func mcpPublicURLTest(t *testing.T) {
 	s := &dashServer{c: testserver.StartChild(t, "public-url server", t.TempDir(), "--public-url", mcpPublicURL)}
-	w := s.workspace(t, "mcppublic", dashJobs)
-	k := s.mcpNewKey(t, w, "public", "read-write")
-	cs := mcpConnect(t, s.c.PublicURL, k.secret)
+	w, _, cs := s.mcpSession(t, "mcppublic", dashJobs, "public", "read-write")
 	mcpCheckLinks(t, cs, w, mcpPublicURL)
 	raw := mcpOK(t, cs, "acknowledge_alerts", map[string]any{"alertIds": []string{w.alerts["SQL backup"]}}, nil)
 	for path, l := range mcpLinks(t, raw) {
