@@ -4,10 +4,11 @@ package transport_test
 // resolve; the alert list and the activity they write (decisions.md 2, 4.6).
 
 import (
-	"backupmon/internal/testserver"
 	"bytes"
 	"testing"
 	"time"
+
+	"backupmon/internal/testserver"
 )
 
 func TestAdminAlertActions(t *testing.T) {

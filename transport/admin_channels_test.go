@@ -6,11 +6,12 @@ package transport_test
 // 404s, the caps, and what deleting a channel takes with it.
 
 import (
-	"backupmon/internal/testserver"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"backupmon/internal/testserver"
 )
 
 var chSecretRe = testserver.WebhookSecretRe

@@ -6,10 +6,11 @@ package transport_test
 // crash would leave it).
 
 import (
-	"backupmon/internal/testserver"
 	"regexp"
 	"testing"
 	"time"
+
+	"backupmon/internal/testserver"
 )
 
 var admLastUsedRe = regexp.MustCompile(`"lastUsedAt":("[^"]*"|null)`)

@@ -3,11 +3,12 @@ package transport_test
 // 401, 404 and 409 of the admin API (decisions.md 2).
 
 import (
-	"backupmon/internal/testserver"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"backupmon/internal/testserver"
 )
 
 // admRoute is one admin endpoint with a body that would be accepted.

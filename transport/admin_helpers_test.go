@@ -5,7 +5,6 @@ package transport_test
 // collide with them.
 
 import (
-	"backupmon/internal/testserver"
 	"encoding/json"
 	"maps"
 	"regexp"
@@ -13,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"backupmon/internal/testserver"
 )
 
 // admIn formats t as an input timestamp (RFC 3339 with milliseconds).

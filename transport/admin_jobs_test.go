@@ -5,10 +5,11 @@ package transport_test
 // (decisions.md 2, 3, 4.4).
 
 import (
-	"backupmon/internal/testserver"
 	"bytes"
 	"testing"
 	"time"
+
+	"backupmon/internal/testserver"
 )
 
 // admJobWant checks selected members of a job.

@@ -3,7 +3,6 @@ package transport_test
 // API keys and the activity log through the admin API (decisions.md 2).
 
 import (
-	"backupmon/internal/testserver"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -14,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"backupmon/internal/testserver"
 )
 
 func admSorted(list []string) []string {

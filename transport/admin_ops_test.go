@@ -4,7 +4,6 @@ package transport_test
 // (decisions.md 1, 2, 8).
 
 import (
-	"backupmon/internal/testserver"
 	"bufio"
 	"bytes"
 	"context"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"backupmon/engine"
+	"backupmon/internal/testserver"
 	"backupmon/transport"
 	"backupmon/wal"
 )

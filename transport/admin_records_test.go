@@ -4,7 +4,6 @@ package transport_test
 // api.md 2.5).
 
 import (
-	"backupmon/internal/testserver"
 	"bytes"
 	"fmt"
 	"regexp"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"backupmon/internal/testserver"
 )
 
 var admUUIDRe = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)

@@ -1,9 +1,9 @@
 package transport_test
 
 import (
-	"backupmon/internal/testserver"
 	"testing"
 
+	"backupmon/internal/testserver"
 	"backupmon/password"
 )
 

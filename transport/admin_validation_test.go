@@ -5,11 +5,12 @@ package transport_test
 // nothing.
 
 import (
-	"backupmon/internal/testserver"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"backupmon/internal/testserver"
 )
 
 // admBad is one refused body: raw JSON (a string) or a value to marshal.

@@ -24,7 +24,6 @@ package transport_test
 // the assistant server); docs/decisions.md does not say so yet.
 
 import (
-	"backupmon/internal/testserver"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -33,6 +32,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"backupmon/internal/testserver"
 )
 
 // ---------------------------------------------------------------------------

@@ -1,7 +1,6 @@
 package transport_test
 
 import (
-	"backupmon/internal/testserver"
 	"bufio"
 	"crypto/tls"
 	"io"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"backupmon/engine"
+	"backupmon/internal/testserver"
 	"backupmon/transport"
 	"backupmon/transport/connlimit"
 )

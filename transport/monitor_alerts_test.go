@@ -8,11 +8,12 @@ package transport_test
 // helper of this file and monitor_schedule_test.go starts with "mon".
 
 import (
-	"backupmon/internal/testserver"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"backupmon/internal/testserver"
 )
 
 // monHourly is a job due an hour after each report, missing 30 minutes

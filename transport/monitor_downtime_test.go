@@ -1,9 +1,10 @@
 package transport_test
 
 import (
-	"backupmon/internal/testserver"
 	"testing"
 	"time"
+
+	"backupmon/internal/testserver"
 )
 
 // TestMonitorDeadlinePassedDuringDowntime: a job's due time plus grace

@@ -8,9 +8,10 @@ package transport_test
 // from the resume. Helpers are in monitor_alerts_test.go.
 
 import (
-	"backupmon/internal/testserver"
 	"testing"
 	"time"
+
+	"backupmon/internal/testserver"
 )
 
 // monSchedCase is one job's schedule in a time zone: reported at report

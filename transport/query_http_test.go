@@ -4,11 +4,12 @@ package transport_test
 // through the real HTTP surface.
 
 import (
-	"backupmon/internal/testserver"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
+
+	"backupmon/internal/testserver"
 )
 
 // restGet sends a REST API GET with key.

@@ -4,10 +4,11 @@ package transport_test
 // 4.5), through the real HTTP surface, read back through the admin job view.
 
 import (
-	"backupmon/internal/testserver"
 	"strings"
 	"testing"
 	"time"
+
+	"backupmon/internal/testserver"
 )
 
 // rpFresh gives a subtest its own job (never reported, so never superseded)

@@ -5,7 +5,6 @@ package transport_test
 // history, alerts, and idempotency keys, which then answer duplicate.
 
 import (
-	"backupmon/internal/testserver"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"backupmon/internal/testserver"
 	"backupmon/vfs"
 )
 

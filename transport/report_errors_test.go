@@ -6,10 +6,11 @@ package transport_test
 // 503) → daily cap (429) → record.
 
 import (
-	"backupmon/internal/testserver"
 	"strings"
 	"testing"
 	"time"
+
+	"backupmon/internal/testserver"
 )
 
 // rpPostRaw posts to the report path of job with exactly these headers.

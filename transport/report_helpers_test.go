@@ -5,7 +5,6 @@ package transport_test
 // with them.
 
 import (
-	"backupmon/internal/testserver"
 	"bytes"
 	"fmt"
 	"regexp"
@@ -13,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"backupmon/internal/testserver"
 )
 
 // rpJSONType is the Content-Type of every JSON answer (decisions.md 3).

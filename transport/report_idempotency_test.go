@@ -4,13 +4,14 @@ package transport_test
 // means absent, 255 characters).
 
 import (
-	"backupmon/internal/testserver"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"backupmon/internal/testserver"
 )
 
 func TestReportIdempotency(t *testing.T) {

@@ -4,10 +4,11 @@ package transport_test
 // reports per job in a trailing 24 hours.
 
 import (
-	"backupmon/internal/testserver"
 	"strconv"
 	"testing"
 	"time"
+
+	"backupmon/internal/testserver"
 )
 
 // rpRepeat sends n reports and requires each to answer want.

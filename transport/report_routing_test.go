@@ -6,9 +6,10 @@ package transport_test
 // REST error shape for both, X-Request-Id on every answer.
 
 import (
-	"backupmon/internal/testserver"
 	"strings"
 	"testing"
+
+	"backupmon/internal/testserver"
 )
 
 // rpWantREST checks a REST-shaped error: status, code, the exact member

@@ -4,9 +4,10 @@ package transport_test
 // 4.4-4.6), read back through the admin API.
 
 import (
-	"backupmon/internal/testserver"
 	"testing"
 	"time"
+
+	"backupmon/internal/testserver"
 )
 
 // rpNow reads the development clock the harness gave the server.
@@ -210,12 +211,33 @@ func rpClientWithJobs(s *testserver.Server, ws, name string, jobs ...string) (st
 	return client, ids
 }
 
+// rpOffWays are the ways to switch a job's monitoring off.
+var rpOffWays = []string{"paused job", "paused client", "archived client"}
+
+// rpSwitchOff switches monitoring off the way how says: it pauses each of
+// jobs, or pauses or archives client.
+func rpSwitchOff(s *testserver.Server, ws, how, client string, jobs ...string) {
+	s.T.Helper()
+	switch how {
+	case "paused job":
+		for _, j := range jobs {
+			s.MustAdmin(200, "PATCH", "/workspaces/"+ws+"/jobs/"+j, map[string]any{"paused": true})
+		}
+	case "paused client":
+		s.MustAdmin(200, "PATCH", "/workspaces/"+ws+"/clients/"+client, map[string]any{"status": "paused"})
+	case "archived client":
+		s.MustAdmin(200, "PATCH", "/workspaces/"+ws+"/clients/"+client, map[string]any{"status": "archived"})
+	default:
+		s.T.Fatalf("no way to switch monitoring off called %q", how)
+	}
+}
+
 // Paused job, paused client, archived client (api.md 3.1, decisions.md 3):
 // the report is stored and updates the job, but no alert is opened or
 // raised; an ok still resolves an unresolved alert.
 func TestReportMonitoringOff(t *testing.T) {
 	s, f := startFixture(t)
-	for _, how := range []string{"paused job", "paused client", "archived client"} {
+	for _, how := range rpOffWays {
 		rpRun(t, s, how, func(t *testing.T) {
 			client, jobs := rpClientWithJobs(s, f.WS, "Client "+how, "Quiet", "Alerted")
 			quiet, alerted := jobs[0], jobs[1]
@@ -223,16 +245,7 @@ func TestReportMonitoringOff(t *testing.T) {
 			alertBefore := rpAlert(s, f.WS, alertID)
 			alertsBefore := len(rpAlerts(s, f.WS))
 
-			switch how {
-			case "paused job":
-				for _, j := range []string{quiet, alerted} {
-					s.MustAdmin(200, "PATCH", "/workspaces/"+f.WS+"/jobs/"+j, map[string]any{"paused": true})
-				}
-			case "paused client":
-				s.MustAdmin(200, "PATCH", "/workspaces/"+f.WS+"/clients/"+client, map[string]any{"status": "paused"})
-			case "archived client":
-				s.MustAdmin(200, "PATCH", "/workspaces/"+f.WS+"/clients/"+client, map[string]any{"status": "archived"})
-			}
+			rpSwitchOff(s, f.WS, how, client, quiet, alerted)
 			rpFields(t, "quiet job, off", rpJob(s, f.WS, quiet), map[string]any{"status": "paused", "paused": true})
 
 			// failed on a job without an alert: stored, status updated,
@@ -554,22 +567,11 @@ func TestReportSLA(t *testing.T) {
 // and a restart from a snapshot.
 func TestReportSameMillisecondAsPause(t *testing.T) {
 	s, f := startFixture(t)
-	for _, how := range []string{"paused job", "paused client", "archived client"} {
+	for _, how := range rpOffWays {
 		rpRun(t, s, how, func(t *testing.T) {
 			client, jobs := rpClientWithJobs(s, f.WS, "Same ms "+how, "Report after the pause", "Report before the pause")
 			after, before := jobs[0], jobs[1]
-			off := func(jobs ...string) {
-				switch how {
-				case "paused job":
-					for _, j := range jobs {
-						s.MustAdmin(200, "PATCH", "/workspaces/"+f.WS+"/jobs/"+j, map[string]any{"paused": true})
-					}
-				case "paused client":
-					s.MustAdmin(200, "PATCH", "/workspaces/"+f.WS+"/clients/"+client, map[string]any{"status": "paused"})
-				case "archived client":
-					s.MustAdmin(200, "PATCH", "/workspaces/"+f.WS+"/clients/"+client, map[string]any{"status": "archived"})
-				}
-			}
+			off := func(jobs ...string) { rpSwitchOff(s, f.WS, how, client, jobs...) }
 			// The report, then the pause, in one millisecond.
 			rpSend(s, before, f.ReportKey, "failed")
 			now := rpNow(s)

@@ -7,12 +7,13 @@ package transport_test
 // activity log; lastUsedAt.
 
 import (
-	"backupmon/internal/testserver"
 	"crypto/rand"
 	"encoding/hex"
 	"strings"
 	"testing"
 	"time"
+
+	"backupmon/internal/testserver"
 )
 
 // rsPaths returns the nine REST paths with real ids, and the scope each

@@ -1,11 +1,12 @@
 package transport_test
 
 import (
-	"backupmon/internal/testserver"
 	"fmt"
 	"strings"
 	"sync"
 	"testing"
+
+	"backupmon/internal/testserver"
 )
 
 // Pages go to fasthttp without a copy and their buffers return to a pool

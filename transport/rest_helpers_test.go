@@ -8,7 +8,6 @@ package transport_test
 // document's schema for the operation and status (rest_schema_test.go).
 
 import (
-	"backupmon/internal/testserver"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -20,6 +19,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"backupmon/internal/testserver"
 )
 
 // rsPrefix is the REST API's base path.

@@ -4,7 +4,6 @@ package transport_test
 // forbidden content in any answer, and nothing of another workspace.
 
 import (
-	"backupmon/internal/testserver"
 	"bytes"
 	"encoding/base64"
 	"io/fs"
@@ -15,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"backupmon/internal/testserver"
 )
 
 // rsEveryPath lists a workspace's REST reads: every endpoint, each client

@@ -7,9 +7,10 @@ package transport_test
 // changes, so each case reads the job before and after).
 
 import (
-	"backupmon/internal/testserver"
 	"testing"
 	"time"
+
+	"backupmon/internal/testserver"
 )
 
 // rsJobOf reads one job through /jobs/{id} and checks that /jobs lists the

@@ -7,11 +7,12 @@ package transport_test
 // restart, reset by a new month; the headers exactly where they belong.
 
 import (
-	"backupmon/internal/testserver"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
+
+	"backupmon/internal/testserver"
 )
 
 // rsBurst sends n GETs, the paths and keys taken in turn, from up to 12

@@ -7,7 +7,6 @@ package transport_test
 // page's window, and every kind of bad cursor.
 
 import (
-	"backupmon/internal/testserver"
 	"bytes"
 	"encoding/base64"
 	"net/url"
@@ -16,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"backupmon/internal/testserver"
 )
 
 // rsWalkCount walks like rsWalk and also returns the number of pages.

@@ -7,12 +7,13 @@ package transport_test
 // filters and paths.
 
 import (
-	"backupmon/internal/testserver"
 	"net/url"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"backupmon/internal/testserver"
 )
 
 // rsParamCase is one request and its wanted answer: 200, or 400

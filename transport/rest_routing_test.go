@@ -5,12 +5,12 @@ package transport_test
 // unknown paths, no CORS, a request id on every answer.
 
 import (
-	"backupmon/internal/testserver"
 	"bytes"
 	"strings"
 	"testing"
 
 	"backupmon/docs"
+	"backupmon/internal/testserver"
 )
 
 func TestRESTMethods(t *testing.T) {

@@ -6,7 +6,6 @@ package transport_test
 // status, so that the document and the server cannot drift apart.
 
 import (
-	"backupmon/internal/testserver"
 	"bytes"
 	"encoding/json"
 	"strconv"
@@ -17,6 +16,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"backupmon/docs"
+	"backupmon/internal/testserver"
 )
 
 // rsDocURL names the document as a schema resource; it is never fetched.

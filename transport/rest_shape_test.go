@@ -7,13 +7,14 @@ package transport_test
 // health with archived clients left out.
 
 import (
-	"backupmon/internal/testserver"
 	"encoding/json"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"backupmon/internal/testserver"
 )
 
 // Member lists of the REST objects (decisions.md 4).

@@ -5,10 +5,11 @@ package transport_test
 // search beyond ASCII.
 
 import (
-	"backupmon/internal/testserver"
 	"net/url"
 	"testing"
 	"time"
+
+	"backupmon/internal/testserver"
 )
 
 func TestRESTTextFields(t *testing.T) {

@@ -4,11 +4,12 @@ package transport_test
 // X-RateLimit-*, and net/http's Header.Get would hide any other spelling.
 
 import (
-	"backupmon/internal/testserver"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"backupmon/internal/testserver"
 )
 
 func TestRESTLimitHeadersSpelledAsTheContract(t *testing.T) {

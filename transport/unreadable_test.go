@@ -8,12 +8,13 @@ package transport_test
 // sends neither a body that stops nor a chunked body cut short.
 
 import (
-	"backupmon/internal/testserver"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"backupmon/internal/testserver"
 )
 
 // unreadableTimeout is the test servers' read timeout: short, so that a

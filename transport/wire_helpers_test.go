@@ -5,7 +5,6 @@ package transport_test
 // cut short, a body that stops, a header too large to be read).
 
 import (
-	"backupmon/internal/testserver"
 	"bufio"
 	"bytes"
 	"encoding/json"
@@ -15,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"backupmon/internal/testserver"
 )
 
 // wireConn is one raw connection to a listener.

@@ -20,7 +20,6 @@ package main
 // TestBadInputTextEncoding, TestBadInputSMTPLongLine.
 
 import (
-	"backupmon/internal/testserver"
 	"bufio"
 	"encoding/json"
 	"fmt"
@@ -33,6 +32,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"backupmon/internal/testserver"
 )
 
 // bbWorld is one server (dashStart's) with two workspaces (A, the one the

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"backupmon/internal/testserver"
 	"bufio"
 	"fmt"
 	"io"
@@ -13,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"backupmon/internal/testserver"
 )
 
 // withOpenFiles runs a command line under an open-files limit of n, soft

@@ -7,7 +7,6 @@ package main
 // child process, walfile_test.go for the log's bytes.
 
 import (
-	"backupmon/internal/testserver"
 	"bytes"
 	"errors"
 	"fmt"
@@ -19,6 +18,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"backupmon/internal/testserver"
 )
 
 // The load of one kill cycle: crashWorkers clients pacing crashBudget

@@ -9,7 +9,6 @@ package main
 // result in a job's history names the request that made it.
 
 import (
-	"backupmon/internal/testserver"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -19,6 +18,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"backupmon/internal/testserver"
 )
 
 // Request limits of the Report API (api.md 8.3). The fixture spends at most

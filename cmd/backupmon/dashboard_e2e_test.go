@@ -15,7 +15,6 @@ package main
 // go to $BACKUPMON_ARTIFACTS, default <repository>/artifacts/.
 
 import (
-	"backupmon/internal/testserver"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -39,6 +38,8 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+
+	"backupmon/internal/testserver"
 )
 
 // dashChromium returns the browser to drive, or skips the test.

@@ -14,7 +14,6 @@ package main
 // in a Cookie header of their own.
 
 import (
-	"backupmon/internal/testserver"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -29,6 +28,8 @@ import (
 	"time"
 
 	"golang.org/x/net/html"
+
+	"backupmon/internal/testserver"
 )
 
 // dashT0 is where the development clock of the dashboard tests starts: a

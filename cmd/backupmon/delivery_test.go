@@ -10,7 +10,6 @@ package main
 // with "dl" so that other test files of the package cannot collide with it.
 
 import (
-	"backupmon/internal/testserver"
 	"bytes"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -35,6 +34,8 @@ import (
 
 	"github.com/emersion/go-sasl"
 	"github.com/emersion/go-smtp"
+
+	"backupmon/internal/testserver"
 )
 
 // dlT0 is where each test sets the development clock (a Wednesday).

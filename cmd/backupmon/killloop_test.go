@@ -1,7 +1,6 @@
 package main
 
 import (
-	"backupmon/internal/testserver"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -11,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"backupmon/internal/testserver"
 )
 
 // The kill loop: killCycles SIGKILLs at random moments while the server

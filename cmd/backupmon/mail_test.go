@@ -6,7 +6,6 @@ package main
 // REST APIs show what became of them.
 
 import (
-	"backupmon/internal/testserver"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -23,6 +22,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"backupmon/internal/testserver"
 )
 
 // mlT0 is where the tests' development clock starts.

@@ -12,7 +12,6 @@ package main
 // -update-mcp-golden rewrites testdata/mcp/tools-*.json.
 
 import (
-	"backupmon/internal/testserver"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -33,6 +32,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"backupmon/internal/testserver"
 )
 
 var updateGolden = flag.Bool("update-mcp-golden", false, "rewrite the MCP tool-list golden files under testdata/mcp")

@@ -25,7 +25,6 @@ package main
 // answer. Every name here starts with "sec".
 
 import (
-	"backupmon/internal/testserver"
 	"bufio"
 	"bytes"
 	"crypto/ecdsa"
@@ -52,6 +51,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"backupmon/internal/testserver"
 )
 
 // ---------------------------------------------------------------------------

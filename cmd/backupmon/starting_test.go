@@ -1,7 +1,6 @@
 package main
 
 import (
-	"backupmon/internal/testserver"
 	"io"
 	"log/slog"
 	"net/http"
@@ -10,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"backupmon/internal/testserver"
 )
 
 // While the engine recovers, serve already answers on the admin listener:

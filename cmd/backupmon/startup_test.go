@@ -1,7 +1,6 @@
 package main
 
 import (
-	"backupmon/internal/testserver"
 	"io"
 	"log/slog"
 	"net"
@@ -9,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"backupmon/internal/testserver"
 )
 
 // A start-up that fails changes nothing on disk: a listener's port in use

@@ -1,10 +1,11 @@
 package main
 
 import (
-	"backupmon/internal/testserver"
 	"os/exec"
 	"strings"
 	"testing"
+
+	"backupmon/internal/testserver"
 )
 
 // The binary carries the time zone database (time/tzdata), so that a
