@@ -211,8 +211,18 @@ func rpClientWithJobs(s *testserver.Server, ws, name string, jobs ...string) (st
 	return client, ids
 }
 
-// rpOffWays are the ways to switch a job's monitoring off.
-var rpOffWays = []string{"paused job", "paused client", "archived client"}
+// rpEachOffWay runs fn as a subtest for each way to switch monitoring off
+// (see rpSwitchOff), on one server and fixture, with a new client named
+// prefix+how that has the daily jobs a and b, the clock a minute on.
+func rpEachOffWay(t *testing.T, prefix, a, b string, fn func(t *testing.T, s *testserver.Server, f testserver.Fixture, how, client, a, b string)) {
+	s, f := startFixture(t)
+	for _, how := range []string{"paused job", "paused client", "archived client"} {
+		rpRun(t, s, how, func(t *testing.T) {
+			client, jobs := rpClientWithJobs(s, f.WS, prefix+how, a, b)
+			fn(t, s, f, how, client, jobs[0], jobs[1])
+		})
+	}
+}
 
 // rpSwitchOff switches monitoring off the way how says: it pauses each of
 // jobs, or pauses or archives client.
@@ -236,75 +246,70 @@ func rpSwitchOff(s *testserver.Server, ws, how, client string, jobs ...string) {
 // the report is stored and updates the job, but no alert is opened or
 // raised; an ok still resolves an unresolved alert.
 func TestReportMonitoringOff(t *testing.T) {
-	s, f := startFixture(t)
-	for _, how := range rpOffWays {
-		rpRun(t, s, how, func(t *testing.T) {
-			client, jobs := rpClientWithJobs(s, f.WS, "Client "+how, "Quiet", "Alerted")
-			quiet, alerted := jobs[0], jobs[1]
-			alertID := rpSend(s, alerted, f.ReportKey, "warn")
-			alertBefore := rpAlert(s, f.WS, alertID)
-			alertsBefore := len(rpAlerts(s, f.WS))
+	rpEachOffWay(t, "Client ", "Quiet", "Alerted", func(t *testing.T, s *testserver.Server, f testserver.Fixture, how, client, quiet, alerted string) {
+		alertID := rpSend(s, alerted, f.ReportKey, "warn")
+		alertBefore := rpAlert(s, f.WS, alertID)
+		alertsBefore := len(rpAlerts(s, f.WS))
 
-			rpSwitchOff(s, f.WS, how, client, quiet, alerted)
-			rpFields(t, "quiet job, off", rpJob(s, f.WS, quiet), map[string]any{"status": "paused", "paused": true})
+		rpSwitchOff(s, f.WS, how, client, quiet, alerted)
+		rpFields(t, "quiet job, off", rpJob(s, f.WS, quiet), map[string]any{"status": "paused", "paused": true})
 
-			// failed on a job without an alert: stored, status updated,
-			// no alert.
-			s.Advance(time.Minute)
-			now := rpNow(s)
-			rpWant(t, "failed", s.Report(quiet, f.ReportKey, "", `{"status":"failed"}`), 200, rpOK("failed", "", false, false))
-			j := rpJob(s, f.WS, quiet)
-			rpFields(t, "quiet job after failed", j, map[string]any{
-				"status": "failed", "lastResult": "failed", "lastReportAt": testserver.TS(now), "lastFailureAt": testserver.TS(now),
-				"failureStreak": 1, "paused": true, "late": nil,
-			})
-			rpFields(t, "quiet schedule", j["schedule"].(map[string]any), map[string]any{"nextExpectedAt": testserver.TS(now.Add(24 * time.Hour))})
-			if len(admList(t, j, "history")) != 1 || len(admList(t, j, "unresolvedAlerts")) != 0 {
-				t.Errorf("quiet job: history %v, unresolvedAlerts %v", j["history"], j["unresolvedAlerts"])
-			}
-			if n := len(rpAlerts(s, f.WS)); n != alertsBefore {
-				t.Errorf("a report with monitoring off opened an alert: %d alerts, want %d", n, alertsBefore)
-			}
-			// While monitoring is off the job never turns missing.
-			s.Advance(5 * 24 * time.Hour)
-			rpFields(t, "quiet job days later", rpJob(s, f.WS, quiet), map[string]any{"status": "failed", "late": nil})
-
-			// failed on the job with an unresolved warning alert: the alert
-			// is not raised.
-			rpWant(t, "failed on alerted", s.Report(alerted, f.ReportKey, "", `{"status":"failed"}`), 200, rpOK("failed", "", false, false))
-			if a, b := rpJSONOf(t, rpAlert(s, f.WS, alertID)), rpJSONOf(t, alertBefore); a != b {
-				t.Errorf("alert changed with monitoring off:\n%s\nwas\n%s", a, b)
-			}
-			rpFields(t, "alerted job", rpJob(s, f.WS, alerted), map[string]any{"status": "failed"})
-
-			// ok still resolves it.
-			s.Advance(time.Minute)
-			now = rpNow(s)
-			rpWant(t, "ok on alerted", s.Report(alerted, f.ReportKey, "", `{"status":"ok"}`), 200, rpOK("ok", "", false, false))
-			rpFields(t, "alert after ok", rpAlert(s, f.WS, alertID), map[string]any{"status": "resolved", "resolvedAt": testserver.TS(now)})
-			rpFields(t, "alerted job after ok", rpJob(s, f.WS, alerted), map[string]any{"status": "healthy", "paused": true})
-
-			// Monitoring resumes: the status follows lastResult, the next
-			// due time counts from the resume time, not from the report.
-			s.Advance(time.Hour)
-			resumed := rpNow(s)
-			switch how {
-			case "paused job":
-				for _, j := range []string{quiet, alerted} {
-					s.MustAdmin(200, "PATCH", "/workspaces/"+f.WS+"/jobs/"+j, map[string]any{"paused": false})
-				}
-			default:
-				s.MustAdmin(200, "PATCH", "/workspaces/"+f.WS+"/clients/"+client, map[string]any{"status": "active"})
-			}
-			j = rpJob(s, f.WS, alerted)
-			rpFields(t, "alerted job resumed", j, map[string]any{"status": "healthy", "paused": false, "lastResult": "ok"})
-			rpFields(t, "alerted job resumed schedule", j["schedule"].(map[string]any), map[string]any{"nextExpectedAt": testserver.TS(resumed.Add(24 * time.Hour))})
-			rpFields(t, "quiet job resumed", rpJob(s, f.WS, quiet), map[string]any{"status": "failed", "paused": false})
-			// And alerts open again.
-			s.Advance(time.Minute)
-			rpSend(s, quiet, f.ReportKey, "failed")
+		// failed on a job without an alert: stored, status updated,
+		// no alert.
+		s.Advance(time.Minute)
+		now := rpNow(s)
+		rpWant(t, "failed", s.Report(quiet, f.ReportKey, "", `{"status":"failed"}`), 200, rpOK("failed", "", false, false))
+		j := rpJob(s, f.WS, quiet)
+		rpFields(t, "quiet job after failed", j, map[string]any{
+			"status": "failed", "lastResult": "failed", "lastReportAt": testserver.TS(now), "lastFailureAt": testserver.TS(now),
+			"failureStreak": 1, "paused": true, "late": nil,
 		})
-	}
+		rpFields(t, "quiet schedule", j["schedule"].(map[string]any), map[string]any{"nextExpectedAt": testserver.TS(now.Add(24 * time.Hour))})
+		if len(admList(t, j, "history")) != 1 || len(admList(t, j, "unresolvedAlerts")) != 0 {
+			t.Errorf("quiet job: history %v, unresolvedAlerts %v", j["history"], j["unresolvedAlerts"])
+		}
+		if n := len(rpAlerts(s, f.WS)); n != alertsBefore {
+			t.Errorf("a report with monitoring off opened an alert: %d alerts, want %d", n, alertsBefore)
+		}
+		// While monitoring is off the job never turns missing.
+		s.Advance(5 * 24 * time.Hour)
+		rpFields(t, "quiet job days later", rpJob(s, f.WS, quiet), map[string]any{"status": "failed", "late": nil})
+
+		// failed on the job with an unresolved warning alert: the alert
+		// is not raised.
+		rpWant(t, "failed on alerted", s.Report(alerted, f.ReportKey, "", `{"status":"failed"}`), 200, rpOK("failed", "", false, false))
+		if a, b := rpJSONOf(t, rpAlert(s, f.WS, alertID)), rpJSONOf(t, alertBefore); a != b {
+			t.Errorf("alert changed with monitoring off:\n%s\nwas\n%s", a, b)
+		}
+		rpFields(t, "alerted job", rpJob(s, f.WS, alerted), map[string]any{"status": "failed"})
+
+		// ok still resolves it.
+		s.Advance(time.Minute)
+		now = rpNow(s)
+		rpWant(t, "ok on alerted", s.Report(alerted, f.ReportKey, "", `{"status":"ok"}`), 200, rpOK("ok", "", false, false))
+		rpFields(t, "alert after ok", rpAlert(s, f.WS, alertID), map[string]any{"status": "resolved", "resolvedAt": testserver.TS(now)})
+		rpFields(t, "alerted job after ok", rpJob(s, f.WS, alerted), map[string]any{"status": "healthy", "paused": true})
+
+		// Monitoring resumes: the status follows lastResult, the next
+		// due time counts from the resume time, not from the report.
+		s.Advance(time.Hour)
+		resumed := rpNow(s)
+		switch how {
+		case "paused job":
+			for _, j := range []string{quiet, alerted} {
+				s.MustAdmin(200, "PATCH", "/workspaces/"+f.WS+"/jobs/"+j, map[string]any{"paused": false})
+			}
+		default:
+			s.MustAdmin(200, "PATCH", "/workspaces/"+f.WS+"/clients/"+client, map[string]any{"status": "active"})
+		}
+		j = rpJob(s, f.WS, alerted)
+		rpFields(t, "alerted job resumed", j, map[string]any{"status": "healthy", "paused": false, "lastResult": "ok"})
+		rpFields(t, "alerted job resumed schedule", j["schedule"].(map[string]any), map[string]any{"nextExpectedAt": testserver.TS(resumed.Add(24 * time.Hour))})
+		rpFields(t, "quiet job resumed", rpJob(s, f.WS, quiet), map[string]any{"status": "failed", "paused": false})
+		// And alerts open again.
+		s.Advance(time.Minute)
+		rpSend(s, quiet, f.ReportKey, "failed")
+	})
 }
 
 func TestReportAlertRaise(t *testing.T) {
@@ -566,52 +571,47 @@ func TestReportSLA(t *testing.T) {
 // recorded after the report shows paused. Both survive a restart (replay)
 // and a restart from a snapshot.
 func TestReportSameMillisecondAsPause(t *testing.T) {
-	s, f := startFixture(t)
-	for _, how := range rpOffWays {
-		rpRun(t, s, how, func(t *testing.T) {
-			client, jobs := rpClientWithJobs(s, f.WS, "Same ms "+how, "Report after the pause", "Report before the pause")
-			after, before := jobs[0], jobs[1]
-			off := func(jobs ...string) { rpSwitchOff(s, f.WS, how, client, jobs...) }
-			// The report, then the pause, in one millisecond.
-			rpSend(s, before, f.ReportKey, "failed")
-			now := rpNow(s)
-			if how == "paused job" {
-				off(before)
+	rpEachOffWay(t, "Same ms ", "Report after the pause", "Report before the pause", func(t *testing.T, s *testserver.Server, f testserver.Fixture, how, client, after, before string) {
+		off := func(jobs ...string) { rpSwitchOff(s, f.WS, how, client, jobs...) }
+		// The report, then the pause, in one millisecond.
+		rpSend(s, before, f.ReportKey, "failed")
+		now := rpNow(s)
+		if how == "paused job" {
+			off(before)
+		}
+		// The pause, then the report, in the same millisecond.
+		if how == "paused job" {
+			off(after)
+		} else {
+			off()
+		}
+		rpWant(t, "report after the pause", s.Report(after, f.ReportKey, "", `{"status":"warn"}`), 200, rpOK("warn", "", false, false))
+		if n := rpNow(s); !n.Equal(now) {
+			t.Fatalf("the clock moved from %v to %v", now, n)
+		}
+		check := func(when string) {
+			t.Helper()
+			rpFields(t, when+": report after the pause", rpJob(s, f.WS, after), map[string]any{
+				"status": "warning", "lastResult": "warning", "paused": true, "lastReportAt": testserver.TS(now)})
+			rpFields(t, when+": report before the pause", rpJob(s, f.WS, before), map[string]any{
+				"status": "paused", "lastResult": "failed", "paused": true, "lastReportAt": testserver.TS(now)})
+			// The REST API shows the same statuses and counts them.
+			auth := map[string]string{"Authorization": "Bearer " + f.RestKey}
+			r := s.Do("GET", s.PublicURL+"/api/v1/jobs/"+after, auth, nil)
+			if got := r.Data()["status"]; r.Status != 200 || got != "warning" {
+				t.Errorf("%s: REST job after the pause: %d status %v, want 200 warning", when, r.Status, got)
 			}
-			// The pause, then the report, in the same millisecond.
-			if how == "paused job" {
-				off(after)
-			} else {
-				off()
+			r = s.Do("GET", s.PublicURL+"/api/v1/jobs?status=paused&clientId="+client, auth, nil)
+			var names []string
+			for _, j := range r.List() {
+				names = append(names, j["name"].(string))
 			}
-			rpWant(t, "report after the pause", s.Report(after, f.ReportKey, "", `{"status":"warn"}`), 200, rpOK("warn", "", false, false))
-			if n := rpNow(s); !n.Equal(now) {
-				t.Fatalf("the clock moved from %v to %v", now, n)
+			if len(names) != 1 || names[0] != "Report before the pause" {
+				t.Errorf("%s: REST paused jobs of the client: %v, want only the one reported before the pause", when, names)
 			}
-			check := func(when string) {
-				t.Helper()
-				rpFields(t, when+": report after the pause", rpJob(s, f.WS, after), map[string]any{
-					"status": "warning", "lastResult": "warning", "paused": true, "lastReportAt": testserver.TS(now)})
-				rpFields(t, when+": report before the pause", rpJob(s, f.WS, before), map[string]any{
-					"status": "paused", "lastResult": "failed", "paused": true, "lastReportAt": testserver.TS(now)})
-				// The REST API shows the same statuses and counts them.
-				auth := map[string]string{"Authorization": "Bearer " + f.RestKey}
-				r := s.Do("GET", s.PublicURL+"/api/v1/jobs/"+after, auth, nil)
-				if got := r.Data()["status"]; r.Status != 200 || got != "warning" {
-					t.Errorf("%s: REST job after the pause: %d status %v, want 200 warning", when, r.Status, got)
-				}
-				r = s.Do("GET", s.PublicURL+"/api/v1/jobs?status=paused&clientId="+client, auth, nil)
-				var names []string
-				for _, j := range r.List() {
-					names = append(names, j["name"].(string))
-				}
-				if len(names) != 1 || names[0] != "Report before the pause" {
-					t.Errorf("%s: REST paused jobs of the client: %v, want only the one reported before the pause", when, names)
-				}
-			}
-			check("live")
-			s.Restart()
-			check("after replay")
-		})
-	}
+		}
+		check("live")
+		s.Restart()
+		check("after replay")
+	})
 }

@@ -358,16 +358,25 @@ func dashErrorCode(body string) string {
 	return e.Error.Code
 }
 
+// dashAlert is an alert as the admin and REST APIs show it (the tests of
+// the dashboard and of report e-mails read it).
 type dashAlert struct {
-	ID             string  `json:"id"`
-	Type           string  `json:"type"`
-	Status         string  `json:"status"`
-	JobID          string  `json:"jobId"`
-	JobName        string  `json:"jobName"`
-	Summary        string  `json:"summary"`
-	AcknowledgedAt *string `json:"acknowledgedAt"`
-	SnoozedUntil   *string `json:"snoozedUntil"`
-	ResolvedAt     *string `json:"resolvedAt"`
+	ID              string  `json:"id"`
+	Type            string  `json:"type"`
+	Severity        string  `json:"severity"`
+	Status          string  `json:"status"`
+	JobID           string  `json:"jobId"`
+	JobName         string  `json:"jobName"`
+	Summary         string  `json:"summary"`
+	AcknowledgedAt  *string `json:"acknowledgedAt"`
+	SnoozedUntil    *string `json:"snoozedUntil"`
+	ResolvedAt      *string `json:"resolvedAt"`
+	RecoverySeconds *int64  `json:"recoverySeconds"`
+	AI              *struct {
+		LikelyCause string `json:"likelyCause"`
+		Confidence  string `json:"confidence"`
+		Category    string `json:"category"`
+	} `json:"ai"`
 }
 
 // restAlerts returns the workspace's alerts through GET /api/v1/alerts, by

@@ -38,9 +38,6 @@ import (
 	"backupmon/internal/testserver"
 )
 
-// dlT0 is where each test sets the development clock (a Wednesday).
-var dlT0 = time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC)
-
 const (
 	dlFrom     = "alerts@backupmon.test"
 	dlSMTPUser = "relay-user"
@@ -296,13 +293,13 @@ func dlFlags(sink *dlSink) []string {
 		"--smtp-username", dlSMTPUser, "--smtp-password", dlSMTPPass, "--allow-private-webhooks"}
 }
 
-// dlStart starts a server on a new data directory, sets its clock to dlT0
+// dlStart starts a server on a new data directory, sets its clock to testserver.T0
 // and makes a workspace with a client and a report key.
 func dlStart(t *testing.T) *dlServer {
 	t.Helper()
 	s := &dlServer{t: t, sink: dlStartSink(t)}
 	s.c = testserver.StartChild(t, "delivery server", t.TempDir(), dlFlags(s.sink)...)
-	s.c.SetClock(dlT0)
+	s.c.SetClock(testserver.T0)
 	s.ws = s.c.NewWorkspace(map[string]any{"name": "Notify MSP", "plan": "pro", "timeZone": "Europe/Berlin"})
 	s.client = s.c.NewClient(s.ws, "Acme")
 	s.key, _ = s.c.NewKey(s.ws, "report", map[string]any{"name": "agent"})
@@ -515,8 +512,8 @@ func TestDeliveryWebhook(t *testing.T) {
 	for _, p := range []string{"/all", "/crit"} {
 		hooks := rcv.waitOK(t, p, 1)
 		check(hooks[0], "alert.opened", "open")
-		if b := hooks[0].decode(t, secrets[p]); b.SentAt != testserver.TS(dlT0) || b.Job.Status != "failed" {
-			t.Errorf("opened on %s: sentAt %s (want the server's clock %s), job status %q", p, b.SentAt, testserver.TS(dlT0), b.Job.Status)
+		if b := hooks[0].decode(t, secrets[p]); b.SentAt != testserver.TS(testserver.T0) || b.Job.Status != "failed" {
+			t.Errorf("opened on %s: sentAt %s (want the server's clock %s), job status %q", p, b.SentAt, testserver.TS(testserver.T0), b.Job.Status)
 		}
 	}
 	// The same body goes to both channels, signed with each one's secret.
@@ -544,7 +541,7 @@ func TestDeliveryWebhook(t *testing.T) {
 	// alert and job, made in one attempt.
 	for i, d := range list {
 		event := []string{"alert.resolved", "alert.resolved", "alert.opened", "alert.opened"}[i]
-		made := []time.Time{t1, t1, dlT0, dlT0}[i]
+		made := []time.Time{t1, t1, testserver.T0, testserver.T0}[i]
 		if d.Event != event || d.AlertID != alertID || d.JobID != db || d.Attempts != 1 || d.LastError != nil ||
 			d.CreatedAt != testserver.TS(made) || d.DeliveredAt == nil || *d.DeliveredAt != testserver.TS(made) || d.NextAttemptAt != nil ||
 			(d.ChannelID != all.ID && d.ChannelID != crit.ID) {
@@ -600,8 +597,8 @@ func TestDeliveryRetries(t *testing.T) {
 	if d.State != "pending" || d.LastError == nil || *d.LastError != "HTTP 500" || d.ChannelID != ch.ID || d.AlertID != alertID {
 		t.Fatalf("after attempt 1: %v", d)
 	}
-	if last := dlParse(t, d.LastAttemptAt); !last.Equal(dlT0) || !dlParse(t, d.NextAttemptAt).Equal(last.Add(30*time.Second)) {
-		t.Errorf("after attempt 1: last %v next %v, want %v and 30 s later", *d.LastAttemptAt, *d.NextAttemptAt, testserver.TS(dlT0))
+	if last := dlParse(t, d.LastAttemptAt); !last.Equal(testserver.T0) || !dlParse(t, d.NextAttemptAt).Equal(last.Add(30*time.Second)) {
+		t.Errorf("after attempt 1: last %v next %v, want %v and 30 s later", *d.LastAttemptAt, *d.NextAttemptAt, testserver.TS(testserver.T0))
 	}
 	if m := s.c.Metrics(); !strings.Contains(m, "\nbackupmon_notification_outbox_pending 1\n") {
 		t.Errorf("/metrics after attempt 1 lacks backupmon_notification_outbox_pending 1")
@@ -642,7 +639,7 @@ func TestDeliveryRetries(t *testing.T) {
 		if h.delivery != d.ID || b.Event != "alert.opened" || b.Alert.ID != alertID {
 			t.Errorf("attempt %d: delivery %s, body %s", i+1, h.delivery, h.body)
 		}
-		if want := testserver.TS([]time.Time{dlT0, t2, t3}[i]); b.SentAt != want {
+		if want := testserver.TS([]time.Time{testserver.T0, t2, t3}[i]); b.SentAt != want {
 			t.Errorf("attempt %d: sentAt %s, want %s", i+1, b.SentAt, want)
 		}
 	}
@@ -707,8 +704,8 @@ func TestDeliveryEmail(t *testing.T) {
 		if from, err := msg.Header.AddressList("From"); err != nil || len(from) != 1 || from[0].Address != dlFrom || from[0].Name != "Backupmon" {
 			t.Errorf("From %q: %v", msg.Header.Get("From"), err)
 		}
-		if date, err := msg.Header.Date(); err != nil || !date.Equal(dlT0) {
-			t.Errorf("Date %q (%v), want the server's clock %v", msg.Header.Get("Date"), err, dlT0)
+		if date, err := msg.Header.Date(); err != nil || !date.Equal(testserver.T0) {
+			t.Errorf("Date %q (%v), want the server's clock %v", msg.Header.Get("Date"), err, testserver.T0)
 		}
 		body, err := io.ReadAll(qpReader(msg))
 		if err != nil {
@@ -769,7 +766,7 @@ func TestDeliveryEscalation(t *testing.T) {
 	recoveredJob := s.job("recovered")
 	recovered := s.report(recoveredJob, "failed")
 	s.c.AdminInto(200, "POST", s.path("/alerts/"+acked+"/acknowledge"), map[string]any{}, nil)
-	s.c.AdminInto(200, "POST", s.path("/alerts/"+snoozed+"/snooze"), map[string]any{"until": testserver.TS(dlT0.Add(time.Hour))}, nil)
+	s.c.AdminInto(200, "POST", s.path("/alerts/"+snoozed+"/snooze"), map[string]any{"until": testserver.TS(testserver.T0.Add(time.Hour))}, nil)
 	s.waitDeliveries("the openings delivered", func(l []dlDelivery) bool { return allIn(l, 8, "delivered") })
 	s.c.Advance(5 * time.Minute)
 	s.report(recoveredJob, "ok")
@@ -940,7 +937,7 @@ func TestDeliveryPausedJob(t *testing.T) {
 	t1 := s.c.Advance(30 * time.Second)
 	list := s.waitDeliveries("the delivery cancelled", func(l []dlDelivery) bool { return allIn(l, 1, "cancelled") })
 	if d := list[0]; d.LastError == nil || *d.LastError != "job paused" || d.Attempts != 1 || d.NextAttemptAt != nil || d.DeliveredAt != nil ||
-		d.LastAttemptAt == nil || *d.LastAttemptAt != testserver.TS(dlT0) {
+		d.LastAttemptAt == nil || *d.LastAttemptAt != testserver.TS(testserver.T0) {
 		t.Errorf("cancelled delivery: %v (at %s)", d, testserver.TS(t1))
 	}
 	// Reports on the paused job open nothing and send nothing.

@@ -97,29 +97,12 @@ type mlResult struct {
 	Source          string   `json:"source"`
 }
 
-type mlAI struct {
-	LikelyCause string `json:"likelyCause"`
-	Confidence  string `json:"confidence"`
-	Category    string `json:"category"`
-}
-
-type mlAlert struct {
-	ID              string `json:"id"`
-	Type            string `json:"type"`
-	Severity        string `json:"severity"`
-	Status          string `json:"status"`
-	JobID           string `json:"jobId"`
-	Summary         string `json:"summary"`
-	RecoverySeconds *int64 `json:"recoverySeconds"`
-	AI              *mlAI  `json:"ai"`
-}
-
 type mlJob struct {
-	Status           string     `json:"status"`
-	LastResult       string     `json:"lastResult"`
-	IngestAddress    string     `json:"ingestAddress"`
-	History          []mlResult `json:"history"`
-	UnresolvedAlerts []mlAlert  `json:"unresolvedAlerts"`
+	Status           string      `json:"status"`
+	LastResult       string      `json:"lastResult"`
+	IngestAddress    string      `json:"ingestAddress"`
+	History          []mlResult  `json:"history"`
+	UnresolvedAlerts []dashAlert `json:"unresolvedAlerts"`
 }
 
 func (s *mlServer) jobDetail(id string) mlJob {
@@ -130,9 +113,9 @@ func (s *mlServer) jobDetail(id string) mlJob {
 }
 
 // alerts returns every alert of the workspace, newest first.
-func (s *mlServer) alerts() []mlAlert {
+func (s *mlServer) alerts() []dashAlert {
 	s.t.Helper()
-	var list []mlAlert
+	var list []dashAlert
 	s.c.AdminInto(200, "GET", s.path("/alerts"), nil, &list)
 	return list
 }
