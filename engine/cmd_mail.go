@@ -429,7 +429,7 @@ func (e *Engine) RotateIngestAddress(wsID, jobID string) (JobView, error) {
 		if j == nil {
 			return decision[JobView]{}, notFound("job")
 		}
-		rec := &state.IngestRotated{JobID: j.ID, ActivityID: w.IDs.Next(now), Token: newIngestToken(), At: now}
+		rec := &state.IngestRotated{JobID: j.ID, ActivityID: w.IDs.Next(now), Token: e.newIngestToken(), At: now}
 		return decision[JobView]{rec: rec, answer: func(w *workspace) JobView { return e.adminJobView(w, j, now) }}, nil
 	})
 }

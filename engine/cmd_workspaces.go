@@ -101,6 +101,9 @@ func (e *Engine) CreateWorkspace(in WorkspaceInput) (WorkspaceView, error) {
 	now := e.nowMs()
 	rec := &state.WorkspaceCreated{Name: in.Name.V, TimeZone: tz, Plan: in.Plan.V, Status: status, TrialEndsAt: trial, CreatedAt: now}
 	rec.Workspace = e.globalIDs.Next(now)
+	for e.opts.WorkspaceID != nil && !e.opts.WorkspaceID(rec.Workspace) {
+		rec.Workspace = e.globalIDs.Next(now) // a cluster's shard takes its own ids
+	}
 	rec.Seq = 1
 	w, err := state.NewWorkspace(rec)
 	if err != nil {
@@ -367,7 +370,7 @@ func (e *Engine) CreateJob(wsID string, in JobInput) (JobView, error) {
 			ID: w.IDs.Next(now), ClientID: c.ID, Name: in.Name.V, Vendor: in.Vendor.V,
 			DeviceName: dev.Name.V, DeviceType: dev.Type.V, Hostname: dev.Hostname.V,
 			IntervalMinutes: interval, GraceMinutes: grace, ExpectedDays: days, SLATarget: sla,
-			CreatedAt: now, IngestToken: newIngestToken(),
+			CreatedAt: now, IngestToken: e.newIngestToken(),
 		}
 		rec.DeviceID = w.DeviceFor(c.ID, dev.Hostname.V)
 		if state.ID(rec.DeviceID).IsZero() {
@@ -389,10 +392,12 @@ var vendorSet = func() map[string]bool {
 var ingestEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
 
 // newIngestToken returns 20 random lowercase base32 characters.
-func newIngestToken() string {
+func (e *Engine) newIngestToken() string {
 	var b [13]byte
 	state.RandomBytes(b[:])
-	return ingestEncoding.EncodeToString(b[:])[:20]
+	t := []byte(ingestEncoding.EncodeToString(b[:])[:20])
+	e.stampShard(t)
+	return string(t)
 }
 
 // UpdateJob changes the fields set in in. Setting paused false resumes
@@ -572,6 +577,7 @@ func (e *Engine) CreateKey(wsID string, in KeyInput) (KeyView, error) {
 	secret := make([]byte, 0, len(keyPrefix)+48)
 	secret = append(secret, keyPrefix...)
 	secret = hex.AppendEncode(secret, raw[:])
+	e.stampShard(secret[len(keyPrefix):])
 	return change(a, func(w *workspace, now int64) (decision[KeyView], error) {
 		var expires int64
 		if in.ExpiresAt.Set && !in.ExpiresAt.Null {
@@ -609,4 +615,12 @@ func (e *Engine) RevokeKey(wsID, keyID, actor string) error {
 	return e.remove(wsID, actor, func(w *workspace) (state.ID, error) {
 		return lookup(keyID, "key", func(id state.ID) bool { return w.Keys[id] != nil })
 	}, func(r state.Removal) state.Record { return &state.KeyRevoked{Removal: r} })
+}
+
+// stampShard writes the engine's shard into the start of a secret or token
+// it makes (Options.Stamp); nothing on a single node.
+func (e *Engine) stampShard(text []byte) {
+	if e.opts.Stamp != nil {
+		e.opts.Stamp(text)
+	}
 }

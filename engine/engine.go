@@ -33,6 +33,17 @@ type Options struct {
 	// Log is the log to use instead of the one in Dir/wal (a replicated
 	// one); the engine closes it.
 	Log Log
+	// Snapshots is where snapshots go instead of Dir/snapshots (a
+	// cluster's object store).
+	Snapshots Snapshots
+	// Stamp, when set, writes the engine's shard into the start of every
+	// secret and token it makes (API keys after svc_live_, ingest tokens),
+	// so that any node of a cluster can route them; it gets the characters
+	// to overwrite.
+	Stamp func(text []byte)
+	// WorkspaceID, when set, says whether a new workspace may take an id:
+	// a cluster's shard takes the ids that hash to it.
+	WorkspaceID func(id ID) bool
 	// FS is the file system of the log (unless WAL.FS is set) and of the
 	// snapshots; default vfs.OS. Tests pass a vfs.Faulty.
 	FS vfs.FS
@@ -150,7 +161,7 @@ func Open(opts Options) (*Engine, error) {
 
 	start := time.Now()
 	from := uint64(1)
-	snapLSN, err := e.snaps().Load(e.snapDir(), func(lsn uint64, r io.Reader) error {
+	snapLSN, err := e.snaps().Load(func(lsn uint64, r io.Reader) error {
 		e.reset()
 		return e.loadSnapshot(r)
 	})
@@ -219,7 +230,13 @@ func (e *Engine) reset() {
 	e.count.Store(0)
 }
 
-func (e *Engine) snapDir() string { return filepath.Join(e.opts.Dir, "snapshots") }
+// snaps returns where the engine's snapshots are.
+func (e *Engine) snaps() Snapshots {
+	if e.opts.Snapshots != nil {
+		return e.opts.Snapshots
+	}
+	return dirSnapshots{dir: filepath.Join(e.opts.Dir, "snapshots"), opts: snapshot.Options{Logger: e.logger, FS: e.opts.FS}}
+}
 
 // Ready reports whether recovery is done and the engine takes requests.
 func (e *Engine) Ready() bool { return e.ready.Load() }
@@ -317,14 +334,23 @@ func (e *Engine) sortedActors() []*actor {
 // stops the actors. Callers stop sending requests first; a command that
 // still comes, during Close or after it, returns promptly with
 // ReportNotRecorded, ErrClosed, ErrFailed or a zero answer.
-func (e *Engine) Close() error {
+func (e *Engine) Close() error { return e.close(true) }
+
+// Abandon stops the engine as Close does, but without the last snapshot:
+// for a cluster's shard whose lease was lost, whose log no longer takes
+// records (another node owns them now).
+func (e *Engine) Abandon() error { return e.close(false) }
+
+func (e *Engine) close(snapshot bool) error {
 	var err error
 	e.closeOnce.Do(func() {
 		close(e.stop)
 		e.stopped.Wait()
-		if serr := e.Snapshot(); serr != nil {
-			e.logger.Error("snapshot at shutdown failed", "err", serr)
-			err = serr
+		if snapshot {
+			if serr := e.Snapshot(); serr != nil {
+				e.logger.Error("snapshot at shutdown failed", "err", serr)
+				err = serr
+			}
 		}
 		if cerr := e.log.Close(); cerr != nil && err == nil {
 			err = cerr

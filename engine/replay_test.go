@@ -714,7 +714,7 @@ func TestSnapshotAndReplayGiveTheSameViews(t *testing.T) {
 func fuzzyOverlap(t *testing.T, dir string) (held, after int) {
 	t.Helper()
 	probe := &Engine{opts: Options{Dir: dir}, logger: quietLogger(), globalIDs: state.NewIDGen()}
-	lsn, err := probe.snaps().Load(probe.snapDir(), func(_ uint64, r io.Reader) error {
+	lsn, err := probe.snaps().Load(func(_ uint64, r io.Reader) error {
 		probe.reset()
 		return probe.loadSnapshot(r)
 	})

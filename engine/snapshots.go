@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"backupmon/codec"
-	"backupmon/snapshot"
 	"backupmon/state"
 )
 
@@ -64,7 +63,7 @@ func (e *Engine) snapshotLocked() error {
 	logAt := e.log.Written()
 	var size int64
 	var dropped []string // raw mails retention let go of: deleted once the snapshot is durable
-	path, err := e.snaps().Write(e.snapDir(), from, func(w io.Writer) error {
+	path, err := e.snaps().Write(from, func(w io.Writer) error {
 		cw := &countingWriter{w: w}
 		bw := bufio.NewWriterSize(cw, 1<<20)
 		if err := e.writeSnapshot(bw, &dropped); err != nil {
@@ -81,7 +80,7 @@ func (e *Engine) snapshotLocked() error {
 	}
 	e.lastSnap = lastSnapshot{lsn: from, logAt: logAt, size: size, at: start}
 	e.dropRaw(dropped)
-	oldest, err := e.snaps().Prune(e.snapDir(), e.opts.SnapshotsKept)
+	oldest, err := e.snaps().Prune(e.opts.SnapshotsKept)
 	if err != nil {
 		return fmt.Errorf("prune snapshots: %w", err)
 	}
@@ -248,8 +247,4 @@ func (e *Engine) loadSnapshot(r io.Reader) error {
 		return fmt.Errorf("read snapshot end: %w", err)
 	}
 	return nil
-}
-
-func (e *Engine) snaps() snapshot.Options {
-	return snapshot.Options{Logger: e.logger, FS: e.opts.FS}
 }

@@ -1,0 +1,99 @@
+package jslog
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Replay calls fn for every record from position from (0: the first held)
+// to the last message Open saw, in order, before Start. payload is valid
+// only during the call. It checks the history as it reads: each message
+// follows the one before it (prevSeq), no message of an older epoch follows
+// one of a newer, and every checksum matches; a history that fails returns
+// an error wrapping ErrBroken, naming the message. It returns fn's error,
+// wrapped with the position.
+func (l *Log) Replay(from uint64, fn func(lsn uint64, typ byte, payload []byte) error) error {
+	last := l.last.Load()
+	start := seqOf(from)
+	if start < l.first.Load() {
+		if from == 0 {
+			start = l.first.Load()
+		} else {
+			return fmt.Errorf("replay %s from %d: the stream holds %d..%d", l.opts.Stream, start, l.first.Load(), last)
+		}
+	}
+	if start > last {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	cons, err := l.stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
+		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: start,
+	})
+	if err != nil {
+		return fmt.Errorf("replay %s: %w", l.opts.Stream, err)
+	}
+	want := start
+	for want <= last {
+		batch, err := cons.Fetch(512, jetstream.FetchMaxWait(5*time.Second))
+		if err != nil {
+			return fmt.Errorf("replay %s at %d: %w", l.opts.Stream, want, err)
+		}
+		got := 0
+		for msg := range batch.Messages() {
+			got++
+			meta, err := msg.Metadata()
+			if err != nil {
+				return fmt.Errorf("replay %s at %d: %w", l.opts.Stream, want, err)
+			}
+			seq := meta.Sequence.Stream
+			if seq > last {
+				break
+			}
+			if err := l.check(seq, want, msg.Data()); err != nil {
+				return err
+			}
+			d, _ := decodeMessage(msg.Data())
+			for i, r := range d.records {
+				lsn := lsnOf(seq, uint64(i))
+				if lsn < from {
+					continue
+				}
+				if err := fn(lsn, r.typ, r.payload); err != nil {
+					return fmt.Errorf("replay %s at %d: %w", l.opts.Stream, lsn, err)
+				}
+			}
+			want = seq + 1
+		}
+		if err := batch.Error(); err != nil {
+			return fmt.Errorf("replay %s at %d: %w", l.opts.Stream, want, err)
+		}
+		if got == 0 {
+			return fmt.Errorf("replay %s: no message at %d of %d: %w", l.opts.Stream, want, last, ErrBroken)
+		}
+	}
+	return nil
+}
+
+// check checks message seq, expected to be want, against the history read
+// before it.
+func (l *Log) check(seq, want uint64, data []byte) error {
+	if seq != want {
+		return fmt.Errorf("%s: message %d follows %d: a gap: %w", l.opts.Stream, seq, want-1, ErrBroken)
+	}
+	d, err := decodeMessage(data)
+	if err != nil {
+		return fmt.Errorf("%s: message %d: %v: %w", l.opts.Stream, seq, err, ErrBroken)
+	}
+	if d.prevSeq != seq-1 {
+		return fmt.Errorf("%s: message %d was written after %d, not %d: %w", l.opts.Stream, seq, d.prevSeq, seq-1, ErrBroken)
+	}
+	if d.epoch < l.epochs {
+		return fmt.Errorf("%s: message %d of epoch %d after epoch %d: %w", l.opts.Stream, seq, d.epoch, l.epochs, ErrBroken)
+	}
+	l.epochs = d.epoch
+	return nil
+}

@@ -1,0 +1,149 @@
+// Package natstest starts NATS servers with JetStream inside a test's
+// process: one, or a cluster of three routed to each other, each
+// fsyncing every write (sync_interval: always), as the cluster mode needs.
+package natstest
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+)
+
+// Cluster is a set of NATS servers started by Start.
+type Cluster struct {
+	Servers []*server.Server
+	opts    []*server.Options
+}
+
+// URLs returns the client URLs of the servers, comma-separated (the form
+// nats.Connect and backupmon serve --cluster take).
+func (c *Cluster) URLs() string {
+	var list []string
+	for _, s := range c.Servers {
+		list = append(list, s.ClientURL())
+	}
+	return strings.Join(list, ",")
+}
+
+// Connect returns a client connection to the cluster, closed at the end of
+// the test.
+func (c *Cluster) Connect(t testing.TB, opts ...nats.Option) *nats.Conn {
+	t.Helper()
+	nc, err := nats.Connect(c.URLs(), opts...)
+	if err != nil {
+		t.Fatalf("connect to %s: %v", c.URLs(), err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+// Shutdown stops server i (it can be started again with Restart).
+func (c *Cluster) Shutdown(i int) {
+	c.Servers[i].Shutdown()
+	c.Servers[i].WaitForShutdown()
+}
+
+// Restart starts server i again on the same ports and store.
+func (c *Cluster) Restart(t testing.TB, i int) {
+	t.Helper()
+	s := start(t, c.opts[i].Clone())
+	c.Servers[i] = s
+	c.waitForLeader(t)
+}
+
+// Start starts n servers (1 or 3) with JetStream, their stores under the
+// test's temporary directory, routed to each other when n > 1; they are
+// shut down at the end of the test. It waits until JetStream has a leader.
+func Start(t testing.TB, n int) *Cluster {
+	t.Helper()
+	dir := t.TempDir()
+	clientPorts, clusterPorts := freePorts(t, n), freePorts(t, n)
+	c := &Cluster{}
+	for i := range n {
+		o := &server.Options{
+			ServerName: fmt.Sprintf("n%d", i+1),
+			Host:       "127.0.0.1",
+			Port:       clientPorts[i],
+			JetStream:  true,
+			StoreDir:   filepath.Join(dir, fmt.Sprintf("n%d", i+1)),
+			SyncAlways: true,
+			NoSigs:     true,
+			NoLog:      true,
+		}
+		if n > 1 {
+			o.Cluster = server.ClusterOpts{Name: "bm", Host: "127.0.0.1", Port: clusterPorts[i]}
+			for j := range n {
+				if j != i {
+					o.Routes = append(o.Routes, &url.URL{Scheme: "nats", Host: fmt.Sprintf("127.0.0.1:%d", clusterPorts[j])})
+				}
+			}
+		}
+		c.opts = append(c.opts, o.Clone())
+		c.Servers = append(c.Servers, start(t, o))
+	}
+	t.Cleanup(func() {
+		for _, s := range c.Servers {
+			s.Shutdown()
+		}
+		for _, s := range c.Servers {
+			s.WaitForShutdown()
+		}
+	})
+	c.waitForLeader(t)
+	return c
+}
+
+func start(t testing.TB, o *server.Options) *server.Server {
+	t.Helper()
+	s, err := server.NewServer(o)
+	if err != nil {
+		t.Fatalf("nats server %s: %v", o.ServerName, err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		t.Fatalf("nats server %s not ready", o.ServerName)
+	}
+	return s
+}
+
+// waitForLeader waits until the JetStream meta group has a leader that
+// knows every server (so that a stream of three replicas can be placed).
+func (c *Cluster) waitForLeader(t testing.TB) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, s := range c.Servers {
+			if len(c.Servers) == 1 || s.JetStreamIsLeader() && len(s.JetStreamClusterPeers()) == len(c.Servers) {
+				return
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatal("no JetStream leader after 20 s")
+}
+
+// freePorts returns n ports free on 127.0.0.1 at the time of the call.
+func freePorts(t testing.TB, n int) []int {
+	t.Helper()
+	var ports []int
+	var lns []net.Listener
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lns = append(lns, ln)
+		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
+	}
+	for _, ln := range lns {
+		ln.Close()
+	}
+	return ports
+}
