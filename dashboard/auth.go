@@ -131,7 +131,7 @@ func (s *Server) login(ctx *fasthttp.RequestCtx) {
 		s.errorPage(ctx, fasthttp.StatusInternalServerError, "Something went wrong", "No session could be started; try again.")
 		return
 	}
-	value := base64.RawURLEncoding.EncodeToString(secret)
+	value := s.sessionPrefix + base64.RawURLEncoding.EncodeToString(secret)
 	if err := s.eng.StartSession(l.WorkspaceID, l.UserID, l.Hash, sha256.Sum256([]byte(value))); err != nil {
 		v.Error = "Wrong e-mail address or password."
 		s.renderLogin(ctx, fasthttp.StatusUnauthorized, v)

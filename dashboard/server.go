@@ -30,6 +30,9 @@ type Config struct {
 	// DeviceKey signs the device cookies of browsers that signed in
 	// (device.go); default: random, so they end with the process.
 	DeviceKey []byte
+	// SessionPrefix goes before every session cookie's value: a cluster's
+	// shard, so that any node finds the session's owner.
+	SessionPrefix string
 }
 
 // Server is the dashboard's HTTP handler.
@@ -40,10 +43,11 @@ type Server struct {
 	insecure bool
 	throttle *throttle
 	// deviceKey signs device cookies.
-	deviceKey []byte
-	cop       *http.CrossOriginProtection
-	pages     *pages
-	handler   fasthttp.RequestHandler
+	deviceKey     []byte
+	sessionPrefix string
+	cop           *http.CrossOriginProtection
+	pages         *pages
+	handler       fasthttp.RequestHandler
 }
 
 // New builds a Server.
@@ -54,6 +58,7 @@ func New(cfg Config) *Server {
 		s.hasher = password.NewHasher(password.Default, 1, 16)
 	}
 	s.deviceKey = cfg.DeviceKey
+	s.sessionPrefix = cfg.SessionPrefix
 	if len(s.deviceKey) == 0 {
 		s.deviceKey = make([]byte, 32)
 		if _, err := rand.Read(s.deviceKey); err != nil {

@@ -151,8 +151,15 @@ func (l *Log) LastSeq() uint64 { return l.last.Load() }
 // first record of the next message.
 func (l *Log) NextLSN() uint64 { return lsnOf(l.last.Load()+1, 0) }
 
-// FirstLSN returns the first position still held.
-func (l *Log) FirstLSN() uint64 { return lsnOf(l.first.Load(), 0) }
+// FirstLSN returns the first position still held: 1 while the stream holds
+// its whole history (no position is below it), else the first position of
+// its first message.
+func (l *Log) FirstLSN() uint64 {
+	if first := l.first.Load(); first > 1 {
+		return lsnOf(first, 0)
+	}
+	return 1
+}
 
 // Written returns the bytes acknowledged since Open.
 func (l *Log) Written() uint64 { return l.written.Load() }

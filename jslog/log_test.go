@@ -133,6 +133,15 @@ func TestAppendReplay(t *testing.T) {
 			t.Fatalf("positions do not increase: %d after %d", g.lsn, all[i-1].lsn)
 		}
 	}
+	// A stream holding its whole history starts at 1, as a log on disk
+	// does, and replaying from 1 is replaying it all (an engine without a
+	// snapshot asks for that).
+	if l2.FirstLSN() != 1 {
+		t.Errorf("FirstLSN %d on a stream never truncated, want 1", l2.FirstLSN())
+	}
+	if from1 := replayAll(t, l2, 1); len(from1) != n || from1[0].lsn != lsns[0] {
+		t.Fatalf("replay from 1: %d records, want %d from %d", len(from1), n, lsns[0])
+	}
 	// From a position in the middle.
 	tail := replayAll(t, l2, lsns[1500])
 	if len(tail) == 0 || tail[0].lsn != lsns[1500] || len(tail) != n-1500 {

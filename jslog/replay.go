@@ -19,7 +19,7 @@ func (l *Log) Replay(from uint64, fn func(lsn uint64, typ byte, payload []byte) 
 	last := l.last.Load()
 	start := seqOf(from)
 	if start < l.first.Load() {
-		if from == 0 {
+		if start == 0 && l.first.Load() <= 1 || from == 0 {
 			start = l.first.Load()
 		} else {
 			return fmt.Errorf("replay %s from %d: the stream holds %d..%d", l.opts.Stream, start, l.first.Load(), last)

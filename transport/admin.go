@@ -71,7 +71,7 @@ func (s *Server) adminHandler(extra func(r *router.Router)) fasthttp.RequestHand
 		writeJSON(ctx, fasthttp.StatusOK, []byte(`{"status":"ok"}`))
 	}))
 	r.GET("/readyz", s.route("readyz", func(ctx *fasthttp.RequestCtx) {
-		if !s.attached.Load() || !s.eng.Ready() {
+		if s.ready != nil && !s.ready() || s.ready == nil && (!s.attached.Load() || !s.eng.Ready()) {
 			writeJSON(ctx, fasthttp.StatusServiceUnavailable, []byte(`{"status":"starting"}`))
 			return
 		}
@@ -93,6 +93,13 @@ func (s *Server) adminHandler(extra func(r *router.Router)) fasthttp.RequestHand
 	}
 	h := r.Handler
 	return func(ctx *fasthttp.RequestCtx) {
+		if s.routeTo != nil && !isProbe(ctx.Path()) && string(ctx.Path()) != "/metrics" {
+			if !s.routeTo(ctx, false) {
+				noOwner(ctx, true)
+			}
+			s.metrics.countRequest("admin_routed", ctx.Response.StatusCode())
+			return
+		}
 		if !s.attached.Load() && !isProbe(ctx.Path()) {
 			s.metrics.countRequest("admin_starting", fasthttp.StatusServiceUnavailable)
 			adminError(ctx, fasthttp.StatusServiceUnavailable, "UNAVAILABLE", "starting")
@@ -108,15 +115,21 @@ func isProbe(path []byte) bool {
 	return string(path) == "/livez" || string(path) == "/readyz"
 }
 
+// AdminAuthorized reports whether a request carries the admin token (a
+// cluster's front checks it before it gathers from every shard).
+func (s *Server) AdminAuthorized(ctx *fasthttp.RequestCtx) bool {
+	token, ok := bearer(ctx.Request.Header.Peek("Authorization"))
+	sum := sha256.Sum256(token)
+	return ok && s.hasToken && subtle.ConstantTimeCompare(sum[:], s.token[:]) == 1
+}
+
 // adminAuth checks the admin bearer token in constant time: it compares
 // SHA-256 digests, which have one length whatever the tokens' (comparing
 // the tokens themselves would return early on a length that differs, and
 // tell it).
 func (s *Server) adminAuth(h fasthttp.RequestHandler) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
-		token, ok := bearer(ctx.Request.Header.Peek("Authorization"))
-		sum := sha256.Sum256(token)
-		if !ok || !s.hasToken || subtle.ConstantTimeCompare(sum[:], s.token[:]) != 1 {
+		if !s.AdminAuthorized(ctx) {
 			adminError(ctx, fasthttp.StatusUnauthorized, "UNAUTHORIZED", "Missing or invalid admin token")
 			return
 		}

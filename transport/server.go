@@ -53,6 +53,17 @@ type Config struct {
 	// PublicURL is the scheme and host of the dashboard as users reach it,
 	// for the links the assistant server gives; "": the request's own.
 	PublicURL string
+	// Route, when set, makes the server a cluster node's front: every
+	// request of the public listener, and every one of the admin listener
+	// but /livez, /readyz and /metrics, goes to Route (public says which
+	// listener), which answers it with the handlers of the shard it belongs
+	// to, here or on the node that owns that shard. Route returns false when
+	// no node owns the shard now: the request is answered 503 UNAVAILABLE,
+	// with Retry-After, in its path's shape. No engine is attached to a
+	// front.
+	Route func(ctx *fasthttp.RequestCtx, public bool) bool
+	// Ready, when set, says whether /readyz answers ready (a front's).
+	Ready func() bool
 	// PublicConns and AdminConns bound each listener's connections, in
 	// all and per client address (decisions.md, connection limits); a
 	// zero field takes its default (DefaultPublicConns, ...). A connection
@@ -89,6 +100,8 @@ type Server struct {
 
 	assistant Assistant
 	publicURL string
+	routeTo   func(ctx *fasthttp.RequestCtx, public bool) bool
+	ready     func() bool
 
 	publicConns, adminConns connlimit.Limits
 
@@ -100,7 +113,7 @@ type Server struct {
 // answers as a server still starting until Attach.
 func New(cfg Config) *Server {
 	s := &Server{log: cfg.Logger, metrics: cfg.Metrics, token: sha256.Sum256([]byte(cfg.AdminToken)), hasToken: cfg.AdminToken != "", dev: cfg.DevClock, tls: cfg.TLS, reparse: cfg.Reparse, hasher: cfg.Hasher, dash: cfg.Dashboard,
-		assistant: cfg.Assistant, publicURL: strings.TrimRight(cfg.PublicURL, "/"),
+		assistant: cfg.Assistant, publicURL: strings.TrimRight(cfg.PublicURL, "/"), routeTo: cfg.Route, ready: cfg.Ready,
 		publicConns: limits(cfg.PublicConns, DefaultPublicConns, DefaultPublicConnsPerAddress),
 		adminConns:  limits(cfg.AdminConns, DefaultAdminConns, DefaultAdminConnsPerAddress)}
 	if s.hasher == nil {
@@ -268,6 +281,13 @@ func (s *Server) publicHandler(extra func(r *router.Router)) fasthttp.RequestHan
 		// not needed any more.
 		s.marks.take(&ctx.Request.Header)
 		setRequestID(ctx)
+		if s.routeTo != nil {
+			if !s.routeTo(ctx, true) {
+				noOwner(ctx, false)
+			}
+			s.metrics.countRequest("routed", ctx.Response.StatusCode())
+			return
+		}
 		if s.assistant != nil && bytes.Equal(ctx.Request.URI().PathOriginal(), []byte("/mcp")) {
 			mcp(ctx)
 			return
@@ -331,4 +351,26 @@ func withoutQuoted(s string) string {
 		return strings.TrimRight(s[:i], " :,.") + " (request bytes not logged)"
 	}
 	return s
+}
+
+// Handlers returns the handlers of the public and admin listeners, for a
+// cluster's node to run a shard's requests without listening (the node's
+// front listens).
+func (s *Server) Handlers() (public, admin fasthttp.RequestHandler) {
+	return s.public.Handler, s.admin.Handler
+}
+
+// noOwner answers a request whose shard no node owns now: 503 with
+// Retry-After, in the path's shape.
+func noOwner(ctx *fasthttp.RequestCtx, admin bool) {
+	const msg = "No node serves this workspace at the moment (a node is taking it over); retry shortly"
+	setRetryAfter(ctx, 5)
+	switch {
+	case admin:
+		adminError(ctx, fasthttp.StatusServiceUnavailable, "UNAVAILABLE", msg)
+	case isReportPath(ctx.Request.URI().PathOriginal()):
+		reportError(ctx, fasthttp.StatusServiceUnavailable, msg)
+	default:
+		restError(ctx, fasthttp.StatusServiceUnavailable, "UNAVAILABLE", msg, "")
+	}
 }

@@ -13,6 +13,7 @@ Usage:
   backupmon serve [flags]        run the service (backupmon serve -h for flags)
   backupmon admin <cmd> [flags]  call the admin API (backupmon admin help)
   backupmon mcp --key-file F     the assistant server (MCP) over stdio, relayed to a running server
+  backupmon nats [flags]         a NATS server with JetStream for a cluster (backupmon nats -h)
 `
 
 func main() {
@@ -27,6 +28,8 @@ func main() {
 		os.Exit(adminCLI(os.Args[2:], os.Stdout, os.Stderr))
 	case "mcp":
 		os.Exit(mcpCommand(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
+	case "nats":
+		os.Exit(natsCommand(os.Args[2:], os.Stdout, os.Stderr))
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 	default:

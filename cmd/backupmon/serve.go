@@ -20,6 +20,7 @@ import (
 	"strings"
 	"syscall"
 
+	"backupmon/cluster"
 	"backupmon/engine"
 	"backupmon/tune"
 )
@@ -52,6 +53,13 @@ type serveConfig struct {
 
 	// limits bound connections, sessions, read times and memory.
 	limits limitsConfig
+
+	// cluster, when set, runs the server as a node of a cluster on these
+	// NATS servers (cluster.go).
+	cluster         string
+	nodeID          string
+	clusterShards   int
+	clusterReplicas int
 
 	// beforeOpen, when set (tests only), runs after the admin listener
 	// serves and before the engine's recovery starts, so that a test can
@@ -105,6 +113,12 @@ func parseServeFlags(args []string) (*serveConfig, error) {
 	fs.StringVar(&c.publicURL, "public-url", envDefault("public-url", ""), "the dashboard's address as users reach it, e.g. https://backups.example.com, for the links the assistant server gives (default: the address each request was sent to)")
 	fs.StringVar(&c.smtpTLSKey, "smtp-tls-key", envDefault("smtp-tls-key", ""), "private key file for --smtp-tls-cert")
 	fs.BoolVar(&c.allowPrivateWebhooks, "allow-private-webhooks", envBool("allow-private-webhooks"), "let webhook and Slack channels reach loopback, private, link-local and other internal addresses, for installs inside a private network (cloud metadata addresses and the admin listener stay refused)")
+	fs.StringVar(&c.cluster, "cluster", envDefault("cluster", ""), "run as a node of a cluster on these NATS servers (JetStream), e.g. nats://h1:4222,nats://h2:4222,nats://h3:4222 (default: a single node)")
+	fs.StringVar(&c.nodeID, "node-id", envDefault("node-id", ""), "this node's name in the cluster (required with --cluster)")
+	clusterShards := envDefault("cluster-shards", "16")
+	fs.Func("cluster-shards", "shards of a new cluster (fixed when the cluster is first set up; default "+clusterShards+")", func(v string) error { clusterShards = v; return nil })
+	clusterReplicas := envDefault("cluster-replicas", "3")
+	fs.Func("cluster-replicas", "copies JetStream keeps of each record: 3, or 1 for development only (default "+clusterReplicas+")", func(v string) error { clusterReplicas = v; return nil })
 	limitFlags := addLimitFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -162,6 +176,20 @@ func parseServeFlags(args []string) (*serveConfig, error) {
 		return nil, err
 	}
 	c.limits = lims
+	if c.cluster != "" {
+		if c.nodeID == "" {
+			return nil, errors.New("--cluster needs --node-id")
+		}
+		n, err := strconv.Atoi(clusterShards)
+		if err != nil || n < 1 || n > cluster.MaxShards {
+			return nil, fmt.Errorf("--cluster-shards must be an integer from 1 to %d, not %q", cluster.MaxShards, clusterShards)
+		}
+		c.clusterShards = n
+		if clusterReplicas != "1" && clusterReplicas != "3" {
+			return nil, fmt.Errorf("--cluster-replicas must be 3, or 1 for development, not %q", clusterReplicas)
+		}
+		c.clusterReplicas, _ = strconv.Atoi(clusterReplicas)
+	}
 	return c, nil
 }
 

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"backupmon/assistant"
+	"backupmon/cluster"
 	"backupmon/dashboard"
 	"backupmon/engine"
 	"backupmon/mailstore"
@@ -52,6 +53,11 @@ type server struct {
 	notifier *notify.Notifier
 	mail     *smtpin.Server
 
+	// A cluster's node (cluster.go), and the development clock its shards
+	// share.
+	node  *cluster.Node
+	clock *engine.DevClock
+
 	errc      chan error    // a listener that stopped for good
 	sweepDone chan struct{} // stops the kept mails' sweep
 	publicURL string
@@ -65,7 +71,11 @@ type server struct {
 // to out (each listener's address, then ready) keep that order.
 func run(cfg *serveConfig, logger *slog.Logger, out io.Writer, stop <-chan os.Signal) error {
 	s := &server{cfg: cfg, logger: logger, out: out, errc: make(chan error, 3)}
-	if err := s.start(); err != nil {
+	start := s.start
+	if cfg.cluster != "" {
+		start = s.startCluster
+	}
+	if err := start(); err != nil {
 		s.close()
 		return err
 	}
@@ -355,7 +365,7 @@ func (s *server) close() error {
 		}
 	}()
 	if s.srv != nil {
-		if s.eng == nil || !s.srv.Attached() {
+		if s.node == nil && (s.eng == nil || !s.srv.Attached()) {
 			s.pubLn.Close() // bound, never served
 		}
 		if err := s.srv.Shutdown(ctx); err != nil {
@@ -371,6 +381,9 @@ func (s *server) close() error {
 	<-mailDone
 	if s.notifier != nil {
 		s.notifier.Close()
+	}
+	if s.node != nil {
+		s.node.Stop() // each shard closes with a snapshot; its lease goes to the next owner
 	}
 	if s.eng != nil {
 		if err := s.eng.Close(); err != nil {

@@ -1,0 +1,361 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/url"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/valyala/fasthttp"
+
+	"backupmon/engine"
+	"backupmon/jsonx"
+)
+
+// forwardTimeout bounds a request forwarded to a shard's owner.
+const forwardTimeout = 30 * time.Second
+
+// notServing is what an owner answers a forwarded request with when it has
+// stopped serving the shard since the front looked: the front answers 503.
+var notServing = []byte("not serving")
+
+// Route answers a request at the node's front (transport.Config.Route): it
+// finds the request's shard, runs the shard's handlers here when this node
+// owns it, or forwards the request to the owner. It returns false when no
+// node serves the shard now.
+func (n *Node) Route(ctx *fasthttp.RequestCtx, public bool) bool {
+	path := string(ctx.Path())
+	if !public {
+		switch {
+		case path == "/admin/v1/workspaces" && ctx.IsGet():
+			return n.gatherWorkspaces(ctx)
+		case path == "/admin/v1/workspaces" && ctx.IsPost():
+			return n.toNewWorkspace(ctx)
+		case path == "/admin/v1/clock":
+			return n.moveClock(ctx)
+		case strings.HasPrefix(path, "/admin/v1/workspaces/"):
+			rest := strings.TrimPrefix(path, "/admin/v1/workspaces/")
+			wid, _, _ := strings.Cut(rest, "/")
+			if id, ok := engine.ParseID(wid); ok {
+				return n.to(ctx, public, WorkspaceShard(id, n.shards))
+			}
+		}
+		return n.toAny(ctx, public)
+	}
+	if strings.HasPrefix(path, "/api/") || path == "/mcp" {
+		if token, ok := bearerToken(ctx); ok {
+			if s, ok := KeyShard(token, n.shards); ok {
+				return n.to(ctx, public, s)
+			}
+		}
+		return n.toAny(ctx, public)
+	}
+	// The dashboard: its session cookie names the shard; a login, the shard
+	// of the user its e-mail address names.
+	if path == "/login" && ctx.IsPost() {
+		return n.toLogin(ctx)
+	}
+	for _, name := range []string{"__Host-session", "session"} {
+		if v := ctx.Request.Header.Cookie(name); len(v) > 0 {
+			if s, ok := CookieShard(string(v), n.shards); ok {
+				return n.to(ctx, public, s)
+			}
+		}
+	}
+	return n.toAny(ctx, public)
+}
+
+// bearerToken returns the token of an Authorization: Bearer header.
+func bearerToken(ctx *fasthttp.RequestCtx) (string, bool) {
+	h := ctx.Request.Header.Peek("Authorization")
+	if len(h) < 7 || !strings.EqualFold(string(h[:7]), "bearer ") {
+		return "", false
+	}
+	return string(h[7:]), true
+}
+
+// to answers a request with shard's handlers: here, or at its owner.
+func (n *Node) to(ctx *fasthttp.RequestCtx, public bool, shard int) bool {
+	if h := n.local(shard); h != nil {
+		if public {
+			h.stack.Public(ctx)
+		} else {
+			h.stack.Admin(ctx)
+		}
+		return true
+	}
+	start := time.Now()
+	msg, err := n.nc.Request(fmt.Sprintf("bm.http.s%03d", shard), requestOf(ctx, public).encode(), forwardTimeout)
+	if err != nil {
+		outcome := "failed"
+		if errors.Is(err, nats.ErrNoResponders) {
+			outcome = "no_owner"
+		}
+		n.cfg.Metrics.forwarded(outcome, time.Since(start))
+		return false
+	}
+	if bytes.Equal(msg.Data, notServing) {
+		n.cfg.Metrics.forwarded("no_owner", time.Since(start))
+		return false
+	}
+	ans, err := decodeForwarded(msg.Data)
+	if err != nil {
+		n.log.Warn("a forwarded answer that does not decode", "shard", shard, "err", err)
+		n.cfg.Metrics.forwarded("failed", time.Since(start))
+		return false
+	}
+	ans.answer(ctx)
+	n.cfg.Metrics.forwarded("ok", time.Since(start))
+	return true
+}
+
+// toAny answers a request that names no shard (a missing key, the login
+// page): any shard's handlers answer it alike, so one this node serves, or
+// else any owned one.
+func (n *Node) toAny(ctx *fasthttp.RequestCtx, public bool) bool {
+	n.mu.Lock()
+	for s, h := range n.hosted {
+		if h.serving.Load() {
+			n.mu.Unlock()
+			return n.to(ctx, public, s)
+		}
+	}
+	n.mu.Unlock()
+	start := int(n.rr.Add(1))
+	for i := range n.shards {
+		if n.to(ctx, public, (start+i)%n.shards) {
+			return true
+		}
+	}
+	return false
+}
+
+// onForwarded runs a request another node forwarded to a shard this node
+// owns, and answers it.
+func (n *Node) onForwarded(h *hosted, m *nats.Msg) {
+	if !h.serving.Load() || time.Since(h.renewedAt) > leaseSafe {
+		m.Respond(notServing)
+		return
+	}
+	req, err := decodeForwarded(m.Data)
+	if err != nil {
+		n.log.Warn("a forwarded request that does not decode", "shard", h.shard, "err", err)
+		m.Respond(notServing)
+		return
+	}
+	handler := h.stack.Admin
+	if req.public {
+		handler = h.stack.Public
+	}
+	m.Respond(req.serve(handler).encode())
+}
+
+// call is a question a node asks every shard's owner.
+type call struct {
+	Op    string `json:"op"`
+	Email string `json:"email,omitempty"`
+}
+
+// onCall answers a question about a shard this node owns: whether an
+// e-mail address is one of its users'.
+func (n *Node) onCall(h *hosted, m *nats.Msg) {
+	var c call
+	if err := jsonx.Unmarshal(m.Data, &c); err != nil || !h.serving.Load() {
+		m.Respond([]byte("0"))
+		return
+	}
+	switch c.Op {
+	case "login":
+		if _, ok := h.eng.LoginFor(c.Email); ok {
+			m.Respond([]byte("1"))
+			return
+		}
+	}
+	m.Respond([]byte("0"))
+}
+
+// ask sends a question to every shard's owner at once and returns the
+// shards that answered yes.
+func (n *Node) ask(c call) []int {
+	data, err := jsonx.Marshal(c)
+	if err != nil {
+		return nil
+	}
+	var mu sync.Mutex
+	var yes []int
+	var wg sync.WaitGroup
+	for s := range n.shards {
+		wg.Go(func() {
+			msg, err := n.nc.Request(fmt.Sprintf("bm.call.s%03d", s), data, 5*time.Second)
+			if err == nil && string(msg.Data) == "1" {
+				mu.Lock()
+				yes = append(yes, s)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	sort.Ints(yes)
+	return yes
+}
+
+// toLogin sends a login to the shard of the user its e-mail address names
+// (else to any shard, which answers as for a wrong password).
+func (n *Node) toLogin(ctx *fasthttp.RequestCtx) bool {
+	form, _ := url.ParseQuery(string(ctx.Request.Body()))
+	if email := strings.TrimSpace(form.Get("email")); email != "" {
+		if shards := n.ask(call{Op: "login", Email: email}); len(shards) > 0 {
+			return n.to(ctx, true, shards[0])
+		}
+	}
+	return n.toAny(ctx, true)
+}
+
+// toNewWorkspace sends a workspace's creation to a shard picked at random
+// among those served now: the shard's engine takes an id that hashes to it.
+func (n *Node) toNewWorkspace(ctx *fasthttp.RequestCtx) bool {
+	start := rand.IntN(n.shards)
+	for i := range n.shards {
+		if n.to(ctx, false, (start+i)%n.shards) {
+			return true
+		}
+	}
+	return false
+}
+
+// gatherWorkspaces answers the admin list of every workspace: each shard's
+// owner lists its own, and the lists are merged in id order, as a single
+// node orders them. A shard without an owner makes the list unavailable
+// rather than short.
+func (n *Node) gatherWorkspaces(ctx *fasthttp.RequestCtx) bool {
+	type item struct {
+		id  string
+		raw jsonx.RawMessage
+	}
+	var all []item
+	var first []byte
+	for s := range n.shards {
+		sub := &fasthttp.RequestCtx{}
+		var req fasthttp.Request
+		ctx.Request.CopyTo(&req)
+		sub.Init(&req, ctx.RemoteAddr(), nil)
+		if !n.to(sub, false, s) {
+			return false
+		}
+		if sub.Response.StatusCode() != fasthttp.StatusOK {
+			// The token was refused (every shard would): its answer.
+			sub.Response.CopyTo(&ctx.Response)
+			return true
+		}
+		if first == nil {
+			first = append([]byte(nil), sub.Response.Header.Peek("Content-Type")...)
+		}
+		var body struct {
+			Data []jsonx.RawMessage `json:"data"`
+		}
+		if err := jsonx.Unmarshal(sub.Response.Body(), &body); err != nil {
+			return false
+		}
+		for _, raw := range body.Data {
+			var w struct {
+				ID string `json:"id"`
+			}
+			jsonx.Unmarshal(raw, &w)
+			all = append(all, item{w.ID, raw})
+		}
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].id < all[j].id })
+	out := []byte(`{"data":[`)
+	for i, it := range all {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, it.raw...)
+	}
+	out = append(out, "]}"...)
+	ctx.SetStatusCode(fasthttp.StatusOK)
+	ctx.Response.Header.SetContentTypeBytes(first)
+	ctx.SetBody(out)
+	return true
+}
+
+// moveClock moves the development clock of the whole cluster: one shard's
+// handlers check the request and move this node's clock, then every node
+// sets its clock to the same time and runs what came due on its shards
+// before the answer.
+func (n *Node) moveClock(ctx *fasthttp.RequestCtx) bool {
+	if !n.toAny(ctx, false) {
+		return false
+	}
+	if ctx.Response.StatusCode() != fasthttp.StatusOK {
+		return true
+	}
+	var body struct {
+		Data struct {
+			Now string `json:"now"`
+		} `json:"data"`
+	}
+	if err := jsonx.Unmarshal(ctx.Response.Body(), &body); err != nil {
+		return true
+	}
+	at, err := time.Parse(time.RFC3339Nano, body.Data.Now)
+	if err != nil {
+		return true
+	}
+	n.broadcastClock(at)
+	return true
+}
+
+// broadcastClock sets every node's clock to at, and waits for the nodes it
+// knows of to answer (each once the timers due on its shards have run).
+func (n *Node) broadcastClock(at time.Time) {
+	data := []byte(at.UTC().Format(time.RFC3339Nano))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	live, _ := n.nodes.Keys(ctx)
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 2*time.Second)
+	n.config.Put(ctx2, "clock", data)
+	cancel2()
+	inbox := nats.NewInbox()
+	sub, err := n.nc.SubscribeSync(inbox)
+	if err != nil {
+		return
+	}
+	defer sub.Unsubscribe()
+	if err := n.nc.PublishRequest("bm.clock", inbox, data); err != nil {
+		return
+	}
+	for range live {
+		if _, err := sub.NextMsg(10 * time.Second); err != nil {
+			return
+		}
+	}
+}
+
+// onClock sets this node's development clock and every hosted engine's
+// to the time another node's move said, then answers.
+func (n *Node) onClock(m *nats.Msg) {
+	at, err := time.Parse(time.RFC3339Nano, string(m.Data))
+	if err == nil && n.cfg.Clock != nil {
+		n.mu.Lock()
+		list := make([]*hosted, 0, len(n.hosted))
+		for _, h := range n.hosted {
+			list = append(list, h)
+		}
+		n.mu.Unlock()
+		n.cfg.Clock.Set(at)
+		for _, h := range list {
+			if _, err := h.eng.SetClock(at, 0); err != nil {
+				n.log.Warn("move a shard's clock", "shard", h.shard, "err", err)
+			}
+		}
+	}
+	m.Respond([]byte("ok"))
+}

@@ -1,0 +1,62 @@
+package cluster
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metrics are a node's figures: shards owned, taken over and broken,
+// requests forwarded and their time, lease renewals, appends and their
+// time. Register them on the /metrics registry with Collectors.
+type Metrics struct {
+	ownedShards   prometheus.Gauge
+	takeovers     prometheus.Counter
+	takeoverTime  prometheus.Histogram
+	broken        prometheus.Counter
+	forwards      *prometheus.CounterVec
+	forwardTime   prometheus.Histogram
+	renewals      prometheus.Counter
+	appendTime    prometheus.Histogram
+	appendRecords prometheus.Histogram
+}
+
+// NewMetrics makes a node's metrics.
+func NewMetrics() *Metrics {
+	return &Metrics{
+		ownedShards: prometheus.NewGauge(prometheus.GaugeOpts{Name: "backupmon_cluster_shards_owned", Help: "Shards this node owns and serves."}),
+		takeovers:   prometheus.NewCounter(prometheus.CounterOpts{Name: "backupmon_cluster_takeovers_total", Help: "Shards this node took over (lease taken, replayed, fenced)."}),
+		takeoverTime: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "backupmon_cluster_takeover_seconds", Help: "From taking a shard's lease to serving it.",
+			Buckets: prometheus.ExponentialBuckets(0.01, 2, 14)}),
+		broken:   prometheus.NewCounter(prometheus.CounterOpts{Name: "backupmon_cluster_shards_broken_total", Help: "Shards refused because their history failed its checks (a gap, a foreign epoch, a damaged message)."}),
+		forwards: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "backupmon_cluster_forwards_total", Help: "Requests sent to another node, by outcome."}, []string{"outcome"}),
+		forwardTime: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "backupmon_cluster_forward_seconds", Help: "Time of a request forwarded to its shard's owner.",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16)}),
+		renewals: prometheus.NewCounter(prometheus.CounterOpts{Name: "backupmon_cluster_lease_renewals_total", Help: "Shard leases renewed."}),
+		appendTime: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "backupmon_cluster_append_seconds", Help: "From publishing a log message to its acknowledgement.",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16)}),
+		appendRecords: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "backupmon_cluster_append_records", Help: "Records in one log message (group commit).",
+			Buckets: prometheus.ExponentialBuckets(1, 2, 11)}),
+	}
+}
+
+// Collectors returns the metrics to register.
+func (m *Metrics) Collectors() []prometheus.Collector {
+	return []prometheus.Collector{m.ownedShards, m.takeovers, m.takeoverTime, m.broken, m.forwards, m.forwardTime, m.renewals, m.appendTime, m.appendRecords}
+}
+
+func (m *Metrics) owned(n int) { m.ownedShards.Set(float64(n)) }
+func (m *Metrics) shardTaken(took time.Duration) {
+	m.takeovers.Inc()
+	m.takeoverTime.Observe(took.Seconds())
+}
+func (m *Metrics) shardBroken(int) { m.broken.Inc() }
+func (m *Metrics) leaseRenewed()   { m.renewals.Inc() }
+func (m *Metrics) forwarded(outcome string, took time.Duration) {
+	m.forwards.WithLabelValues(outcome).Inc()
+	m.forwardTime.Observe(took.Seconds())
+}
+func (m *Metrics) appended(records int, took time.Duration) {
+	m.appendRecords.Observe(float64(records))
+	m.appendTime.Observe(took.Seconds())
+}

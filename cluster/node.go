@@ -1,0 +1,531 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/valyala/fasthttp"
+
+	"backupmon/engine"
+	"backupmon/jslog"
+)
+
+// Config configures a Node.
+type Config struct {
+	// URLs are the NATS servers, comma-separated; NodeID names this node
+	// (unique in the cluster).
+	URLs   string
+	NodeID string
+	// Shards is the shard count of a new cluster (default 16); a cluster
+	// keeps the count it was first set up with.
+	Shards int
+	// Replicas is the copies each shard's stream keeps (default 3); fewer
+	// than 3 only for development.
+	Replicas int
+	// Dir holds one directory per shard the node hosts.
+	Dir    string
+	Logger *slog.Logger
+	// EngineOptions returns the options of a shard's engine (clock, logger,
+	// settings); the node sets its Dir, Log, Snapshots, Stamp, WorkspaceID
+	// and KeepClock.
+	EngineOptions func(shard int) engine.Options
+	// Build makes what a shard serves over its opened engine.
+	Build func(shard int, eng *engine.Engine) (*Stack, error)
+	// Clock is the development clock the node's engines share, or nil.
+	Clock *engine.DevClock
+	// Metrics, when set, receives the node's events.
+	Metrics *Metrics
+}
+
+// Stack is what a node serves for one shard: its engine, and the handlers
+// of the public and admin listeners over it.
+type Stack struct {
+	Public, Admin fasthttp.RequestHandler
+	// Close stops what Build started besides the engine; may be nil.
+	Close func()
+}
+
+// Node is one node of a cluster. Make one with Start; stop it with Stop.
+type Node struct {
+	cfg    Config
+	log    *slog.Logger
+	nc     *nats.Conn
+	js     jetstream.JetStream
+	owners jetstream.KeyValue
+	nodes  jetstream.KeyValue
+	config jetstream.KeyValue
+	store  jetstream.ObjectStore
+	shards int
+
+	mu     sync.Mutex
+	hosted map[int]*hosted
+	seen   map[string]time.Time // live nodes, and when each was first seen
+	broken map[int]error        // shards whose history failed its checks
+	retry  map[int]retryAfter   // shards that failed to open, and when to try again
+
+	stop    chan struct{}
+	stopped sync.WaitGroup
+	rr      atomic.Uint32
+}
+
+// hosted is a shard the node owns.
+type hosted struct {
+	shard     int
+	epoch     uint64 // the lease's revision when taken
+	rev       uint64 // its latest revision
+	renewedAt time.Time
+	eng       *engine.Engine
+	stack     *Stack
+	subs      []*nats.Subscription
+	serving   atomic.Bool
+}
+
+// Connect connects to the cluster and sets it up if it is new (streams,
+// buckets, object store, shard count), and checks that it keeps
+// acknowledged records. It returns an error naming what to change when the
+// cluster cannot keep acknowledged records. Run starts the node.
+func Connect(cfg Config) (*Node, error) {
+	if cfg.Shards <= 0 {
+		cfg.Shards = 16
+	}
+	if cfg.Replicas <= 0 {
+		cfg.Replicas = 3
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = NewMetrics()
+	}
+	if cfg.Shards > MaxShards {
+		return nil, fmt.Errorf("at most %d shards", MaxShards)
+	}
+	n := &Node{cfg: cfg, log: cfg.Logger.With("node", cfg.NodeID), hosted: map[int]*hosted{}, seen: map[string]time.Time{},
+		broken: map[int]error{}, retry: map[int]retryAfter{}, stop: make(chan struct{})}
+	nc, err := nats.Connect(cfg.URLs, nats.Name("backupmon "+cfg.NodeID), nats.MaxReconnects(-1), nats.ReconnectWait(250*time.Millisecond), nats.RetryOnFailedConnect(true))
+	if err != nil {
+		return nil, fmt.Errorf("connect to NATS %s: %w", cfg.URLs, err)
+	}
+	n.nc = nc
+	if n.js, err = jetstream.New(nc); err != nil {
+		nc.Close()
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), setupWait)
+	defer cancel()
+	n.shards, err = setup(ctx, n.log, n.js, cfg.Shards, cfg.Replicas)
+	if err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("set up the cluster: %w (JetStream needs %d servers for %d replicas: run three NATS servers, or give --cluster-replicas 1 for development)", err, cfg.Replicas, cfg.Replicas)
+	}
+	if err := checkReplicas(ctx, n.js, min(cfg.Replicas, 3)); err != nil {
+		nc.Close()
+		return nil, err
+	}
+	for _, b := range []struct {
+		name string
+		kv   *jetstream.KeyValue
+	}{{ownersBucket, &n.owners}, {nodesBucket, &n.nodes}, {clusterBucket, &n.config}} {
+		if *b.kv, err = n.js.KeyValue(ctx, b.name); err != nil {
+			nc.Close()
+			return nil, err
+		}
+	}
+	if n.store, err = n.js.ObjectStore(ctx, snapshotsStore); err != nil {
+		nc.Close()
+		return nil, err
+	}
+	if cfg.Clock != nil {
+		if err := n.shareClock(); err != nil {
+			nc.Close()
+			return nil, err
+		}
+	}
+	return n, nil
+}
+
+// Run starts the node's loops: its heartbeat, taking and releasing shards,
+// renewing their leases; it answers for the development clock.
+func (n *Node) Run() error {
+	if _, err := n.nc.Subscribe("bm.clock", n.onClock); err != nil {
+		return err
+	}
+	if err := n.heartbeat(); err != nil {
+		return fmt.Errorf("heartbeat: %w", err)
+	}
+	n.stopped.Add(2)
+	go n.every(renewEvery, n.beat)
+	go n.every(500*time.Millisecond, n.assign)
+	n.log.Info("cluster node started", "shards", n.shards, "replicas", n.cfg.Replicas)
+	return nil
+}
+
+// Shards returns the cluster's shard count.
+func (n *Node) Shards() int { return n.shards }
+
+// every runs fn every d until Stop.
+func (n *Node) every(d time.Duration, fn func()) {
+	defer n.stopped.Done()
+	t := time.NewTicker(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-n.stop:
+			return
+		case <-t.C:
+			fn()
+		}
+	}
+}
+
+// heartbeat writes the node's entry in the nodes bucket (it expires
+// leaseTTL after the last write).
+func (n *Node) heartbeat() error {
+	ctx, cancel := context.WithTimeout(context.Background(), renewEvery)
+	defer cancel()
+	_, err := n.nodes.Put(ctx, n.cfg.NodeID, []byte(strconv.FormatInt(time.Now().UnixMilli(), 10)))
+	return err
+}
+
+// beat renews the heartbeat and the leases of the shards the node owns.
+func (n *Node) beat() {
+	if err := n.heartbeat(); err != nil {
+		n.log.Warn("heartbeat failed", "err", err)
+	}
+	n.mu.Lock()
+	list := make([]*hosted, 0, len(n.hosted))
+	for _, h := range n.hosted {
+		list = append(list, h)
+	}
+	n.mu.Unlock()
+	for _, h := range list {
+		n.renew(h)
+	}
+}
+
+// renew renews a shard's lease with compare-and-set on its revision; a
+// lease another node took, or one not renewed within leaseSafe, makes the
+// node stop serving the shard at once.
+func (n *Node) renew(h *hosted) {
+	sent := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), renewEvery)
+	rev, err := n.owners.Update(ctx, shardKey(h.shard), n.leaseValue(h.epoch), h.rev)
+	cancel()
+	switch {
+	case err == nil:
+		n.mu.Lock()
+		h.rev, h.renewedAt = rev, sent
+		n.mu.Unlock()
+		n.cfg.Metrics.leaseRenewed()
+	case errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyNotFound):
+		n.log.Warn("lease lost: another node owns the shard", "shard", h.shard, "err", err)
+		n.drop(h.shard, false)
+	default:
+		n.log.Warn("lease renewal failed", "shard", h.shard, "err", err)
+		if time.Since(h.renewedAt) > leaseSafe {
+			n.drop(h.shard, false)
+		}
+	}
+}
+
+func shardKey(shard int) string { return fmt.Sprintf("s%03d", shard) }
+
+func (n *Node) leaseValue(epoch uint64) []byte {
+	return []byte(n.cfg.NodeID + " " + strconv.FormatUint(epoch, 10))
+}
+
+// assign looks at the live nodes and the leases: it takes the free shards
+// this node ranks first for (or second, once a shard has been free for a
+// while), and hands back the shards another live node ranks first for,
+// once that node has been up for 30 seconds. It also stops serving a shard
+// whose lease was not renewed within leaseSafe.
+func (n *Node) assign() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	live, err := n.nodes.Keys(ctx)
+	if err != nil && !errors.Is(err, jetstream.ErrNoKeysFound) {
+		n.log.Warn("list nodes", "err", err)
+		return
+	}
+	now := time.Now()
+	n.mu.Lock()
+	for _, id := range live {
+		if _, ok := n.seen[id]; !ok {
+			n.seen[id] = now
+		}
+	}
+	for id := range n.seen {
+		if !contains(live, id) {
+			delete(n.seen, id)
+		}
+	}
+	for _, h := range n.hosted {
+		if time.Since(h.renewedAt) > leaseSafe && h.serving.Load() {
+			h.serving.Store(false)
+		}
+	}
+	n.mu.Unlock()
+	if !contains(live, n.cfg.NodeID) {
+		live = append(live, n.cfg.NodeID)
+	}
+	sort.Strings(live)
+	for s := range n.shards {
+		order := rank(s, live)
+		n.mu.Lock()
+		h := n.hosted[s]
+		preferredSince := n.seen[order[0]]
+		_, broken := n.broken[s]
+		wait := n.retry[s].at.After(now)
+		n.mu.Unlock()
+		switch {
+		case h != nil && order[0] != n.cfg.NodeID && !preferredSince.IsZero() && now.Sub(preferredSince) > 30*time.Second:
+			n.log.Info("handing the shard to its preferred node", "shard", s, "to", order[0])
+			n.drop(s, true)
+		case h == nil && !broken && !wait && (order[0] == n.cfg.NodeID || len(order) > 1 && order[1] == n.cfg.NodeID && n.freeFor(ctx, s) > 3*leaseTTL/2):
+			n.acquire(ctx, s)
+		}
+	}
+}
+
+// retryAfter is the back-off of a shard that failed to open: 1 s after the
+// first failure, doubling to at most a minute.
+type retryAfter struct {
+	at   time.Time
+	wait time.Duration
+}
+
+func (r retryAfter) next(now time.Time) retryAfter {
+	r.wait = min(max(2*r.wait, time.Second), time.Minute)
+	r.at = now.Add(r.wait)
+	return r
+}
+
+// freeFor returns how long a shard's lease has been free (0 when owned).
+func (n *Node) freeFor(ctx context.Context, shard int) time.Duration {
+	e, err := n.owners.Get(ctx, shardKey(shard))
+	switch {
+	case errors.Is(err, jetstream.ErrKeyNotFound):
+		return time.Hour // never held, or expired long ago
+	case err != nil:
+		return 0
+	case e.Operation() != jetstream.KeyValuePut:
+		return time.Since(e.Created())
+	}
+	return 0
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// acquire takes a free shard's lease and opens its engine: the snapshot
+// and the stream are replayed, and the log's takeover marker fences every
+// older owner. The shard is served once that is durable.
+func (n *Node) acquire(ctx context.Context, shard int) {
+	rev, err := n.owners.Create(ctx, shardKey(shard), n.leaseValue(0))
+	if err != nil {
+		if !errors.Is(err, jetstream.ErrKeyExists) {
+			n.log.Warn("take the shard's lease", "shard", shard, "err", err)
+		}
+		return
+	}
+	taken := time.Now()
+	h := &hosted{shard: shard, epoch: rev, rev: rev, renewedAt: taken}
+	n.log.Info("shard lease taken", "shard", shard, "epoch", rev)
+	if err := n.open(h); err != nil {
+		n.log.Error("open the shard", "shard", shard, "err", err)
+		if errors.Is(err, jslog.ErrBroken) {
+			n.mu.Lock()
+			n.broken[shard] = err
+			n.mu.Unlock()
+			n.cfg.Metrics.shardBroken(shard)
+		}
+		n.mu.Lock()
+		n.retry[shard] = n.retry[shard].next(time.Now())
+		n.mu.Unlock()
+		n.release(shard, rev)
+		return
+	}
+	n.mu.Lock()
+	delete(n.retry, shard)
+	n.mu.Unlock()
+	n.cfg.Metrics.shardTaken(time.Since(taken))
+}
+
+// open opens the engine of a shard whose lease h holds, builds its stack
+// and subscribes to its requests.
+func (n *Node) open(h *hosted) error {
+	lctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	shard := h.shard
+	l, err := jslog.Open(lctx, jslog.Options{
+		JS: n.js, Stream: StreamName(shard), Subject: Subject(shard), Epoch: h.epoch, Logger: n.log,
+		OnFatal: func(err error) {
+			n.log.Error("shard log failed: the shard is rebuilt from its stream", "shard", shard, "err", err)
+			go n.drop(shard, false)
+		},
+		Observe: n.cfg.Metrics.appended,
+	})
+	if err != nil {
+		return err
+	}
+	opts := n.cfg.EngineOptions(shard)
+	opts.Dir = filepath.Join(n.cfg.Dir, shardKey(shard))
+	if err := os.MkdirAll(opts.Dir, 0o750); err != nil {
+		return err
+	}
+	opts.Log = l
+	opts.Snapshots = newObjectSnapshots(n.store, shard, n.log)
+	opts.Stamp = func(text []byte) {
+		if len(text) == 20 {
+			stampBase32(text, shard) // an ingest token
+		} else {
+			stampHex(text, shard) // a key's hex
+		}
+	}
+	shards := n.shards
+	opts.WorkspaceID = func(id engine.ID) bool { return WorkspaceShard(id, shards) == shard }
+	opts.KeepClock = true
+	if n.cfg.Clock != nil {
+		opts.Clock = n.cfg.Clock
+	}
+	eng, err := engine.Open(opts)
+	if err != nil {
+		l.Close()
+		return err
+	}
+	stack, err := n.cfg.Build(shard, eng)
+	if err != nil {
+		eng.Abandon()
+		return err
+	}
+	h.eng, h.stack = eng, stack
+	for _, sub := range []struct {
+		subject string
+		fn      nats.MsgHandler
+	}{
+		{fmt.Sprintf("bm.http.s%03d", shard), func(m *nats.Msg) { n.onForwarded(h, m) }},
+		{fmt.Sprintf("bm.call.s%03d", shard), func(m *nats.Msg) { n.onCall(h, m) }},
+	} {
+		s, err := n.nc.Subscribe(sub.subject, sub.fn)
+		if err != nil {
+			n.closeHosted(h, false)
+			return err
+		}
+		h.subs = append(h.subs, s)
+	}
+	h.serving.Store(true)
+	n.mu.Lock()
+	n.hosted[shard] = h
+	n.mu.Unlock()
+	n.cfg.Metrics.owned(n.ownedCount())
+	n.log.Info("shard served", "shard", shard, "epoch", h.epoch)
+	return nil
+}
+
+// drop stops serving a shard. graceful: its engine closes with a snapshot,
+// its log drained, and its lease is released for the next owner at once;
+// else the engine is abandoned (the lease is lost, or its log failed) and
+// the lease, if still this node's, released so that the shard is rebuilt.
+func (n *Node) drop(shard int, graceful bool) {
+	n.mu.Lock()
+	h := n.hosted[shard]
+	delete(n.hosted, shard)
+	n.mu.Unlock()
+	if h == nil {
+		return
+	}
+	h.serving.Store(false)
+	n.closeHosted(h, graceful)
+	n.release(shard, h.rev)
+	n.cfg.Metrics.owned(n.ownedCount())
+	n.log.Info("shard dropped", "shard", shard, "graceful", graceful)
+}
+
+func (n *Node) closeHosted(h *hosted, graceful bool) {
+	for _, s := range h.subs {
+		s.Unsubscribe()
+	}
+	if h.stack != nil && h.stack.Close != nil {
+		h.stack.Close()
+	}
+	if h.eng == nil {
+		return
+	}
+	var err error
+	if graceful {
+		err = h.eng.Close()
+	} else {
+		err = h.eng.Abandon()
+	}
+	if err != nil && graceful {
+		n.log.Warn("close the shard's engine", "shard", h.shard, "err", err)
+	}
+}
+
+// release deletes a shard's lease if it is still at revision rev (this
+// node's).
+func (n *Node) release(shard int, rev uint64) {
+	ctx, cancel := context.WithTimeout(context.Background(), renewEvery)
+	defer cancel()
+	if err := n.owners.Delete(ctx, shardKey(shard), jetstream.LastRevision(rev)); err != nil && !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+		n.log.Debug("release the shard's lease", "shard", shard, "err", err)
+	}
+}
+
+func (n *Node) ownedCount() int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return len(n.hosted)
+}
+
+// local returns the stack of a shard this node serves now, or nil.
+func (n *Node) local(shard int) *hosted {
+	n.mu.Lock()
+	h := n.hosted[shard]
+	n.mu.Unlock()
+	if h == nil || !h.serving.Load() || time.Since(h.renewedAt) > leaseSafe {
+		return nil
+	}
+	return h
+}
+
+// Ready reports whether the node serves: it reaches NATS, or it owns the
+// shards it ranks first for.
+func (n *Node) Ready() bool { return n.nc.IsConnected() }
+
+// Stop hands back every shard the node owns (a snapshot each, leases
+// released for the next owners at once) and leaves the cluster.
+func (n *Node) Stop() {
+	close(n.stop)
+	n.stopped.Wait()
+	n.mu.Lock()
+	var shards []int
+	for s := range n.hosted {
+		shards = append(shards, s)
+	}
+	n.mu.Unlock()
+	for _, s := range shards {
+		n.drop(s, true)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), renewEvery)
+	n.nodes.Delete(ctx, n.cfg.NodeID)
+	cancel()
+	n.nc.Drain()
+}

@@ -1,0 +1,76 @@
+package cluster
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"backupmon/engine"
+)
+
+// Secret returns the cluster's secret of that name (the admin token, the
+// cursor key): the first node to ask makes it (32 random bytes, hex) and
+// every node reads the same.
+func (n *Node) Secret(name string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	key := "secret." + name
+	if e, err := n.config.Get(ctx, key); err == nil {
+		return e.Value(), nil
+	} else if !errors.Is(err, jetstream.ErrKeyNotFound) {
+		return nil, fmt.Errorf("read the cluster's %s: %w", name, err)
+	}
+	var raw [32]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		return nil, err
+	}
+	if _, err := n.config.Create(ctx, key, []byte(hex.EncodeToString(raw[:]))); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
+		return nil, fmt.Errorf("make the cluster's %s: %w", name, err)
+	}
+	return n.Secret(name)
+}
+
+// shareClock puts the node's development clock where the cluster's stands:
+// the first node to start gives its own time, and every node then reads
+// the same, so that a shard moving to another node keeps its time.
+func (n *Node) shareClock() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	data := []byte(n.cfg.Clock.Now().Format(time.RFC3339Nano))
+	if _, err := n.config.Create(ctx, "clock", data); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
+		return fmt.Errorf("share the development clock: %w", err)
+	}
+	at, ok := n.ClockAt()
+	if !ok {
+		return errors.New("share the development clock: the cluster's clock is unreadable")
+	}
+	n.cfg.Clock.Set(at)
+	return nil
+}
+
+// ClockAt returns the development time the cluster last moved its clock
+// to, and false when it never did.
+func (n *Node) ClockAt() (time.Time, bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	e, err := n.config.Get(ctx, "clock")
+	if err != nil {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, string(e.Value()))
+	return t, err == nil
+}
+
+// Engine returns the engine of the shard of workspace ws when this node
+// serves it, else nil (for a delivery's outcome coming back to it).
+func (n *Node) Engine(ws engine.ID) *engine.Engine {
+	if h := n.local(WorkspaceShard(ws, n.shards)); h != nil {
+		return h.eng
+	}
+	return nil
+}

@@ -1,0 +1,156 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"backupmon/assistant"
+	"backupmon/cluster"
+	"backupmon/dashboard"
+	"backupmon/engine"
+	"backupmon/notify"
+	"backupmon/password"
+	"backupmon/transport"
+)
+
+// The cluster mode of serve (--cluster): the node's listeners are a front
+// that routes each request to the shard it belongs to, served here or
+// forwarded to the node that owns it; each shard this node owns runs its
+// own engine on the shard's replicated log, with the handlers a single node
+// has (transport, dashboard, assistant server) over it.
+
+// startCluster builds a cluster node's parts in order, as start does a
+// single node's.
+func (s *server) startCluster() error {
+	for _, step := range []func() error{
+		s.checkData,
+		s.loadCertificates,
+		s.bindListeners,
+		s.joinCluster,
+		s.serveFront,
+		s.runNode,
+	} {
+		if err := step(); err != nil {
+			return err
+		}
+	}
+	if s.mailLn != nil {
+		return fmt.Errorf("--smtp-listen is not served in cluster mode yet")
+	}
+	fmt.Fprintln(s.out, "ready")
+	return nil
+}
+
+// joinCluster connects to the cluster (setting it up when new) and reads
+// its shared secrets: the admin token (unless given) and the cursor key,
+// the same on every node so that any node answers a cursor another made.
+func (s *server) joinCluster() error {
+	if s.cfg.devClock {
+		s.clock = engine.NewDevClock(time.Now())
+	}
+	s.metrics = transport.NewMetrics()
+	s.hasher = password.NewHasher(password.Default, hashSlots(), hashQueue)
+	cm := cluster.NewMetrics()
+	for _, c := range cm.Collectors() {
+		s.metrics.Register(c)
+	}
+	node, err := cluster.Connect(cluster.Config{
+		URLs: s.cfg.cluster, NodeID: s.cfg.nodeID, Shards: s.cfg.clusterShards, Replicas: s.cfg.clusterReplicas,
+		Dir: filepath.Join(s.cfg.data, "shards"), Logger: s.logger, Clock: s.clock, Metrics: cm,
+		EngineOptions: s.shardEngineOptions, Build: s.buildShard,
+	})
+	if err != nil {
+		return err
+	}
+	s.node = node
+	if s.token = s.cfg.adminToken; s.token == "" {
+		b, err := node.Secret("admin-token")
+		if err != nil {
+			return err
+		}
+		s.token = string(b)
+	}
+	if s.curKey, err = node.Secret("cursor-key"); err != nil {
+		return err
+	}
+	s.notifier = notify.New(notify.Options{
+		Done: func(ws, id engine.ID, attempt int, failure string) {
+			if eng := node.Engine(ws); eng != nil {
+				eng.DeliveryDone(ws, id, attempt, failure)
+			}
+		},
+		Observe: s.metrics.ObserveNotification,
+		SMTP: notify.SMTPConfig{
+			Relay: s.cfg.smtpRelay, From: s.cfg.smtpFrom,
+			Username: s.cfg.smtpUsername, Password: s.cfg.smtpPassword, StartTLS: s.cfg.smtpStartTLS,
+		},
+		AllowPrivate: s.cfg.allowPrivateWebhooks, AdminListener: s.adminAddr, Logger: s.logger,
+	})
+	return nil
+}
+
+// serveFront serves both listeners with the node's front, which routes
+// every request (but /livez, /readyz, /metrics) to its shard.
+func (s *server) serveFront() error {
+	s.srv = transport.New(transport.Config{
+		Logger: s.logger, Metrics: s.metrics, AdminToken: s.token, DevClock: s.cfg.devClock, TLS: s.tls, CursorKey: s.curKey,
+		Hasher: s.hasher, PublicURL: s.cfg.publicURL, ReadTimeout: s.cfg.limits.readTimeout,
+		PublicConns: s.cfg.limits.public, AdminConns: s.cfg.limits.admin,
+		Route: s.node.Route, Ready: s.node.Ready,
+	})
+	pub, adm := s.pubLn, s.admLn
+	go func() { s.errc <- s.srv.ServeAdmin(adm) }()
+	go func() { s.errc <- s.srv.ServePublic(pub) }()
+	fmt.Fprintf(s.out, "public listening on %s\n", s.publicURL)
+	fmt.Fprintf(s.out, "admin listening on %s\n", s.adminURL)
+	fmt.Fprintf(s.out, "cluster node %s on %s (%d shards)\n", s.cfg.nodeID, strings.Split(s.cfg.cluster, ",")[0], s.node.Shards())
+	return nil
+}
+
+// runNode starts taking the shards this node should own.
+func (s *server) runNode() error { return s.node.Run() }
+
+// shardEngineOptions are the options of a shard's engine: the node sets
+// where its log, snapshots and files are.
+func (s *server) shardEngineOptions(shard int) engine.Options {
+	var clock engine.Clock = engine.SystemClock{}
+	if s.clock != nil {
+		clock = s.clock
+	}
+	return engine.Options{
+		Clock: clock, Logger: s.logger.With("shard", shard),
+		RetentionDays: s.cfg.retentionDays, SnapshotEvery: s.cfg.snapshotEvery, IngestDomain: s.cfg.ingestDomain,
+		CheckChannelURL: func(rawURL string) error {
+			return notify.CheckChannelURL(rawURL, s.cfg.allowPrivateWebhooks, s.adminAddr)
+		},
+	}
+}
+
+// buildShard makes the handlers a shard serves over its engine: the
+// transport, the dashboard (its session cookies carry the shard) and the
+// assistant server, as a single node has them.
+func (s *server) buildShard(shard int, eng *engine.Engine) (*cluster.Stack, error) {
+	eng.SetDeliverer(s.notifier)
+	srv := transport.New(transport.Config{
+		Engine: eng, Logger: s.logger, Metrics: s.metrics, AdminToken: s.token, DevClock: s.cfg.devClock, CursorKey: s.curKey,
+		Hasher: s.hasher, PublicURL: s.cfg.publicURL, ReadTimeout: s.cfg.limits.readTimeout,
+	})
+	dash := dashboard.New(dashboard.Config{Engine: eng, Hasher: s.hasher, Logger: s.logger,
+		DeviceKey: deriveKey(s.curKey, "backupmon device cookies"), SessionPrefix: cluster.SessionPrefix(shard)})
+	asst := assistant.New(assistant.Config{Engine: eng, Logger: s.logger})
+	srv.AttachParts(transport.Parts{
+		Engine:    eng,
+		Dashboard: dash.Handler(),
+		Assistant: func(r *http.Request, key engine.AssistantKey, base string) (int, http.Header, []byte) {
+			return asst.Serve(r, key, base)
+		},
+		Reparse: func(wsID, id string) (engine.MailReply, error) {
+			return engine.MailReply{}, fmt.Errorf("re-reading e-mails is not served in cluster mode yet")
+		},
+	})
+	pub, adm := srv.Handlers()
+	return &cluster.Stack{Public: pub, Admin: adm}, nil
+}
