@@ -135,7 +135,10 @@ func setup(ctx context.Context, log *slog.Logger, js jetstream.JetStream, shards
 		name := StreamName(s)
 		err := ensure(ctx, log, "stream "+name,
 			func(ctx context.Context) error { _, err := js.Stream(ctx, name); return err },
-			func(ctx context.Context) error { _, err := jslog.CreateStream(ctx, js, name, Subject(s), replicas); return err })
+			func(ctx context.Context) error {
+				_, err := jslog.CreateStream(ctx, js, name, Subject(s), replicas)
+				return err
+			})
 		if err != nil {
 			return 0, err
 		}
