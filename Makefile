@@ -2,7 +2,7 @@
 # runs every test (with the race detector, fuzz seed corpora included).
 GO ?= go
 
-.PHONY: run test browser bench bench-scale build fuzz clean
+.PHONY: run test browser bench bench-scale build fuzz clean chaos cluster
 
 run: build
 	./bin/backupmon serve --demo --data ./data --smtp-listen 127.0.0.1:2525
@@ -13,9 +13,16 @@ build:
 # The dashboard's end-to-end tests drive Debian's Chromium; `make test`
 # installs it when it is missing and the machine lets it (root, or sudo
 # without a password). Without it those tests skip and say so.
+# The cluster's chaos test (three NATS servers, three nodes, three rounds)
+# runs after the others, alone, so that its timings are the cluster's own.
 test: browser
 	$(GO) vet ./...
-	$(GO) test -race -timeout 9m ./...
+	$(GO) test -race -timeout 9m $$($(GO) list ./... | grep -v /chaos$$)
+	$(GO) test -race -count=1 -timeout 4m ./chaos
+
+# Twenty chaos rounds; the failover times go to bench/RESULTS.md.
+chaos:
+	$(GO) test -count=1 -timeout 30m -v -run TestChaos ./chaos -args -rounds 20 -results $(CURDIR)/bench/RESULTS.md
 
 browser:
 	@command -v chromium >/dev/null 2>&1 || { \

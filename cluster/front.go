@@ -19,8 +19,9 @@ import (
 	"backupmon/jsonx"
 )
 
-// forwardTimeout bounds a request forwarded to a shard's owner.
-const forwardTimeout = 30 * time.Second
+// forwardTimeout bounds a request forwarded to a shard's owner (an owner
+// frozen past it answers 503 through the node that forwarded).
+const forwardTimeout = 8 * time.Second
 
 // notServing is what an owner answers a forwarded request with when it has
 // stopped serving the shard since the front looked: the front answers 503.
@@ -90,6 +91,11 @@ func (n *Node) to(ctx *fasthttp.RequestCtx, public bool, shard int) bool {
 			h.stack.Admin(ctx)
 		}
 		return true
+	}
+	if !n.nc.IsConnected() {
+		// Cut off from the cluster: no owner can be reached.
+		n.cfg.Metrics.forwarded("no_owner", 0)
+		return false
 	}
 	start := time.Now()
 	msg, err := n.nc.Request(fmt.Sprintf("bm.http.s%03d", shard), requestOf(ctx, public).encode(), forwardTimeout)

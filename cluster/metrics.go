@@ -13,7 +13,7 @@ type Metrics struct {
 	ownedShards   prometheus.Gauge
 	takeovers     prometheus.Counter
 	takeoverTime  prometheus.Histogram
-	broken        prometheus.Counter
+	broken        prometheus.Gauge
 	forwards      *prometheus.CounterVec
 	forwardTime   prometheus.Histogram
 	renewals      prometheus.Counter
@@ -28,7 +28,7 @@ func NewMetrics() *Metrics {
 		takeovers:   prometheus.NewCounter(prometheus.CounterOpts{Name: "backupmon_cluster_takeovers_total", Help: "Shards this node took over (lease taken, replayed, fenced)."}),
 		takeoverTime: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "backupmon_cluster_takeover_seconds", Help: "From taking a shard's lease to serving it.",
 			Buckets: prometheus.ExponentialBuckets(0.01, 2, 14)}),
-		broken:   prometheus.NewCounter(prometheus.CounterOpts{Name: "backupmon_cluster_shards_broken_total", Help: "Shards refused because their history failed its checks (a gap, a foreign epoch, a damaged message)."}),
+		broken:   prometheus.NewGauge(prometheus.GaugeOpts{Name: "backupmon_cluster_shards_broken", Help: "Shards this node found broken (their history failed its checks: a gap, a foreign epoch, a damaged message); no node serves them until an operator repairs them."}),
 		forwards: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "backupmon_cluster_forwards_total", Help: "Requests sent to another node, by outcome."}, []string{"outcome"}),
 		forwardTime: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "backupmon_cluster_forward_seconds", Help: "Time of a request forwarded to its shard's owner.",
 			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16)}),
@@ -50,8 +50,8 @@ func (m *Metrics) shardTaken(took time.Duration) {
 	m.takeovers.Inc()
 	m.takeoverTime.Observe(took.Seconds())
 }
-func (m *Metrics) shardBroken(int) { m.broken.Inc() }
-func (m *Metrics) leaseRenewed()   { m.renewals.Inc() }
+func (m *Metrics) shardBroken(n int) { m.broken.Set(float64(n)) }
+func (m *Metrics) leaseRenewed()     { m.renewals.Inc() }
 func (m *Metrics) forwarded(outcome string, took time.Duration) {
 	m.forwards.WithLabelValues(outcome).Inc()
 	m.forwardTime.Observe(took.Seconds())

@@ -113,7 +113,13 @@ func Connect(cfg Config) (*Node, error) {
 	}
 	n := &Node{cfg: cfg, log: cfg.Logger.With("node", cfg.NodeID), hosted: map[int]*hosted{}, seen: map[string]time.Time{},
 		broken: map[int]error{}, retry: map[int]retryAfter{}, stop: make(chan struct{})}
-	nc, err := nats.Connect(cfg.URLs, nats.Name("backupmon "+cfg.NodeID), nats.MaxReconnects(-1), nats.ReconnectWait(250*time.Millisecond), nats.RetryOnFailedConnect(true))
+	nc, err := nats.Connect(cfg.URLs, nats.Name("backupmon "+cfg.NodeID), nats.MaxReconnects(-1), nats.ReconnectWait(250*time.Millisecond), nats.RetryOnFailedConnect(true),
+		// Nothing buffered while disconnected: an append or a forward fails at
+		// once rather than going out late.
+		nats.ReconnectBufSize(-1),
+		// Only the servers given: addresses the servers advertise may not be
+		// reachable from here (proxies, NAT).
+		nats.IgnoreDiscoveredServers())
 	if err != nil {
 		return nil, fmt.Errorf("connect to NATS %s: %w", cfg.URLs, err)
 	}
@@ -224,8 +230,13 @@ func (n *Node) renew(h *hosted) {
 	cancel()
 	switch {
 	case err == nil:
+		// The lease is still this node's (the update matched its revision):
+		// serve again if a slow renewal had stopped it.
 		n.mu.Lock()
 		h.rev, h.renewedAt = rev, sent
+		if n.hosted[h.shard] == h {
+			h.serving.Store(true)
+		}
 		n.mu.Unlock()
 		n.cfg.Metrics.leaseRenewed()
 	case errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyNotFound):
@@ -353,8 +364,10 @@ func (n *Node) acquire(ctx context.Context, shard int) {
 		if errors.Is(err, jslog.ErrBroken) {
 			n.mu.Lock()
 			n.broken[shard] = err
+			count := len(n.broken)
 			n.mu.Unlock()
-			n.cfg.Metrics.shardBroken(shard)
+			n.cfg.Metrics.shardBroken(count)
+			n.markBroken(shard, err)
 		}
 		n.mu.Lock()
 		n.retry[shard] = n.retry[shard].next(time.Now())

@@ -38,7 +38,9 @@ func (l *Log) Replay(from uint64, fn func(lsn uint64, typ byte, payload []byte) 
 	}
 	want := start
 	for want <= last {
-		batch, err := cons.Fetch(512, jetstream.FetchMaxWait(5*time.Second))
+		// Ask for no more than the messages left: a fetch ends when it has
+		// its count, or at its wait.
+		batch, err := cons.Fetch(int(min(512, last-want+1)), jetstream.FetchMaxWait(5*time.Second))
 		if err != nil {
 			return fmt.Errorf("replay %s at %d: %w", l.opts.Stream, want, err)
 		}

@@ -66,6 +66,7 @@ func (s *Server) adminHandler(extra func(r *router.Router)) fasthttp.RequestHand
 	r.PATCH(ws+"/users/{uid}", a("user_update", s.adminUpdateUser))
 	r.DELETE(ws+"/users/{uid}", a("user_delete", s.adminDeleteUser))
 	r.POST("/admin/v1/clock", a("clock", s.adminClock))
+	r.GET("/admin/v1/cluster", a("cluster", s.adminCluster))
 
 	r.GET("/livez", s.route("livez", func(ctx *fasthttp.RequestCtx) {
 		writeJSON(ctx, fasthttp.StatusOK, []byte(`{"status":"ok"}`))
@@ -93,14 +94,14 @@ func (s *Server) adminHandler(extra func(r *router.Router)) fasthttp.RequestHand
 	}
 	h := r.Handler
 	return func(ctx *fasthttp.RequestCtx) {
-		if s.routeTo != nil && !isProbe(ctx.Path()) && string(ctx.Path()) != "/metrics" {
+		if s.routeTo != nil && !isProbe(ctx.Path()) && string(ctx.Path()) != "/metrics" && string(ctx.Path()) != "/admin/v1/cluster" {
 			if !s.routeTo(ctx, false) {
 				noOwner(ctx, true)
 			}
 			s.metrics.countRequest("admin_routed", ctx.Response.StatusCode())
 			return
 		}
-		if !s.attached.Load() && !isProbe(ctx.Path()) {
+		if s.routeTo == nil && !s.attached.Load() && !isProbe(ctx.Path()) {
 			s.metrics.countRequest("admin_starting", fasthttp.StatusServiceUnavailable)
 			adminError(ctx, fasthttp.StatusServiceUnavailable, "UNAVAILABLE", "starting")
 			return
@@ -454,6 +455,22 @@ func (s *Server) adminListActivity(ctx *fasthttp.RequestCtx) {
 // maxAdvanceSeconds is the largest advanceSeconds one clock move takes:
 // the seconds of the longest time.Duration, about 292 years.
 const maxAdvanceSeconds = int64(math.MaxInt64 / time.Second)
+
+// adminCluster answers the cluster's status on a cluster node, and 404 on a
+// single node.
+func (s *Server) adminCluster(ctx *fasthttp.RequestCtx) {
+	if s.status == nil {
+		adminError(ctx, fasthttp.StatusNotFound, "NOT_FOUND", "No such endpoint: this server is not a cluster node")
+		return
+	}
+	body, err := s.status()
+	if err != nil {
+		s.log.Warn("cluster status", "err", err)
+		adminError(ctx, fasthttp.StatusServiceUnavailable, "UNAVAILABLE", "The cluster does not answer (NATS unreachable)")
+		return
+	}
+	writeJSON(ctx, fasthttp.StatusOK, append(append([]byte(`{"data":`), body...), '}'))
+}
 
 func (s *Server) adminClock(ctx *fasthttp.RequestCtx) {
 	if !s.dev {

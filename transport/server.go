@@ -64,6 +64,9 @@ type Config struct {
 	Route func(ctx *fasthttp.RequestCtx, public bool) bool
 	// Ready, when set, says whether /readyz answers ready (a front's).
 	Ready func() bool
+	// ClusterStatus, when set, answers GET /admin/v1/cluster on this node
+	// (the cluster's nodes and shard owners, as JSON).
+	ClusterStatus func() ([]byte, error)
 	// PublicConns and AdminConns bound each listener's connections, in
 	// all and per client address (decisions.md, connection limits); a
 	// zero field takes its default (DefaultPublicConns, ...). A connection
@@ -102,6 +105,7 @@ type Server struct {
 	publicURL string
 	routeTo   func(ctx *fasthttp.RequestCtx, public bool) bool
 	ready     func() bool
+	status    func() ([]byte, error)
 
 	publicConns, adminConns connlimit.Limits
 
@@ -113,7 +117,7 @@ type Server struct {
 // answers as a server still starting until Attach.
 func New(cfg Config) *Server {
 	s := &Server{log: cfg.Logger, metrics: cfg.Metrics, token: sha256.Sum256([]byte(cfg.AdminToken)), hasToken: cfg.AdminToken != "", dev: cfg.DevClock, tls: cfg.TLS, reparse: cfg.Reparse, hasher: cfg.Hasher, dash: cfg.Dashboard,
-		assistant: cfg.Assistant, publicURL: strings.TrimRight(cfg.PublicURL, "/"), routeTo: cfg.Route, ready: cfg.Ready,
+		assistant: cfg.Assistant, publicURL: strings.TrimRight(cfg.PublicURL, "/"), routeTo: cfg.Route, ready: cfg.Ready, status: cfg.ClusterStatus,
 		publicConns: limits(cfg.PublicConns, DefaultPublicConns, DefaultPublicConnsPerAddress),
 		adminConns:  limits(cfg.AdminConns, DefaultAdminConns, DefaultAdminConnsPerAddress)}
 	if s.hasher == nil {

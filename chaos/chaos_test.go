@@ -1,0 +1,442 @@
+package chaos
+
+import (
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"backupmon/internal/testserver"
+	"backupmon/localcluster"
+)
+
+var (
+	rounds  = flag.Int("rounds", 3, "chaos rounds to run")
+	results = flag.String("results", "", "a RESULTS.md whose chaos section gets the failover times")
+	shards  = flag.Int("shards", 4, "the cluster's shard count")
+)
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	testserver.Main(m)
+}
+
+// A round does something bad to the cluster while the load runs, and
+// undoes it.
+type round struct {
+	name string
+	run  func(h *harness) event
+}
+
+// event is what a round did: when, and to which node (-1: none) whose
+// answers do not count toward the failover time.
+type event struct {
+	at       time.Time
+	affected int
+}
+
+// The rounds: the first three are those `make test` runs (between them
+// they kill a node and a NATS server, freeze an owner past its lease, and
+// cut a node off); more rounds pick among all of them.
+var allRounds = []round{
+	{"kill a node and a NATS server", func(h *harness) event { return h.kill(true, true) }},
+	{"freeze a shard's owner past its lease", (*harness).freezeOwner},
+	{"cut a node off from NATS", (*harness).cutOff},
+	{"kill a node", func(h *harness) event { return h.kill(true, false) }},
+	{"kill a NATS server", func(h *harness) event { return h.kill(false, true) }},
+}
+
+// TestChaos: under a steady load of reports, each round kills, freezes or
+// cuts off processes of a three-node cluster and restores them; after it,
+// every acknowledged report is read back exactly once through the REST
+// API, the reports that were not acknowledged are sent again with their
+// Idempotency-Key and are then there once too, and no two nodes served a
+// shard in one epoch.
+func TestChaos(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the chaos test runs six processes")
+	}
+	h := startHarness(t, *shards, *rounds)
+	h.load.start(12, 8)
+	time.Sleep(2 * time.Second)
+	var failovers []time.Duration
+	for r := range *rounds {
+		rd := allRounds[r%len(allRounds)]
+		if r >= 3 {
+			rd = allRounds[rand.IntN(len(allRounds))]
+		}
+		start := time.Now()
+		ev := rd.run(h)
+		h.settle()
+		took := h.failoverTimes(ev)
+		t.Logf("round %d: answers since the last round: %v", r+1, h.load.codesSince(start))
+		failovers = append(failovers, took...)
+		h.verify(fmt.Sprintf("round %d (%s)", r+1, rd.name))
+		t.Logf("round %d: %s: %v, failover times %v", r+1, rd.name, time.Since(start).Round(time.Millisecond), took)
+	}
+	h.load.halt()
+	h.resend()
+	h.verify("the end")
+	h.checkEpochs()
+	summary := summarize(failovers)
+	t.Logf("%d rounds, failover %s", *rounds, summary)
+	if *results != "" {
+		writeResults(t, *results, *rounds, *shards, summary)
+	}
+}
+
+// harness is the cluster, its clients, the fixture and the load.
+type harness struct {
+	t     *testing.T
+	c     *localcluster.Cluster
+	nodes []*testserver.Client
+	f     *fixture
+	load  *load
+}
+
+func startHarness(t *testing.T, shards, rounds int) *harness {
+	dir := t.TempDir()
+	c, err := localcluster.Start(localcluster.Config{Binary: testserver.Binary(t), Dir: dir, Shards: shards,
+		AdminToken: testserver.AdminToken, StartTimeout: 90 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{t: t, c: c}
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, p := range append(append([]*localcluster.Proc{}, c.NATS...), nodeProcs(c)...) {
+				t.Logf("%s log tail:\n%s", p.Name, p.Tail(40))
+			}
+		}
+		c.Close()
+	})
+	for _, n := range c.Nodes {
+		h.nodes = append(h.nodes, &testserver.Client{T: t, HTTP: newClient(), PublicURL: n.PublicURL, AdminURL: n.AdminURL, Token: testserver.AdminToken})
+	}
+	// A job takes at most 100 reports a day: enough jobs for the rounds.
+	h.f = newFixture(t, h.nodes[0], shards, 4+2*rounds)
+	h.load = newLoad(h.f, h.nodes)
+	return h
+}
+
+func nodeProcs(c *localcluster.Cluster) []*localcluster.Proc {
+	var out []*localcluster.Proc
+	for _, n := range c.Nodes {
+		out = append(out, n.Proc)
+	}
+	return out
+}
+
+// kill kills (SIGKILL) a random node, a random NATS server, or both, and
+// starts them again three seconds later.
+func (h *harness) kill(node, nats bool) event {
+	ev := event{at: time.Now(), affected: -1}
+	var n *localcluster.Node
+	var s *localcluster.Proc
+	if node {
+		ev.affected = rand.IntN(len(h.c.Nodes))
+		n = h.c.Nodes[ev.affected]
+		h.load.down[ev.affected].Store(true)
+		n.Kill()
+	}
+	if nats {
+		s = h.c.NATS[rand.IntN(len(h.c.NATS))]
+		s.Kill()
+	}
+	ev.at = time.Now()
+	time.Sleep(3 * time.Second)
+	if s != nil {
+		if err := s.Start(time.Minute); err != nil {
+			h.t.Fatal(err)
+		}
+	}
+	if n != nil {
+		if err := n.Start(time.Minute); err != nil {
+			h.t.Fatal(err)
+		}
+		h.load.down[ev.affected].Store(false)
+	}
+	return ev
+}
+
+// freezeOwner stops (SIGSTOP) the owner of a random shard until another
+// node has taken the shard over, then lets it go on (SIGCONT): its next
+// append must fail, and it must stop serving the shard.
+func (h *harness) freezeOwner() event {
+	shard := rand.IntN(*shards)
+	owner, epoch := h.owner(shard)
+	i := slices.IndexFunc(h.c.Nodes, func(n *localcluster.Node) bool { return n.ID == owner })
+	if i < 0 {
+		h.t.Fatalf("shard %d: owner %q is not a node", shard, owner)
+	}
+	n := h.c.Nodes[i]
+	h.load.down[i].Store(true)
+	if err := n.Stop(); err != nil {
+		h.t.Fatal(err)
+	}
+	ev := event{at: time.Now(), affected: i}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		now, e := h.ownerFrom((i+1)%len(h.nodes), shard)
+		if now != "" && now != owner || e != epoch && now != "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("shard %d still owned by the frozen %s (epoch %d) after 30 s", shard, owner, epoch)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if err := n.Cont(); err != nil {
+		h.t.Fatal(err)
+	}
+	// The thawed node learns that it lost the lease, or its log is fenced:
+	// either way it drops the shard.
+	dropped := regexp.MustCompile(fmt.Sprintf(`msg="shard dropped" node=%s shard=%d `, owner, shard))
+	for deadline := time.Now().Add(15 * time.Second); !dropped.MatchString(n.Tail(200)); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			h.t.Fatalf("%s thawed and did not drop shard %d:\n%s", owner, shard, n.Tail(30))
+		}
+	}
+	h.load.down[i].Store(false)
+	return ev
+}
+
+// cutOff cuts a random node off from NATS past its leases: the others take
+// its shards over, and it answers 503 (with Retry-After) for every shard;
+// then it joins again.
+func (h *harness) cutOff() event {
+	i := rand.IntN(len(h.c.Nodes))
+	n := h.c.Nodes[i]
+	h.load.down[i].Store(true)
+	n.Cut()
+	ev := event{at: time.Now(), affected: i}
+	time.Sleep(12 * time.Second)
+	for _, to := range h.f.targets[:min(len(h.f.targets), 8)] {
+		r, err := h.nodes[i].ReportSend(to.job, to.key, "", `{"status":"ok"}`)
+		if err != nil {
+			h.t.Fatalf("cut-off %s: %v", n.ID, err)
+		}
+		if r.Status != 503 || r.Header.Get("Retry-After") == "" || r.JSON["error"] == nil {
+			h.t.Fatalf("cut-off %s answered a report with %d %s (Retry-After %q), want 503 with Retry-After", n.ID, r.Status, r.Body, r.Header.Get("Retry-After"))
+		}
+	}
+	n.Heal()
+	h.load.down[i].Store(false)
+	return ev
+}
+
+// owner returns the node that owns shard and its epoch, from node 0's
+// view of the cluster.
+func (h *harness) owner(shard int) (string, uint64) {
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if o, e := h.ownerFrom(0, shard); o != "" {
+			return o, e
+		}
+	}
+	h.t.Fatalf("shard %d has no owner after 30 s", shard)
+	return "", 0
+}
+
+func (h *harness) ownerFrom(node, shard int) (string, uint64) {
+	var st struct {
+		Owners []struct {
+			Shard int
+			State string
+			Owner string
+			Epoch uint64
+		}
+	}
+	if err := h.nodes[node].AdminCall(200, "GET", "/cluster", nil, &st); err != nil {
+		return "", 0
+	}
+	for _, o := range st.Owners {
+		if o.Shard == shard && o.State == "served" {
+			return o.Owner, o.Epoch
+		}
+	}
+	return "", 0
+}
+
+// settle waits until every shard is served again.
+func (h *harness) settle() {
+	if err := h.c.WaitServed(time.Minute); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// failoverTimes returns, for each shard whose reports failed after the
+// event (sent to nodes the event did not touch), how long after the event
+// its reports were acknowledged again.
+func (h *harness) failoverTimes(ev event) []time.Duration {
+	_, attempts := h.load.snapshot()
+	lastFail := map[int]time.Time{}
+	for _, a := range attempts {
+		if a.at.After(ev.at) && !a.ok && a.node != ev.affected {
+			lastFail[a.shard] = a.at
+		}
+	}
+	var out []time.Duration
+	for shard, failed := range lastFail {
+		for _, a := range attempts {
+			if a.shard == shard && a.ok && a.at.After(failed) {
+				out = append(out, a.at.Sub(ev.at).Round(10*time.Millisecond))
+				break
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// resend sends every report not acknowledged yet again, with its
+// Idempotency-Key, until it is.
+func (h *harness) resend() {
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		left := h.load.unacked()
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("%d reports still not acknowledged after 2 minutes of retries", len(left))
+		}
+		for _, s := range left {
+			h.load.send(s, rand.IntN(len(h.nodes)))
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+// verify reads every workspace's results through the REST API: each
+// acknowledged report is there exactly once, and no report is there
+// twice.
+func (h *harness) verify(when string) {
+	h.t.Helper()
+	reports, _ := h.load.snapshot()
+	found := map[int64]int{}
+	for ws, key := range h.f.rest {
+		for _, seq := range h.readAll(ws, key) {
+			found[seq]++
+		}
+	}
+	missing, doubled, acked := 0, 0, 0
+	for _, s := range reports {
+		if s.acked {
+			acked++
+			if found[s.seq] == 0 {
+				missing++
+				if missing <= 5 {
+					h.t.Errorf("%s: report %s (workspace %s, shard %d) was acknowledged and is not there", when, s.idem, s.to.ws, s.to.shard)
+				}
+			}
+		}
+		if found[s.seq] > 1 {
+			doubled++
+			if doubled <= 5 {
+				h.t.Errorf("%s: report %s is there %d times", when, s.idem, found[s.seq])
+			}
+		}
+	}
+	if missing+doubled > 0 {
+		h.t.Fatalf("%s: %d of %d acknowledged reports missing, %d doubled", when, missing, acked, doubled)
+	}
+	h.t.Logf("%s: %d reports sent, %d acknowledged, all there once", when, len(reports), acked)
+}
+
+// readAll returns the size_bytes of every result of a workspace, page by
+// page, through a random node.
+func (h *harness) readAll(ws, key string) []int64 {
+	var out []int64
+	cursor := ""
+	for {
+		path := "/reports?limit=100"
+		if cursor != "" {
+			path += "&cursor=" + cursor
+		}
+		var r testserver.Response
+		var err error
+		for try := 0; ; try++ {
+			c := h.nodes[rand.IntN(len(h.nodes))]
+			r, err = c.Send("GET", c.PublicURL+"/api/v1"+path, testserver.Bearer(key), nil)
+			if err == nil && r.Status == 200 {
+				break
+			}
+			if try == 20 {
+				h.t.Fatalf("read workspace %s: %v %d %s", ws, err, r.Status, r.Body)
+			}
+			time.Sleep(500 * time.Millisecond)
+		}
+		for _, item := range r.List() {
+			if size, ok := item["sizeBytes"].(float64); ok {
+				out = append(out, int64(size))
+			}
+		}
+		page, _ := r.JSON["pagination"].(map[string]any)
+		next, _ := page["nextCursor"].(string)
+		if next == "" {
+			return out
+		}
+		cursor = next
+	}
+}
+
+// checkEpochs reads every node's log: no two nodes served a shard in one
+// epoch.
+func (h *harness) checkEpochs() {
+	served := regexp.MustCompile(`msg="shard served" node=(\S+) shard=(\d+) epoch=(\d+)`)
+	by := map[string]string{}
+	for _, n := range h.c.Nodes {
+		b, err := os.ReadFile(n.Log)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		for _, m := range served.FindAllStringSubmatch(string(b), -1) {
+			k := m[2] + "/" + m[3]
+			if other, ok := by[k]; ok && other != m[1] {
+				h.t.Errorf("shard %s epoch %s served by %s and %s", m[2], m[3], other, m[1])
+			}
+			by[k] = m[1]
+		}
+	}
+	if len(by) < *shards {
+		h.t.Errorf("the logs show %d shard epochs served, want at least %d", len(by), *shards)
+	}
+}
+
+// summarize gives p50, p99 and max of the failover times.
+func summarize(d []time.Duration) string {
+	if len(d) == 0 {
+		return "none measured"
+	}
+	slices.Sort(d)
+	q := func(p float64) time.Duration { return d[min(len(d)-1, int(p*float64(len(d))))] }
+	return fmt.Sprintf("p50 %v, p99 %v, max %v over %d shard failovers", q(0.50), q(0.99), d[len(d)-1], len(d))
+}
+
+// writeResults puts the run's figures in the chaos section of a
+// RESULTS.md (between its markers).
+func writeResults(t *testing.T, path string, rounds, shards int, summary string) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const begin, end = "<!-- chaos:begin -->", "<!-- chaos:end -->"
+	i, j := strings.Index(string(b), begin), strings.Index(string(b), end)
+	if i < 0 || j < i {
+		t.Fatalf("%s has no %s … %s section", path, begin, end)
+	}
+	host, _ := os.Hostname()
+	text := fmt.Sprintf("%s\n`make chaos` on %s (%s), %d rounds, %d shards, three NATS servers and three nodes on loopback: failover %s.\n%s",
+		begin, host, time.Now().UTC().Format("2006-01-02"), rounds, shards, summary, end)
+	out := string(b[:i]) + text + string(b[j+len(end):])
+	if err := os.WriteFile(filepath.Clean(path), []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,273 @@
+package localcluster
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Config says what cluster to run.
+type Config struct {
+	// Binary is the backupmon binary; Dir holds every process's data and
+	// log.
+	Binary, Dir string
+	// Nodes is the number of backupmon nodes (default 3); NATS the number
+	// of NATS servers (default 3; 1 runs the shards with one replica).
+	Nodes, NATS int
+	// Shards is the cluster's shard count (default 4).
+	Shards int
+	// AdminToken is every node's admin token (required).
+	AdminToken string
+	// Serve are flags every node gets besides those of the cluster.
+	Serve []string
+	// Ports, when set, are the first public, admin and NATS client ports:
+	// node i listens on Ports[0]+i and Ports[1]+i, NATS server i on
+	// Ports[2]+i. Zero: free ports.
+	Ports [3]int
+	// StartTimeout bounds each process's start (default a minute).
+	StartTimeout time.Duration
+}
+
+// Cluster is a running local cluster.
+type Cluster struct {
+	cfg   Config
+	NATS  []*Proc
+	Nodes []*Node
+}
+
+// Node is a backupmon node of the cluster.
+type Node struct {
+	*Proc
+	ID                  string
+	PublicURL, AdminURL string
+	proxies             []*Proxy
+}
+
+// Cut closes the node's connections to NATS and refuses new ones: the node
+// keeps running, cut off from the cluster.
+func (n *Node) Cut() {
+	for _, p := range n.proxies {
+		p.Cut()
+	}
+}
+
+// Heal lets the node reach NATS again.
+func (n *Node) Heal() {
+	for _, p := range n.proxies {
+		p.Heal()
+	}
+}
+
+// Start starts the NATS servers, waits until JetStream has a leader, then
+// the nodes, and waits until every shard is served. On error it stops
+// what it started.
+func Start(cfg Config) (*Cluster, error) {
+	if cfg.Nodes <= 0 {
+		cfg.Nodes = 3
+	}
+	if cfg.NATS <= 0 {
+		cfg.NATS = 3
+	}
+	if cfg.Shards <= 0 {
+		cfg.Shards = 4
+	}
+	if cfg.StartTimeout <= 0 {
+		cfg.StartTimeout = time.Minute
+	}
+	if cfg.AdminToken == "" {
+		return nil, errors.New("localcluster: an admin token is required")
+	}
+	if err := os.MkdirAll(cfg.Dir, 0o750); err != nil {
+		return nil, err
+	}
+	c := &Cluster{cfg: cfg}
+	ports, release, err := c.ports()
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	natsURLs := make([]string, cfg.NATS)
+	for i := range cfg.NATS {
+		name := fmt.Sprintf("n%d", i+1)
+		args := []string{"nats", "--name", name, "--listen", "127.0.0.1:" + strconv.Itoa(ports[2][i]),
+			"--store", filepath.Join(cfg.Dir, name)}
+		if cfg.NATS > 1 {
+			var routes []string
+			for j := range cfg.NATS {
+				if j != i {
+					routes = append(routes, "nats://127.0.0.1:"+strconv.Itoa(ports[3][j]))
+				}
+			}
+			args = append(args, "--cluster-listen", "127.0.0.1:"+strconv.Itoa(ports[3][i]), "--routes", strings.Join(routes, ","))
+		}
+		natsURLs[i] = "127.0.0.1:" + strconv.Itoa(ports[2][i])
+		c.NATS = append(c.NATS, newProc(name, cfg.Binary, filepath.Join(cfg.Dir, name+".log"), args...))
+	}
+	for i := range cfg.Nodes {
+		id := fmt.Sprintf("b%d", i+1)
+		n := &Node{ID: id,
+			PublicURL: "http://127.0.0.1:" + strconv.Itoa(ports[0][i]),
+			AdminURL:  "http://127.0.0.1:" + strconv.Itoa(ports[1][i])}
+		var urls []string
+		for _, target := range natsURLs {
+			p, err := NewProxy(target)
+			if err != nil {
+				c.Close()
+				return nil, err
+			}
+			n.proxies = append(n.proxies, p)
+			urls = append(urls, "nats://"+p.Addr())
+		}
+		args := []string{"serve", "--cluster", strings.Join(urls, ","), "--node-id", id,
+			"--cluster-shards", strconv.Itoa(cfg.Shards), "--data", filepath.Join(cfg.Dir, id),
+			"--listen", strings.TrimPrefix(n.PublicURL, "http://"), "--admin-listen", strings.TrimPrefix(n.AdminURL, "http://"),
+			"--admin-token", cfg.AdminToken}
+		if cfg.NATS < 3 {
+			args = append(args, "--cluster-replicas", strconv.Itoa(cfg.NATS))
+		}
+		args = append(args, cfg.Serve...)
+		n.Proc = newProc(id, cfg.Binary, filepath.Join(cfg.Dir, id+".log"), args...)
+		c.Nodes = append(c.Nodes, n)
+	}
+	// The ports were held until the proxies had theirs.
+	release()
+	if err := c.startAll(c.NATS); err != nil {
+		c.Close()
+		return nil, err
+	}
+	procs := make([]*Proc, len(c.Nodes))
+	for i, n := range c.Nodes {
+		procs[i] = n.Proc
+	}
+	if err := c.startAll(procs); err != nil {
+		c.Close()
+		return nil, err
+	}
+	if err := c.WaitServed(cfg.StartTimeout); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// ports returns the public, admin, NATS client and NATS route ports, and
+// a func that releases the free ones it holds (so that nothing else takes
+// them before).
+func (c *Cluster) ports() ([4][]int, func(), error) {
+	var out [4][]int
+	var held []net.Listener
+	release := func() {
+		for _, ln := range held {
+			ln.Close()
+		}
+	}
+	counts := [4]int{c.cfg.Nodes, c.cfg.Nodes, c.cfg.NATS, c.cfg.NATS}
+	for k := range out {
+		for i := range counts[k] {
+			switch {
+			case k < 3 && c.cfg.Ports[k] != 0:
+				out[k] = append(out[k], c.cfg.Ports[k]+i)
+			case k == 3 && c.cfg.Ports[2] != 0:
+				out[k] = append(out[k], c.cfg.Ports[2]+100+i)
+			default:
+				ln, err := net.Listen("tcp", "127.0.0.1:0")
+				if err != nil {
+					release()
+					return out, nil, err
+				}
+				held = append(held, ln)
+				out[k] = append(out[k], ln.Addr().(*net.TCPAddr).Port)
+			}
+		}
+	}
+	return out, release, nil
+}
+
+// startAll starts procs at once and waits until each is ready.
+func (c *Cluster) startAll(procs []*Proc) error {
+	errs := make([]error, len(procs))
+	var wg sync.WaitGroup
+	for i, p := range procs {
+		wg.Go(func() { errs[i] = p.Start(c.cfg.StartTimeout) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// WaitServed waits until every running node answers the admin list of
+// workspaces, which needs every shard served by some node.
+func (c *Cluster) WaitServed(timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for _, n := range c.Nodes {
+		if !n.Running() {
+			continue
+		}
+		for {
+			status, err := c.adminStatus(n, "/admin/v1/workspaces")
+			if err == nil && status == http.StatusOK {
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("node %s: not every shard served after %v (last: %d %v):\n%s", n.ID, timeout, status, err, n.Tail(20))
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	return nil
+}
+
+func (c *Cluster) adminStatus(n *Node, path string) (int, error) {
+	req, err := http.NewRequest(http.MethodGet, n.AdminURL+path, nil)
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.cfg.AdminToken)
+	client := http.Client{Timeout: 5 * time.Second}
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	resp.Body.Close()
+	return resp.StatusCode, nil
+}
+
+// Close stops the nodes (SIGTERM, so that each hands its shards over with
+// a snapshot), then the NATS servers, then the proxies.
+func (c *Cluster) Close() error {
+	var errs []error
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for _, n := range c.Nodes {
+		wg.Go(func() {
+			if err := n.Term(30 * time.Second); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	for _, p := range c.NATS {
+		wg.Go(func() {
+			if err := p.Term(30 * time.Second); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	for _, n := range c.Nodes {
+		for _, p := range n.proxies {
+			p.Close()
+		}
+	}
+	return errors.Join(errs...)
+}
