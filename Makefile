@@ -17,12 +17,12 @@ build:
 # runs after the others, alone, so that its timings are the cluster's own.
 test: browser
 	$(GO) vet ./...
-	$(GO) test -race -timeout 9m $$($(GO) list ./... | grep -v /chaos$$)
-	$(GO) test -race -count=1 -timeout 4m ./chaos
+	$(GO) test -race -timeout 9m $$($(GO) list ./... | grep -v /clustertest$$)
+	$(GO) test -race -count=1 -timeout 4m ./clustertest
 
 # Twenty chaos rounds; the failover times go to bench/RESULTS.md.
 chaos:
-	$(GO) test -count=1 -timeout 30m -v -run TestChaos ./chaos -args -rounds 20 -results $(CURDIR)/bench/RESULTS.md
+	$(GO) test -count=1 -timeout 30m -v -run TestChaos ./clustertest -args -rounds 20 -results $(CURDIR)/bench/RESULTS.md
 
 browser:
 	@command -v chromium >/dev/null 2>&1 || { \

@@ -79,10 +79,18 @@ func (m *forwarded) serve(h fasthttp.RequestHandler) *forwarded {
 	h(&ctx)
 	out := &forwarded{status: ctx.Response.StatusCode(), body: append([]byte(nil), ctx.Response.Body()...)}
 	for k, v := range ctx.Response.Header.All() {
+		// fasthttp reports its default Content-Type for an answer that set
+		// none; it writes it only with a body: so must the front.
+		if string(k) == fasthttp.HeaderContentType && len(out.body) == 0 && string(v) == defaultContentType {
+			continue
+		}
 		out.head = append(out.head, string(k), string(v))
 	}
 	return out
 }
+
+// defaultContentType is fasthttp's Content-Type of an answer that set none.
+const defaultContentType = "text/plain; charset=utf-8"
 
 // answer writes a forwarded answer into ctx.
 func (m *forwarded) answer(ctx *fasthttp.RequestCtx) {

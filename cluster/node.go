@@ -66,7 +66,9 @@ type Node struct {
 	nodes  jetstream.KeyValue
 	config jetstream.KeyValue
 	store  jetstream.ObjectStore
-	shards int
+	// mailObjects keeps the raw messages of unreadable e-mails.
+	mailObjects jetstream.ObjectStore
+	shards      int
 
 	mu     sync.Mutex
 	hosted map[int]*hosted
@@ -149,6 +151,10 @@ func Connect(cfg Config) (*Node, error) {
 		}
 	}
 	if n.store, err = n.js.ObjectStore(ctx, snapshotsStore); err != nil {
+		nc.Close()
+		return nil, err
+	}
+	if n.mailObjects, err = n.js.ObjectStore(ctx, mailStore); err != nil {
 		nc.Close()
 		return nil, err
 	}
@@ -435,6 +441,7 @@ func (n *Node) open(h *hosted) error {
 	}{
 		{fmt.Sprintf("bm.http.s%03d", shard), func(m *nats.Msg) { n.onForwarded(h, m) }},
 		{fmt.Sprintf("bm.call.s%03d", shard), func(m *nats.Msg) { n.onCall(h, m) }},
+		{fmt.Sprintf("bm.mail.s%03d", shard), func(m *nats.Msg) { n.onMail(h, m) }},
 	} {
 		s, err := n.nc.Subscribe(sub.subject, sub.fn)
 		if err != nil {
@@ -523,6 +530,9 @@ func (n *Node) local(shard int) *hosted {
 // shards it ranks first for.
 func (n *Node) Ready() bool { return n.nc.IsConnected() }
 
+// stopWait bounds Stop's hand-over of the node's shards.
+const stopWait = 30 * time.Second
+
 // Stop hands back every shard the node owns (a snapshot each, leases
 // released for the next owners at once) and leaves the cluster.
 func (n *Node) Stop() {
@@ -534,8 +544,22 @@ func (n *Node) Stop() {
 		shards = append(shards, s)
 	}
 	n.mu.Unlock()
-	for _, s := range shards {
-		n.drop(s, true)
+	// Each shard hands over with a snapshot, all at once; past stopWait the
+	// node leaves the rest to expire (their next owner replays the log).
+	done := make(chan struct{})
+	go func() {
+		var wg sync.WaitGroup
+		for _, s := range shards {
+			wg.Go(func() { n.drop(s, true) })
+		}
+		wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(stopWait):
+		n.log.Warn("shards not handed over in time: their leases expire", "after", stopWait)
+		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), renewEvery)
 	n.nodes.Delete(ctx, n.cfg.NodeID)

@@ -24,6 +24,7 @@ const (
 	clusterBucket   = "bm_cluster"   // the cluster's settings (shard count, development clock)
 	directoryBucket = "bm_directory" // secrets and tokens made before the cluster → their shard
 	snapshotsStore  = "bm_snapshots" // shard snapshots
+	mailStore       = "bm_mail"      // raw messages of unreadable e-mails
 )
 
 // Lease timing: an owner renews every renewEvery; it stops serving a shard
@@ -58,7 +59,7 @@ func ensure(ctx context.Context, log *slog.Logger, what string, lookup, create f
 		if err == nil {
 			return nil
 		}
-		if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, nats.ErrNoResponders) && !errors.Is(err, jetstream.ErrNoStreamResponse) || ctx.Err() != nil {
+		if !retryable(err) || ctx.Err() != nil {
 			return fmt.Errorf("%s: %w", what, err)
 		}
 		if time.Since(logged) >= 10*time.Second {
@@ -71,6 +72,14 @@ func ensure(ctx context.Context, log *slog.Logger, what string, lookup, create f
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// retryable reports whether err is JetStream not answering yet (no leader,
+// no connection yet), rather than an answer.
+func retryable(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrNoResponders) ||
+		errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrReconnectBufExceeded) ||
+		errors.Is(err, nats.ErrTimeout)
 }
 
 // withWait calls fn with callWait.
@@ -112,15 +121,17 @@ func setup(ctx context.Context, log *slog.Logger, js jetstream.JetStream, shards
 			return 0, err
 		}
 	}
-	store := jetstream.ObjectStoreConfig{Bucket: snapshotsStore, Replicas: replicas, Storage: jetstream.FileStorage}
-	err := ensure(ctx, log, "object store "+snapshotsStore,
-		func(ctx context.Context) error { _, err := js.ObjectStore(ctx, snapshotsStore); return err },
-		func(ctx context.Context) error { _, err := js.CreateObjectStore(ctx, store); return err })
-	if err != nil {
-		return 0, err
+	for _, name := range []string{snapshotsStore, mailStore} {
+		store := jetstream.ObjectStoreConfig{Bucket: name, Replicas: replicas, Storage: jetstream.FileStorage}
+		err := ensure(ctx, log, "object store "+name,
+			func(ctx context.Context) error { _, err := js.ObjectStore(ctx, name); return err },
+			func(ctx context.Context) error { _, err := js.CreateObjectStore(ctx, store); return err })
+		if err != nil {
+			return 0, err
+		}
 	}
 	var n int
-	err = ensure(ctx, log, "the shard count", func(ctx context.Context) error {
+	err := ensure(ctx, log, "the shard count", func(ctx context.Context) error {
 		settings, err := js.KeyValue(ctx, clusterBucket)
 		if err != nil {
 			return err

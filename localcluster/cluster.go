@@ -27,6 +27,8 @@ type Config struct {
 	AdminToken string
 	// Serve are flags every node gets besides those of the cluster.
 	Serve []string
+	// SMTP gives every node an SMTP listener of report e-mails.
+	SMTP bool
 	// Ports, when set, are the first public, admin and NATS client ports:
 	// node i listens on Ports[0]+i and Ports[1]+i, NATS server i on
 	// Ports[2]+i. Zero: free ports.
@@ -47,6 +49,7 @@ type Node struct {
 	*Proc
 	ID                  string
 	PublicURL, AdminURL string
+	SMTPAddr            string // host:port, when Config.SMTP
 	proxies             []*Proxy
 }
 
@@ -129,6 +132,10 @@ func Start(cfg Config) (*Cluster, error) {
 			"--cluster-shards", strconv.Itoa(cfg.Shards), "--data", filepath.Join(cfg.Dir, id),
 			"--listen", strings.TrimPrefix(n.PublicURL, "http://"), "--admin-listen", strings.TrimPrefix(n.AdminURL, "http://"),
 			"--admin-token", cfg.AdminToken}
+		if cfg.SMTP {
+			n.SMTPAddr = "127.0.0.1:" + strconv.Itoa(ports[4][i])
+			args = append(args, "--smtp-listen", n.SMTPAddr)
+		}
 		if cfg.NATS < 3 {
 			args = append(args, "--cluster-replicas", strconv.Itoa(cfg.NATS))
 		}
@@ -157,18 +164,22 @@ func Start(cfg Config) (*Cluster, error) {
 	return c, nil
 }
 
-// ports returns the public, admin, NATS client and NATS route ports, and
+// ports returns the public, admin, NATS client, NATS route and SMTP ports, and
 // a func that releases the free ones it holds (so that nothing else takes
 // them before).
-func (c *Cluster) ports() ([4][]int, func(), error) {
-	var out [4][]int
+func (c *Cluster) ports() ([5][]int, func(), error) {
+	var out [5][]int
 	var held []net.Listener
 	release := func() {
 		for _, ln := range held {
 			ln.Close()
 		}
 	}
-	counts := [4]int{c.cfg.Nodes, c.cfg.Nodes, c.cfg.NATS, c.cfg.NATS}
+	smtp := 0
+	if c.cfg.SMTP {
+		smtp = c.cfg.Nodes
+	}
+	counts := [5]int{c.cfg.Nodes, c.cfg.Nodes, c.cfg.NATS, c.cfg.NATS, smtp}
 	for k := range out {
 		for i := range counts[k] {
 			switch {

@@ -126,10 +126,33 @@ func Suggestions(vendor, text string) (engine.Suggestion, bool) {
 	return engine.Suggestion{Cause: s.LikelyCause, Confidence: s.Confidence, Category: s.Category}, true
 }
 
+// Ingest is what the listener needs of the engine: the check of a
+// recipient, and the record of one e-mail for one recipient. An
+// *engine.Engine is one; a cluster node's is another, which finds each
+// token's shard.
+type Ingest interface {
+	MailRecipient(token string) engine.MailReply
+	Mail(token string, in *engine.MailInput) engine.MailReply
+}
+
+// RawStore keeps the raw messages of unreadable e-mails: a
+// *mailstore.Store on a single node, the cluster's object store on a
+// cluster node.
+type RawStore interface {
+	// Put keeps raw durably and returns its reference.
+	Put(raw []byte) (string, error)
+	// Get returns the message ref names.
+	Get(ref string) ([]byte, error)
+	// Remove deletes the messages refs name.
+	Remove(refs []string) error
+}
+
+var _ RawStore = (*mailstore.Store)(nil)
+
 // Server is the SMTP ingest listener.
 type Server struct {
-	eng    *engine.Engine
-	store  *mailstore.Store
+	eng    Ingest
+	store  RawStore
 	cfg    Config
 	srv    *smtp.Server
 	budget *budget
@@ -137,7 +160,7 @@ type Server struct {
 
 // New makes a Server that records e-mails in eng and keeps unreadable ones'
 // raw messages in store.
-func New(eng *engine.Engine, store *mailstore.Store, cfg Config) *Server {
+func New(eng Ingest, store RawStore, cfg Config) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -465,14 +488,9 @@ func headerMessageID(raw []byte) string {
 // Reparse reads an unparsed e-mail again with its job's parser (the
 // current one: the parser or the job's vendor may have been fixed). It
 // returns the engine's reply, or a *mailparse.UnreadableError when the
-// e-mail still cannot be read, or the engine's error.
-func (s *Server) Reparse(wsID, id string) (engine.MailReply, error) {
-	return Reparse(s.eng, s.store, s.cfg.Suggest, wsID, id)
-}
-
-// Reparse is Server.Reparse for callers without a listener (the admin API
-// works whether or not --smtp-listen is on).
-func Reparse(eng *engine.Engine, store *mailstore.Store, suggest func(vendor, text string) (engine.Suggestion, bool), wsID, id string) (engine.MailReply, error) {
+// e-mail still cannot be read, or the engine's error. The admin API calls
+// it, whether or not --smtp-listen is on.
+func Reparse(eng *engine.Engine, store RawStore, suggest func(vendor, text string) (engine.Suggestion, bool), wsID, id string) (engine.MailReply, error) {
 	ref, err := eng.UnparsedMail(wsID, id)
 	if err != nil {
 		return engine.MailReply{}, err

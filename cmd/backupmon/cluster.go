@@ -13,6 +13,7 @@ import (
 	"backupmon/engine"
 	"backupmon/notify"
 	"backupmon/password"
+	"backupmon/smtpin"
 	"backupmon/transport"
 )
 
@@ -32,13 +33,11 @@ func (s *server) startCluster() error {
 		s.joinCluster,
 		s.serveFront,
 		s.runNode,
+		s.serveMail,
 	} {
 		if err := step(); err != nil {
 			return err
 		}
-	}
-	if s.mailLn != nil {
-		return fmt.Errorf("--smtp-listen is not served in cluster mode yet")
 	}
 	fmt.Fprintln(s.out, "ready")
 	return nil
@@ -126,6 +125,11 @@ func (s *server) shardEngineOptions(shard int) engine.Options {
 		CheckChannelURL: func(rawURL string) error {
 			return notify.CheckChannelURL(rawURL, s.cfg.allowPrivateWebhooks, s.adminAddr)
 		},
+		RawDropped: func(refs []string) {
+			if err := s.node.MailStore().Remove(refs); err != nil {
+				s.logger.Warn("delete kept e-mails", "shard", shard, "err", err)
+			}
+		},
 	}
 }
 
@@ -148,7 +152,7 @@ func (s *server) buildShard(shard int, eng *engine.Engine) (*cluster.Stack, erro
 			return asst.Serve(r, key, base)
 		},
 		Reparse: func(wsID, id string) (engine.MailReply, error) {
-			return engine.MailReply{}, fmt.Errorf("re-reading e-mails is not served in cluster mode yet")
+			return smtpin.Reparse(eng, s.node.MailStore(), smtpin.Suggestions, wsID, id)
 		},
 	})
 	pub, adm := srv.Handlers()

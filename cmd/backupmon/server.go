@@ -311,7 +311,13 @@ func (s *server) serveMail() error {
 		return nil
 	}
 	l := s.cfg.limits
-	s.mail = smtpin.New(s.eng, s.store, smtpin.Config{
+	var ingest smtpin.Ingest = s.eng
+	var store smtpin.RawStore = s.store
+	if s.node != nil {
+		// A cluster node: each ingest token names its shard.
+		ingest, store = s.node, s.node.MailStore()
+	}
+	s.mail = smtpin.New(ingest, store, smtpin.Config{
 		Domain: s.cfg.ingestDomain, TLS: s.smtpTLS, Suggest: smtpin.Suggestions,
 		Observe: s.metrics.ObserveMail, Logger: s.logger,
 		Timeout: l.smtpTimeout, SessionLifetime: l.smtpLifetime, MessageMemory: l.smtpMemory,

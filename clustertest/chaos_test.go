@@ -1,4 +1,4 @@
-package chaos
+package clustertest
 
 import (
 	"flag"

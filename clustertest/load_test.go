@@ -1,4 +1,4 @@
-package chaos
+package clustertest
 
 import (
 	"context"
@@ -140,7 +140,8 @@ func (l *load) snapshot() ([]sent, []attempt) {
 }
 
 func newClient() *http.Client {
-	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 16, DisableCompression: true}}
+	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 16, DisableCompression: true},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 }
 
 // codesSince counts the load's answers since t by HTTP status (0: none).

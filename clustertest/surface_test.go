@@ -1,0 +1,225 @@
+package clustertest
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"net/smtp"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"backupmon/cluster"
+	"backupmon/internal/testserver"
+	"backupmon/localcluster"
+)
+
+// startCluster runs a local cluster for the test (development clock, SMTP
+// listeners) and returns a client of each node.
+func startCluster(t *testing.T, shards int, serve ...string) (*localcluster.Cluster, []*testserver.Client) {
+	t.Helper()
+	c, err := localcluster.Start(localcluster.Config{Binary: testserver.Binary(t), Dir: t.TempDir(), Shards: shards,
+		AdminToken: testserver.AdminToken, StartTimeout: 90 * time.Second, SMTP: true, Serve: serve})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, p := range append(append([]*localcluster.Proc{}, c.NATS...), nodeProcs(c)...) {
+				t.Logf("%s log tail:\n%s", p.Name, p.Tail(30))
+			}
+		}
+		c.Close()
+	})
+	var nodes []*testserver.Client
+	for _, n := range c.Nodes {
+		nodes = append(nodes, &testserver.Client{T: t, HTTP: newClient(), PublicURL: n.PublicURL, AdminURL: n.AdminURL, Token: testserver.AdminToken})
+	}
+	return c, nodes
+}
+
+// sameEverywhere sends one GET to every node and fails unless all answer
+// the wanted status with the same body; it returns that body.
+func sameEverywhere(t *testing.T, nodes []*testserver.Client, want int, send func(c *testserver.Client) testserver.Response) []byte {
+	t.Helper()
+	var first []byte
+	for i, c := range nodes {
+		r := send(c)
+		if r.Status != want {
+			t.Fatalf("node %d: status %d, want %d: %s", i+1, r.Status, want, r.Body)
+		}
+		if i == 0 {
+			first = r.Body
+		} else if !bytes.Equal(r.Body, first) {
+			t.Fatalf("node %d answers otherwise than node 1:\n%s\n%s", i+1, r.Body, first)
+		}
+	}
+	return first
+}
+
+// TestAnyNodeAnswers: on a cluster of three nodes, each surface answers
+// through every node as the one node that owns the workspace's shard:
+// the admin API (lists gathered from every shard), the Report API, REST,
+// the development clock (moved through one node, it moves on all), the
+// dashboard (a session made on one node works on another), the assistant
+// server and the SMTP listener (an unreadable e-mail kept through one
+// node is read again through another).
+func TestAnyNodeAnswers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs six processes")
+	}
+	const shards = 4
+	cl, n := startCluster(t, shards, "--dev-clock")
+	at := func(i int) *testserver.Client { return n[i%len(n)] }
+
+	// Workspaces made through each node land on several shards.
+	var wss []string
+	seen := map[int]bool{}
+	for i := 0; len(seen) < 3; i++ {
+		if i == 24 {
+			t.Fatalf("24 workspaces on shards %v only", seen)
+		}
+		ws := at(i).NewWorkspace(map[string]any{"name": fmt.Sprintf("ws %02d", i), "plan": "pro"})
+		k, _ := at(i+1).NewKey(ws, "rest", nil)
+		s, ok := cluster.KeyShard(k, shards)
+		if !ok {
+			t.Fatalf("key %q names no shard", k)
+		}
+		seen[s] = true
+		wss = append(wss, ws)
+	}
+	list := sameEverywhere(t, n, 200, func(c *testserver.Client) testserver.Response { return c.Admin("GET", "/workspaces", nil) })
+	var ids []string
+	for _, m := range regexp.MustCompile(`"id":"([^"]+)"`).FindAllStringSubmatch(string(list), -1) {
+		ids = append(ids, m[1])
+	}
+	sorted := slices.Clone(wss)
+	slices.Sort(sorted)
+	if !slices.Equal(ids, sorted) {
+		t.Fatalf("the gathered list holds %v, want %v in id order", ids, sorted)
+	}
+
+	ws := wss[0]
+	client := at(1).NewClient(ws, "Acme")
+	var job struct{ ID, IngestAddress string }
+	at(2).AdminInto(201, "POST", "/workspaces/"+ws+"/jobs", testserver.JobBody(client, "nightly", testserver.Daily(), nil), &job)
+	report, _ := at(0).NewKey(ws, "report", nil)
+	rest, _ := at(1).NewKey(ws, "rest", nil)
+	asst, _ := at(2).NewKey(ws, "assistant", map[string]any{"access": "read-write"})
+
+	t.Run("Report", func(t *testing.T) {
+		r := at(0).For(t).Report(job.ID, report, "idem-1", `{"status":"failed","duration_seconds":60}`)
+		alert, _ := r.JSON["alert_id"].(string)
+		if r.Status != 200 || alert == "" || string(r.Body) != `{"ok":true,"status":"failed","alert_id":"`+alert+`","duplicate":false,"superseded":false}` {
+			t.Fatalf("report through node 1: %d %s", r.Status, r.Body)
+		}
+		for i := 1; i < 3; i++ {
+			r := at(i).For(t).Report(job.ID, report, "idem-1", `{"status":"failed","duration_seconds":60}`)
+			if r.Status != 200 || string(r.Body) != `{"ok":true,"status":"failed","alert_id":null,"duplicate":true,"superseded":false}` {
+				t.Fatalf("the same report through node %d: %d %s", i+1, r.Status, r.Body)
+			}
+		}
+		body := sameEverywhere(t, n, 200, func(c *testserver.Client) testserver.Response { return c.For(t).REST(rest, "/jobs/"+job.ID) })
+		if !strings.Contains(string(body), `"status":"failed"`) || !strings.Contains(string(body), `"durationSeconds":60`) {
+			t.Fatalf("the job after a failed report: %s", body)
+		}
+		r = at(2).For(t).Report(job.ID, "svc_live_"+strings.Repeat("0", 48), "", `{"status":"ok"}`)
+		if r.Status != 401 || string(r.Body) != `{"error":"Invalid API key"}` {
+			t.Fatalf("an unknown key: %d %s", r.Status, r.Body)
+		}
+	})
+
+	t.Run("Clock", func(t *testing.T) {
+		// Two days on through node 2: the job is overdue on its owner, and
+		// every node's shards stand at the same time.
+		now := at(1).For(t).Advance(48 * time.Hour)
+		body := sameEverywhere(t, n, 200, func(c *testserver.Client) testserver.Response { return c.For(t).REST(rest, "/jobs/"+job.ID) })
+		if !strings.Contains(string(body), `"status":"missing"`) {
+			t.Fatalf("the job two days after its report: %s", body)
+		}
+		stamp := `"createdAt":"` + now.UTC().Format("2006-01-02T15:04:05.000Z") + `"`
+		for i := range 6 {
+			r := at(i).For(t).MustAdmin(201, "POST", "/workspaces", map[string]any{"name": fmt.Sprintf("later %d", i), "plan": "pro"})
+			if !strings.Contains(string(r.Body), stamp) {
+				t.Fatalf("a workspace made through node %d after the clock moved: %s, want %s", i%3+1, r.Body, stamp)
+			}
+		}
+	})
+
+	t.Run("Dashboard", func(t *testing.T) {
+		at(0).For(t).MustAdmin(201, "POST", "/workspaces/"+ws+"/users", map[string]any{"email": "owner@acme.test", "name": "Owner", "role": "owner", "password": "correct horse battery"})
+		form := url.Values{"email": {"owner@acme.test"}, "password": {"correct horse battery"}}
+		r := at(1).For(t).Do("POST", at(1).PublicURL+"/login", map[string]string{"Content-Type": "application/x-www-form-urlencoded",
+			"Sec-Fetch-Site": "same-origin", "Origin": at(1).PublicURL}, []byte(form.Encode()))
+		var session string
+		for _, c := range (&http.Response{Header: r.Header}).Cookies() {
+			if c.Name == "__Host-session" {
+				session = c.Value
+			}
+		}
+		if r.Status != 303 || session == "" {
+			t.Fatalf("log in through node 2: %d %q %s", r.Status, r.Header.Values("Set-Cookie"), r.Body)
+		}
+		for i := range 3 {
+			r := at(i).For(t).Do("GET", at(i).PublicURL+"/jobs", map[string]string{"Cookie": "__Host-session=" + session}, nil)
+			if r.Status != 200 || !strings.Contains(string(r.Body), "nightly") {
+				t.Fatalf("the jobs page through node %d with node 2's session: %d %.300s", i+1, r.Status, r.Body)
+			}
+		}
+	})
+
+	t.Run("Assistant", func(t *testing.T) {
+		init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+		for i := range 3 {
+			h := testserver.Bearer(asst)
+			h["Content-Type"], h["Accept"] = "application/json", "application/json, text/event-stream"
+			r := at(i).For(t).Do("POST", at(i).PublicURL+"/mcp", h, []byte(init))
+			if r.Status != 200 || !strings.Contains(string(r.Body), `"serverInfo"`) {
+				t.Fatalf("initialize through node %d: %d %s", i+1, r.Status, r.Body)
+			}
+		}
+	})
+
+	t.Run("Mail", func(t *testing.T) {
+		c := n[0].For(t)
+		var mailJob struct{ ID, IngestAddress string }
+		c.AdminInto(201, "POST", "/workspaces/"+ws+"/jobs", testserver.JobBody(client, "dump", testserver.Daily(), nil), &mailJob)
+		raw := "From: cron@db01.example\r\nTo: " + mailJob.IngestAddress + "\r\nSubject: dump finished\r\n" +
+			"Message-ID: <cron-1@db01.example>\r\nContent-Type: text/plain\r\n\r\n" +
+			"Job: dump\r\nStatus: OK\r\nStarted: 2026-03-16 08:57:30 +0000\r\nFinished: 2026-03-16 08:59:00 +0000\r\n"
+		// A script's mail to a Veeam job: unreadable, kept through node 1.
+		if err := smtp.SendMail(cl.Nodes[0].SMTPAddr, nil, "cron@db01.example", []string{mailJob.IngestAddress}, []byte(raw)); err != nil {
+			t.Fatalf("send through node 1: %v", err)
+		}
+		var unparsed []struct{ ID, JobID string }
+		n[1].For(t).AdminInto(200, "GET", "/workspaces/"+ws+"/unparsed", nil, &unparsed)
+		if len(unparsed) != 1 || unparsed[0].JobID != mailJob.ID {
+			t.Fatalf("unparsed list through node 2: %+v", unparsed)
+		}
+		// The job's vendor fixed through node 3, the e-mail read again
+		// through node 2 from the cluster's store.
+		n[2].For(t).MustAdmin(200, "PATCH", "/workspaces/"+ws+"/jobs/"+mailJob.ID, map[string]any{"vendor": "generic"})
+		r := n[1].For(t).MustAdmin(200, "POST", "/workspaces/"+ws+"/unparsed/"+unparsed[0].ID+"/reparse", nil)
+		if r.Data()["status"] != "ok" {
+			t.Fatalf("reparse through node 2: %s", r.Body)
+		}
+		// A readable one through node 3, and an address no job has.
+		good := strings.Replace(raw, "cron-1@", "cron-2@", 1)
+		if err := smtp.SendMail(cl.Nodes[2].SMTPAddr, nil, "cron@db01.example", []string{mailJob.IngestAddress}, []byte(good)); err != nil {
+			t.Fatalf("send through node 3: %v", err)
+		}
+		body := sameEverywhere(t, n, 200, func(c *testserver.Client) testserver.Response { return c.For(t).REST(rest, "/jobs/"+mailJob.ID) })
+		if strings.Count(string(body), `"completedAt"`) < 2 {
+			t.Fatalf("the job after two e-mails: %s", body)
+		}
+		unknown := "aaaaaaaaaaaaaaaaaaaa@" + strings.SplitN(mailJob.IngestAddress, "@", 2)[1]
+		err := smtp.SendMail(cl.Nodes[1].SMTPAddr, nil, "cron@db01.example", []string{unknown}, []byte(good))
+		if err == nil || !strings.Contains(err.Error(), "550") || !strings.Contains(err.Error(), "5.1.1 No such ingest address") {
+			t.Fatalf("an unknown address through node 2: %v, want 550 5.1.1", err)
+		}
+	})
+}
+
