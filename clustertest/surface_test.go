@@ -222,4 +222,3 @@ func TestAnyNodeAnswers(t *testing.T) {
 		}
 	})
 }
-
