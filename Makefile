@@ -20,6 +20,11 @@ test: browser
 	$(GO) test -race -timeout 9m $$($(GO) list ./... | grep -v /clustertest$$)
 	$(GO) test -race -count=1 -timeout 4m ./clustertest
 
+# Three NATS servers and three nodes on loopback with the demo workspace;
+# Ctrl-C stops them (data and logs in ./cluster-data).
+cluster: build
+	./bin/backupmon cluster local --dir ./cluster-data
+
 # Twenty chaos rounds; the failover times go to bench/RESULTS.md.
 chaos:
 	$(GO) test -count=1 -timeout 30m -v -run TestChaos ./clustertest -args -rounds 20 -results $(CURDIR)/bench/RESULTS.md
@@ -79,4 +84,4 @@ fuzz:
 	done
 
 clean:
-	rm -rf bin data artifacts
+	rm -rf bin data artifacts cluster-data

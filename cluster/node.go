@@ -79,6 +79,9 @@ type Node struct {
 	stop    chan struct{}
 	stopped sync.WaitGroup
 	rr      atomic.Uint32
+	// mineServed: at the last assignment, every shard this node ranks
+	// first for had an owner.
+	mineServed atomic.Bool
 }
 
 // hosted is a shard the node owns.
@@ -297,6 +300,7 @@ func (n *Node) assign() {
 		live = append(live, n.cfg.NodeID)
 	}
 	sort.Strings(live)
+	served := true // every shard this node ranks first for has an owner
 	for s := range n.shards {
 		order := rank(s, live)
 		n.mu.Lock()
@@ -310,9 +314,14 @@ func (n *Node) assign() {
 			n.log.Info("handing the shard to its preferred node", "shard", s, "to", order[0])
 			n.drop(s, true)
 		case h == nil && !broken && !wait && (order[0] == n.cfg.NodeID || len(order) > 1 && order[1] == n.cfg.NodeID && n.freeFor(ctx, s) > 3*leaseTTL/2):
-			n.acquire(ctx, s)
+			if !n.acquire(ctx, s) && order[0] == n.cfg.NodeID {
+				served = false
+			}
+		case h == nil && order[0] == n.cfg.NodeID && (broken || wait):
+			served = false
 		}
 	}
+	n.mineServed.Store(served)
 }
 
 // retryAfter is the back-off of a shard that failed to open: 1 s after the
@@ -354,13 +363,17 @@ func contains(list []string, s string) bool {
 // acquire takes a free shard's lease and opens its engine: the snapshot
 // and the stream are replayed, and the log's takeover marker fences every
 // older owner. The shard is served once that is durable.
-func (n *Node) acquire(ctx context.Context, shard int) {
+//
+// It reports whether the shard has an owner now: this node, or another
+// whose lease it found.
+func (n *Node) acquire(ctx context.Context, shard int) bool {
 	rev, err := n.owners.Create(ctx, shardKey(shard), n.leaseValue(0))
 	if err != nil {
 		if !errors.Is(err, jetstream.ErrKeyExists) {
 			n.log.Warn("take the shard's lease", "shard", shard, "err", err)
+			return false
 		}
-		return
+		return true
 	}
 	taken := time.Now()
 	h := &hosted{shard: shard, epoch: rev, rev: rev, renewedAt: taken}
@@ -379,12 +392,13 @@ func (n *Node) acquire(ctx context.Context, shard int) {
 		n.retry[shard] = n.retry[shard].next(time.Now())
 		n.mu.Unlock()
 		n.release(shard, rev)
-		return
+		return false
 	}
 	n.mu.Lock()
 	delete(n.retry, shard)
 	n.mu.Unlock()
 	n.cfg.Metrics.shardTaken(time.Since(taken))
+	return true
 }
 
 // open opens the engine of a shard whose lease h holds, builds its stack
@@ -526,9 +540,12 @@ func (n *Node) local(shard int) *hosted {
 	return h
 }
 
-// Ready reports whether the node serves: it reaches NATS, or it owns the
-// shards it ranks first for.
-func (n *Node) Ready() bool { return n.nc.IsConnected() }
+// Ready reports whether the node is ready for traffic (/readyz): it
+// reaches NATS, and every shard it ranks first for has an owner (itself,
+// or another node until the hand-over). A node that took none of its
+// shards (they failed to open, or are broken) is not ready; a node that
+// owns none yet but forwards to their owners is.
+func (n *Node) Ready() bool { return n.nc.IsConnected() && n.mineServed.Load() }
 
 // stopWait bounds Stop's hand-over of the node's shards.
 const stopWait = 30 * time.Second

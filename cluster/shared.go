@@ -74,3 +74,59 @@ func (n *Node) Engine(ws engine.ID) *engine.Engine {
 	}
 	return nil
 }
+
+// ClaimDemo makes this node the one that creates the demo workspace, unless
+// another node claimed it first: it reports whether this node should. A
+// node that claimed it before a restart, and never published its keys,
+// claims it again.
+func (n *Node) ClaimDemo() (bool, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := n.config.Create(ctx, "demo.owner", []byte(n.cfg.NodeID))
+	if err == nil {
+		return true, nil
+	}
+	if !errors.Is(err, jetstream.ErrKeyExists) {
+		return false, fmt.Errorf("claim the demo: %w", err)
+	}
+	e, err := n.config.Get(ctx, "demo.owner")
+	if err != nil {
+		return false, fmt.Errorf("claim the demo: %w", err)
+	}
+	_, published := n.DemoKeys()
+	return string(e.Value()) == n.cfg.NodeID && !published, nil
+}
+
+// PublishDemoKeys shares the demo's keys file with every node.
+func (n *Node) PublishDemoKeys(text []byte) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := n.config.Put(ctx, "demo.keys", text); err != nil {
+		return fmt.Errorf("publish the demo's keys: %w", err)
+	}
+	return nil
+}
+
+// DemoKeys returns the demo's keys file, once the node that created the
+// demo published it.
+func (n *Node) DemoKeys() ([]byte, bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	e, err := n.config.Get(ctx, "demo.keys")
+	if err != nil {
+		return nil, false
+	}
+	return e.Value(), true
+}
+
+// AnyEngine returns the engine of a shard this node serves, or nil.
+func (n *Node) AnyEngine() *engine.Engine {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, h := range n.hosted {
+		if h.serving.Load() {
+			return h.eng
+		}
+	}
+	return nil
+}

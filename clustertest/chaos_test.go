@@ -227,8 +227,19 @@ func (h *harness) cutOff() event {
 			h.t.Fatalf("cut-off %s answered a report with %d %s (Retry-After %q), want 503 with Retry-After", n.ID, r.Status, r.Body, r.Header.Get("Retry-After"))
 		}
 	}
+	if r, err := h.nodes[i].Send("GET", n.AdminURL+"/readyz", nil, nil); err != nil || r.Status != 503 {
+		h.t.Fatalf("cut-off %s: /readyz %d %s (%v), want 503", n.ID, r.Status, r.Body, err)
+	}
 	n.Heal()
 	h.load.down[i].Store(false)
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if r, err := h.nodes[i].Send("GET", n.AdminURL+"/readyz", nil, nil); err == nil && r.Status == 200 {
+			break
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("%s not ready 20 s after it could reach NATS again", n.ID)
+		}
+	}
 	return ev
 }
 

@@ -102,6 +102,12 @@ func TestAnyNodeAnswers(t *testing.T) {
 		t.Fatalf("the gathered list holds %v, want %v in id order", ids, sorted)
 	}
 
+	for i, c := range n {
+		if r := c.Do("GET", c.AdminURL+"/readyz", nil, nil); r.Status != 200 || string(r.Body) != `{"status":"ready"}` {
+			t.Fatalf("node %d /readyz: %d %s", i+1, r.Status, r.Body)
+		}
+	}
+
 	ws := wss[0]
 	client := at(1).NewClient(ws, "Acme")
 	var job struct{ ID, IngestAddress string }

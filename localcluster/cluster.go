@@ -29,10 +29,11 @@ type Config struct {
 	Serve []string
 	// SMTP gives every node an SMTP listener of report e-mails.
 	SMTP bool
-	// Ports, when set, are the first public, admin and NATS client ports:
-	// node i listens on Ports[0]+i and Ports[1]+i, NATS server i on
-	// Ports[2]+i. Zero: free ports.
-	Ports [3]int
+	// Ports, when set, are the first public, admin, NATS client and SMTP
+	// ports: node i listens on Ports[0]+i, Ports[1]+i and Ports[3]+i, NATS
+	// server i on Ports[2]+i (its routes on Ports[2]+100+i). Zero: free
+	// ports.
+	Ports [4]int
 	// StartTimeout bounds each process's start (default a minute).
 	StartTimeout time.Duration
 }
@@ -187,6 +188,8 @@ func (c *Cluster) ports() ([5][]int, func(), error) {
 				out[k] = append(out[k], c.cfg.Ports[k]+i)
 			case k == 3 && c.cfg.Ports[2] != 0:
 				out[k] = append(out[k], c.cfg.Ports[2]+100+i)
+			case k == 4 && c.cfg.Ports[3] != 0:
+				out[k] = append(out[k], c.cfg.Ports[3]+i)
 			default:
 				ln, err := net.Listen("tcp", "127.0.0.1:0")
 				if err != nil {

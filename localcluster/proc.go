@@ -50,6 +50,10 @@ func (p *Proc) Start(timeout time.Duration) error {
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
+	// Its own process group, so that a Ctrl-C meant for the parent does not
+	// stop the NATS servers before the nodes have handed their shards
+	// over; and ended with the parent.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	cmd.Stderr = logf
 	out, err := cmd.StdoutPipe()
 	if err != nil {

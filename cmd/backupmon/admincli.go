@@ -128,6 +128,7 @@ var cliCommands = []cliCommand{
 	{group: "clock", verb: "set", method: "POST", path: "/clock", help: "development clock: set and/or advance (server needs --dev-clock)", flags: []cliFlag{
 		{"set", "set", "set the clock to this time (ISO 8601 with zone)", kString},
 		{"advance-seconds", "advanceSeconds", "move the clock forward by this many seconds", kInt}}},
+	{group: "cluster", verb: "status", method: "GET", path: "/cluster", help: "cluster mode: the nodes, and each shard's owner (`backupmon admin cluster` for short; --json for the answer as is)"},
 }
 
 func adminUsage(w io.Writer) {
@@ -154,6 +155,9 @@ func adminUsage(w io.Writer) {
 // the process exit code: 0 on a 2xx answer, 1 on an error answer or a failed
 // call, 2 on a usage error.
 func adminCLI(args []string, stdout, stderr io.Writer) int {
+	if len(args) >= 1 && args[0] == "cluster" && (len(args) == 1 || strings.HasPrefix(args[1], "-")) {
+		args = append([]string{"cluster", "status"}, args[1:]...)
+	}
 	if len(args) < 2 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		adminUsage(stdout)
 		if len(args) < 2 && !(len(args) == 1 && (args[0] == "help" || args[0] == "-h" || args[0] == "--help")) {
@@ -177,6 +181,10 @@ func adminCLI(args []string, stdout, stderr io.Writer) int {
 	adminURL := fs.String("admin-url", envDefault("admin-url", "http://127.0.0.1:8081"), "admin API address")
 	token := fs.String("admin-token", os.Getenv("BACKUPMON_ADMIN_TOKEN"), "admin token (default: ./data/admin.token)")
 	rawBody := fs.String("body", "", "JSON body to send as is (instead of field flags)")
+	asJSON := cmd.group != "cluster"
+	if !asJSON {
+		fs.BoolVar(&asJSON, "json", false, "print the JSON answer rather than tables")
+	}
 	ids := map[string]*string{}
 	for _, p := range strings.Split(cmd.path, "/") {
 		if f, ok := idFlags[p]; ok {
@@ -270,7 +278,13 @@ func adminCLI(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "backupmon admin: read answer:", err)
 		return 1
 	}
-	if len(out) > 0 {
+	switch {
+	case !asJSON && resp.StatusCode == http.StatusOK:
+		if err := printCluster(stdout, out); err != nil {
+			fmt.Fprintln(stderr, "backupmon admin:", err)
+			return 1
+		}
+	case len(out) > 0:
 		fmt.Fprintln(stdout, string(jsonx.Pretty(out)))
 	}
 	if resp.StatusCode >= 300 {
@@ -339,4 +353,53 @@ func setPath(body map[string]any, path string, v any) {
 		m = sub
 	}
 	m[parts[len(parts)-1]] = v
+}
+
+// printCluster prints GET /admin/v1/cluster's answer as two tables: the
+// live nodes with the shards each owns, and each shard with its owner.
+func printCluster(w io.Writer, answer []byte) error {
+	var env struct {
+		Data struct {
+			Node     string
+			Shards   int
+			Replicas int
+			Nodes    []struct {
+				ID       string
+				LastBeat string
+				Shards   []int
+			}
+			Owners []struct {
+				Shard   int
+				State   string
+				Owner   string
+				Epoch   uint64
+				Problem string
+			}
+		}
+	}
+	if err := jsonx.Unmarshal(answer, &env); err != nil {
+		return fmt.Errorf("the cluster's answer: %w", err)
+	}
+	d := env.Data
+	fmt.Fprintf(w, "%d shards, %d copies of each shard's log; as node %s sees it\n\n", d.Shards, d.Replicas, d.Node)
+	fmt.Fprintf(w, "%-16s %-26s %s\n", "NODE", "LAST HEARTBEAT", "SHARDS")
+	for _, n := range d.Nodes {
+		list := make([]string, len(n.Shards))
+		for i, s := range n.Shards {
+			list[i] = strconv.Itoa(s)
+		}
+		fmt.Fprintf(w, "%-16s %-26s %s\n", n.ID, n.LastBeat, strings.Join(list, ","))
+	}
+	fmt.Fprintf(w, "\n%-6s %-8s %-16s %s\n", "SHARD", "STATE", "OWNER", "EPOCH")
+	for _, o := range d.Owners {
+		epoch := ""
+		if o.Epoch > 0 {
+			epoch = strconv.FormatUint(o.Epoch, 10)
+		}
+		fmt.Fprintf(w, "%-6d %-8s %-16s %s\n", o.Shard, o.State, o.Owner, epoch)
+		if o.Problem != "" {
+			fmt.Fprintf(w, "       problem: %s\n", o.Problem)
+		}
+	}
+	return nil
 }

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -34,6 +36,7 @@ func (s *server) startCluster() error {
 		s.serveFront,
 		s.runNode,
 		s.serveMail,
+		s.clusterDemo,
 	} {
 		if err := step(); err != nil {
 			return err
@@ -157,4 +160,81 @@ func (s *server) buildShard(shard int, eng *engine.Engine) (*cluster.Stack, erro
 	})
 	pub, adm := srv.Handlers()
 	return &cluster.Stack{Public: pub, Admin: adm}, nil
+}
+
+// clusterDemo, with --demo, has one node create the demo workspace on a
+// shard it serves and share its keys; every node writes them into its data
+// directory and prints them, as a single node does.
+func (s *server) clusterDemo() error {
+	if !s.cfg.demo {
+		return nil
+	}
+	keysPath := filepath.Join(s.cfg.data, "demo-keys.txt")
+	if _, err := os.Stat(keysPath); err != nil {
+		won, err := s.node.ClaimDemo()
+		if err != nil {
+			return err
+		}
+		if won {
+			eng := waitFor(2*time.Minute, s.node.AnyEngine)
+			if eng == nil {
+				return errors.New("create demo: this node serves no shard after two minutes")
+			}
+			if err := createDemo(eng, s.hasher, s.cfg.data, s.logger); err != nil {
+				return fmt.Errorf("create demo: %w", err)
+			}
+			text, err := os.ReadFile(keysPath)
+			if err != nil {
+				return err
+			}
+			if err := s.node.PublishDemoKeys(text); err != nil {
+				return err
+			}
+		} else {
+			text := waitFor(2*time.Minute, func() string { b, _ := s.node.DemoKeys(); return string(b) })
+			if text == "" {
+				return errors.New("demo: the node creating it published no keys in two minutes")
+			}
+			if err := writeDemoFiles(s.cfg.data, text); err != nil {
+				return err
+			}
+		}
+	}
+	now := time.Now()
+	if s.clock != nil {
+		now = s.clock.Now()
+	}
+	printDemo(s.out, now, s.cfg.data, s.publicURL, s.adminURL, s.token, s.mailAddr())
+	return nil
+}
+
+// waitFor calls get every 100 ms until it returns a non-nil value, for at
+// most d; the zero value when it never did.
+func waitFor[T comparable](d time.Duration, get func() T) T {
+	var zero T
+	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if v := get(); v != zero {
+			return v
+		}
+	}
+	return zero
+}
+
+// writeDemoFiles writes the demo's keys file another node made, and its
+// assistant key alone, into dataDir.
+func writeDemoFiles(dataDir, text string) error {
+	if err := os.MkdirAll(dataDir, 0o750); err != nil {
+		return err
+	}
+	if err := writeFileAtomic(filepath.Join(dataDir, "demo-keys.txt"), []byte(text), 0o600); err != nil {
+		return fmt.Errorf("write demo keys: %w", err)
+	}
+	for _, line := range strings.Split(text, "\n") {
+		if key, ok := strings.CutPrefix(line, "assistant_key="); ok {
+			if err := writeFileAtomic(filepath.Join(dataDir, demoAssistantFile), []byte(key+"\n"), 0o600); err != nil {
+				return fmt.Errorf("write demo assistant key: %w", err)
+			}
+		}
+	}
+	return nil
 }

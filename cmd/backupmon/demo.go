@@ -149,9 +149,16 @@ func createDemo(eng *engine.Engine, hasher *password.Hasher, dataDir string, log
 		Role: engine.Some(engine.RoleOwner), Hash: engine.Some(hash)}); err != nil {
 		return err
 	}
+	var mailJob struct {
+		Name          string `json:"name"`
+		IngestAddress string `json:"ingestAddress"`
+	}
+	if v, err := eng.JobDetail(ws.ID, jobIDs[demoMailJob], 0); err == nil {
+		jsonx.Unmarshal(v.JSON, &mailJob)
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "workspace=%s\nrest_key=%s\nreport_key=%s\nassistant_key=%s\njob=%s\nfailed_job=%s\nmail_job=%s\nowner=%s\nowner_password=%s\n",
-		ws.ID, rest.Key, report.Key, asst.Key, jobIDs[0], jobIDs[4], jobIDs[demoMailJob], demoOwner, pw)
+	fmt.Fprintf(&b, "workspace=%s\nrest_key=%s\nreport_key=%s\nassistant_key=%s\njob=%s\nfailed_job=%s\nmail_job=%s\nmail_job_name=%s\nmail_address=%s\nowner=%s\nowner_password=%s\n",
+		ws.ID, rest.Key, report.Key, asst.Key, jobIDs[0], jobIDs[4], jobIDs[demoMailJob], mailJob.Name, mailJob.IngestAddress, demoOwner, pw)
 	if err := writeFileAtomic(filepath.Join(dataDir, "demo-keys.txt"), []byte(b.String()), 0o600); err != nil {
 		return fmt.Errorf("write demo keys: %w", err)
 	}
@@ -166,9 +173,42 @@ const demoAssistantFile = "demo-assistant.key"
 // demoOwner is the demo workspace's owner.
 const demoOwner = "owner@demo.test"
 
+// completeDemoKeys adds the mail job's name and ingest address to a
+// demo-keys.txt written before they were kept there, from eng.
+func completeDemoKeys(eng *engine.Engine, dataDir string) error {
+	path := filepath.Join(dataDir, "demo-keys.txt")
+	raw, err := os.ReadFile(path)
+	if err != nil || strings.Contains(string(raw), "\nmail_address=") {
+		return nil
+	}
+	var ws, job string
+	for _, line := range strings.Split(string(raw), "\n") {
+		if v, ok := strings.CutPrefix(line, "workspace="); ok {
+			ws = v
+		}
+		if v, ok := strings.CutPrefix(line, "mail_job="); ok {
+			job = v
+		}
+	}
+	v, err := eng.JobDetail(ws, job, 0)
+	if err != nil {
+		return nil // the job is gone: nothing to add
+	}
+	var mailJob struct {
+		Name          string `json:"name"`
+		IngestAddress string `json:"ingestAddress"`
+	}
+	if err := jsonx.Unmarshal(v.JSON, &mailJob); err != nil {
+		return err
+	}
+	add := fmt.Sprintf("mail_job_name=%s\nmail_address=%s\n", mailJob.Name, mailJob.IngestAddress)
+	return writeFileAtomic(path, append(raw, add...), 0o600)
+}
+
 // printDemo prints the demo's keys and ready curl lines, read from
-// <data>/demo-keys.txt (so they show again on every start).
-func printDemo(out io.Writer, eng *engine.Engine, dataDir, publicURL, adminURL, token, smtpAddr string) {
+// <data>/demo-keys.txt (so they show again on every start). now dates the
+// sample report e-mail.
+func printDemo(out io.Writer, now time.Time, dataDir, publicURL, adminURL, token, smtpAddr string) {
 	raw, err := os.ReadFile(filepath.Join(dataDir, "demo-keys.txt"))
 	if err != nil {
 		return
@@ -193,7 +233,7 @@ func printDemo(out io.Writer, eng *engine.Engine, dataDir, publicURL, adminURL, 
 		fmt.Fprintf(out, "assistant (MCP) key, read-write: %s\n  stdio: %s mcp --key-file %s --url %s\n  HTTP:  POST %s/mcp with the key as a bearer token\n",
 			kv["assistant_key"], selfName(), filepath.Join(dataDir, demoAssistantFile), publicURL, publicURL)
 	}
-	printDemoMail(out, eng, dataDir, kv["workspace"], kv["mail_job"], smtpAddr)
+	printDemoMail(out, now, dataDir, kv["mail_job_name"], kv["mail_address"], smtpAddr)
 }
 
 // selfName is how the running binary was started, for printed commands.
@@ -211,28 +251,18 @@ const demoMailJob = 11
 // printDemoMail prints the ingest address of the demo's mail job and, with
 // the SMTP listener on, a command that sends it a report e-mail written to
 // <data>/demo-mail.eml (dated now, with a new Message-ID on every start).
-func printDemoMail(out io.Writer, eng *engine.Engine, dataDir, wsID, jobID, smtpAddr string) {
-	if jobID == "" {
+func printDemoMail(out io.Writer, now time.Time, dataDir, jobName, address, smtpAddr string) {
+	if address == "" {
 		return
 	}
-	v, err := eng.JobDetail(wsID, jobID, 0)
-	if err != nil {
-		return
-	}
-	var job struct {
-		Name          string `json:"name"`
-		IngestAddress string `json:"ingestAddress"`
-	}
-	if jsonx.Unmarshal(v.JSON, &job) != nil || job.IngestAddress == "" {
-		return
-	}
+	job := struct{ Name, IngestAddress string }{jobName, address}
 	fmt.Fprintf(out, "ingest address of the job %q: %s\n", job.Name, job.IngestAddress)
 	if smtpAddr == "" {
 		fmt.Fprintln(out, "  (start with --smtp-listen 127.0.0.1:2525 to receive report e-mails)")
 		return
 	}
 	path := filepath.Join(dataDir, "demo-mail.eml")
-	if err := os.WriteFile(path, demoMail(eng.Now(), job.IngestAddress), 0o600); err != nil {
+	if err := os.WriteFile(path, demoMail(now, job.IngestAddress), 0o600); err != nil {
 		return
 	}
 	fmt.Fprintf(out, "send it a report e-mail:\n  curl -s smtp://%s --mail-from backups@fl-db01.example --mail-rcpt %s --upload-file %s\n",

@@ -209,7 +209,7 @@ func TestDemoCurlLines(t *testing.T) {
 	}
 	kv := cliDemoKeys(t, dir)
 	var buf bytes.Buffer
-	printDemo(&buf, s.Eng, dir, s.PublicURL, s.AdminURL, testserver.AdminToken, "")
+	printDemo(&buf, s.Eng.Now(), dir, s.PublicURL, s.AdminURL, testserver.AdminToken, "")
 	out := buf.String()
 	if !strings.Contains(out, kv["rest_key"]) || !strings.Contains(out, kv["report_key"]) || !strings.Contains(out, kv["workspace"]) {
 		t.Errorf("printDemo does not show the workspace and both keys:\n%s", out)

@@ -14,6 +14,7 @@ Usage:
   backupmon admin <cmd> [flags]  call the admin API (backupmon admin help)
   backupmon mcp --key-file F     the assistant server (MCP) over stdio, relayed to a running server
   backupmon nats [flags]         a NATS server with JetStream for a cluster (backupmon nats -h)
+  backupmon cluster local        three NATS servers and three nodes on this machine, with the demo (make cluster)
 `
 
 func main() {
@@ -30,6 +31,8 @@ func main() {
 		os.Exit(mcpCommand(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
 	case "nats":
 		os.Exit(natsCommand(os.Args[2:], os.Stdout, os.Stderr))
+	case "cluster":
+		os.Exit(clusterCommand(os.Args[2:], os.Stdout, os.Stderr))
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 	default:

@@ -113,7 +113,10 @@ func (s *server) start() error {
 	s.sweepDone = make(chan struct{})
 	go sweepMail(s.store, s.logger, s.sweepDone)
 	if s.cfg.demo {
-		printDemo(s.out, s.eng, s.cfg.data, s.publicURL, s.adminURL, s.token, s.mailAddr())
+		if err := completeDemoKeys(s.eng, s.cfg.data); err != nil {
+			s.logger.Warn("complete demo-keys.txt", "err", err)
+		}
+		printDemo(s.out, s.eng.Now(), s.cfg.data, s.publicURL, s.adminURL, s.token, s.mailAddr())
 	}
 	fmt.Fprintln(s.out, "ready")
 	return nil
