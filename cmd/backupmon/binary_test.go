@@ -4,15 +4,9 @@ package main
 // internal/testserver, which builds it on first use; TestMain removes it.
 
 import (
-	"os"
 	"testing"
 
 	"backupmon/internal/testserver"
 )
 
 func TestMain(m *testing.M) { testserver.Main(m) }
-
-func fileExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
-}
