@@ -387,6 +387,10 @@ func TestCLISubcommands(t *testing.T) {
 	s.must(t, "user", "delete", "--workspace", wid, "--user", uid)
 	cliWantError(t, "user get, deleted", s.cli(t, "user", "get", "--workspace", wid, "--user", uid), 404, "NOT_FOUND")
 
+	// A single node is no cluster: its status is 404, whichever way asked.
+	cliWantError(t, "cluster status on a single node", s.cli(t, "cluster", "status"), 404, "NOT_FOUND")
+	cliWantError(t, "admin cluster on a single node", cliRunRaw(t, "cluster", "--admin-url", s.AdminURL, "--admin-token", testserver.AdminToken), 404, "NOT_FOUND")
+
 	// Every subcommand ran.
 	for _, c := range cliCommands {
 		if !cliRan[c.group+" "+c.verb] {

@@ -1021,6 +1021,7 @@ func secAdminRoutes(w *dashWS, f *secFixture) [][2]string {
 		{"GET", ws + "/unparsed"}, {"POST", ws + "/unparsed/" + x + "/reparse"}, {"DELETE", ws + "/unparsed/" + x},
 		{"POST", ws + "/users"}, {"GET", ws + "/users"}, {"GET", ws + "/users/" + u}, {"PATCH", ws + "/users/" + u}, {"DELETE", ws + "/users/" + u},
 		{"POST", "/admin/v1/clock"},
+		{"GET", "/admin/v1/cluster"},
 	}
 }
 
