@@ -21,6 +21,7 @@ type fields struct {
 	m      map[string]jsonx.RawMessage
 	used   map[string]bool
 	err    *engine.Error
+	subs   []*fields // the nested objects read, in the order read
 }
 
 // parseFields reads body as a JSON object. An empty body is an empty object
@@ -177,11 +178,14 @@ func (f *fields) object(n string) (sub *fields, set, null bool) {
 		f.fail(f.name(n), "%s must be an object", f.name(n))
 		return nil, false, false
 	}
-	return &fields{prefix: f.name(n) + ".", m: m, used: map[string]bool{}}, true, false
+	sub = &fields{prefix: f.name(n) + ".", m: m, used: map[string]bool{}}
+	f.subs = append(f.subs, sub)
+	return sub, true, false
 }
 
 // finish returns the first problem: an unknown member (named with its path)
-// or a member of the wrong type.
+// or a member of the wrong type, of f itself first, then of each nested
+// object it read, in order.
 func (f *fields) finish() *engine.Error {
 	var unknown []string
 	for k := range f.m {
@@ -193,5 +197,13 @@ func (f *fields) finish() *engine.Error {
 		sort.Strings(unknown)
 		return &engine.Error{Kind: engine.KindInvalid, Field: f.name(unknown[0]), Message: "unknown field " + strconv.Quote(f.name(unknown[0]))}
 	}
-	return f.err
+	if f.err != nil {
+		return f.err
+	}
+	for _, sub := range f.subs {
+		if err := sub.finish(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
