@@ -137,7 +137,7 @@ func TestStatusTimersBookkeeping(t *testing.T) {
 			}
 		case 2:
 			if len(h) > 0 {
-				top := h[0].Job
+				top := h[0].V
 				if want[top] != h[0].At {
 					t.Fatalf("top mismatch")
 				}
@@ -160,7 +160,7 @@ func TestStatusTimersBookkeeping(t *testing.T) {
 			t.Fatalf("step %d: heap %d, want %d", step, len(h), len(want))
 		}
 		for i, e := range h {
-			if int(e.Job.TimerIx) != i+1 || want[e.Job] != e.At {
+			if int(e.V.TimerIx) != i+1 || want[e.V] != e.At {
 				t.Fatalf("step %d: bad index at %d", step, i)
 			}
 			if i > 0 && h[(i-1)/2].At > e.At {
