@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"math/rand"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -112,67 +111,6 @@ func TestDeliveryRetriesAfterLateMissedDueTime(t *testing.T) {
 		}
 	}
 	t.Error("delivery still pending 60 hours after its first attempt")
-}
-
-// The job heap's index bookkeeping holds through random sets, removes,
-// clears and pops.
-func TestStatusTimersBookkeeping(t *testing.T) {
-	rng := rand.New(rand.NewSource(1))
-	jobs := make([]*state.Job, 200)
-	for i := range jobs {
-		jobs[i] = &state.Job{}
-	}
-	var h state.StatusTimers
-	want := map[*state.Job]int64{}
-	for step := 0; step < 200000; step++ {
-		j := jobs[rng.Intn(len(jobs))]
-		switch rng.Intn(6) {
-		case 0:
-			h.Remove(j)
-			delete(want, j)
-		case 1:
-			if step%997 == 0 {
-				h.Clear()
-				clear(want)
-			}
-		case 2:
-			if len(h) > 0 {
-				top := h[0].V
-				if want[top] != h[0].At {
-					t.Fatalf("top mismatch")
-				}
-				h.Remove(top)
-				delete(want, top)
-			}
-		default:
-			at := int64(rng.Intn(1000))
-			if rng.Intn(10) == 0 {
-				at = 0
-			}
-			h.Set(j, at)
-			if at == 0 {
-				delete(want, j)
-			} else {
-				want[j] = at
-			}
-		}
-		if len(h) != len(want) {
-			t.Fatalf("step %d: heap %d, want %d", step, len(h), len(want))
-		}
-		for i, e := range h {
-			if int(e.V.TimerIx) != i+1 || want[e.V] != e.At {
-				t.Fatalf("step %d: bad index at %d", step, i)
-			}
-			if i > 0 && h[(i-1)/2].At > e.At {
-				t.Fatalf("step %d: heap order broken at %d", step, i)
-			}
-		}
-		for _, j := range jobs {
-			if _, ok := want[j]; !ok && j.TimerIx != 0 {
-				t.Fatalf("step %d: job out of heap has timerIx %d", step, j.TimerIx)
-			}
-		}
-	}
 }
 
 // The first message an actor handles after a deadline is the job's own

@@ -29,15 +29,12 @@ func WriteFile(fsys FS, name string, data []byte, perm fs.FileMode) error {
 // writeSynced writes data to name, fsyncs it and closes it.
 func writeSynced(fsys FS, name string, data []byte, perm fs.FileMode) error {
 	f, err := fsys.OpenFile(name, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, perm)
-	if err != nil {
-		return fmt.Errorf("write %s: %w", name, err)
-	}
-	_, err = f.Write(data)
 	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
+		if _, err = f.Write(data); err != nil {
+			f.Close()
+		} else {
+			err = syncClose(f)
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("write %s: %w", name, err)
