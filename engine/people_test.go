@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"backupmon/state"
-	"backupmon/wal"
 )
 
 // Tests of dashboard users and sessions (people.go) through the engine's
@@ -26,14 +25,7 @@ var pplT0 = time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
 // (not restored from the log), so a restart can happen at any time.
 func pplOpen(t *testing.T, dir string, now time.Time) *Engine {
 	t.Helper()
-	e, err := Open(Options{
-		Dir: dir, Clock: NewDevClock(now), KeepClock: true, Logger: quietLogger(),
-		WAL:           wal.Options{NoSync: true, Logger: quietLogger()},
-		SnapshotEvery: 1 << 62, SnapshotInterval: 1000 * time.Hour,
-	})
-	if err != nil {
-		t.Fatalf("open engine in %s at %s: %v", dir, now, err)
-	}
+	e := dtOpen(t, dir, now)
 	t.Cleanup(func() { e.Close() })
 	return e
 }
