@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"math/rand/v2"
 	"testing"
 
 	"backupmon/state"
@@ -96,14 +95,9 @@ func clientFiguresScan(w *workspace, c *state.Client, now int64) state.ClientFig
 // does, which keeps their encodings.
 func TestHealthFromKeptFiguresMatchesAScan(t *testing.T) {
 	for seed := range uint64(20) {
-		r := rand.New(rand.NewPCG(seed, 7))
-		x := newWorld(t, []string{"UTC", "Europe/Berlin", "America/New_York"}[seed%3])
+		r, x, clients := randomWorld(t, seed, 7, "UTC", "Europe/Berlin", "America/New_York")
 		now := t0
-		var clients []*state.Client
 		var jobs []*state.Job
-		for range 3 {
-			clients = append(clients, x.client(now, "active"))
-		}
 		for i := range 12 {
 			days := uint8(state.AllDays)
 			if i%4 == 3 {
