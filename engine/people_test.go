@@ -58,6 +58,16 @@ func pplUser(t *testing.T, e *Engine, ws, email, role string) UserView {
 
 func secretHash(s string) [32]byte { return sha256.Sum256([]byte(s)) }
 
+// pplOwner opens the engine in dir at pplT0 with a workspace, Acme, whose
+// owner has the address email; it returns the engine, the workspace and
+// the owner.
+func pplOwner(t *testing.T, dir, email string) (*Engine, string, UserView) {
+	t.Helper()
+	e := pplOpen(t, dir, pplT0)
+	ws := pplWorkspace(t, e, "Acme", "")
+	return e, ws, pplUser(t, e, ws, email, state.RoleOwner)
+}
+
 // pplLogin starts a session of u in ws, with the password hash the user
 // was made with (pplUser), for the cookie secret; it returns the secret's
 // hash.
@@ -86,11 +96,7 @@ func userEmails(t *testing.T, e *Engine, ws string) []string {
 	t.Helper()
 	list, err := e.Users(ws)
 	check(t, "users", err)
-	var out []string
-	for _, u := range list {
-		out = append(out, u.Email)
-	}
-	return out
+	return viewsOf(list, func(u UserView) string { return u.Email })
 }
 
 // userActivity returns the workspace's user.* activity entries, newest
@@ -617,9 +623,7 @@ func TestSessionIdleExpiry(t *testing.T) {
 	if state.SessionIdleMs != 12*state.MsPerHour || state.SessionAbsoluteMs != 30*state.MsPerDay {
 		t.Fatalf("session lifetimes %d, %d", state.SessionIdleMs, state.SessionAbsoluteMs)
 	}
-	e := pplOpen(t, t.TempDir(), pplT0)
-	ws := pplWorkspace(t, e, "Acme", "")
-	u := pplUser(t, e, ws, "ann@acme.test", state.RoleOwner)
+	e, ws, u := pplOwner(t, t.TempDir(), "ann@acme.test")
 	a, b := pplLogin(t, e, ws, u, "a"), pplLogin(t, e, ws, u, "b")
 	idle := time.Duration(state.SessionIdleMs) * time.Millisecond
 
@@ -659,9 +663,7 @@ func TestSessionIdleExpiry(t *testing.T) {
 // until 30 days after it started, also across restarts.
 func TestSessionAbsoluteExpiry(t *testing.T) {
 	dir := t.TempDir()
-	e := pplOpen(t, dir, pplT0)
-	ws := pplWorkspace(t, e, "Acme", "")
-	u := pplUser(t, e, ws, "ann@acme.test", state.RoleOwner)
+	e, ws, u := pplOwner(t, dir, "ann@acme.test")
 	s := pplLogin(t, e, ws, u, "s")
 	last := pplT0
 	for at := pplT0.Add(11 * time.Hour); at.Sub(pplT0) < 30*24*time.Hour; at = at.Add(11 * time.Hour) {
@@ -897,9 +899,7 @@ func TestSessionsSurviveRestart(t *testing.T) {
 // after it expired, or from the log).
 func TestExpiredSessionsLeaveTheSnapshot(t *testing.T) {
 	dir := t.TempDir()
-	e := pplOpen(t, dir, pplT0)
-	ws := pplWorkspace(t, e, "Acme", "")
-	u := pplUser(t, e, ws, "u@acme.test", state.RoleOwner)
+	e, ws, u := pplOwner(t, dir, "u@acme.test")
 	s := pplLogin(t, e, ws, u, "s")
 	pplClock(t, e, pplT0.Add(13*time.Hour))
 	check(t, "snapshot", e.Snapshot())
