@@ -56,6 +56,19 @@ func benchStop(tb testing.TB, e *Engine) {
 	})
 }
 
+// benchStatus is the status of job g's result r in the built states: one
+// in 20 failed and one in 20 had warnings, which opens and resolves
+// alerts.
+func benchStatus(g, r int) uint8 {
+	switch (g*7 + r) % 20 {
+	case 0:
+		return ReportFailed
+	case 10:
+		return ReportWarn
+	}
+	return ReportOK
+}
+
 // benchFixture is a set of workspaces with jobs and report keys, laid out so
 // that request i can use job i%len(jobs) and a key of the same workspace:
 // job g and key k belong to workspace g%ws and k%ws.

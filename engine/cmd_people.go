@@ -232,11 +232,7 @@ func (e *Engine) LoginFor(email string) (l Login, ok bool) {
 // KindNotFound error when the user is gone, and a KindConflict error when
 // the password hash the login checked is no longer the user's.
 func (e *Engine) StartSession(wsID, userID, checkedHash string, hash [32]byte) error {
-	a, err := e.workspaceActor(wsID)
-	if err != nil {
-		return err
-	}
-	_, err = change(a, func(w *workspace, now int64) (decision[struct{}], error) {
+	_, err := command(e, wsID, func(w *workspace, now int64) (decision[struct{}], error) {
 		u := w.User(userID)
 		if u == nil {
 			return decision[struct{}]{}, notFound("user")

@@ -509,18 +509,11 @@ func (e *Engine) UpdateJob(wsID, jobID string, in JobInput) (JobView, error) {
 
 // DeleteJob removes a job with its results and alerts.
 func (e *Engine) DeleteJob(wsID, jobID string) error {
-	a, err := e.workspaceActor(wsID)
-	if err != nil {
-		return err
-	}
-	_, err = change(a, func(w *workspace, now int64) (decision[struct{}], error) {
-		j := w.Job(jobID)
-		if j == nil {
-			return decision[struct{}]{}, notFound("job")
-		}
-		return decision[struct{}]{rec: &state.JobDeleted{ID: j.ID, ActivityID: w.IDs.Next(now), At: now}}, nil
+	return e.remove(wsID, "", func(w *workspace) (state.ID, error) {
+		return lookup(jobID, "job", func(id state.ID) bool { return w.Jobs[id] != nil })
+	}, func(r state.Removal) state.Record {
+		return &state.JobDeleted{ID: r.ID, ActivityID: r.ActivityID, At: r.At}
 	})
-	return err
 }
 
 // keyPrefix is the fixed start of every key secret (api.md 5.1).

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"backupmon/state"
-	"backupmon/wal"
 )
 
 // A deadline that passes while the engine is closed fires once, at
@@ -72,13 +71,11 @@ type dtAlert struct {
 // (not restored from the log).
 func dtOpen(t *testing.T, dir string, now time.Time) *Engine {
 	t.Helper()
-	e, err := Open(Options{
-		Dir: dir, Clock: NewDevClock(now), KeepClock: true, Logger: quietLogger(),
-		WAL:           wal.Options{NoSync: true, Logger: quietLogger()},
-		SnapshotEvery: 1 << 62, SnapshotInterval: 1000 * time.Hour,
-	})
+	opts := quietOptions(dir, NewDevClock(now))
+	opts.KeepClock = true
+	e, err := Open(opts)
 	if err != nil {
-		t.Fatalf("open engine at %s: %v", now, err)
+		t.Fatalf("open engine in %s at %s: %v", dir, now, err)
 	}
 	return e
 }
@@ -98,34 +95,36 @@ func dtAlerts(t *testing.T, e *Engine, ws string) []dtAlert {
 	return out
 }
 
-func dtDeliveries(t *testing.T, e *Engine, ws string) []DeliveryView {
-	t.Helper()
-	list, err := e.Deliveries(ws)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return list
-}
-
-// dtWaitDelivered waits until every delivery of the workspace is
-// delivered, at most 10 seconds, and returns them.
-func dtWaitDelivered(t *testing.T, e *Engine, ws string, n int) []DeliveryView {
+// dtWaitDeliveries waits until the workspace's deliveries are done (as
+// done says), at most 10 seconds, and returns them; what names the wait in
+// the failure.
+func dtWaitDeliveries(t *testing.T, e *Engine, ws, what string, done func([]DeliveryView) bool) []DeliveryView {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		list := dtDeliveries(t, e, ws)
+		list, err := e.Deliveries(ws)
+		check(t, "deliveries", err)
+		if done(list) {
+			return list
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("deliveries not %s after 10 s: %+v", what, list)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// dtWaitDelivered waits until the workspace has n deliveries, every one
+// delivered, and returns them.
+func dtWaitDelivered(t *testing.T, e *Engine, ws string, n int) []DeliveryView {
+	t.Helper()
+	return dtWaitDeliveries(t, e, ws, fmt.Sprintf("all %d delivered", n), func(list []DeliveryView) bool {
 		done := len(list) == n
 		for _, d := range list {
 			done = done && d.State == "delivered"
 		}
-		if done {
-			return list
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("deliveries not all delivered after 10s (want %d): %+v", n, list)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return done
+	})
 }
 
 func TestDowntimeDeadlineFiresOnce(t *testing.T) {
@@ -143,31 +142,22 @@ func TestDowntimeDeadlineFiresOnce(t *testing.T) {
 					e.Close()
 				}
 			}()
-			ws, err := e.CreateWorkspace(WorkspaceInput{Name: Some("Acme"), Plan: Some("pro")})
-			check(t, "create workspace", err)
-			cl, err := e.CreateClient(ws.ID, ClientInput{Name: Some("Globex")})
-			check(t, "create client", err)
-			jv, err := e.CreateJob(ws.ID, JobInput{
-				ClientID: Some(cl.ID), Name: Some("Nightly"), Vendor: Some("veeam"),
-				Device:   Some(DeviceInput{Name: Some("fs"), Type: Some("server"), Hostname: Some("fs01")}),
-				Schedule: Some(ScheduleInput{IntervalMinutes: Some(int64(60)), GraceMinutes: Some(int64(30))}),
-			})
-			check(t, "create job", err)
-			kv, err := e.CreateKey(ws.ID, KeyInput{Name: Some("agent"), Type: Some("report")})
+			ws, job := monitoredJob(t, e, 60, 30)
+			kv, err := e.CreateKey(ws, KeyInput{Name: Some("agent"), Type: Some("report")})
 			check(t, "create key", err)
 			var deliv *dtDeliverer
 			if withChannel {
-				_, err := e.CreateChannel(ws.ID, ChannelInput{Type: Some(state.ChannelWebhook), Name: Some("hook"), URL: Some("https://hooks.example.com/x")})
+				_, err := e.CreateChannel(ws, ChannelInput{Type: Some(state.ChannelWebhook), Name: Some("hook"), URL: Some("https://hooks.example.com/x")})
 				check(t, "create channel", err)
 				deliv = &dtDeliverer{e: e}
 				e.SetDeliverer(deliv)
 			}
-			if r := e.Report(HashKey([]byte(kv.Key)), &ReportInput{JobID: jv.ID, Status: ReportOK, SizeBytes: -1, DurationSeconds: -1}); r.Outcome != ReportRecorded {
+			if r := e.Report(HashKey([]byte(kv.Key)), &ReportInput{JobID: job, Status: ReportOK, SizeBytes: -1, DurationSeconds: -1}); r.Outcome != ReportRecorded {
 				t.Fatalf("report: outcome %d", r.Outcome)
 			}
 			due := dtStart.Add(time.Hour)
 			missingAt := due.Add(30 * time.Minute) // the alert's creation
-			if a := dtAlerts(t, e, ws.ID); len(a) != 0 {
+			if a := dtAlerts(t, e, ws); len(a) != 0 {
 				t.Fatalf("alerts before the downtime: %+v", a)
 			}
 			check(t, "close", e.Close())
@@ -187,13 +177,13 @@ func TestDowntimeDeadlineFiresOnce(t *testing.T) {
 					deliv = &dtDeliverer{e: e, ns: deliv.notices()}
 					e.SetDeliverer(deliv)
 				}
-				alerts := dtAlerts(t, e, ws.ID)
+				alerts := dtAlerts(t, e, ws)
 				if len(alerts) != 1 {
 					t.Fatalf("restart %d: %d alerts, want 1: %+v", i+1, len(alerts), alerts)
 				}
 				a := alerts[0]
 				wantSummary := "No backup report received: one was due at " + state.FormatTime(due.UnixMilli()) + " and 30 minutes of grace have passed"
-				if a.Type != "missing" || a.Severity != "critical" || a.Status != "open" || a.JobID != jv.ID ||
+				if a.Type != "missing" || a.Severity != "critical" || a.Status != "open" || a.JobID != job ||
 					int64(a.Created) != missingAt.UnixMilli() || a.Summary != wantSummary {
 					t.Errorf("restart %d: alert %+v, want missing/critical/open created at %s", i+1, a, missingAt)
 				}
@@ -203,8 +193,8 @@ func TestDowntimeDeadlineFiresOnce(t *testing.T) {
 					t.Errorf("restart %d: alert %s, want the same alert %s", i+1, a.ID, alertID)
 				}
 				if withChannel {
-					list := dtWaitDelivered(t, e, ws.ID, 1)
-					if d := list[0]; d.Event != state.EventOpened || d.AlertID != alertID || d.Attempts != 1 || d.JobID != jv.ID {
+					list := dtWaitDelivered(t, e, ws, 1)
+					if d := list[0]; d.Event != state.EventOpened || d.AlertID != alertID || d.Attempts != 1 || d.JobID != job {
 						t.Errorf("restart %d: delivery %+v, want one alert.opened of %s delivered at the first attempt", i+1, d, alertID)
 					}
 					deliv.wg.Wait()
@@ -215,7 +205,7 @@ func TestDowntimeDeadlineFiresOnce(t *testing.T) {
 				}
 				// The workspace's views agree: the job is missing, with
 				// that alert unresolved.
-				jobs, err := e.Jobs(ws.ID)
+				jobs, err := e.Jobs(ws)
 				check(t, "jobs", err)
 				var j struct {
 					Status string

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -10,37 +9,19 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"backupmon/internal/syncbuf"
 	"backupmon/snapshot"
 	"backupmon/vfs"
 	"backupmon/wal"
 )
 
-// logSink is a concurrency-safe buffer for an engine's text log.
-type logSink struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logSink) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logSink) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
 // openFaultEngine opens an engine in dir on fsys, logging into sink, taking
 // snapshots only when asked.
-func openFaultEngine(t *testing.T, dir string, fsys vfs.FS, sink *logSink) *Engine {
+func openFaultEngine(t *testing.T, dir string, fsys vfs.FS, sink *syncbuf.Buffer) *Engine {
 	t.Helper()
 	logger := slog.New(slog.NewTextHandler(sink, nil))
 	e, err := Open(Options{
@@ -67,7 +48,7 @@ func TestSnapshotFailureKeepsTheLog(t *testing.T) {
 		t.Run(cause.Error(), func(t *testing.T) {
 			dir := t.TempDir()
 			faulty := vfs.NewFaulty(vfs.OS)
-			sink := &logSink{}
+			sink := &syncbuf.Buffer{}
 			e := openFaultEngine(t, dir, faulty, sink)
 			l := newWorkload(t, e, 7)
 			l.run(200)
@@ -92,7 +73,7 @@ func TestSnapshotFailureKeepsTheLog(t *testing.T) {
 				t.Fatalf("snapshots after close: %v %v, want the first and the closing one", lsns, err)
 			}
 
-			e = openFaultEngine(t, dir, vfs.OS, &logSink{})
+			e = openFaultEngine(t, dir, vfs.OS, &syncbuf.Buffer{})
 			defer e.Close()
 			sameViews(t, "after the failed snapshots", takeViews(t, e), before)
 		})
@@ -105,7 +86,7 @@ func TestSnapshotFailureKeepsTheLog(t *testing.T) {
 // the oldest snapshot kept), to the same state.
 func TestCorruptNewestSnapshotFallsBack(t *testing.T) {
 	dir := t.TempDir()
-	e := openFaultEngine(t, dir, vfs.OS, &logSink{})
+	e := openFaultEngine(t, dir, vfs.OS, &syncbuf.Buffer{})
 	l := newWorkload(t, e, 11)
 	l.run(300)
 	check(t, "snapshot", e.Snapshot())
@@ -120,7 +101,7 @@ func TestCorruptNewestSnapshotFallsBack(t *testing.T) {
 	newest := filepath.Join(snapDir, fmt.Sprintf("%020d.snap", lsns[0]))
 
 	// From the newest: nothing to replay.
-	sink := &logSink{}
+	sink := &syncbuf.Buffer{}
 	e = openFaultEngine(t, copyDir(t, dir), vfs.OS, sink)
 	sameViews(t, "from the newest snapshot", takeViews(t, e), before)
 	check(t, "close", e.Close())
@@ -136,7 +117,7 @@ func TestCorruptNewestSnapshotFallsBack(t *testing.T) {
 	if err := os.WriteFile(newest, data, 0o640); err != nil {
 		t.Fatal(err)
 	}
-	sink = &logSink{}
+	sink = &syncbuf.Buffer{}
 	e = openFaultEngine(t, dir, vfs.OS, sink)
 	defer e.Close()
 	sameViews(t, "from the older snapshot", maskLastUsed(takeViews(t, e)), maskLastUsed(before))

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"backupmon/vfs"
 )
 
 // DataFormat is the format of the data directories this build writes: the
@@ -92,35 +94,5 @@ func openFormat(dir string) error {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return err
 	}
-	return writeFileSynced(filepath.Join(dir, formatFile), []byte("backupmon-data "+strconv.Itoa(DataFormat)+"\n"))
-}
-
-// writeFileSynced writes data to path through a temp file, fsynced and
-// renamed, then fsyncs the directory.
-func writeFileSynced(path string, data []byte) error {
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o640)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	d, err := os.Open(filepath.Dir(path))
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	return vfs.WriteFile(vfs.OS, filepath.Join(dir, formatFile), []byte("backupmon-data "+strconv.Itoa(DataFormat)+"\n"), 0o640)
 }

@@ -1,62 +1,10 @@
 package engine
 
 import (
-	"math/rand/v2"
 	"testing"
 
 	"backupmon/state"
 )
-
-// healthScan is health computed the plain way, every job's status and
-// results worked out at now: what health must equal when it takes them
-// from the jobs' kept encodings (keptFigures).
-func healthScan(w *workspace, now int64, days int, only *state.Client) state.HealthFigures {
-	h := state.HealthFigures{From: now - int64(days)*state.MsPerDay, To: now, Days: days}
-	var all state.Tally
-	var rated, meeting int64
-	add := func(c *state.Client) {
-		h.Clients++
-		needs := false
-		for _, j := range c.JobList {
-			st := w.JobStatus(j, now)
-			h.Counts.Add(st)
-			open := false
-			if a := j.Alert; a != nil {
-				h.Unresolved++
-				if open = state.AlertStatus(a, now) == state.AlertOpen; open {
-					h.Open++
-				}
-			}
-			if state.NeedsAttention(st, open) {
-				needs = true
-			}
-			t := j.ResultsSince(h.From)
-			all.Add(t)
-			if t.Total() > 0 {
-				rated++
-				if state.RateOf(t.OK, t.Total()).Meets(j.SLATarget) {
-					meeting++
-				}
-			}
-		}
-		if needs {
-			h.Needing++
-		}
-	}
-	if only != nil {
-		add(only)
-	} else {
-		for _, c := range w.ClientList {
-			if c.Status != "archived" {
-				add(c)
-			}
-		}
-	}
-	h.Success = state.RateOf(all.OK, all.Total())
-	h.Reports = all.Total()
-	h.SLA = state.RateOf(meeting, rated)
-	return h
-}
 
 // clientFiguresScan is clientFigures computed the plain way.
 func clientFiguresScan(w *workspace, c *state.Client, now int64) state.ClientFigures {
@@ -96,14 +44,9 @@ func clientFiguresScan(w *workspace, c *state.Client, now int64) state.ClientFig
 // does, which keeps their encodings.
 func TestHealthFromKeptFiguresMatchesAScan(t *testing.T) {
 	for seed := range uint64(20) {
-		r := rand.New(rand.NewPCG(seed, 7))
-		x := newWorld(t, []string{"UTC", "Europe/Berlin", "America/New_York"}[seed%3])
+		r, x, clients := randomWorld(t, seed, 7, "UTC", "Europe/Berlin", "America/New_York")
 		now := t0
-		var clients []*state.Client
 		var jobs []*state.Job
-		for range 3 {
-			clients = append(clients, x.client(now, "active"))
-		}
 		for i := range 12 {
 			days := uint8(state.AllDays)
 			if i%4 == 3 {
@@ -146,12 +89,12 @@ func TestHealthFromKeptFiguresMatchesAScan(t *testing.T) {
 				x.w.Prune(now, 20*state.MsPerDay) // retention drops results with no record
 			}
 			for _, days := range []int{state.SLAPeriodDays, 1, 7, 90} {
-				if got, want := x.w.Health(now, days, nil), healthScan(x.w, now, days, nil); got != want {
+				if got, want := x.w.Health(now, days, nil), x.w.HealthScan(now, days, nil); got != want {
 					t.Fatalf("seed %d step %d, %d days: health %+v, scan %+v", seed, step, days, got, want)
 				}
 			}
 			for _, c := range clients {
-				if got, want := x.w.Health(now, state.SLAPeriodDays, c), healthScan(x.w, now, state.SLAPeriodDays, c); got != want {
+				if got, want := x.w.Health(now, state.SLAPeriodDays, c), x.w.HealthScan(now, state.SLAPeriodDays, c); got != want {
 					t.Fatalf("seed %d step %d, client: health %+v, scan %+v", seed, step, got, want)
 				}
 				if got, want := x.w.ClientFigures(c, now), clientFiguresScan(x.w, c, now); got != want {

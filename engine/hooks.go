@@ -34,5 +34,5 @@ func (a *actor) SessionRemoved(hash [32]byte) { a.eng.sessionRemoved(hash) }
 
 // Schedule sets a timer of the actor's workspace.
 func (a *actor) Schedule(at int64, kind uint8, al *state.Alert, d *state.Delivery) {
-	a.ws.timers.push(timer{at: at, kind: kind, al: al, del: d})
+	a.ws.timers.Push(at, timer{kind: kind, al: al, del: d})
 }

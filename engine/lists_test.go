@@ -127,17 +127,8 @@ func wantResults(w *workspace, f filterCase) []string {
 			all = append(all, item{r.ReceivedAt, r.ID})
 		}
 	}
-	slices.SortFunc(all, func(a, b item) int {
-		if state.Before(a.at, a.id, b.at, b.id) {
-			return 1
-		}
-		return -1
-	})
-	ids := make([]string, len(all))
-	for i, it := range all {
-		ids[i] = it.id.String()
-	}
-	return ids
+	// Newest first.
+	return idsInOrder(all, func(a, b item) bool { return !state.Before(a.at, a.id, b.at, b.id) }, func(it item) state.ID { return it.id })
 }
 
 // wantAlerts is /alerts done the plain way.
@@ -160,29 +151,15 @@ func wantAlerts(w *workspace, f filterCase, now int64) []string {
 		}
 		all = append(all, a)
 	}
-	slices.SortFunc(all, func(a, b *state.Alert) int {
-		if state.AlertBefore(a, b) {
-			return 1
-		}
-		return -1
-	})
-	ids := make([]string, len(all))
-	for i, a := range all {
-		ids[i] = a.ID.String()
-	}
-	return ids
+	// Newest first.
+	return idsInOrder(all, func(a, b *state.Alert) bool { return !state.AlertBefore(a, b) }, func(a *state.Alert) state.ID { return a.ID })
 }
 
 func TestListsMatchAPlainScan(t *testing.T) {
 	for seed := range uint64(8) {
-		r := rand.New(rand.NewPCG(seed, 11))
-		x := newWorld(t, "Europe/Berlin")
+		r, x, clients := randomWorld(t, seed, 11, "Europe/Berlin")
 		now := t0
-		var clients []*state.Client
 		var jobs []*state.Job
-		for range 3 {
-			clients = append(clients, x.client(now, "active"))
-		}
 		for i := range 10 {
 			j := x.job(clients[i%3], now, 1440, 60, state.AllDays)
 			x.apply(&state.JobUpdated{ID: j.ID, Fields: state.JobVendor, Vendor: state.VendorOrder[i%4], At: now})
@@ -256,17 +233,7 @@ func wantJobs(w *workspace, q RESTQuery, now int64) []string {
 		}
 		all = append(all, j)
 	}
-	slices.SortFunc(all, func(a, b *state.Job) int {
-		if state.JobBefore(a, b) {
-			return -1
-		}
-		return 1
-	})
-	ids := make([]string, len(all))
-	for i, j := range all {
-		ids[i] = j.ID.String()
-	}
-	return ids
+	return idsInOrder(all, state.JobBefore, func(j *state.Job) state.ID { return j.ID })
 }
 
 // TestJobListsMatchAPlainScan pages /jobs with random filters after random
@@ -278,13 +245,8 @@ func wantJobs(w *workspace, q RESTQuery, now int64) []string {
 // ending) with no record to tell them.
 func TestJobListsMatchAPlainScan(t *testing.T) {
 	for seed := range uint64(40) {
-		r := rand.New(rand.NewPCG(seed, 13))
-		x := newWorld(t, []string{"Europe/Berlin", "America/New_York", "Asia/Kolkata"}[seed%3])
+		r, x, clients := randomWorld(t, seed, 13, "Europe/Berlin", "America/New_York", "Asia/Kolkata")
 		now := t0
-		var clients []*state.Client
-		for range 3 {
-			clients = append(clients, x.client(now, "active"))
-		}
 		var jobs []*state.Job
 		newJob := func() {
 			days := uint8(state.AllDays)

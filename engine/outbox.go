@@ -87,7 +87,7 @@ func (a *actor) startAttempt(d *state.Delivery, now int64) (state.Notice, bool) 
 	}
 	d.InFlight = true
 	d.InFlightUntil = now + state.DeliveryAttemptMs
-	a.ws.timers.push(timer{at: d.InFlightUntil, kind: state.TimerDelivery, del: d})
+	a.ws.timers.Push(d.InFlightUntil, timer{kind: state.TimerDelivery, del: d})
 	n := *d.Notice
 	n.Delivery = d.ID
 	n.Attempt = d.Attempts + 1

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"backupmon/state"
-	"backupmon/wal"
 )
 
 // Tests of dashboard users and sessions (people.go) through the engine's
@@ -26,14 +25,7 @@ var pplT0 = time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
 // (not restored from the log), so a restart can happen at any time.
 func pplOpen(t *testing.T, dir string, now time.Time) *Engine {
 	t.Helper()
-	e, err := Open(Options{
-		Dir: dir, Clock: NewDevClock(now), KeepClock: true, Logger: quietLogger(),
-		WAL:           wal.Options{NoSync: true, Logger: quietLogger()},
-		SnapshotEvery: 1 << 62, SnapshotInterval: 1000 * time.Hour,
-	})
-	if err != nil {
-		t.Fatalf("open engine in %s at %s: %v", dir, now, err)
-	}
+	e := dtOpen(t, dir, now)
 	t.Cleanup(func() { e.Close() })
 	return e
 }
@@ -66,6 +58,26 @@ func pplUser(t *testing.T, e *Engine, ws, email, role string) UserView {
 
 func secretHash(s string) [32]byte { return sha256.Sum256([]byte(s)) }
 
+// pplOwner opens the engine in dir at pplT0 with a workspace, Acme, whose
+// owner has the address email; it returns the engine, the workspace and
+// the owner.
+func pplOwner(t *testing.T, dir, email string) (*Engine, string, UserView) {
+	t.Helper()
+	e := pplOpen(t, dir, pplT0)
+	ws := pplWorkspace(t, e, "Acme", "")
+	return e, ws, pplUser(t, e, ws, email, state.RoleOwner)
+}
+
+// pplLogin starts a session of u in ws, with the password hash the user
+// was made with (pplUser), for the cookie secret; it returns the secret's
+// hash.
+func pplLogin(t *testing.T, e *Engine, ws string, u UserView, secret string) [32]byte {
+	t.Helper()
+	h := secretHash(secret)
+	check(t, "start session "+secret, e.StartSession(ws, u.ID, "hash:"+u.Email, h))
+	return h
+}
+
 // wantError checks that err is an *Error of the given kind, field and
 // message.
 func wantError(t *testing.T, what string, err error, kind ErrorKind, field, msg string) {
@@ -84,11 +96,7 @@ func userEmails(t *testing.T, e *Engine, ws string) []string {
 	t.Helper()
 	list, err := e.Users(ws)
 	check(t, "users", err)
-	var out []string
-	for _, u := range list {
-		out = append(out, u.Email)
-	}
-	return out
+	return viewsOf(list, func(u UserView) string { return u.Email })
 }
 
 // userActivity returns the workspace's user.* activity entries, newest
@@ -615,12 +623,8 @@ func TestSessionIdleExpiry(t *testing.T) {
 	if state.SessionIdleMs != 12*state.MsPerHour || state.SessionAbsoluteMs != 30*state.MsPerDay {
 		t.Fatalf("session lifetimes %d, %d", state.SessionIdleMs, state.SessionAbsoluteMs)
 	}
-	e := pplOpen(t, t.TempDir(), pplT0)
-	ws := pplWorkspace(t, e, "Acme", "")
-	u := pplUser(t, e, ws, "ann@acme.test", state.RoleOwner)
-	a, b := secretHash("a"), secretHash("b")
-	check(t, "start a", e.StartSession(ws, u.ID, "hash:ann@acme.test", a))
-	check(t, "start b", e.StartSession(ws, u.ID, "hash:ann@acme.test", b))
+	e, ws, u := pplOwner(t, t.TempDir(), "ann@acme.test")
+	a, b := pplLogin(t, e, ws, u, "a"), pplLogin(t, e, ws, u, "b")
 	idle := time.Duration(state.SessionIdleMs) * time.Millisecond
 
 	pplClock(t, e, pplT0.Add(idle-time.Millisecond))
@@ -649,8 +653,7 @@ func TestSessionIdleExpiry(t *testing.T) {
 	// A refused session ends: ending it again is no error, and a new one
 	// with another secret works.
 	check(t, "end expired", e.EndSession(a))
-	c := secretHash("c")
-	check(t, "start c", e.StartSession(ws, u.ID, "hash:ann@acme.test", c))
+	c := pplLogin(t, e, ws, u, "c")
 	if _, ok := e.Session(c); !ok {
 		t.Errorf("a new session after the others expired is refused")
 	}
@@ -660,11 +663,8 @@ func TestSessionIdleExpiry(t *testing.T) {
 // until 30 days after it started, also across restarts.
 func TestSessionAbsoluteExpiry(t *testing.T) {
 	dir := t.TempDir()
-	e := pplOpen(t, dir, pplT0)
-	ws := pplWorkspace(t, e, "Acme", "")
-	u := pplUser(t, e, ws, "ann@acme.test", state.RoleOwner)
-	s := secretHash("s")
-	check(t, "start", e.StartSession(ws, u.ID, "hash:ann@acme.test", s))
+	e, ws, u := pplOwner(t, dir, "ann@acme.test")
+	s := pplLogin(t, e, ws, u, "s")
 	last := pplT0
 	for at := pplT0.Add(11 * time.Hour); at.Sub(pplT0) < 30*24*time.Hour; at = at.Add(11 * time.Hour) {
 		pplClock(t, e, at)
@@ -708,10 +708,7 @@ func TestPasswordChangeAndDeleteEndSessions(t *testing.T) {
 	pplUser(t, e, ws, "owner@acme.test", state.RoleOwner)
 	u := pplUser(t, e, ws, "u@acme.test", state.RoleMember)
 	v := pplUser(t, e, ws, "v@acme.test", state.RoleMember)
-	u1, u2, v1 := secretHash("u1"), secretHash("u2"), secretHash("v1")
-	check(t, "u1", e.StartSession(ws, u.ID, "hash:u@acme.test", u1))
-	check(t, "u2", e.StartSession(ws, u.ID, "hash:u@acme.test", u2))
-	check(t, "v1", e.StartSession(ws, v.ID, "hash:v@acme.test", v1))
+	u1, u2, v1 := pplLogin(t, e, ws, u, "u1"), pplLogin(t, e, ws, u, "u2"), pplLogin(t, e, ws, v, "v1")
 	_, err := e.UpdateUser(ws, u.ID, UserInput{Name: Some("U"), Role: Some(state.RoleAdmin), Email: Some("uu@acme.test")})
 	check(t, "update without password", err)
 	for _, h := range [][32]byte{u1, u2, v1} {
@@ -793,10 +790,8 @@ func TestSessionsSurviveRestart(t *testing.T) {
 	ws := pplWorkspace(t, e, "Acme", "America/New_York")
 	owner := pplUser(t, e, ws, "owner@acme.test", state.RoleOwner)
 	u := pplUser(t, e, ws, "u@acme.test", state.RoleViewer)
-	a, b, c := secretHash("a"), secretHash("b"), secretHash("c")
-	check(t, "a", e.StartSession(ws, u.ID, "hash:u@acme.test", a))
-	check(t, "b", e.StartSession(ws, u.ID, "hash:u@acme.test", b))
-	check(t, "c", e.StartSession(ws, owner.ID, "hash:owner@acme.test", c)) // never used again
+	a, b := pplLogin(t, e, ws, u, "a"), pplLogin(t, e, ws, u, "b")
+	c := pplLogin(t, e, ws, owner, "c") // never used again
 	T := pplT0.Add(time.Hour)
 	use := func(h [32]byte, at time.Time) {
 		t.Helper()
@@ -904,11 +899,8 @@ func TestSessionsSurviveRestart(t *testing.T) {
 // after it expired, or from the log).
 func TestExpiredSessionsLeaveTheSnapshot(t *testing.T) {
 	dir := t.TempDir()
-	e := pplOpen(t, dir, pplT0)
-	ws := pplWorkspace(t, e, "Acme", "")
-	u := pplUser(t, e, ws, "u@acme.test", state.RoleOwner)
-	s := secretHash("s")
-	check(t, "start", e.StartSession(ws, u.ID, "hash:u@acme.test", s))
+	e, ws, u := pplOwner(t, dir, "u@acme.test")
+	s := pplLogin(t, e, ws, u, "s")
 	pplClock(t, e, pplT0.Add(13*time.Hour))
 	check(t, "snapshot", e.Snapshot())
 	check(t, "close", e.Close())

@@ -14,11 +14,7 @@ import (
 
 // Workspace returns one workspace record.
 func (e *Engine) Workspace(id string) (WorkspaceView, error) {
-	a, err := e.workspaceActor(id)
-	if err != nil {
-		return WorkspaceView{}, err
-	}
-	return ask(a, (*workspace).view), nil
+	return read(e, id, (*workspace).view)
 }
 
 // Workspaces returns every workspace record, oldest first.
@@ -33,40 +29,41 @@ func (e *Engine) Workspaces() []WorkspaceView {
 
 // Clients returns every client of a workspace, by name.
 func (e *Engine) Clients(wsID string) ([]ClientView, error) {
-	a, err := e.workspaceActor(wsID)
-	if err != nil {
-		return nil, err
-	}
-	return ask(a, func(w *workspace) []ClientView {
+	return read(e, wsID, func(w *workspace) []ClientView {
 		now := e.nowMs()
-		list := make([]*state.Client, 0, len(w.Clients))
-		for _, c := range w.Clients {
-			list = append(list, c)
-		}
-		sort.Slice(list, func(i, j int) bool { return state.NameBefore(list[i].Name, list[i].ID, list[j].Name, list[j].ID) })
-		views := make([]ClientView, len(list))
-		for i, c := range list {
-			views[i] = w.clientView(c, now)
-		}
-		return views
-	}), nil
+		return viewsByName(w.Clients, func(c *state.Client) string { return c.Name },
+			func(c *state.Client) ClientView { return w.clientView(c, now) })
+	})
 }
 
 // Jobs returns every job of a workspace, by name.
 func (e *Engine) Jobs(wsID string) ([]JobView, error) {
 	return read(e, wsID, func(w *workspace) []JobView {
 		now := e.nowMs()
-		list := make([]*state.Job, 0, len(w.Jobs))
-		for _, j := range w.Jobs {
-			list = append(list, j)
-		}
-		sort.Slice(list, func(i, k int) bool { return state.NameBefore(list[i].Name, list[i].ID, list[k].Name, list[k].ID) })
-		views := make([]JobView, len(list))
-		for i, j := range list {
-			views[i] = e.adminJobView(w, j, now)
-		}
-		return views
+		return viewsByName(w.Jobs, func(j *state.Job) string { return j.Name },
+			func(j *state.Job) JobView { return e.adminJobView(w, j, now) })
 	})
+}
+
+// viewsOf returns the views of things, in their order: an empty list, not
+// nil, when there are none.
+func viewsOf[T, V any](things []T, view func(T) V) []V {
+	views := make([]V, len(things))
+	for i, t := range things {
+		views[i] = view(t)
+	}
+	return views
+}
+
+// viewsByName returns the views of the things of m (by id), ordered by
+// name without case, then id (state.NameBefore).
+func viewsByName[T, V any](m map[state.ID]*T, name func(*T) string, view func(*T) V) []V {
+	ids := make([]state.ID, 0, len(m))
+	for id := range m {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, k int) bool { return state.NameBefore(name(m[ids[i]]), ids[i], name(m[ids[k]]), ids[k]) })
+	return viewsOf(ids, func(id state.ID) V { return view(m[id]) })
 }
 
 // recentResultsCount is how many results /jobs/{jobId} embeds.
@@ -136,17 +133,13 @@ func (e *Engine) Alerts(wsID string) ([]AlertView, error) {
 
 // Activity returns the workspace's activity log, newest first.
 func (e *Engine) Activity(wsID string) ([]ActivityView, error) {
-	a, err := e.workspaceActor(wsID)
-	if err != nil {
-		return nil, err
-	}
-	return ask(a, func(w *workspace) []ActivityView {
+	return read(e, wsID, func(w *workspace) []ActivityView {
 		views := make([]ActivityView, 0, len(w.Activity))
 		for i := len(w.Activity) - 1; i >= 0; i-- {
 			views = append(views, activityView(&w.Activity[i]))
 		}
 		return views
-	}), nil
+	})
 }
 
 // View is an object the admin API answers with: its id, for callers that
@@ -374,18 +367,14 @@ func userView(u *state.User) UserView {
 
 // Users returns the workspace's users by e-mail address.
 func (e *Engine) Users(wsID string) ([]UserView, error) {
-	a, err := e.workspaceActor(wsID)
-	if err != nil {
-		return nil, err
-	}
-	return ask(a, func(w *workspace) []UserView {
+	return read(e, wsID, func(w *workspace) []UserView {
 		views := make([]UserView, 0, len(w.Users))
 		for _, u := range w.Users {
 			views = append(views, userView(u))
 		}
 		sort.Slice(views, func(i, j int) bool { return views[i].Email < views[j].Email })
 		return views
-	}), nil
+	})
 }
 
 // User returns one user of a workspace, or a KindNotFound error.
@@ -485,13 +474,7 @@ func deliveryView(d *state.Delivery) DeliveryView {
 
 // Channels returns the workspace's channels, oldest first, without secrets.
 func (e *Engine) Channels(wsID string) ([]ChannelView, error) {
-	return read(e, wsID, func(w *workspace) []ChannelView {
-		list := make([]ChannelView, len(w.Channels))
-		for i, c := range w.Channels {
-			list[i] = channelView(c)
-		}
-		return list
-	})
+	return read(e, wsID, func(w *workspace) []ChannelView { return viewsOf(w.Channels, channelView) })
 }
 
 func escalationView(r *state.Escalation) EscalationView {
@@ -500,13 +483,7 @@ func escalationView(r *state.Escalation) EscalationView {
 
 // Escalations returns the workspace's escalation rules by afterMinutes.
 func (e *Engine) Escalations(wsID string) ([]EscalationView, error) {
-	return read(e, wsID, func(w *workspace) []EscalationView {
-		list := make([]EscalationView, len(w.Escalations))
-		for i, r := range w.Escalations {
-			list[i] = escalationView(r)
-		}
-		return list
-	})
+	return read(e, wsID, func(w *workspace) []EscalationView { return viewsOf(w.Escalations, escalationView) })
 }
 
 // Deliveries returns the workspace's notification deliveries, newest first.

@@ -13,11 +13,7 @@ import (
 
 // boardWorkspaceOf returns the workspace wsID as boards show it.
 func (e *Engine) boardWorkspaceOf(wsID string) (BoardWorkspace, error) {
-	a, err := e.workspaceActor(wsID)
-	if err != nil {
-		return BoardWorkspace{}, err
-	}
-	return ask(a, func(w *workspace) BoardWorkspace { return w.boardWorkspace(e.nowMs()) }), nil
+	return read(e, wsID, func(w *workspace) BoardWorkspace { return w.boardWorkspace(e.nowMs()) })
 }
 
 // The dashboard's reads: typed views of a workspace, built in its actor from
@@ -223,11 +219,7 @@ func queueRank(j *state.Job, now int64) int {
 
 // Queue returns the workspace's attention queue at now.
 func (e *Engine) Queue(wsID string) (Queue, error) {
-	a, err := e.workspaceActor(wsID)
-	if err != nil {
-		return Queue{}, err
-	}
-	return ask(a, func(w *workspace) Queue {
+	return read(e, wsID, func(w *workspace) Queue {
 		now := e.nowMs()
 		var q Queue
 		byClient := map[*state.Client]int{}
@@ -283,21 +275,17 @@ func (e *Engine) Queue(wsID string) (Queue, error) {
 		}
 		sort.SliceStable(q.Groups, func(a, b int) bool { return worse(&q.Groups[a].Items[0], &q.Groups[b].Items[0]) })
 		return q
-	}), nil
+	})
 }
 
 // BoardClients returns the workspace's health and its clients (archived
 // ones last), by name.
 func (e *Engine) BoardClients(wsID string) (BoardHealth, []BoardClient, error) {
-	a, err := e.workspaceActor(wsID)
-	if err != nil {
-		return BoardHealth{}, nil, err
-	}
 	type answer struct {
 		h  BoardHealth
 		cs []BoardClient
 	}
-	r := ask(a, func(w *workspace) answer {
+	r, err := read(e, wsID, func(w *workspace) answer {
 		now := e.nowMs()
 		h := w.Health(now, state.SLAPeriodDays, nil)
 		var r answer
@@ -309,7 +297,7 @@ func (e *Engine) BoardClients(wsID string) (BoardHealth, []BoardClient, error) {
 		sort.SliceStable(r.cs, func(i, j int) bool { return r.cs[i].Status != "archived" && r.cs[j].Status == "archived" })
 		return r
 	})
-	return r.h, r.cs, nil
+	return r.h, r.cs, err
 }
 
 // BoardClient returns one client with its figures and its jobs by name, or
@@ -345,16 +333,12 @@ func (e *Engine) BoardClient(wsID, clientID string) (BoardClient, []BoardJob, er
 // BoardJobs returns the page of jobs f selects, by name, and how many it
 // selects in all.
 func (e *Engine) BoardJobs(wsID string, f JobFilter) ([]BoardJob, int, error) {
-	a, err := e.workspaceActor(wsID)
-	if err != nil {
-		return nil, 0, err
-	}
 	type answer struct {
 		jobs  []BoardJob
 		total int
 	}
 	search := strings.ToLower(f.Search)
-	r := ask(a, func(w *workspace) answer {
+	r, err := read(e, wsID, func(w *workspace) answer {
 		now := e.nowMs()
 		list := w.JobList
 		if f.ClientID != "" {
@@ -385,7 +369,7 @@ func (e *Engine) BoardJobs(wsID string, f JobFilter) ([]BoardJob, int, error) {
 		}
 		return r
 	})
-	return r.jobs, r.total, nil
+	return r.jobs, r.total, err
 }
 
 // BoardJob returns a job's page: the job, its day grid over the last
@@ -428,15 +412,11 @@ const (
 // the four, AlertsUnresolved or AlertsAll), newest first, and how many
 // there are in all.
 func (e *Engine) BoardAlerts(wsID, status string, offset, limit int) ([]BoardAlert, int, error) {
-	a, err := e.workspaceActor(wsID)
-	if err != nil {
-		return nil, 0, err
-	}
 	type answer struct {
 		list  []BoardAlert
 		total int
 	}
-	r := ask(a, func(w *workspace) answer {
+	r, err := read(e, wsID, func(w *workspace) answer {
 		now := e.nowMs()
 		var r answer
 		for i := len(w.AlertLog) - 1; i >= 0; i-- {
@@ -460,7 +440,7 @@ func (e *Engine) BoardAlerts(wsID, status string, offset, limit int) ([]BoardAle
 		}
 		return r
 	})
-	return r.list, r.total, nil
+	return r.list, r.total, err
 }
 
 // BoardAlertsByID returns the alerts of ids that exist, in the order given.

@@ -205,40 +205,28 @@ func (a *actor) rest(w *workspace, k *state.Key, q *RESTQuery, buf []byte) RESTA
 	ans.Body = buf
 	ok := true
 	switch q.Endpoint {
+	case EndpointClients, EndpointJobs, EndpointReports, EndpointAlerts:
+		ans.List = true
+		ans.Body, ans.HasMore, ans.Next = w.list(ans.Body, q, now)
 	case EndpointWorkspace:
 		ans.Body = w.appendWorkspaceAnswer(ans.Body, k, &ans.Limits)
-	case EndpointClients:
-		ans.List = true
-		ans.Body, ans.HasMore, ans.Next = w.listClients(ans.Body, q, now)
 	case EndpointClient:
-		var c *state.Client
-		if c = w.Client(q.PathID); c != nil {
+		c := w.Client(q.PathID)
+		if ok = c != nil; ok {
 			ans.Body = w.AppendClient(ans.Body, c, now)
 		}
-		ok = c != nil
 	case EndpointClientHealth:
-		var c *state.Client
-		if c = w.Client(q.PathID); c != nil {
+		c := w.Client(q.PathID)
+		if ok = c != nil; ok {
 			ans.Body = state.AppendHealth(ans.Body, w.Health(now, q.Days, c), c, now)
 		}
-		ok = c != nil
 	case EndpointHealth:
 		ans.Body = state.AppendHealth(ans.Body, w.Health(now, q.Days, nil), nil, now)
-	case EndpointJobs:
-		ans.List = true
-		ans.Body, ans.HasMore, ans.Next = w.listJobs(ans.Body, q, now)
 	case EndpointJob:
-		var j *state.Job
-		if j = w.Job(q.PathID); j != nil {
+		j := w.Job(q.PathID)
+		if ok = j != nil; ok {
 			ans.Body = w.appendJobDetail(ans.Body, j, now)
 		}
-		ok = j != nil
-	case EndpointReports:
-		ans.List = true
-		ans.Body, ans.HasMore, ans.Next = w.listResults(ans.Body, q)
-	case EndpointAlerts:
-		ans.List = true
-		ans.Body, ans.HasMore, ans.Next = w.listAlerts(ans.Body, q, now)
 	}
 	if !ok {
 		ans.Outcome = RESTNotFound

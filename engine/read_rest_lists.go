@@ -21,11 +21,28 @@ type page struct {
 	limit int
 	n     int
 	more  bool
+	last  Position // the last item's place in its order, for the next page's cursor
 }
 
-// take reports whether another item fits; when the page is full it notes
-// that there is more and returns false.
-func (p *page) take() bool {
+// openPage starts a page of q's size after b.
+func openPage(b []byte, q *RESTQuery) page {
+	return page{b: append(b, '['), limit: q.Limit}
+}
+
+// end closes the list and returns it, whether more items follow, and the
+// position of the last item (none for an empty page).
+func (p *page) end() ([]byte, bool, Position) {
+	p.b = append(p.b, ']')
+	if p.n == 0 {
+		return p.b, false, Position{}
+	}
+	return p.b, p.more, p.last
+}
+
+// take reports whether another item, at position at in its list's order,
+// fits; when the page is full it notes that there is more and returns
+// false.
+func (p *page) take(at Position) bool {
 	if p.n == p.limit {
 		p.more = true
 		return false
@@ -34,38 +51,50 @@ func (p *page) take() bool {
 		p.b = append(p.b, ',')
 	}
 	p.n++
+	p.last = at
 	return true
 }
 
+// list appends the page of q's list endpoint (clients, jobs, reports or
+// alerts) to b; it returns it, whether more items follow and the position
+// of its last item.
+func (w *workspace) list(b []byte, q *RESTQuery, now int64) ([]byte, bool, Position) {
+	switch q.Endpoint {
+	case EndpointClients:
+		return w.listClients(b, q, now)
+	case EndpointJobs:
+		return w.listJobs(b, q, now)
+	case EndpointReports:
+		return w.listResults(b, q)
+	default:
+		return w.listAlerts(b, q, now)
+	}
+}
+
 func (w *workspace) listClients(b []byte, q *RESTQuery, now int64) ([]byte, bool, Position) {
-	p := page{b: append(b, '['), limit: q.Limit}
+	p := openPage(b, q)
 	list := w.ClientList
 	start := 0
 	if q.After != nil {
 		start = sort.Search(len(list), func(i int) bool { return nameAfter(list[i].Key, list[i].ID, q.After) })
 	}
-	var last *state.Client
 	for _, c := range list[start:] {
-		if q.Status != "" && c.Status != q.Status {
+		if !w.clientMatches(c, q, now) {
 			continue
 		}
-		if q.Search != "" && !containsFold(c.Key, q.Search) {
-			continue
-		}
-		if q.NeedsAttention != 0 && w.ClientFigures(c, now).NeedsAttention != (q.NeedsAttention > 0) {
-			continue
-		}
-		if !p.take() {
+		if !p.take(Position{Name: c.Key, ID: c.ID}) {
 			break
 		}
 		p.b = w.AppendClient(p.b, c, now)
-		last = c
 	}
-	p.b = append(p.b, ']')
-	if last == nil {
-		return p.b, false, Position{}
-	}
-	return p.b, p.more, Position{Name: last.Key, ID: last.ID}
+	return p.end()
+}
+
+// clientMatches reports whether c passes the filters of a /clients page.
+func (w *workspace) clientMatches(c *state.Client, q *RESTQuery, now int64) bool {
+	return (q.Status == "" || c.Status == q.Status) &&
+		(q.Search == "" || containsFold(c.Key, q.Search)) &&
+		(q.NeedsAttention == 0 || w.ClientFigures(c, now).NeedsAttention == (q.NeedsAttention > 0))
 }
 
 // nameAfter reports whether (key, id) sorts after the position.
@@ -81,7 +110,7 @@ func nameAfter(key string, id state.ID, pos *Position) bool {
 // vendor, of a last result; all jobs without a filter) and checks every
 // filter on each job it meets.
 func (w *workspace) listJobs(b []byte, q *RESTQuery, now int64) ([]byte, bool, Position) {
-	p := page{b: append(b, '['), limit: q.Limit}
+	p := openPage(b, q)
 	list := w.JobList
 	shorter := func(l []*state.Job) {
 		if len(l) < len(list) {
@@ -91,7 +120,7 @@ func (w *workspace) listJobs(b []byte, q *RESTQuery, now int64) ([]byte, bool, P
 	var c *state.Client
 	if q.ClientIDSet {
 		if c = w.Client(q.ClientID); c == nil {
-			return append(p.b, ']'), false, Position{}
+			return p.end()
 		}
 		list = c.JobList
 	}
@@ -109,7 +138,6 @@ func (w *workspace) listJobs(b []byte, q *RESTQuery, now int64) ([]byte, bool, P
 	if q.After != nil {
 		start = sort.Search(len(list), func(i int) bool { return nameAfter(list[i].Key, list[i].ID, q.After) })
 	}
-	var last *state.Job
 	for _, j := range list[start:] {
 		if c != nil && j.Client != c {
 			continue
@@ -126,17 +154,12 @@ func (w *workspace) listJobs(b []byte, q *RESTQuery, now int64) ([]byte, bool, P
 		if q.Status != "" && w.JobStatus(j, now) != q.Status {
 			continue
 		}
-		if !p.take() {
+		if !p.take(Position{Name: j.Key, ID: j.ID}) {
 			break
 		}
 		p.b = w.AppendJob(p.b, j, now)
-		last = j
 	}
-	p.b = append(p.b, ']')
-	if last == nil {
-		return p.b, false, Position{}
-	}
-	return p.b, p.more, Position{Name: last.Key, ID: last.ID}
+	return p.end()
 }
 
 // timeBound returns the exclusive upper bound of a newest-first walk: the
@@ -193,16 +216,15 @@ func resultOlder(a, b *state.Result) bool {
 // status and vendor asked. Only the status filter under a job or client
 // filter is checked item by item.
 func (w *workspace) listResults(b []byte, q *RESTQuery) ([]byte, bool, Position) {
-	p := page{b: append(b, '['), limit: q.Limit}
+	p := openPage(b, q)
 	bt, bid := timeBound(q)
 	status := resultByName(q.Status)
 	vendor := -1
 	if q.Vendor != "" {
 		if vendor = state.VendorIndex(q.Vendor); vendor < 0 {
-			return append(p.b, ']'), false, Position{}
+			return p.end()
 		}
 	}
-	var last *state.Result
 	// keep adds r to the page when it matches; false ends the walk (the
 	// page is full, or r is older than the window and so is all after it).
 	keep := func(j *state.Job, r *state.Result) bool {
@@ -210,11 +232,10 @@ func (w *workspace) listResults(b []byte, q *RESTQuery) ([]byte, bool, Position)
 			return false
 		}
 		if (status == state.ResultNone || r.Status == status) && (vendor < 0 || int(j.Vx) == vendor) {
-			if !p.take() {
+			if !p.take(Position{Time: r.ReceivedAt, ID: r.ID}) {
 				return false
 			}
 			p.b = state.AppendResult(p.b, j, r)
-			last = r
 		}
 		return true
 	}
@@ -239,11 +260,7 @@ func (w *workspace) listResults(b []byte, q *RESTQuery) ([]byte, bool, Position)
 			}
 		}
 	}
-	p.b = append(p.b, ']')
-	if last == nil {
-		return p.b, false, Position{}
-	}
-	return p.b, p.more, Position{Time: last.ReceivedAt, ID: last.ID}
+	return p.end()
 }
 
 // listAlerts pages /alerts newest first. A job filter walks that job's
@@ -253,9 +270,8 @@ func (w *workspace) listResults(b []byte, q *RESTQuery) ([]byte, bool, Position)
 // filter, are checked item by item: a job has few alerts, and so does the
 // unresolved list (at most one per job).
 func (w *workspace) listAlerts(b []byte, q *RESTQuery, now int64) ([]byte, bool, Position) {
-	p := page{b: append(b, '['), limit: q.Limit}
+	p := openPage(b, q)
 	bt, bid := timeBound(q)
-	var last *state.Alert
 	keep := func(a *state.Alert) bool {
 		if q.HasWindow && a.CreatedAt < q.From {
 			return false
@@ -273,11 +289,10 @@ func (w *workspace) listAlerts(b []byte, q *RESTQuery, now int64) ([]byte, bool,
 				return true
 			}
 		}
-		if !p.take() {
+		if !p.take(Position{Time: a.CreatedAt, ID: a.ID}) {
 			return false
 		}
 		p.b = state.AppendAlert(p.b, a, now)
-		last = a
 		return true
 	}
 	below := func(a **state.Alert) bool { return state.Before((*a).CreatedAt, (*a).ID, bt, bid) }
@@ -295,11 +310,7 @@ func (w *workspace) listAlerts(b []byte, q *RESTQuery, now int64) ([]byte, bool,
 	}
 	for a, _ := m.Next(); a != nil && keep(*a); a, _ = m.Next() {
 	}
-	p.b = append(p.b, ']')
-	if last == nil {
-		return p.b, false, Position{}
-	}
-	return p.b, p.more, Position{Time: last.CreatedAt, ID: last.ID}
+	return p.end()
 }
 
 // FoldSearch returns the form in which search text is matched against names

@@ -3,8 +3,6 @@ package engine
 import (
 	"testing"
 	"time"
-
-	"backupmon/wal"
 )
 
 // With the real clock each actor wakes at its earliest timer by itself: a
@@ -13,11 +11,7 @@ import (
 // its instant (a read runs due timers only after it answers, so polling
 // would pass without the wake-up).
 func TestRealClockWakesActors(t *testing.T) {
-	e, err := Open(Options{
-		Dir: t.TempDir(), Logger: quietLogger(),
-		WAL:           wal.Options{NoSync: true, Logger: quietLogger()},
-		SnapshotEvery: 1 << 62, SnapshotInterval: 1000 * time.Hour,
-	})
+	e, err := Open(quietOptions(t.TempDir(), nil))
 	check(t, "open", err)
 	defer e.Close()
 
@@ -25,27 +19,18 @@ func TestRealClockWakesActors(t *testing.T) {
 	trialEnd := now.Add(400 * time.Millisecond).UTC().Truncate(time.Millisecond)
 	trial, err := e.CreateWorkspace(WorkspaceInput{Name: Some("Trial Co"), Plan: Some("trial"), TrialEndsAt: Some(trialEnd)})
 	check(t, "create trial workspace", err)
-	ws, err := e.CreateWorkspace(WorkspaceInput{Name: Some("Acme"), Plan: Some("pro")})
-	check(t, "create workspace", err)
-	cl, err := e.CreateClient(ws.ID, ClientInput{Name: Some("Globex")})
-	check(t, "create client", err)
-	jv, err := e.CreateJob(ws.ID, JobInput{
-		ClientID: Some(cl.ID), Name: Some("Nightly"), Vendor: Some("veeam"),
-		Device:   Some(DeviceInput{Name: Some("fs"), Type: Some("server"), Hostname: Some("fs01")}),
-		Schedule: Some(ScheduleInput{IntervalMinutes: Some(int64(5)), GraceMinutes: Some(int64(0))}),
-	})
-	check(t, "create job", err)
+	ws, job := monitoredJob(t, e, 5, 0)
 	// A report received 5 minutes less 300 ms ago: due (grace 0) 300 ms
 	// from now.
 	received := e.Now().Add(-5*time.Minute + 300*time.Millisecond)
-	check(t, "import", e.ImportReports(ws.ID, jv.ID, []ImportInput{{ReceivedAt: received, Status: ReportOK, DurationSeconds: -1, SizeBytes: -1}}))
-	if a := dtAlerts(t, e, ws.ID); len(a) != 0 {
+	check(t, "import", e.ImportReports(ws, job, []ImportInput{{ReceivedAt: received, Status: ReportOK, DurationSeconds: -1, SizeBytes: -1}}))
+	if a := dtAlerts(t, e, ws); len(a) != 0 {
 		t.Fatalf("alerts before the deadline: %+v", a)
 	}
 
 	time.Sleep(1500 * time.Millisecond)
-	alerts := dtAlerts(t, e, ws.ID)
-	if len(alerts) != 1 || alerts[0].Type != "missing" || alerts[0].JobID != jv.ID ||
+	alerts := dtAlerts(t, e, ws)
+	if len(alerts) != 1 || alerts[0].Type != "missing" || alerts[0].JobID != job ||
 		int64(alerts[0].Created) != received.Add(5*time.Minute).UnixMilli() {
 		t.Errorf("alerts 1.2 s after the deadline: %+v, want one missing alert created at %s", alerts, received.Add(5*time.Minute))
 	}

@@ -38,21 +38,50 @@ type benchState struct {
 	buildTime, tailTime, closeTime time.Duration
 }
 
-var benchShared struct {
+var benchShared sharedBenchState[benchState]
+
+// sharedBenchState is a state built once and shared by the benchmark runs of a
+// process that use it; the last run to release it removes it.
+type sharedBenchState[T any] struct {
 	mu    sync.Mutex
-	st    *benchState
+	st    *T
 	users int // benchmark runs still to use it in this process
+}
+
+// get returns the state, building it with build on first use, for the
+// runs of the named benchmarks that -test.bench selects (benchUsers).
+func (f *sharedBenchState[T]) get(build func() *T, names ...string) *T {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.st == nil {
+		f.st = build()
+		f.users = benchUsers(names...)
+	}
+	return f.st
+}
+
+// release removes the state with remove once every run that uses it is
+// done.
+func (f *sharedBenchState[T]) release(remove func(st *T)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.users--
+	if f.users <= 0 && f.st != nil {
+		remove(f.st)
+		f.st = nil
+	}
 }
 
 // benchBigState returns the large state, building it on first use. Each
 // caller calls benchReleaseBigState when done; the last one removes it.
 func benchBigState(b *testing.B) *benchState {
 	b.Helper()
-	benchShared.mu.Lock()
-	defer benchShared.mu.Unlock()
-	if benchShared.st != nil {
-		return benchShared.st
-	}
+	return benchShared.get(func() *benchState { return benchBuildBigState(b) }, "BenchmarkSnapshotWrite", "BenchmarkRecovery")
+}
+
+// benchBuildBigState builds the large state, of the size
+// BACKUPMON_BENCH_STATE and BACKUPMON_BENCH_TAIL ask for.
+func benchBuildBigState(b *testing.B) *benchState {
 	ws, jobs, per := 1000, 100, 10
 	if s := os.Getenv("BACKUPMON_BENCH_STATE"); s != "" {
 		if _, err := fmt.Sscanf(strings.ReplaceAll(s, "x", " "), "%d %d %d", &ws, &jobs, &per); err != nil || ws < 1 || jobs < 1 || per < 0 {
@@ -83,21 +112,13 @@ func benchBigState(b *testing.B) *benchState {
 	b.Logf("built %s in %s (snapshot %.1f MB written in %s), tail of %d reports in %s",
 		st.name, st.buildTime.Round(time.Millisecond), float64(st.snapshotBytes)/1e6, st.closeTime.Round(time.Millisecond),
 		st.tail, st.tailTime.Round(time.Millisecond))
-	benchShared.st = st
-	benchShared.users = benchUsers("BenchmarkSnapshotWrite", "BenchmarkRecovery")
 	return st
 }
 
 // benchReleaseBigState removes the state once every benchmark run that
 // uses it in this process is done.
 func benchReleaseBigState() {
-	benchShared.mu.Lock()
-	defer benchShared.mu.Unlock()
-	benchShared.users--
-	if benchShared.users <= 0 && benchShared.st != nil {
-		os.RemoveAll(benchShared.st.root)
-		benchShared.st = nil
-	}
+	benchShared.release(func(st *benchState) { os.RemoveAll(st.root) })
 }
 
 // benchUsers counts the runs of the named benchmarks (here those that share
@@ -149,13 +170,7 @@ func (st *benchState) build(b *testing.B) error {
 					return
 				}
 				for r := range list {
-					status := ReportOK
-					switch (g*7 + r) % 20 {
-					case 0:
-						status = ReportFailed
-					case 10:
-						status = ReportWarn
-					}
+					status := benchStatus(g, r)
 					list[r] = ImportInput{
 						ReceivedAt: now.Add(-time.Duration(st.perJob-r)*24*time.Hour + time.Duration(g%3600)*time.Second),
 						Status:     status, DurationSeconds: int64(600 + (g+r)%7200), SizeBytes: int64(1<<30 + (g%1000)<<20),

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"log/slog"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -26,18 +25,10 @@ import (
 // snapshot, from the log alone, and from a snapshot taken in the middle of
 // the workload (a fuzzy one) shows the same views.
 
-func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
-
 func openTestEngine(t *testing.T, dir string) *Engine {
 	t.Helper()
-	e, err := Open(Options{
-		Dir:              dir,
-		Clock:            NewDevClock(time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)), // the log and snapshots set it
-		Logger:           quietLogger(),
-		WAL:              wal.Options{NoSync: true, Logger: quietLogger()},
-		SnapshotEvery:    1 << 62,
-		SnapshotInterval: 1000 * time.Hour,
-	})
+	// The log and snapshots set the clock.
+	e, err := Open(quietOptions(dir, NewDevClock(time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC))))
 	if err != nil {
 		t.Fatalf("open engine in %s: %v", dir, err)
 	}

@@ -35,46 +35,33 @@ type restBenchState struct {
 	buildTime  time.Duration
 }
 
-var restShared struct {
-	mu    sync.Mutex
-	st    *restBenchState
-	users int
-}
+var restShared sharedBenchState[restBenchState]
 
 // restBenchGet returns the shared state, building it on first use; each
 // caller calls restBenchRelease when done, and the last one removes it.
 func restBenchGet(b *testing.B) *restBenchState {
 	b.Helper()
-	restShared.mu.Lock()
-	defer restShared.mu.Unlock()
-	if restShared.st != nil {
-		return restShared.st
-	}
-	dir, err := os.MkdirTemp("", "backupmon-engine-rest-bench-")
-	if err != nil {
-		b.Fatal(err)
-	}
-	start := time.Now()
-	st := &restBenchState{dir: dir, e: benchOpen(b, dir, true)}
-	st.big = restBenchBuild(b, st.e, "Big MSP", 100, 10000, 100)
-	st.small = restBenchBuild(b, st.e, "Small MSP", 1, 10, 100)
-	st.buildTime = time.Since(start)
-	b.Logf("built workspaces of %d jobs / %d results and %d jobs / %d results in %s",
-		st.big.jobs, st.big.results, st.small.jobs, st.small.results, st.buildTime.Round(time.Millisecond))
-	restShared.st = st
-	restShared.users = benchUsers("BenchmarkJobsPage", "BenchmarkReportsPage", "BenchmarkReportsFiltered", "BenchmarkAlertsFiltered", "BenchmarkJobsFiltered", "BenchmarkHealthPage")
-	return st
+	return restShared.get(func() *restBenchState {
+		dir, err := os.MkdirTemp("", "backupmon-engine-rest-bench-")
+		if err != nil {
+			b.Fatal(err)
+		}
+		start := time.Now()
+		st := &restBenchState{dir: dir, e: benchOpen(b, dir, true)}
+		st.big = restBenchBuild(b, st.e, "Big MSP", 100, 10000, 100)
+		st.small = restBenchBuild(b, st.e, "Small MSP", 1, 10, 100)
+		st.buildTime = time.Since(start)
+		b.Logf("built workspaces of %d jobs / %d results and %d jobs / %d results in %s",
+			st.big.jobs, st.big.results, st.small.jobs, st.small.results, st.buildTime.Round(time.Millisecond))
+		return st
+	}, "BenchmarkJobsPage", "BenchmarkReportsPage", "BenchmarkReportsFiltered", "BenchmarkAlertsFiltered", "BenchmarkJobsFiltered", "BenchmarkHealthPage")
 }
 
 func restBenchRelease(b *testing.B) {
-	restShared.mu.Lock()
-	defer restShared.mu.Unlock()
-	restShared.users--
-	if restShared.users <= 0 && restShared.st != nil {
-		benchStop(b, restShared.st.e)
-		os.RemoveAll(restShared.st.dir)
-		restShared.st = nil
-	}
+	restShared.release(func(st *restBenchState) {
+		benchStop(b, st.e)
+		os.RemoveAll(st.dir)
+	})
 }
 
 // restBenchVendor is the vendor of job g: veeam, but for one job in a
@@ -150,13 +137,7 @@ func restBenchBuild(b *testing.B, e *Engine, name string, clients, jobs, perJob 
 		wg.Go(func() {
 			for r := range perJob {
 				for g := k; g < jobs; g += workers {
-					status := ReportOK
-					switch (g*7 + r) % 20 {
-					case 0:
-						status = ReportFailed
-					case 10:
-						status = ReportWarn
-					}
+					status := benchStatus(g, r)
 					in := ImportInput{
 						ReceivedAt: start.Add(time.Duration(r*jobs+g) * step), Status: status,
 						DurationSeconds: int64(600 + (g+r)%7200), SizeBytes: int64(1<<30 + (g%1000)<<20), Source: "api:svc_live_0123456",
@@ -281,8 +262,7 @@ func BenchmarkReportsPage(b *testing.B) {
 	st := restBenchGet(b)
 	defer restBenchRelease(b)
 	for _, ws := range []restBenchWS{st.small, st.big} {
-		now := st.e.nowMs()
-		q := RESTQuery{Endpoint: EndpointReports, Limit: 50, Days: 30, HasWindow: true, From: now - 30*state.MsPerDay, To: now}
+		q := st.firstPage(EndpointReports)
 		b.Run(fmt.Sprintf("first/results=%d", ws.results), func(b *testing.B) {
 			restBenchPages(b, st.e, ws, q, 50)
 		})
@@ -307,25 +287,14 @@ func BenchmarkReportsPage(b *testing.B) {
 func BenchmarkReportsFiltered(b *testing.B) {
 	st := restBenchGet(b)
 	defer restBenchRelease(b)
-	ws := st.big
-	now := st.e.nowMs()
-	clientID, jobID := ws.firstIDs()
-	base := RESTQuery{Endpoint: EndpointReports, Limit: 50, Days: 30, HasWindow: true, From: now - 30*state.MsPerDay, To: now}
-	for _, c := range []struct {
-		name  string
-		set   func(q *RESTQuery)
-		items int
-	}{
+	clientID, jobID := st.big.firstIDs()
+	restBenchFiltered(b, st, st.big, st.firstPage(EndpointReports), []restFilter{
 		{"status=failed", func(q *RESTQuery) { q.Status = "failed" }, 50},
 		{"clientId", func(q *RESTQuery) { q.ClientIDSet, q.ClientID = true, clientID }, 50},
 		{"jobId", func(q *RESTQuery) { q.JobIDSet, q.JobID = true, jobID }, -1},
 		{"vendor=acronis", func(q *RESTQuery) { q.Vendor = "acronis" }, 50},
 		{"vendor=acronis&status=failed", func(q *RESTQuery) { q.Vendor, q.Status = "acronis", "failed" }, -1},
-	} {
-		q := base
-		c.set(&q)
-		b.Run(c.name, func(b *testing.B) { restBenchPages(b, st.e, ws, q, c.items) })
-	}
+	})
 }
 
 // BenchmarkAlertsFiltered: the first page of /alerts (limit 50, 30-day
@@ -334,23 +303,12 @@ func BenchmarkReportsFiltered(b *testing.B) {
 func BenchmarkAlertsFiltered(b *testing.B) {
 	st := restBenchGet(b)
 	defer restBenchRelease(b)
-	ws := st.big
-	now := st.e.nowMs()
-	clientID, jobID := ws.firstIDs()
-	base := RESTQuery{Endpoint: EndpointAlerts, Limit: 50, Days: 30, HasWindow: true, From: now - 30*state.MsPerDay, To: now}
-	for _, c := range []struct {
-		name  string
-		set   func(q *RESTQuery)
-		items int
-	}{
+	clientID, jobID := st.big.firstIDs()
+	restBenchFiltered(b, st, st.big, st.firstPage(EndpointAlerts), []restFilter{
 		{"none", func(q *RESTQuery) {}, 50},
 		{"clientId", func(q *RESTQuery) { q.ClientIDSet, q.ClientID = true, clientID }, 50},
 		{"jobId", func(q *RESTQuery) { q.JobIDSet, q.JobID = true, jobID }, -1},
-	} {
-		q := base
-		c.set(&q)
-		b.Run(c.name, func(b *testing.B) { restBenchPages(b, st.e, ws, q, c.items) })
-	}
+	})
 }
 
 // BenchmarkJobsFiltered: the first page of /jobs (limit 50) in the
@@ -361,20 +319,37 @@ func BenchmarkJobsFiltered(b *testing.B) {
 	defer restBenchRelease(b)
 	ws := st.big
 	clientID, _ := ws.firstIDs()
-	for _, c := range []struct {
-		name string
-		set  func(q *RESTQuery)
-	}{
-		{"vendor=acronis", func(q *RESTQuery) { q.Vendor = "acronis" }},
-		{"status=healthy", func(q *RESTQuery) { q.Status = "healthy" }},
-		{"status=failed", func(q *RESTQuery) { q.Status = "failed" }},
-		{"lastResult=failed", func(q *RESTQuery) { q.LastResult = "failed" }},
-		{"search=00999", func(q *RESTQuery) { q.Search = "00999" }},
-		{"clientId", func(q *RESTQuery) { q.ClientIDSet, q.ClientID = true, clientID }},
-	} {
-		q := RESTQuery{Endpoint: EndpointJobs, Limit: 50, Days: 30}
+	restBenchFiltered(b, st, ws, RESTQuery{Endpoint: EndpointJobs, Limit: 50, Days: 30}, []restFilter{
+		{"vendor=acronis", func(q *RESTQuery) { q.Vendor = "acronis" }, -1},
+		{"status=healthy", func(q *RESTQuery) { q.Status = "healthy" }, -1},
+		{"status=failed", func(q *RESTQuery) { q.Status = "failed" }, -1},
+		{"lastResult=failed", func(q *RESTQuery) { q.LastResult = "failed" }, -1},
+		{"search=00999", func(q *RESTQuery) { q.Search = "00999" }, -1},
+		{"clientId", func(q *RESTQuery) { q.ClientIDSet, q.ClientID = true, clientID }, -1},
+	})
+}
+
+// firstPage is the first page of ep, 50 items over the default 30-day
+// window ending now, as the transport resolves it.
+func (st *restBenchState) firstPage(ep Endpoint) RESTQuery {
+	now := st.e.nowMs()
+	return RESTQuery{Endpoint: ep, Limit: 50, Days: 30, HasWindow: true, From: now - 30*state.MsPerDay, To: now}
+}
+
+// restFilter is one case of a filtered page benchmark: its name, the
+// filter it sets and the items a page must hold (-1: any number).
+type restFilter struct {
+	name  string
+	set   func(q *RESTQuery)
+	items int
+}
+
+// restBenchFiltered runs one benchmark of base's page in ws per filter.
+func restBenchFiltered(b *testing.B, st *restBenchState, ws restBenchWS, base RESTQuery, filters []restFilter) {
+	for _, c := range filters {
+		q := base
 		c.set(&q)
-		b.Run(c.name, func(b *testing.B) { restBenchPages(b, st.e, ws, q, -1) })
+		b.Run(c.name, func(b *testing.B) { restBenchPages(b, st.e, ws, q, c.items) })
 	}
 }
 

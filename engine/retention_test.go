@@ -3,8 +3,6 @@ package engine
 import (
 	"testing"
 	"time"
-
-	"backupmon/wal"
 )
 
 // Retention drops activity entries older than the retention period at the
@@ -13,11 +11,9 @@ import (
 func TestRetentionDropsOldActivity(t *testing.T) {
 	dir := t.TempDir()
 	open := func(now time.Time) *Engine {
-		e, err := Open(Options{
-			Dir: dir, Clock: NewDevClock(now), Logger: quietLogger(), RetentionDays: 30,
-			WAL:           wal.Options{NoSync: true, Logger: quietLogger()},
-			SnapshotEvery: 1 << 62, SnapshotInterval: 1000 * time.Hour,
-		})
+		opts := quietOptions(dir, NewDevClock(now))
+		opts.RetentionDays = 30
+		e, err := Open(opts)
 		check(t, "open", err)
 		return e
 	}

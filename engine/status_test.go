@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -44,6 +46,39 @@ func (x *world) client(at int64, status string) *state.Client {
 	id := x.ids.Next(at)
 	x.apply(&state.ClientCreated{ID: id, Name: "C", Status: status, CreatedAt: at})
 	return x.w.Clients[id]
+}
+
+// randomWorld starts a random walk's world for seed: its random source
+// (stream tells the walks apart), a world in one of zones, and three active
+// clients made at t0.
+func randomWorld(t *testing.T, seed, stream uint64, zones ...string) (*rand.Rand, *world, []*state.Client) {
+	x := newWorld(t, zones[seed%uint64(len(zones))])
+	return rand.New(rand.NewPCG(seed, stream)), x, x.activeClients(3, t0)
+}
+
+// activeClients makes n active clients at at.
+func (x *world) activeClients(n int, at int64) []*state.Client {
+	clients := make([]*state.Client, n)
+	for i := range clients {
+		clients[i] = x.client(at, "active")
+	}
+	return clients
+}
+
+// idsInOrder sorts all, a before b when before says so, and returns their
+// ids as text.
+func idsInOrder[T any](all []T, before func(a, b T) bool, id func(T) state.ID) []string {
+	slices.SortFunc(all, func(a, b T) int {
+		if before(a, b) {
+			return -1
+		}
+		return 1
+	})
+	ids := make([]string, len(all))
+	for i, v := range all {
+		ids[i] = id(v).String()
+	}
+	return ids
 }
 
 func (x *world) clientStatus(c *state.Client, at int64, status string) {

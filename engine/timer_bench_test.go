@@ -47,7 +47,7 @@ func BenchmarkStatusTimersSet(b *testing.B) {
 			next := int64(n+1) * step
 			b.ResetTimer()
 			for range b.N {
-				h.Set(h[0].Job, next)
+				h.Set(h[0].V, next)
 				next += step
 			}
 		})
@@ -194,7 +194,7 @@ func BenchmarkReportTimers(b *testing.B) {
 					}
 					// The job reported last is due last: it went to the bottom.
 					last := jobs[(ws.next-1)%n]
-					if got, want := x.Timers[last.TimerIx-1].At, w.StatusChangeAt(last, now); got != want || x.Timers[0].Job != jobs[ws.next%n] {
+					if got, want := x.Timers[last.TimerIx-1].At, w.StatusChangeAt(last, now); got != want || x.Timers[0].V != jobs[ws.next%n] {
 						return fmt.Errorf("the heap was not kept: last job at %d, want %d", got, want)
 					}
 					return nil

@@ -1,13 +1,11 @@
 package engine
 
 import (
-	"math/rand"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"backupmon/state"
-	"backupmon/wal"
 )
 
 // skewClock is the system clock plus an offset that a test can step (an
@@ -17,34 +15,16 @@ type skewClock struct{ off atomic.Int64 }
 
 func (c *skewClock) Now() time.Time { return time.Now().Add(time.Duration(c.off.Load())) }
 
-func edgeSetup(t *testing.T, e *Engine, interval, grace int64) (string, string) {
-	ws, err := e.CreateWorkspace(WorkspaceInput{Name: Some("Acme"), Plan: Some("pro")})
-	check(t, "ws", err)
-	cl, err := e.CreateClient(ws.ID, ClientInput{Name: Some("Globex")})
-	check(t, "client", err)
-	jv, err := e.CreateJob(ws.ID, JobInput{
-		ClientID: Some(cl.ID), Name: Some("Nightly"), Vendor: Some("veeam"),
-		Device:   Some(DeviceInput{Name: Some("fs"), Type: Some("server"), Hostname: Some("fs01")}),
-		Schedule: Some(ScheduleInput{IntervalMinutes: Some(interval), GraceMinutes: Some(grace)}),
-	})
-	check(t, "job", err)
-	return ws.ID, jv.ID
-}
-
 // The wall clock steps back 2 s while a wake-up is armed: the wake-up fires
 // (the runtime's timers run on the monotonic clock) before the instant is
 // due on the engine's clock; the actor must arm it again, so the missing
 // alert opens by itself. (Found in review: it was not re-armed.)
 func TestWakeUpAfterWallClockStepsBack(t *testing.T) {
 	clk := &skewClock{}
-	e, err := Open(Options{
-		Dir: t.TempDir(), Clock: clk, Logger: quietLogger(),
-		WAL:           wal.Options{NoSync: true, Logger: quietLogger()},
-		SnapshotEvery: 1 << 62, SnapshotInterval: 1000 * time.Hour,
-	})
+	e, err := Open(quietOptions(t.TempDir(), clk))
 	check(t, "open", err)
 	defer e.Close()
-	ws, job := edgeSetup(t, e, 5, 0)
+	ws, job := monitoredJob(t, e, 5, 0)
 	received := e.Now().Add(-5*time.Minute + 500*time.Millisecond)
 	check(t, "import", e.ImportReports(ws, job, []ImportInput{{ReceivedAt: received, Status: ReportOK, DurationSeconds: -1, SizeBytes: -1}}))
 	clk.off.Store(int64(-2 * time.Second)) // NTP steps the clock back
@@ -66,17 +46,9 @@ func (d *failDeliverer) Deliver(n state.Notice) {
 // no attempt in flight, and returns it.
 func edgeSettled(t *testing.T, e *Engine, ws string) DeliveryView {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		l := dtDeliveries(t, e, ws)
-		if len(l) == 1 && (l[0].State != "pending" || l[0].NextAttemptAt != 0) {
-			return l[0]
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("deliveries still in flight after 10 s: %+v", l)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
+	return dtWaitDeliveries(t, e, ws, "settled", func(l []DeliveryView) bool {
+		return len(l) == 1 && (l[0].State != "pending" || l[0].NextAttemptAt != 0)
+	})[0]
 }
 
 // A development-clock move of 3 days (or a 3-day downtime): the missing
@@ -86,7 +58,7 @@ func edgeSettled(t *testing.T, e *Engine, ws string) DeliveryView {
 func TestDeliveryRetriesAfterLateMissedDueTime(t *testing.T) {
 	e := dtOpen(t, t.TempDir(), dtStart)
 	defer e.Close()
-	ws, job := edgeSetup(t, e, 60, 30)
+	ws, job := monitoredJob(t, e, 60, 30)
 	_, err := e.CreateChannel(ws, ChannelInput{Type: Some(state.ChannelWebhook), Name: Some("hook"), URL: Some("https://hooks.example.com/x")})
 	check(t, "channel", err)
 	d := &failDeliverer{e: e}
@@ -114,67 +86,6 @@ func TestDeliveryRetriesAfterLateMissedDueTime(t *testing.T) {
 	t.Error("delivery still pending 60 hours after its first attempt")
 }
 
-// The job heap's index bookkeeping holds through random sets, removes,
-// clears and pops.
-func TestStatusTimersBookkeeping(t *testing.T) {
-	rng := rand.New(rand.NewSource(1))
-	jobs := make([]*state.Job, 200)
-	for i := range jobs {
-		jobs[i] = &state.Job{}
-	}
-	var h state.StatusTimers
-	want := map[*state.Job]int64{}
-	for step := 0; step < 200000; step++ {
-		j := jobs[rng.Intn(len(jobs))]
-		switch rng.Intn(6) {
-		case 0:
-			h.Remove(j)
-			delete(want, j)
-		case 1:
-			if step%997 == 0 {
-				h.Clear()
-				clear(want)
-			}
-		case 2:
-			if len(h) > 0 {
-				top := h[0].Job
-				if want[top] != h[0].At {
-					t.Fatalf("top mismatch")
-				}
-				h.Remove(top)
-				delete(want, top)
-			}
-		default:
-			at := int64(rng.Intn(1000))
-			if rng.Intn(10) == 0 {
-				at = 0
-			}
-			h.Set(j, at)
-			if at == 0 {
-				delete(want, j)
-			} else {
-				want[j] = at
-			}
-		}
-		if len(h) != len(want) {
-			t.Fatalf("step %d: heap %d, want %d", step, len(h), len(want))
-		}
-		for i, e := range h {
-			if int(e.Job.TimerIx) != i+1 || want[e.Job] != e.At {
-				t.Fatalf("step %d: bad index at %d", step, i)
-			}
-			if i > 0 && h[(i-1)/2].At > e.At {
-				t.Fatalf("step %d: heap order broken at %d", step, i)
-			}
-		}
-		for _, j := range jobs {
-			if _, ok := want[j]; !ok && j.TimerIx != 0 {
-				t.Fatalf("step %d: job out of heap has timerIx %d", step, j.TimerIx)
-			}
-		}
-	}
-}
-
 // The first message an actor handles after a deadline is the job's own
 // report (the wake-up is still on its way): the due timers run before the
 // report is decided, so the missed due time gets its alert, which the ok
@@ -182,7 +93,7 @@ func TestStatusTimersBookkeeping(t *testing.T) {
 func TestReportAfterDeadlineFindsMissingAlert(t *testing.T) {
 	e := dtOpen(t, t.TempDir(), dtStart)
 	defer e.Close()
-	ws, job := edgeSetup(t, e, 60, 30)
+	ws, job := monitoredJob(t, e, 60, 30)
 	kv, err := e.CreateKey(ws, KeyInput{Name: Some("agent"), Type: Some("report")})
 	check(t, "key", err)
 	check(t, "import", e.ImportReports(ws, job, []ImportInput{{ReceivedAt: dtStart, Status: ReportOK, DurationSeconds: -1, SizeBytes: -1}}))

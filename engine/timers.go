@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"backupmon/state"
+	"backupmon/timeheap"
 )
 
 // Each workspace keeps its time-driven work in two min-heaps: the jobs'
@@ -17,55 +18,21 @@ import (
 // what it did is recorded in the state (job.missedDue, alert.escChecked,
 // delivery states, workspace.trialNoted).
 
-// timer is one instant of a workspace's time-driven work. Entries are not
-// removed when what they wait for changes: firing checks the state again.
+// timer is the work of one instant of a workspace's time-driven work.
+// Entries are not removed when what they wait for changes: firing checks
+// the state again.
 type timer struct {
-	at   int64
 	kind uint8
 	al   *state.Alert
 	del  *state.Delivery
 }
 
-// timerHeap is a min-heap of timers by at.
-type timerHeap []timer
+// Place is a timer's part of timeheap.Value: a timer is never moved or
+// taken out before it comes due, so its place is not kept.
+func (timer) Place(int32) {}
 
-func (h *timerHeap) push(t timer) {
-	*h = append(*h, t)
-	s := *h
-	for i := len(s) - 1; i > 0; {
-		p := (i - 1) / 2
-		if s[p].at <= s[i].at {
-			break
-		}
-		s[p], s[i] = s[i], s[p]
-		i = p
-	}
-}
-
-func (h *timerHeap) pop() timer {
-	s := *h
-	top := s[0]
-	last := len(s) - 1
-	s[0] = s[last]
-	s[last] = timer{}
-	s = s[:last]
-	for i := 0; ; {
-		l, c := 2*i+1, i
-		if l < len(s) && s[l].at < s[c].at {
-			c = l
-		}
-		if r := l + 1; r < len(s) && s[r].at < s[c].at {
-			c = r
-		}
-		if c == i {
-			break
-		}
-		s[i], s[c] = s[c], s[i]
-		i = c
-	}
-	*h = s
-	return top
-}
+// timerHeap is a min-heap of timers by their instant.
+type timerHeap = timeheap.Heap[timer]
 
 // nextTimer returns the earliest instant of either heap, or 0 when there is
 // none.
@@ -74,8 +41,8 @@ func (w *workspace) nextTimer() int64 {
 	if len(w.JobIdx.Timers) > 0 {
 		next = w.JobIdx.Timers[0].At
 	}
-	if len(w.timers) > 0 && (next == 0 || w.timers[0].at < next) {
-		next = w.timers[0].at
+	if len(w.timers) > 0 && (next == 0 || w.timers[0].At < next) {
+		next = w.timers[0].At
 	}
 	return next
 }
@@ -98,10 +65,10 @@ func (w *workspace) rebuildTimers(now int64) {
 			// An attempt already handed to a deliverer (SetDeliverer after
 			// a record's deliveries went out): its outcome, or its
 			// timeout, decides; starting it again would send it twice.
-			w.timers.push(timer{at: d.InFlightUntil, kind: state.TimerDelivery, del: d})
+			w.timers.Push(d.InFlightUntil, timer{kind: state.TimerDelivery, del: d})
 			continue
 		}
-		w.timers.push(timer{at: d.NextAt, kind: state.TimerDelivery, del: d})
+		w.timers.Push(d.NextAt, timer{kind: state.TimerDelivery, del: d})
 	}
 	w.scheduleTrial()
 }
@@ -112,14 +79,14 @@ func (w *workspace) rebuildTimers(now int64) {
 // later change settles the alert at its own time (settleAlert).
 func (w *workspace) scheduleAlert(a *state.Alert) {
 	if at := w.NextEscalation(a); at > 0 {
-		w.timers.push(timer{at: at, kind: state.TimerEscalation, al: a})
+		w.timers.Push(at, timer{kind: state.TimerEscalation, al: a})
 	}
 }
 
 // scheduleTrial sets the timer of a trial's end that is not yet noted.
 func (w *workspace) scheduleTrial() {
 	if w.Plan == "trial" && w.TrialEndsAt != 0 && w.TrialNoted != w.TrialEndsAt {
-		w.timers.push(timer{at: w.TrialEndsAt, kind: state.TimerTrial})
+		w.timers.Push(w.TrialEndsAt, timer{kind: state.TimerTrial})
 	}
 }
 
@@ -144,9 +111,9 @@ func (a *actor) runTimers(now int64, wg *sync.WaitGroup) {
 				progress = true
 			}
 		}
-		for len(w.timers) > 0 && w.timers[0].at <= now {
-			t := w.timers.pop()
-			if rec := a.fire(t, now); rec != nil {
+		for len(w.timers) > 0 && w.timers[0].At <= now {
+			t := w.timers.Pop()
+			if rec := a.fire(t.V, now); rec != nil {
 				a.commit(rec, wg)
 				progress = true
 			}

@@ -17,6 +17,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"backupmon/vfs"
 )
 
 // ErrNotFound is returned by Get for a reference with no file (never kept,
@@ -69,49 +71,14 @@ func (s *Store) Put(raw []byte) (string, error) {
 		if err := os.MkdirAll(sub, 0o700); err != nil {
 			return "", fmt.Errorf("mail store: %w", err)
 		}
-		if err := syncDir(s.dir); err != nil { // the new subdirectory's entry
-			return "", fmt.Errorf("mail store: sync %s: %w", s.dir, err)
+		if err := vfs.SyncDir(vfs.OS, s.dir); err != nil { // the new subdirectory's entry
+			return "", fmt.Errorf("mail store: %w", err)
 		}
 	}
-	final := s.path(ref)
-	tmp := final + ".tmp"
-	if err := writeSynced(tmp, raw); err != nil {
-		os.Remove(tmp)
-		return "", fmt.Errorf("mail store: write %s: %w", tmp, err)
-	}
-	if err := os.Rename(tmp, final); err != nil {
-		os.Remove(tmp)
-		return "", fmt.Errorf("mail store: rename %s: %w", tmp, err)
-	}
-	if err := syncDir(sub); err != nil {
-		return "", fmt.Errorf("mail store: sync %s: %w", sub, err)
+	if err := vfs.WriteFile(vfs.OS, s.path(ref), raw, 0o600); err != nil {
+		return "", fmt.Errorf("mail store: %w", err)
 	}
 	return ref, nil
-}
-
-func writeSynced(name string, data []byte) error {
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
 
 // Get returns the raw message ref names; ErrNotFound when there is none.

@@ -121,15 +121,9 @@ var _ engine.Deliverer = (*Notifier)(nil)
 // Close. It does not fail: a bad channel or relay shows as the failure of
 // the attempts that use it.
 func New(opts Options) *Notifier {
-	if opts.Workers <= 0 {
-		opts.Workers = DefaultWorkers
-	}
-	if opts.QueueSize <= 0 {
-		opts.QueueSize = DefaultQueueSize
-	}
-	if opts.Timeout <= 0 {
-		opts.Timeout = DefaultTimeout
-	}
+	opts.Workers = positiveOr(opts.Workers, DefaultWorkers)
+	opts.QueueSize = positiveOr(opts.QueueSize, DefaultQueueSize)
+	opts.Timeout = positiveOr(opts.Timeout, DefaultTimeout)
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -165,6 +159,15 @@ func New(opts Options) *Notifier {
 		n.workers.Go(n.work)
 	}
 	return n
+}
+
+// positiveOr returns v, or def when v is not above zero (an option left
+// out).
+func positiveOr[T int | time.Duration](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
 }
 
 // Deliver queues one attempt of notice nt and returns at once; it never

@@ -8,8 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sync"
 	"testing"
+
+	"backupmon/internal/syncbuf"
 )
 
 // quiet is the Options the tests use unless they look at the logs.
@@ -106,27 +107,9 @@ func loadAll(o Options, dir string) (uint64, []call, error) {
 	return lsn, calls, err
 }
 
-// logBuffer is a concurrency-safe buffer for a text log handler.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
 // capture returns Options logging into the returned buffer.
-func capture() (Options, *logBuffer) {
-	lb := &logBuffer{}
+func capture() (Options, *syncbuf.Buffer) {
+	lb := &syncbuf.Buffer{}
 	h := slog.NewTextHandler(lb, &slog.HandlerOptions{Level: slog.LevelDebug})
 	return Options{Logger: slog.New(h)}, lb
 }

@@ -55,13 +55,5 @@ func loadOne(fsys vfs.FS, path string, lsn uint64, fn func(lsn uint64, r io.Read
 		return err
 	}
 	defer f.Close()
-	r := newReaderFor(f, lsn)
-	if err := fn(lsn, r); err != nil {
-		return err
-	}
-	// fn may have stopped early, or dropped an error from r: read on.
-	if _, err := io.Copy(io.Discard, r); err != nil {
-		return fmt.Errorf("checking the rest after fn returned: %w", err)
-	}
-	return nil
+	return Decode(f, lsn, fn)
 }

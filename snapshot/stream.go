@@ -26,6 +26,7 @@ func Decode(src io.Reader, lsn uint64, fn func(lsn uint64, r io.Reader) error) e
 	if err := fn(lsn, r); err != nil {
 		return err
 	}
+	// fn may have stopped early, or dropped an error from r: read on.
 	if _, err := io.Copy(io.Discard, r); err != nil {
 		return fmt.Errorf("checking the rest after fn returned: %w", err)
 	}

@@ -29,13 +29,27 @@ type keptHealth struct {
 // days before now. The workspace's summary over the default period, which
 // dashboards poll, is kept between changes (keptHealth).
 func (w *Workspace) Health(now int64, days int, only *Client) HealthFigures {
-	from := now - int64(days)*MsPerDay
-	keep := days == SLAPeriodDays && only == nil
-	if k := &w.keptHealth; keep && k.version == w.figVersion && k.from <= now && now < k.until {
+	if k := &w.keptHealth; days == SLAPeriodDays && only == nil && k.version == w.figVersion && k.from <= now && now < k.until {
 		h := k.h
-		h.From, h.To = from, now
+		h.From, h.To = now-int64(days)*MsPerDay, now
 		return h
 	}
+	return w.health(now, days, only, days == SLAPeriodDays)
+}
+
+// HealthScan is Health worked out the plain way, every job's status and
+// results at now, with nothing kept nor taken from what is kept: what
+// Health must equal (the engine's tests check it does).
+func (w *Workspace) HealthScan(now int64, days int, only *Client) HealthFigures {
+	return w.health(now, days, only, false)
+}
+
+// health works out a health summary; kept takes the jobs' figures from
+// their kept encodings (KeptFigures, over the default period only) and
+// keeps the workspace's summary.
+func (w *Workspace) health(now int64, days int, only *Client, kept bool) HealthFigures {
+	from := now - int64(days)*MsPerDay
+	keep := kept && only == nil
 	until := int64(1<<63 - 1) // while keep: the earliest time a kept figure moves
 	h := HealthFigures{From: from, To: now, Days: days}
 	var all Tally
@@ -46,7 +60,7 @@ func (w *Workspace) Health(now int64, days int, only *Client) HealthFigures {
 		for _, j := range c.JobList {
 			var st string
 			var t Tally
-			if days == SLAPeriodDays {
+			if kept {
 				st, t = w.KeptFigures(j, now)
 				until = min(until, j.jsonUntil)
 			} else {

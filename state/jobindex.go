@@ -1,6 +1,10 @@
 package state
 
-import "sort"
+import (
+	"sort"
+
+	"backupmon/timeheap"
+)
 
 // jobIndex keeps a workspace's jobs by name (without case, then id) in one
 // list per status, per vendor and per last result, so that a /jobs page
@@ -124,7 +128,7 @@ func (w *Workspace) AdvanceTimers(now int64) {
 	clear(x.Retime)
 	x.Retime = x.Retime[:0]
 	for len(x.Timers) > 0 && x.Timers[0].At <= now {
-		j := x.Timers[0].Job
+		j := x.Timers[0].V
 		x.Timers.Remove(j)
 		x.touchList(j)
 		w.retimeJob(j, now)
@@ -269,99 +273,22 @@ func removeOrdered[T comparable](s []T, v T, before func(a, b T) bool) []T {
 	return removeItem(s, v) // not where the order says: look everywhere
 }
 
-// statusTimer is when a job's status may next change by itself.
-type statusTimer struct {
-	At  int64
-	Job *Job
-}
+// StatusTimers is the min-heap of when each job's status may next change
+// by itself, holding each job at most once: a job knows its place
+// (Job.TimerIx), so a new instant replaces the old one in place and the
+// heap never holds more entries than jobs.
+type StatusTimers timeheap.Heap[*Job]
 
-// statusTimers is a min-heap of statusTimer by at, holding each job at most
-// once: a job knows its place (timerIx, 1-based; 0 when not in the heap), so
-// a new instant replaces the old one in place and the heap never holds more
-// entries than jobs.
-type StatusTimers []statusTimer
+func (h *StatusTimers) heap() *timeheap.Heap[*Job] { return (*timeheap.Heap[*Job])(h) }
 
-// set gives j the instant at, or takes it out of the heap when at is 0.
-func (h *StatusTimers) Set(j *Job, at int64) {
-	if at == 0 {
-		h.Remove(j)
-		return
-	}
-	if j.TimerIx == 0 {
-		*h = append(*h, statusTimer{At: at, Job: j})
-		j.TimerIx = int32(len(*h))
-		h.up(len(*h) - 1)
-		return
-	}
-	i := int(j.TimerIx) - 1
-	old := (*h)[i].At
-	(*h)[i].At = at
-	if at < old {
-		h.up(i)
-	} else {
-		h.down(i)
-	}
-}
+// Set gives j the instant at, or takes it out of the heap when at is 0.
+func (h *StatusTimers) Set(j *Job, at int64) { h.heap().Set(j.TimerIx, at, j) }
 
-// remove takes j out of the heap, if it is in it.
-func (h *StatusTimers) Remove(j *Job) {
-	if j.TimerIx == 0 {
-		return
-	}
-	s := *h
-	i, last := int(j.TimerIx)-1, len(s)-1
-	j.TimerIx = 0
-	if i != last {
-		s[i] = s[last]
-		s[i].Job.TimerIx = int32(i + 1)
-	}
-	s[last] = statusTimer{}
-	*h = s[:last]
-	if i != last {
-		h.down(i)
-		h.up(i)
-	}
-}
+// Remove takes j out of the heap, if it is in it.
+func (h *StatusTimers) Remove(j *Job) { h.heap().Remove(j.TimerIx) }
 
-// clear empties the heap.
-func (h *StatusTimers) Clear() {
-	for _, t := range *h {
-		t.Job.TimerIx = 0
-	}
-	clear(*h)
-	*h = (*h)[:0]
-}
+// Place keeps j's place in the status timers' heap (timeheap.Value).
+func (j *Job) Place(ix int32) { j.TimerIx = ix }
 
-func (h StatusTimers) swap(a, b int) {
-	h[a], h[b] = h[b], h[a]
-	h[a].Job.TimerIx = int32(a + 1)
-	h[b].Job.TimerIx = int32(b + 1)
-}
-
-func (h StatusTimers) up(i int) {
-	for i > 0 {
-		p := (i - 1) / 2
-		if h[p].At <= h[i].At {
-			return
-		}
-		h.swap(p, i)
-		i = p
-	}
-}
-
-func (h StatusTimers) down(i int) {
-	for {
-		l, c := 2*i+1, i
-		if l < len(h) && h[l].At < h[c].At {
-			c = l
-		}
-		if r := l + 1; r < len(h) && h[r].At < h[c].At {
-			c = r
-		}
-		if c == i {
-			return
-		}
-		h.swap(i, c)
-		i = c
-	}
-}
+// Clear empties the heap.
+func (h *StatusTimers) Clear() { h.heap().Clear() }

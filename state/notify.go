@@ -223,3 +223,10 @@ func (w *Workspace) pruneDeliveries(cut int64) {
 	clear(w.Deliveries[len(kept):])
 	w.Deliveries = kept
 }
+
+// cancelDelivery ends the pending delivery d unsent, keeping why as its
+// last error (its job or channel is gone).
+func (w *Workspace) cancelDelivery(d *Delivery, why string) {
+	d.State, d.LastError, d.Notice, d.NextAt, d.InFlight = DeliveryCancelled, why, nil, 0, false
+	w.Pending.Add(-1)
+}

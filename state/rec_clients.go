@@ -261,8 +261,7 @@ func (r *JobDeleted) apply(w *Workspace) error {
 	w.AlertLog = kept
 	for _, d := range w.Deliveries {
 		if d.JobID == j.ID && d.State == DeliveryPending {
-			d.State, d.LastError, d.Notice, d.NextAt, d.InFlight = DeliveryCancelled, "job deleted", nil, 0, false
-			w.Pending.Add(-1)
+			w.cancelDelivery(d, "job deleted")
 		}
 	}
 	w.addActivity(Activity{ID: r.ActivityID, At: r.At, Type: "job.deleted", Actor: "admin", JobID: j.ID, SubjectName: j.Name})

@@ -2,6 +2,7 @@ package state
 
 import (
 	"fmt"
+	"slices"
 
 	"backupmon/codec"
 )
@@ -110,18 +111,10 @@ func (r *ChannelDeleted) apply(w *Workspace) error {
 		return fmt.Errorf("delete unknown channel %s", r.ID)
 	}
 	w.Channels = removeItem(w.Channels, c)
-	kept := w.Escalations[:0]
-	for _, e := range w.Escalations {
-		if e.ChannelID != c.ID {
-			kept = append(kept, e)
-		}
-	}
-	clear(w.Escalations[len(kept):])
-	w.Escalations = kept
+	w.Escalations = slices.DeleteFunc(w.Escalations, func(e *Escalation) bool { return e.ChannelID == c.ID })
 	for _, d := range w.Deliveries {
 		if d.ChannelID == c.ID && d.State == DeliveryPending {
-			d.State, d.LastError, d.Notice, d.NextAt, d.InFlight = DeliveryCancelled, "channel deleted", nil, 0, false
-			w.Pending.Add(-1)
+			w.cancelDelivery(d, "channel deleted")
 		}
 	}
 	w.addActivity(Activity{ID: r.ActivityID, At: r.At, Type: "channel.deleted", Actor: actorOr(r.Actor), SubjectID: c.ID, SubjectName: c.Name})

@@ -29,42 +29,42 @@ func (s *Server) adminHandler(extra func(r *router.Router)) fasthttp.RequestHand
 		return s.route("admin_"+name, s.adminAuth(h))
 	}
 	const ws = "/admin/v1/workspaces/{wid}"
-	r.POST("/admin/v1/workspaces", a("workspace_create", s.adminCreateWorkspace))
+	r.POST("/admin/v1/workspaces", a("workspace_create", adminWrite(s, fasthttp.StatusCreated, workspaceInput, s.adminCreateWorkspace)))
 	r.GET("/admin/v1/workspaces", a("workspace_list", s.adminListWorkspaces))
-	r.GET(ws, a("workspace_get", s.adminGetWorkspace))
-	r.PATCH(ws, a("workspace_update", s.adminUpdateWorkspace))
-	r.POST(ws+"/clients", a("client_create", s.adminCreateClient))
-	r.GET(ws+"/clients", a("client_list", s.adminListClients))
-	r.PATCH(ws+"/clients/{cid}", a("client_update", s.adminUpdateClient))
-	r.POST(ws+"/jobs", a("job_create", s.adminCreateJob))
-	r.GET(ws+"/jobs", a("job_list", s.adminListJobs))
+	r.GET(ws, a("workspace_get", adminRead(s, (*engine.Engine).Workspace)))
+	r.PATCH(ws, a("workspace_update", adminWrite(s, fasthttp.StatusOK, workspaceInput, s.adminUpdateWorkspace)))
+	r.POST(ws+"/clients", a("client_create", adminCreate(s, clientInput, (*engine.Engine).CreateClient)))
+	r.GET(ws+"/clients", a("client_list", adminRead(s, (*engine.Engine).Clients)))
+	r.PATCH(ws+"/clients/{cid}", a("client_update", adminUpdate(s, "cid", clientInput, (*engine.Engine).UpdateClient)))
+	r.POST(ws+"/jobs", a("job_create", adminCreate(s, jobInput, (*engine.Engine).CreateJob)))
+	r.GET(ws+"/jobs", a("job_list", adminRead(s, (*engine.Engine).Jobs)))
 	r.GET(ws+"/jobs/{jid}", a("job_get", s.adminGetJob))
-	r.PATCH(ws+"/jobs/{jid}", a("job_update", s.adminUpdateJob))
-	r.DELETE(ws+"/jobs/{jid}", a("job_delete", s.adminDeleteJob))
-	r.POST(ws+"/keys", a("key_create", s.adminCreateKey))
-	r.GET(ws+"/keys", a("key_list", s.adminListKeys))
-	r.DELETE(ws+"/keys/{kid}", a("key_revoke", s.adminRevokeKey))
+	r.PATCH(ws+"/jobs/{jid}", a("job_update", adminUpdate(s, "jid", jobInput, (*engine.Engine).UpdateJob)))
+	r.DELETE(ws+"/jobs/{jid}", a("job_delete", adminRemove(s, "jid", (*engine.Engine).DeleteJob)))
+	r.POST(ws+"/keys", a("key_create", adminCreate(s, keyInput, (*engine.Engine).CreateKey)))
+	r.GET(ws+"/keys", a("key_list", adminRead(s, (*engine.Engine).Keys)))
+	r.DELETE(ws+"/keys/{kid}", a("key_revoke", adminRemove(s, "kid", byAdmin((*engine.Engine).RevokeKey))))
 	r.POST(ws+"/alerts/{aid}/acknowledge", a("alert_acknowledge", s.adminAlertAction(engine.Acknowledge)))
 	r.POST(ws+"/alerts/{aid}/snooze", a("alert_snooze", s.adminAlertAction(engine.Snooze)))
 	r.POST(ws+"/alerts/{aid}/resolve", a("alert_resolve", s.adminAlertAction(engine.Resolve)))
-	r.GET(ws+"/alerts", a("alert_list", s.adminListAlerts))
-	r.GET(ws+"/activity", a("activity_list", s.adminListActivity))
-	r.POST(ws+"/channels", a("channel_create", s.adminCreateChannel))
-	r.GET(ws+"/channels", a("channel_list", s.adminListChannels))
-	r.DELETE(ws+"/channels/{chid}", a("channel_delete", s.adminDeleteChannel))
-	r.POST(ws+"/escalations", a("escalation_create", s.adminCreateEscalation))
-	r.GET(ws+"/escalations", a("escalation_list", s.adminListEscalations))
-	r.DELETE(ws+"/escalations/{eid}", a("escalation_delete", s.adminDeleteEscalation))
-	r.GET(ws+"/deliveries", a("delivery_list", s.adminListDeliveries))
-	r.POST(ws+"/jobs/{jid}/ingest-address/rotate", a("ingest_rotate", s.adminRotateIngest))
-	r.GET(ws+"/unparsed", a("unparsed_list", s.adminListUnparsed))
+	r.GET(ws+"/alerts", a("alert_list", adminRead(s, (*engine.Engine).Alerts)))
+	r.GET(ws+"/activity", a("activity_list", adminRead(s, (*engine.Engine).Activity)))
+	r.POST(ws+"/channels", a("channel_create", adminCreate(s, channelInput, (*engine.Engine).CreateChannel)))
+	r.GET(ws+"/channels", a("channel_list", adminRead(s, (*engine.Engine).Channels)))
+	r.DELETE(ws+"/channels/{chid}", a("channel_delete", adminRemove(s, "chid", byAdmin((*engine.Engine).DeleteChannel))))
+	r.POST(ws+"/escalations", a("escalation_create", adminCreate(s, escalationInput, (*engine.Engine).CreateEscalation)))
+	r.GET(ws+"/escalations", a("escalation_list", adminRead(s, (*engine.Engine).Escalations)))
+	r.DELETE(ws+"/escalations/{eid}", a("escalation_delete", adminRemove(s, "eid", byAdmin((*engine.Engine).DeleteEscalation))))
+	r.GET(ws+"/deliveries", a("delivery_list", adminRead(s, (*engine.Engine).Deliveries)))
+	r.POST(ws+"/jobs/{jid}/ingest-address/rotate", a("ingest_rotate", adminReadOne(s, "jid", (*engine.Engine).RotateIngestAddress)))
+	r.GET(ws+"/unparsed", a("unparsed_list", adminRead(s, (*engine.Engine).Unparsed)))
 	r.POST(ws+"/unparsed/{uid}/reparse", a("unparsed_reparse", s.adminReparse))
-	r.DELETE(ws+"/unparsed/{uid}", a("unparsed_delete", s.adminDeleteUnparsed))
+	r.DELETE(ws+"/unparsed/{uid}", a("unparsed_delete", adminRemove(s, "uid", (*engine.Engine).DropUnparsed)))
 	r.POST(ws+"/users", a("user_create", s.adminCreateUser))
-	r.GET(ws+"/users", a("user_list", s.adminListUsers))
-	r.GET(ws+"/users/{uid}", a("user_get", s.adminGetUser))
+	r.GET(ws+"/users", a("user_list", adminRead(s, (*engine.Engine).Users)))
+	r.GET(ws+"/users/{uid}", a("user_get", adminReadOne(s, "uid", (*engine.Engine).User)))
 	r.PATCH(ws+"/users/{uid}", a("user_update", s.adminUpdateUser))
-	r.DELETE(ws+"/users/{uid}", a("user_delete", s.adminDeleteUser))
+	r.DELETE(ws+"/users/{uid}", a("user_delete", adminRemove(s, "uid", byAdmin((*engine.Engine).DeleteUser))))
 	r.POST("/admin/v1/clock", a("clock", s.adminClock))
 	r.GET("/admin/v1/cluster", a("cluster", s.adminCluster))
 
@@ -201,17 +201,12 @@ func (s *Server) body(ctx *fasthttp.RequestCtx, emptyOK bool) *fields {
 	return f
 }
 
-// finish answers the first problem of f and its nested objects; it returns
-// false when it answered.
-func (s *Server) finish(ctx *fasthttp.RequestCtx, fs ...*fields) bool {
-	for _, f := range fs {
-		if f == nil {
-			continue
-		}
-		if err := f.finish(); err != nil {
-			s.adminFail(ctx, err)
-			return false
-		}
+// finish answers the first problem of f and the nested objects it read;
+// it returns false when it answered.
+func (s *Server) finish(ctx *fasthttp.RequestCtx, f *fields) bool {
+	if err := f.finish(); err != nil {
+		s.adminFail(ctx, err)
+		return false
 	}
 	return true
 }
@@ -223,126 +218,56 @@ func workspaceInput(f *fields) engine.WorkspaceInput {
 	}
 }
 
-func (s *Server) adminCreateWorkspace(ctx *fasthttp.RequestCtx) {
-	f := s.body(ctx, false)
-	if f == nil {
-		return
-	}
-	in := workspaceInput(f)
-	if !s.finish(ctx, f) {
-		return
-	}
-	v, err := s.eng.CreateWorkspace(in)
-	s.answer(ctx, fasthttp.StatusCreated, v, err)
-}
-
 func (s *Server) adminListWorkspaces(ctx *fasthttp.RequestCtx) {
 	adminData(ctx, fasthttp.StatusOK, s.eng.Workspaces())
 }
 
-func (s *Server) adminGetWorkspace(ctx *fasthttp.RequestCtx) {
-	v, err := s.eng.Workspace(pathParam(ctx, "wid"))
-	s.answer(ctx, fasthttp.StatusOK, v, err)
+// adminCreateWorkspace is the engine call of POST /admin/v1/workspaces.
+func (s *Server) adminCreateWorkspace(_ *fasthttp.RequestCtx, in engine.WorkspaceInput) (engine.WorkspaceView, error) {
+	return s.eng.CreateWorkspace(in)
 }
 
-func (s *Server) adminUpdateWorkspace(ctx *fasthttp.RequestCtx) {
-	f := s.body(ctx, false)
-	if f == nil {
-		return
-	}
-	in := workspaceInput(f)
-	if !s.finish(ctx, f) {
-		return
-	}
-	v, err := s.eng.UpdateWorkspace(pathParam(ctx, "wid"), in)
-	s.answer(ctx, fasthttp.StatusOK, v, err)
+// adminUpdateWorkspace is the engine call of PATCH /admin/v1/workspaces/{wid}.
+func (s *Server) adminUpdateWorkspace(ctx *fasthttp.RequestCtx, in engine.WorkspaceInput) (engine.WorkspaceView, error) {
+	return s.eng.UpdateWorkspace(pathParam(ctx, "wid"), in)
 }
 
-func (s *Server) adminCreateClient(ctx *fasthttp.RequestCtx) {
-	f := s.body(ctx, false)
-	if f == nil {
-		return
-	}
-	in := engine.ClientInput{Name: f.str("name"), Status: f.str("status")}
-	if !s.finish(ctx, f) {
-		return
-	}
-	v, err := s.eng.CreateClient(pathParam(ctx, "wid"), in)
-	s.answer(ctx, fasthttp.StatusCreated, v, err)
-}
-
-func (s *Server) adminUpdateClient(ctx *fasthttp.RequestCtx) {
-	f := s.body(ctx, false)
-	if f == nil {
-		return
-	}
-	in := engine.ClientInput{Name: f.str("name"), Status: f.str("status")}
-	if !s.finish(ctx, f) {
-		return
-	}
-	v, err := s.eng.UpdateClient(pathParam(ctx, "wid"), pathParam(ctx, "cid"), in)
-	s.answer(ctx, fasthttp.StatusOK, v, err)
-}
-
-func (s *Server) adminListClients(ctx *fasthttp.RequestCtx) {
-	v, err := s.eng.Clients(pathParam(ctx, "wid"))
-	s.answer(ctx, fasthttp.StatusOK, v, err)
-}
-
-// jobInput reads a job body; it returns the nested readers so their
-// problems are reported too.
-func jobInput(f *fields) (engine.JobInput, []*fields) {
+// jobInput reads a job body; the problems of its nested objects are
+// f's (fields.finish).
+func jobInput(f *fields) engine.JobInput {
 	in := engine.JobInput{
 		ClientID: f.str("clientId"), Name: f.str("name"), Vendor: f.str("vendor"),
 		SLATarget: f.number("slaTarget"), Paused: f.boolean("paused"), PausedUntil: f.timestamp("pausedUntil"),
 	}
-	subs := []*fields{f}
 	if d, set, null := f.object("device"); set {
 		in.Device = engine.Opt[engine.DeviceInput]{Set: true, Null: null}
 		if d != nil {
 			in.Device.V = engine.DeviceInput{Name: d.str("name"), Type: d.str("type"), Hostname: d.str("hostname")}
-			subs = append(subs, d)
 		}
 	}
 	if sc, set, null := f.object("schedule"); set {
 		in.Schedule = engine.Opt[engine.ScheduleInput]{Set: true, Null: null}
 		if sc != nil {
 			in.Schedule.V = engine.ScheduleInput{IntervalMinutes: sc.integer("intervalMinutes"), ExpectedDays: sc.strings("expectedDays"), GraceMinutes: sc.integer("graceMinutes")}
-			subs = append(subs, sc)
 		}
 	}
-	return in, subs
+	return in
 }
 
-func (s *Server) adminCreateJob(ctx *fasthttp.RequestCtx) {
-	f := s.body(ctx, false)
-	if f == nil {
-		return
-	}
-	in, subs := jobInput(f)
-	if !s.finish(ctx, subs...) {
-		return
-	}
-	v, err := s.eng.CreateJob(pathParam(ctx, "wid"), in)
-	s.answer(ctx, fasthttp.StatusCreated, v, err)
+func clientInput(f *fields) engine.ClientInput {
+	return engine.ClientInput{Name: f.str("name"), Status: f.str("status")}
 }
 
-func (s *Server) adminUpdateJob(ctx *fasthttp.RequestCtx) {
-	f := s.body(ctx, false)
-	if f == nil {
-		return
-	}
-	in, subs := jobInput(f)
-	if !s.finish(ctx, subs...) {
-		return
-	}
-	v, err := s.eng.UpdateJob(pathParam(ctx, "wid"), pathParam(ctx, "jid"), in)
-	s.answer(ctx, fasthttp.StatusOK, v, err)
+func keyInput(f *fields) engine.KeyInput {
+	return engine.KeyInput{Name: f.str("name"), Type: f.str("type"), Access: f.str("access"), Scopes: f.strings("scopes"), ExpiresAt: f.timestamp("expiresAt")}
 }
 
-func (s *Server) adminListJobs(ctx *fasthttp.RequestCtx) {
-	v, err := s.eng.Jobs(pathParam(ctx, "wid"))
-	s.answer(ctx, fasthttp.StatusOK, v, err)
+func channelInput(f *fields) engine.ChannelInput {
+	return engine.ChannelInput{Type: f.str("type"), Name: f.str("name"), URL: f.str("url"), To: f.str("to"), MinSeverity: f.str("minSeverity")}
+}
+
+func escalationInput(f *fields) engine.EscalationInput {
+	return engine.EscalationInput{ChannelID: f.str("channelId"), AfterMinutes: f.integer("afterMinutes")}
 }
 
 // Admin job history limits (decisions.md 2).
@@ -393,32 +318,6 @@ func plainDigits(b []byte) bool {
 	return true
 }
 
-func (s *Server) adminDeleteJob(ctx *fasthttp.RequestCtx) {
-	s.answer(ctx, fasthttp.StatusNoContent, nil, s.eng.DeleteJob(pathParam(ctx, "wid"), pathParam(ctx, "jid")))
-}
-
-func (s *Server) adminCreateKey(ctx *fasthttp.RequestCtx) {
-	f := s.body(ctx, false)
-	if f == nil {
-		return
-	}
-	in := engine.KeyInput{Name: f.str("name"), Type: f.str("type"), Access: f.str("access"), Scopes: f.strings("scopes"), ExpiresAt: f.timestamp("expiresAt")}
-	if !s.finish(ctx, f) {
-		return
-	}
-	v, err := s.eng.CreateKey(pathParam(ctx, "wid"), in)
-	s.answer(ctx, fasthttp.StatusCreated, v, err)
-}
-
-func (s *Server) adminListKeys(ctx *fasthttp.RequestCtx) {
-	v, err := s.eng.Keys(pathParam(ctx, "wid"))
-	s.answer(ctx, fasthttp.StatusOK, v, err)
-}
-
-func (s *Server) adminRevokeKey(ctx *fasthttp.RequestCtx) {
-	s.answer(ctx, fasthttp.StatusNoContent, nil, s.eng.RevokeKey(pathParam(ctx, "wid"), pathParam(ctx, "kid"), ""))
-}
-
 func (s *Server) adminAlertAction(action engine.AlertAction) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
 		f := s.body(ctx, true)
@@ -440,16 +339,6 @@ func (s *Server) adminAlertAction(action engine.AlertAction) fasthttp.RequestHan
 		v, err := s.eng.ChangeAlert(pathParam(ctx, "wid"), pathParam(ctx, "aid"), action, until.V, "admin", note.V)
 		s.answer(ctx, fasthttp.StatusOK, v, err)
 	}
-}
-
-func (s *Server) adminListAlerts(ctx *fasthttp.RequestCtx) {
-	v, err := s.eng.Alerts(pathParam(ctx, "wid"))
-	s.answer(ctx, fasthttp.StatusOK, v, err)
-}
-
-func (s *Server) adminListActivity(ctx *fasthttp.RequestCtx) {
-	v, err := s.eng.Activity(pathParam(ctx, "wid"))
-	s.answer(ctx, fasthttp.StatusOK, v, err)
 }
 
 // maxAdvanceSeconds is the largest advanceSeconds one clock move takes:
@@ -508,53 +397,4 @@ func (s *Server) adminClock(ctx *fasthttp.RequestCtx) {
 	adminData(ctx, fasthttp.StatusOK, struct {
 		Now engine.Time `json:"now"`
 	}{engine.Time(now.UnixMilli())})
-}
-
-func (s *Server) adminCreateChannel(ctx *fasthttp.RequestCtx) {
-	f := s.body(ctx, false)
-	if f == nil {
-		return
-	}
-	in := engine.ChannelInput{Type: f.str("type"), Name: f.str("name"), URL: f.str("url"), To: f.str("to"), MinSeverity: f.str("minSeverity")}
-	if !s.finish(ctx, f) {
-		return
-	}
-	v, err := s.eng.CreateChannel(pathParam(ctx, "wid"), in)
-	s.answer(ctx, fasthttp.StatusCreated, v, err)
-}
-
-func (s *Server) adminListChannels(ctx *fasthttp.RequestCtx) {
-	v, err := s.eng.Channels(pathParam(ctx, "wid"))
-	s.answer(ctx, fasthttp.StatusOK, v, err)
-}
-
-func (s *Server) adminDeleteChannel(ctx *fasthttp.RequestCtx) {
-	s.answer(ctx, fasthttp.StatusNoContent, nil, s.eng.DeleteChannel(pathParam(ctx, "wid"), pathParam(ctx, "chid"), ""))
-}
-
-func (s *Server) adminCreateEscalation(ctx *fasthttp.RequestCtx) {
-	f := s.body(ctx, false)
-	if f == nil {
-		return
-	}
-	in := engine.EscalationInput{ChannelID: f.str("channelId"), AfterMinutes: f.integer("afterMinutes")}
-	if !s.finish(ctx, f) {
-		return
-	}
-	v, err := s.eng.CreateEscalation(pathParam(ctx, "wid"), in)
-	s.answer(ctx, fasthttp.StatusCreated, v, err)
-}
-
-func (s *Server) adminListEscalations(ctx *fasthttp.RequestCtx) {
-	v, err := s.eng.Escalations(pathParam(ctx, "wid"))
-	s.answer(ctx, fasthttp.StatusOK, v, err)
-}
-
-func (s *Server) adminDeleteEscalation(ctx *fasthttp.RequestCtx) {
-	s.answer(ctx, fasthttp.StatusNoContent, nil, s.eng.DeleteEscalation(pathParam(ctx, "wid"), pathParam(ctx, "eid"), ""))
-}
-
-func (s *Server) adminListDeliveries(ctx *fasthttp.RequestCtx) {
-	v, err := s.eng.Deliveries(pathParam(ctx, "wid"))
-	s.answer(ctx, fasthttp.StatusOK, v, err)
 }

@@ -301,15 +301,7 @@ func admJSON(t testing.TB, v any) []byte {
 
 // admJobBody is a valid job create body; change edits it before it is sent.
 func admJobBody(client string, change func(m map[string]any)) map[string]any {
-	m := map[string]any{
-		"clientId": client, "name": "Nightly", "vendor": "veeam",
-		"device":   map[string]any{"name": "File server", "type": "server", "hostname": "fs01"},
-		"schedule": map[string]any{"intervalMinutes": 1440},
-	}
-	if change != nil {
-		change(m)
-	}
-	return m
+	return testserver.JobBody(client, "Nightly", testserver.Daily(), change)
 }
 
 // admReport sends a report and requires 200.

@@ -12,20 +12,6 @@ import (
 
 // Admin endpoints of report e-mails (decisions.md 10).
 
-func (s *Server) adminRotateIngest(ctx *fasthttp.RequestCtx) {
-	v, err := s.eng.RotateIngestAddress(pathParam(ctx, "wid"), pathParam(ctx, "jid"))
-	s.answer(ctx, fasthttp.StatusOK, v, err)
-}
-
-func (s *Server) adminListUnparsed(ctx *fasthttp.RequestCtx) {
-	v, err := s.eng.Unparsed(pathParam(ctx, "wid"))
-	s.answer(ctx, fasthttp.StatusOK, v, err)
-}
-
-func (s *Server) adminDeleteUnparsed(ctx *fasthttp.RequestCtx) {
-	s.answer(ctx, fasthttp.StatusNoContent, nil, s.eng.DropUnparsed(pathParam(ctx, "wid"), pathParam(ctx, "uid")))
-}
-
 // reparseAnswer is what a successful re-read answers: the report it became,
 // in the Report API's terms.
 type reparseAnswer struct {

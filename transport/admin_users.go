@@ -71,17 +71,3 @@ func (s *Server) adminUser(ctx *fasthttp.RequestCtx, creating bool) {
 	v, err := s.eng.UpdateUser(pathParam(ctx, "wid"), pathParam(ctx, "uid"), in)
 	s.answer(ctx, fasthttp.StatusOK, v, err)
 }
-
-func (s *Server) adminListUsers(ctx *fasthttp.RequestCtx) {
-	v, err := s.eng.Users(pathParam(ctx, "wid"))
-	s.answer(ctx, fasthttp.StatusOK, v, err)
-}
-
-func (s *Server) adminGetUser(ctx *fasthttp.RequestCtx) {
-	v, err := s.eng.User(pathParam(ctx, "wid"), pathParam(ctx, "uid"))
-	s.answer(ctx, fasthttp.StatusOK, v, err)
-}
-
-func (s *Server) adminDeleteUser(ctx *fasthttp.RequestCtx) {
-	s.answer(ctx, fasthttp.StatusNoContent, nil, s.eng.DeleteUser(pathParam(ctx, "wid"), pathParam(ctx, "uid"), ""))
-}

@@ -21,6 +21,7 @@ type fields struct {
 	m      map[string]jsonx.RawMessage
 	used   map[string]bool
 	err    *engine.Error
+	subs   []*fields // the nested objects read, in the order read
 }
 
 // parseFields reads body as a JSON object. An empty body is an empty object
@@ -60,74 +61,34 @@ func (f *fields) raw(n string) (raw []byte, null, ok bool) {
 	return v, string(v) == "null", true
 }
 
-func (f *fields) str(n string) engine.Opt[string] {
+// member reads member n: unset when absent, set and null when null, or
+// else what parse makes of its bytes; parse says what the member must be
+// when they are not a value of its kind, and that is f's problem.
+func member[T any](f *fields, n string, parse func(raw []byte) (T, string)) engine.Opt[T] {
 	raw, null, ok := f.raw(n)
-	if !ok {
-		return engine.Opt[string]{}
+	switch {
+	case !ok:
+		return engine.Opt[T]{}
+	case null:
+		return engine.Opt[T]{Set: true, Null: true}
 	}
-	if null {
-		return engine.Opt[string]{Set: true, Null: true}
-	}
-	var s string
-	if raw[0] != '"' || jsonx.Unmarshal(raw, &s) != nil {
-		f.fail(f.name(n), "%s must be a string", f.name(n))
-		return engine.Opt[string]{}
-	}
-	if !jsonx.ValidText(raw) { // decoded, bad bytes and lone surrogates would be U+FFFD
-		f.fail(f.name(n), "%s must be valid UTF-8 text", f.name(n))
-		return engine.Opt[string]{}
-	}
-	return engine.Some(strings.Clone(s))
-}
-
-func (f *fields) integer(n string) engine.Opt[int64] {
-	raw, null, ok := f.raw(n)
-	if !ok {
-		return engine.Opt[int64]{}
-	}
-	if null {
-		return engine.Opt[int64]{Set: true, Null: true}
-	}
-	v, ok := jsonNumber(raw)
-	if !ok || v != math.Trunc(v) || math.Abs(v) > 1<<53 {
-		f.fail(f.name(n), "%s must be an integer", f.name(n))
-		return engine.Opt[int64]{}
-	}
-	return engine.Some(int64(v))
-}
-
-func (f *fields) number(n string) engine.Opt[float64] {
-	raw, null, ok := f.raw(n)
-	if !ok {
-		return engine.Opt[float64]{}
-	}
-	if null {
-		return engine.Opt[float64]{Set: true, Null: true}
-	}
-	v, ok := jsonNumber(raw)
-	if !ok {
-		f.fail(f.name(n), "%s must be a number", f.name(n))
-		return engine.Opt[float64]{}
+	v, must := parse(raw)
+	if must != "" {
+		f.fail(f.name(n), "%s %s", f.name(n), must)
+		return engine.Opt[T]{}
 	}
 	return engine.Some(v)
 }
 
-func (f *fields) boolean(n string) engine.Opt[bool] {
-	raw, null, ok := f.raw(n)
-	if !ok {
-		return engine.Opt[bool]{}
-	}
-	switch {
-	case null:
-		return engine.Opt[bool]{Set: true, Null: true}
-	case string(raw) == "true":
-		return engine.Some(true)
-	case string(raw) == "false":
-		return engine.Some(false)
-	}
-	f.fail(f.name(n), "%s must be true or false", f.name(n))
-	return engine.Opt[bool]{}
-}
+func (f *fields) str(n string) engine.Opt[string] { return member(f, n, parseString) }
+
+func (f *fields) integer(n string) engine.Opt[int64] { return member(f, n, parseInteger) }
+
+func (f *fields) number(n string) engine.Opt[float64] { return member(f, n, parseNumber) }
+
+func (f *fields) boolean(n string) engine.Opt[bool] { return member(f, n, parseBool) }
+
+func (f *fields) strings(n string) engine.Opt[[]string] { return member(f, n, parseStrings) }
 
 // timestamp reads an ISO 8601 date-time with a time zone.
 func (f *fields) timestamp(n string) engine.Opt[time.Time] {
@@ -143,23 +104,55 @@ func (f *fields) timestamp(n string) engine.Opt[time.Time] {
 	return engine.Some(ts.T)
 }
 
-func (f *fields) strings(n string) engine.Opt[[]string] {
-	raw, null, ok := f.raw(n)
+// The parsers of member's values: each returns the value, or what the
+// member must be.
+
+func parseString(raw []byte) (string, string) {
+	var s string
+	if raw[0] != '"' || jsonx.Unmarshal(raw, &s) != nil {
+		return "", "must be a string"
+	}
+	if !jsonx.ValidText(raw) { // decoded, bad bytes and lone surrogates would be U+FFFD
+		return "", "must be valid UTF-8 text"
+	}
+	return strings.Clone(s), ""
+}
+
+func parseInteger(raw []byte) (int64, string) {
+	v, ok := jsonNumber(raw)
+	if !ok || v != math.Trunc(v) || math.Abs(v) > 1<<53 {
+		return 0, "must be an integer"
+	}
+	return int64(v), ""
+}
+
+func parseNumber(raw []byte) (float64, string) {
+	v, ok := jsonNumber(raw)
 	if !ok {
-		return engine.Opt[[]string]{}
+		return 0, "must be a number"
 	}
-	if null {
-		return engine.Opt[[]string]{Set: true, Null: true}
+	return v, ""
+}
+
+func parseBool(raw []byte) (bool, string) {
+	switch string(raw) {
+	case "true":
+		return true, ""
+	case "false":
+		return false, ""
 	}
+	return false, "must be true or false"
+}
+
+func parseStrings(raw []byte) ([]string, string) {
 	var list []string
 	if raw[0] != '[' || jsonx.Unmarshal(raw, &list) != nil {
-		f.fail(f.name(n), "%s must be a list of strings", f.name(n))
-		return engine.Opt[[]string]{}
+		return nil, "must be a list of strings"
 	}
 	for i := range list {
 		list[i] = strings.Clone(list[i])
 	}
-	return engine.Some(list)
+	return list, ""
 }
 
 // object returns the fields of a nested object member (nil when absent or
@@ -177,11 +170,14 @@ func (f *fields) object(n string) (sub *fields, set, null bool) {
 		f.fail(f.name(n), "%s must be an object", f.name(n))
 		return nil, false, false
 	}
-	return &fields{prefix: f.name(n) + ".", m: m, used: map[string]bool{}}, true, false
+	sub = &fields{prefix: f.name(n) + ".", m: m, used: map[string]bool{}}
+	f.subs = append(f.subs, sub)
+	return sub, true, false
 }
 
 // finish returns the first problem: an unknown member (named with its path)
-// or a member of the wrong type.
+// or a member of the wrong type, of f itself first, then of each nested
+// object it read, in order.
 func (f *fields) finish() *engine.Error {
 	var unknown []string
 	for k := range f.m {
@@ -193,5 +189,13 @@ func (f *fields) finish() *engine.Error {
 		sort.Strings(unknown)
 		return &engine.Error{Kind: engine.KindInvalid, Field: f.name(unknown[0]), Message: "unknown field " + strconv.Quote(f.name(unknown[0]))}
 	}
-	return f.err
+	if f.err != nil {
+		return f.err
+	}
+	for _, sub := range f.subs {
+		if err := sub.finish(); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -1164,7 +1164,7 @@ func TestBadInputReportIdempotencyKeyEncoding(t *testing.T) {
 		{"lone surrogates", `"run-\ud800"`, `"run-\udbff"`},
 	} {
 		rpRun(t, s, c.name, func(t *testing.T) {
-			job := s.NewJob(f.WS, f.Client, "Idempotency "+c.name, rpDaily())
+			job := s.NewJob(f.WS, f.Client, "Idempotency "+c.name, testserver.Daily())
 			r1 := s.Report(job, f.ReportKey, "", `{"status":"failed","idempotency_key":`+c.first+`}`)
 			r2 := s.Report(job, f.ReportKey, "", `{"status":"ok","idempotency_key":`+c.second+`}`)
 			if r1.Status == 200 && r2.Status == 200 && r2.JSON["duplicate"] == true {

@@ -23,7 +23,7 @@ const maxJSONDepth = 10000
 func scanObject(b []byte, names []string, vals [][]byte) bool {
 	s := scanner{b: b, names: names, vals: vals}
 	s.space()
-	if s.i >= len(b) || b[s.i] != '{' || !s.object(1) {
+	if s.i >= len(b) || b[s.i] != '{' || !s.container(1, '}') {
 		return false
 	}
 	s.space()
@@ -74,9 +74,9 @@ func (s *scanner) value(depth int) bool {
 	}
 	switch c := s.b[s.i]; {
 	case c == '{':
-		return s.object(depth + 1)
+		return s.container(depth+1, '}')
 	case c == '[':
-		return s.array(depth + 1)
+		return s.container(depth+1, ']')
 	case c == '"':
 		return s.string()
 	case c == '-' || (c >= '0' && c <= '9'):
@@ -99,37 +99,28 @@ func (s *scanner) literal(word string) bool {
 	return true
 }
 
-func (s *scanner) object(depth int) bool {
+// container checks an object (end '}') or an array (end ']') whose
+// opening byte is at s.i, at nesting depth.
+func (s *scanner) container(depth int, end byte) bool {
 	if depth > maxJSONDepth {
 		return false
 	}
-	s.i++ // {
+	s.i++
 	s.space()
-	if s.i < len(s.b) && s.b[s.i] == '}' {
+	if s.i < len(s.b) && s.b[s.i] == end {
 		s.i++
 		return true
 	}
 	for {
 		s.space()
-		kStart := s.i
-		if !s.string() {
-			return false
+		var ok bool
+		if end == '}' {
+			ok = s.member(depth)
+		} else {
+			ok = s.value(depth)
 		}
-		key := s.b[kStart+1 : s.i-1]
-		s.space()
-		if s.i >= len(s.b) || s.b[s.i] != ':' {
+		if !ok {
 			return false
-		}
-		s.i++
-		s.space()
-		vStart := s.i
-		if !s.value(depth) {
-			return false
-		}
-		if depth == 1 {
-			if k := keyIndex(key, s.names); k >= 0 {
-				s.vals[k] = s.b[vStart:s.i]
-			}
 		}
 		s.space()
 		if s.i >= len(s.b) {
@@ -138,7 +129,7 @@ func (s *scanner) object(depth int) bool {
 		switch s.b[s.i] {
 		case ',':
 			s.i++
-		case '}':
+		case end:
 			s.i++
 			return true
 		default:
@@ -147,35 +138,30 @@ func (s *scanner) object(depth int) bool {
 	}
 }
 
-func (s *scanner) array(depth int) bool {
-	if depth > maxJSONDepth {
+// member checks one "key": value of an object at nesting depth, keeping
+// the value when the object is the top one and the key is wanted.
+func (s *scanner) member(depth int) bool {
+	kStart := s.i
+	if !s.string() {
 		return false
 	}
-	s.i++ // [
+	key := s.b[kStart+1 : s.i-1]
 	s.space()
-	if s.i < len(s.b) && s.b[s.i] == ']' {
-		s.i++
-		return true
+	if s.i >= len(s.b) || s.b[s.i] != ':' {
+		return false
 	}
-	for {
-		s.space()
-		if !s.value(depth) {
-			return false
-		}
-		s.space()
-		if s.i >= len(s.b) {
-			return false
-		}
-		switch s.b[s.i] {
-		case ',':
-			s.i++
-		case ']':
-			s.i++
-			return true
-		default:
-			return false
+	s.i++
+	s.space()
+	vStart := s.i
+	if !s.value(depth) {
+		return false
+	}
+	if depth == 1 {
+		if k := keyIndex(key, s.names); k >= 0 {
+			s.vals[k] = s.b[vStart:s.i]
 		}
 	}
+	return true
 }
 
 // string checks a JSON string starting at its opening quote. Bytes of 0x80
@@ -268,19 +254,13 @@ func (s *scanner) number() bool {
 	case s.i < len(b) && b[s.i] == '0':
 		s.i++
 	case s.i < len(b) && b[s.i] >= '1' && b[s.i] <= '9':
-		for s.i < len(b) && b[s.i] >= '0' && b[s.i] <= '9' {
-			s.i++
-		}
+		s.digits()
 	default:
 		return false
 	}
 	if s.i < len(b) && b[s.i] == '.' {
 		s.i++
-		start := s.i
-		for s.i < len(b) && b[s.i] >= '0' && b[s.i] <= '9' {
-			s.i++
-		}
-		if s.i == start {
+		if s.digits() == 0 {
 			return false
 		}
 	}
@@ -289,15 +269,20 @@ func (s *scanner) number() bool {
 		if s.i < len(b) && (b[s.i] == '+' || b[s.i] == '-') {
 			s.i++
 		}
-		start := s.i
-		for s.i < len(b) && b[s.i] >= '0' && b[s.i] <= '9' {
-			s.i++
-		}
-		if s.i == start {
+		if s.digits() == 0 {
 			return false
 		}
 	}
 	return true
+}
+
+// digits steps past a run of decimal digits and returns its length.
+func (s *scanner) digits() int {
+	start := s.i
+	for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
+		s.i++
+	}
+	return s.i - start
 }
 
 // jsonString returns the text of a raw JSON string value (quotes included in

@@ -34,45 +34,41 @@ type requestKey struct {
 // NewMetrics registers the service's metrics (and the Go runtime's) on a
 // registry of their own.
 func NewMetrics() *Metrics {
-	m := &Metrics{reg: prometheus.NewRegistry()}
-	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "backupmon_http_requests_total",
-		Help: "HTTP requests answered, by route and status.",
-	}, []string{"route", "status"})
-	m.reportsIngested = prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "backupmon_reports_ingested_total",
-		Help: "Reports recorded (not duplicates).",
-	})
-	m.walSync = prometheus.NewHistogram(prometheus.HistogramOpts{
-		Name:    "backupmon_wal_fsync_seconds",
-		Help:    "Time to write and fsync one batch of log records.",
-		Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16),
-	})
-	m.walBatch = prometheus.NewHistogram(prometheus.HistogramOpts{
-		Name:    "backupmon_wal_batch_records",
-		Help:    "Log records made durable by one fsync.",
-		Buckets: prometheus.ExponentialBuckets(1, 2, 12),
-	})
-	m.notices = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "backupmon_notification_attempts_total",
-		Help: "Notification delivery attempts, by channel type and outcome (delivered or failed).",
-	}, []string{"channel", "outcome"})
-	m.noticeTime = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name:    "backupmon_notification_attempt_seconds",
-		Help:    "Time one notification delivery attempt took, by channel type.",
-		Buckets: prometheus.ExponentialBuckets(0.005, 2, 12),
-	}, []string{"channel"})
-	m.mail = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "backupmon_mail_received_total",
-		Help: "Report e-mails received, one per recipient, by outcome (recorded, duplicate, unparsed, unknown_recipient, inactive, cap_reached, not_recorded) and the job's vendor.",
-	}, []string{"outcome", "vendor"})
-	m.refused = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "backupmon_connections_refused_total",
-		Help: "Connections answered at once and closed because a listener (public, admin, smtp) was at its limit, in all (reason total) or for the client's address (reason address).",
-	}, []string{"listener", "reason"})
+	m := &Metrics{
+		reg:      prometheus.NewRegistry(),
+		requests: counterVec("backupmon_http_requests_total", "HTTP requests answered, by route and status.", "route", "status"),
+		reportsIngested: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "backupmon_reports_ingested_total",
+			Help: "Reports recorded (not duplicates).",
+		}),
+		walSync: prometheus.NewHistogram(histogramOpts("backupmon_wal_fsync_seconds",
+			"Time to write and fsync one batch of log records.", prometheus.ExponentialBuckets(0.0001, 2, 16))),
+		walBatch: prometheus.NewHistogram(histogramOpts("backupmon_wal_batch_records",
+			"Log records made durable by one fsync.", prometheus.ExponentialBuckets(1, 2, 12))),
+		notices: counterVec("backupmon_notification_attempts_total",
+			"Notification delivery attempts, by channel type and outcome (delivered or failed).", "channel", "outcome"),
+		noticeTime: prometheus.NewHistogramVec(histogramOpts("backupmon_notification_attempt_seconds",
+			"Time one notification delivery attempt took, by channel type.", prometheus.ExponentialBuckets(0.005, 2, 12)), []string{"channel"}),
+		mail: counterVec("backupmon_mail_received_total",
+			"Report e-mails received, one per recipient, by outcome (recorded, duplicate, unparsed, unknown_recipient, inactive, cap_reached, not_recorded) and the job's vendor.",
+			"outcome", "vendor"),
+		refused: counterVec("backupmon_connections_refused_total",
+			"Connections answered at once and closed because a listener (public, admin, smtp) was at its limit, in all (reason total) or for the client's address (reason address).",
+			"listener", "reason"),
+	}
 	m.reg.MustRegister(m.requests, m.reportsIngested, m.walSync, m.walBatch, m.notices, m.noticeTime, m.mail, m.refused,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
+}
+
+// counterVec makes a counter with labels.
+func counterVec(name, help string, labels ...string) *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
+}
+
+// histogramOpts names a histogram and its buckets.
+func histogramOpts(name, help string, buckets []float64) prometheus.HistogramOpts {
+	return prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets}
 }
 
 // ObserveWAL records one durable batch; it is the log's Observe hook.

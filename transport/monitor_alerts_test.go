@@ -461,7 +461,7 @@ func TestMonitorActivity(t *testing.T) {
 	s.MustAdmin(204, "DELETE", base+"/channels/"+ch, nil)
 	add(map[string]any{"type": "channel.deleted", "channelId": ch, "name": "On call"})
 	step()
-	rk, rkID := rpNewKey(s, ws, "report", nil)
+	rk, rkID := s.NewKey(ws, "report", nil)
 	add(map[string]any{"type": "key.created", "keyId": rkID, "keyName": "k-report"})
 	step()
 	aid := rpSend(s, job, rk, "failed") // a report writes no activity

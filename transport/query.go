@@ -28,16 +28,34 @@ var endpointParams = map[engine.Endpoint][]string{
 	engine.EndpointClientHealth: {"days"},
 }
 
-// Allowed values of the enumerated parameters, by endpoint.
+// Allowed values of the enumerated parameters; status's, by endpoint.
 var (
-	clientStatuses = []string{"active", "paused", "archived"}
-	jobStatuses    = []string{"healthy", "warning", "failed", "missing", "waiting", "paused"}
-	resultStatuses = []string{"ok", "warning", "failed"}
-	alertStatuses  = []string{"open", "acknowledged", "snoozed", "resolved", "unresolved"}
-	lastResults    = []string{"ok", "warning", "failed", "none"}
-	severities     = []string{"critical", "warning"}
-	vendors        = engine.Vendors()
+	statuses = map[engine.Endpoint][]string{
+		engine.EndpointClients: {"active", "paused", "archived"},
+		engine.EndpointJobs:    {"healthy", "warning", "failed", "missing", "waiting", "paused"},
+		engine.EndpointReports: {"ok", "warning", "failed"},
+		engine.EndpointAlerts:  {"open", "acknowledged", "snoozed", "resolved", "unresolved"},
+	}
+	lastResults = []string{"ok", "warning", "failed", "none"}
+	severities  = []string{"critical", "warning"}
+	vendors     = engine.Vendors()
 )
+
+// wordParam returns where q keeps the parameter name, one that takes a
+// word of a list, and that list for q's endpoint; nil for another name.
+func wordParam(q *engine.RESTQuery, name string) (*string, []string) {
+	switch name {
+	case "status":
+		return &q.Status, statuses[q.Endpoint]
+	case "vendor":
+		return &q.Vendor, vendors
+	case "lastResult":
+		return &q.LastResult, lastResults
+	case "severity":
+		return &q.Severity, severities
+	}
+	return nil, nil
+}
 
 // msgBadCursor answers a cursor that is not one of ours, or not for this
 // endpoint, these filters or this workspace.
@@ -164,27 +182,10 @@ func (s *Server) checkParams(p params, q *engine.RESTQuery, hash [8]byte, now ti
 				prob = &queryProblem{name, "search must be 1 to 100 characters"}
 			}
 			q.Search = engine.FoldSearch(v)
-		case "status":
-			switch ep {
-			case engine.EndpointClients:
-				prob = oneOf(name, v, clientStatuses)
-			case engine.EndpointJobs:
-				prob = oneOf(name, v, jobStatuses)
-			case engine.EndpointReports:
-				prob = oneOf(name, v, resultStatuses)
-			case engine.EndpointAlerts:
-				prob = oneOf(name, v, alertStatuses)
-			}
-			q.Status = v
-		case "vendor":
-			prob = oneOf(name, v, vendors)
-			q.Vendor = v
-		case "lastResult":
-			prob = oneOf(name, v, lastResults)
-			q.LastResult = v
-		case "severity":
-			prob = oneOf(name, v, severities)
-			q.Severity = v
+		case "status", "vendor", "lastResult", "severity":
+			field, allowed := wordParam(q, name)
+			prob = oneOf(name, v, allowed)
+			*field = v
 		case "needsAttention":
 			switch v {
 			case "true":

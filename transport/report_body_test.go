@@ -15,8 +15,8 @@ import (
 // and its own report key (so the per-key minute limit never interferes).
 func rpFresh(s *testserver.Server, f testserver.Fixture) (job, key string) {
 	s.T.Helper()
-	job = s.NewJob(f.WS, f.Client, "Job "+strings.ReplaceAll(s.T.Name(), "/", " "), rpDaily())
-	key, _ = rpNewKey(s, f.WS, "report", nil)
+	job = s.NewJob(f.WS, f.Client, "Job "+strings.ReplaceAll(s.T.Name(), "/", " "), testserver.Daily())
+	key, _ = s.NewKey(f.WS, "report", nil)
 	return job, key
 }
 

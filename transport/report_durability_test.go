@@ -54,7 +54,7 @@ func rpRecordScenario(s *testserver.Server) rpDurable {
 	var d rpDurable
 	d.f = s.Fixture(testserver.FixtureOptions{TimeZone: "Europe/Berlin", Schedule: map[string]any{"intervalMinutes": 720, "expectedDays": []string{"mon", "wed", "fri"}}})
 	f := d.f
-	d.job2 = s.NewJob(f.WS, f.Client, "Second", rpDaily())
+	d.job2 = s.NewJob(f.WS, f.Client, "Second", testserver.Daily())
 
 	s.Advance(time.Minute)
 	a := rpAccepted(t, "failed K1", s.Report(f.Job, f.ReportKey, "K1", `{"status":"failed","size_bytes":1024}`), "failed")

@@ -98,7 +98,7 @@ func TestReportKeyErrors(t *testing.T) {
 	}
 
 	rpRun(t, s, "revoked key", func(t *testing.T) {
-		key, id := rpNewKey(s, f.WS, "report", nil)
+		key, id := s.NewKey(f.WS, "report", nil)
 		s.Advance(time.Second)
 		rpWant(t, "before revoking", s.Report(f.Job, key, "", body), 200, rpOK("ok", "", false, false))
 		s.MustAdmin(204, "DELETE", "/workspaces/"+f.WS+"/keys/"+id, nil)
@@ -108,7 +108,7 @@ func TestReportKeyErrors(t *testing.T) {
 
 	rpRun(t, s, "expired key", func(t *testing.T) {
 		expires := rpNow(s).Add(time.Hour)
-		key, _ := rpNewKey(s, f.WS, "report", map[string]any{"expiresAt": expires.Format(time.RFC3339)})
+		key, _ := s.NewKey(f.WS, "report", map[string]any{"expiresAt": expires.Format(time.RFC3339)})
 		s.SetClock(expires.Add(-time.Second))
 		rpWant(t, "a second before expiry", s.Report(f.Job, key, "", body), 200, rpOK("ok", "", false, false))
 		s.SetClock(expires)
@@ -116,7 +116,7 @@ func TestReportKeyErrors(t *testing.T) {
 		s.Advance(24 * time.Hour)
 		rpWantErr(t, "a day later", s.Report(f.Job, key, "", body), 401, rpMsgExpired)
 		// 401 comes before the key type, the workspace, the job and the body.
-		restKey, _ := rpNewKey(s, f.WS, "rest", map[string]any{"expiresAt": rpNow(s).Add(time.Minute).Format(time.RFC3339)})
+		restKey, _ := s.NewKey(f.WS, "rest", map[string]any{"expiresAt": rpNow(s).Add(time.Minute).Format(time.RFC3339)})
 		s.Advance(time.Minute)
 		rpWantErr(t, "expired REST key", s.Report("nope", restKey, "", `bad`), 401, rpMsgExpired)
 		rpWantErr(t, "expired key, unknown job, bad body", s.Report("nope", key, "", `bad`), 401, rpMsgExpired)
@@ -128,7 +128,7 @@ func TestReportKeyErrors(t *testing.T) {
 			rpWantErr(t, name+" on an unknown job", s.Report("00000000-0000-0000-0000-000000000000", key, "", body), 403, rpMsgKeyType)
 			rpWantErr(t, name+" with a bad body", s.Report(f.Job, key, "", `{`), 403, rpMsgKeyType)
 		}
-		rw, _ := rpNewKey(s, f.WS, "assistant", map[string]any{"access": "read-write"})
+		rw, _ := s.NewKey(f.WS, "assistant", map[string]any{"access": "read-write"})
 		rpWantErr(t, "read-write assistant key", s.Report(f.Job, rw, "", body), 403, rpMsgKeyType)
 	})
 
@@ -170,9 +170,9 @@ func TestReportWorkspaceErrors(t *testing.T) {
 	rpRun(t, s, "ended trial", func(t *testing.T) {
 		ends := rpNow(s).Add(time.Hour)
 		ws := s.MustAdmin(201, "POST", "/workspaces", map[string]any{"name": "Trial", "plan": "trial", "trialEndsAt": ends.Format(time.RFC3339)}).Data()["id"].(string)
-		client := rpNewClient(s, ws, "C")
-		job := s.NewJob(ws, client, "J", rpDaily())
-		key, _ := rpNewKey(s, ws, "report", nil)
+		client := s.NewClient(ws, "C")
+		job := s.NewJob(ws, client, "J", testserver.Daily())
+		key, _ := s.NewKey(ws, "report", nil)
 		s.SetClock(ends.Add(-time.Second))
 		rpWant(t, "during the trial", s.Report(job, key, "", body), 200, rpOK("ok", "", false, false))
 		s.SetClock(ends)
@@ -192,7 +192,7 @@ func TestReportWorkspaceErrors(t *testing.T) {
 func TestReportJobNotFound(t *testing.T) {
 	s, f := startFixture(t)
 	body := `{"status":"ok"}`
-	deleted := s.NewJob(f.WS, f.Client, "Deleted", rpDaily())
+	deleted := s.NewJob(f.WS, f.Client, "Deleted", testserver.Daily())
 	s.MustAdmin(204, "DELETE", "/workspaces/"+f.WS+"/jobs/"+deleted, nil)
 	for _, c := range []struct{ name, job string }{
 		{"unknown UUID", "00000000-0000-0000-0000-000000000000"},
@@ -252,7 +252,7 @@ func TestReportCheckOrder(t *testing.T) {
 		rpWantErr(t, "suspended, bad body", s.Report(g.Job, g.ReportKey, "", `[]`), 403, rpMsgSuspended)
 	})
 	rpRun(t, s, "rate-limited key: 429 before the job and the body", func(t *testing.T) {
-		key, _ := rpNewKey(s, f.WS, "report", nil)
+		key, _ := s.NewKey(f.WS, "report", nil)
 		s.Advance(time.Minute)
 		for i := 0; i < 60; i++ {
 			if r := s.Report("nope", key, "", `{}`); r.Status != 404 {
@@ -279,7 +279,7 @@ func TestReportCheckOrder(t *testing.T) {
 		rpWantErr(t, "bad JSON", s.Report("nope", f.ReportKey, "", `{"status":`), 404, rpMsgJobNotFound)
 	})
 	rpRun(t, s, "bad body on a duplicate key: 400", func(t *testing.T) {
-		job := s.NewJob(f.WS, f.Client, "DupBody", rpDaily())
+		job := s.NewJob(f.WS, f.Client, "DupBody", testserver.Daily())
 		s.Advance(time.Minute)
 		rpWant(t, "first", s.Report(job, f.ReportKey, "dk", `{"status":"ok"}`), 200, rpOK("ok", "", false, false))
 		rpWantErr(t, "bad JSON", s.Report(job, f.ReportKey, "dk", `{"status":"ok"`), 400, rpMsgInvalidJSON)

@@ -179,26 +179,6 @@ func rpFields(t testing.TB, what string, m map[string]any, want map[string]any) 
 	}
 }
 
-// rpNewKey creates a key of the workspace and returns its secret and id.
-func rpNewKey(s *testserver.Server, ws, typ string, extra map[string]any) (secret, id string) {
-	s.T.Helper()
-	body := map[string]any{"name": "k-" + typ, "type": typ}
-	for k, v := range extra {
-		body[k] = v
-	}
-	d := s.MustAdmin(201, "POST", "/workspaces/"+ws+"/keys", body).Data()
-	return d["key"].(string), d["id"].(string)
-}
-
-// rpNewClient creates a client and returns its id.
-func rpNewClient(s *testserver.Server, ws, name string) string {
-	s.T.Helper()
-	return s.MustAdmin(201, "POST", "/workspaces/"+ws+"/clients", map[string]any{"name": name}).Data()["id"].(string)
-}
-
-// rpDaily is the default daily schedule.
-func rpDaily() map[string]any { return map[string]any{"intervalMinutes": 1440} }
-
 // rpPost sends a request without touching t, for use on other goroutines.
 func rpPost(s *testserver.Server, path string, header map[string]string, body string) (testserver.Response, error) {
 	return s.Send("POST", s.PublicURL+path, header, []byte(body))

@@ -18,8 +18,8 @@ func TestReportIdempotency(t *testing.T) {
 	s, f := startFixture(t)
 
 	rpRun(t, s, "rule 1: keys are per job", func(t *testing.T) {
-		other := s.NewJob(f.WS, f.Client, "Other", rpDaily())
-		job := s.NewJob(f.WS, f.Client, "One", rpDaily())
+		other := s.NewJob(f.WS, f.Client, "Other", testserver.Daily())
+		job := s.NewJob(f.WS, f.Client, "One", testserver.Daily())
 		s.Advance(time.Minute)
 		rpWant(t, "job one", s.Report(job, f.ReportKey, "run-1", `{"status":"ok"}`), 200, rpOK("ok", "", false, false))
 		rpWant(t, "job two, same key", s.Report(other, f.ReportKey, "run-1", `{"status":"ok"}`), 200, rpOK("ok", "", false, false))
@@ -31,7 +31,7 @@ func TestReportIdempotency(t *testing.T) {
 	})
 
 	rpRun(t, s, "rule 2: a recorded key answers duplicate and nothing happens", func(t *testing.T) {
-		job := s.NewJob(f.WS, f.Client, "Dup", rpDaily())
+		job := s.NewJob(f.WS, f.Client, "Dup", testserver.Daily())
 		s.Advance(time.Minute)
 		id := rpAccepted(t, "first", s.Report(job, f.ReportKey, "run-2", `{"status":"failed"}`), "failed")
 		before := rpJob(s, f.WS, job)
@@ -57,7 +57,7 @@ func TestReportIdempotency(t *testing.T) {
 	})
 
 	rpRun(t, s, "key from body, header or both: header wins", func(t *testing.T) {
-		job := s.NewJob(f.WS, f.Client, "Carriers", rpDaily())
+		job := s.NewJob(f.WS, f.Client, "Carriers", testserver.Daily())
 		s.Advance(time.Minute)
 		rpWant(t, "body key", s.Report(job, f.ReportKey, "", `{"status":"ok","idempotency_key":"b-1"}`), 200, rpOK("ok", "", false, false))
 		rpWant(t, "same key in the header", s.Report(job, f.ReportKey, "b-1", `{"status":"ok"}`), 200, rpDup("ok"))
@@ -79,7 +79,7 @@ func TestReportIdempotency(t *testing.T) {
 	})
 
 	rpRun(t, s, "rule 5: without a key every request is new; null and empty mean no key", func(t *testing.T) {
-		job := s.NewJob(f.WS, f.Client, "NoKey", rpDaily())
+		job := s.NewJob(f.WS, f.Client, "NoKey", testserver.Daily())
 		for i, body := range []string{
 			`{"status":"warn"}`, `{"status":"warn"}`, `{"status":"warn","idempotency_key":null}`,
 			`{"status":"warn","idempotency_key":null}`, `{"status":"warn","idempotency_key":""}`, `{"status":"warn","idempotency_key":""}`,
@@ -96,7 +96,7 @@ func TestReportIdempotency(t *testing.T) {
 	})
 
 	rpRun(t, s, "a body key that is not a string: 400, nothing recorded", func(t *testing.T) {
-		job := s.NewJob(f.WS, f.Client, "Typed", rpDaily())
+		job := s.NewJob(f.WS, f.Client, "Typed", testserver.Daily())
 		alertsBefore := rpJSONOf(t, rpAlerts(s, f.WS))
 		s.Advance(time.Minute)
 		for _, c := range []struct{ name, key string }{
@@ -126,7 +126,7 @@ func TestReportIdempotency(t *testing.T) {
 	})
 
 	rpRun(t, s, "key length: 255 characters, header and body", func(t *testing.T) {
-		job := s.NewJob(f.WS, f.Client, "Long", rpDaily())
+		job := s.NewJob(f.WS, f.Client, "Long", testserver.Daily())
 		k255 := strings.Repeat("é", 255) // characters, not bytes
 		s.Advance(time.Minute)
 		rpWant(t, "255 in the body", s.Report(job, f.ReportKey, "", `{"status":"ok","idempotency_key":"`+k255+`"}`), 200, rpOK("ok", "", false, false))
@@ -139,7 +139,7 @@ func TestReportIdempotency(t *testing.T) {
 	})
 
 	rpRun(t, s, "keys are kept 30 days", func(t *testing.T) {
-		job := s.NewJob(f.WS, f.Client, "Thirty", rpDaily())
+		job := s.NewJob(f.WS, f.Client, "Thirty", testserver.Daily())
 		s.Advance(time.Minute)
 		first := rpNow(s)
 		rpWant(t, "first", s.Report(job, f.ReportKey, "month", `{"status":"ok"}`), 200, rpOK("ok", "", false, false))
@@ -154,7 +154,7 @@ func TestReportIdempotency(t *testing.T) {
 	})
 
 	rpRun(t, s, "the 30 days count from receipt, not from the timestamp", func(t *testing.T) {
-		job := s.NewJob(f.WS, f.Client, "ThirtyTS", rpDaily())
+		job := s.NewJob(f.WS, f.Client, "ThirtyTS", testserver.Daily())
 		s.Advance(time.Minute)
 		received := rpNow(s)
 		old := received.Add(-20 * 24 * time.Hour)

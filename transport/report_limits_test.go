@@ -29,7 +29,7 @@ func TestReportRateLimit(t *testing.T) {
 	n := 0
 	fresh := func() string {
 		n++
-		return s.NewJob(f.WS, f.Client, "Limit "+strconv.Itoa(n), rpDaily())
+		return s.NewJob(f.WS, f.Client, "Limit "+strconv.Itoa(n), testserver.Daily())
 	}
 
 	rpRun(t, s, "61st request in the same UTC minute", func(t *testing.T) {
@@ -46,7 +46,7 @@ func TestReportRateLimit(t *testing.T) {
 			t.Errorf("%d results, want 60: the refused one is not recorded", len(h))
 		}
 		// Another key of the same workspace is not affected.
-		other, _ := rpNewKey(s, f.WS, "report", nil)
+		other, _ := s.NewKey(f.WS, "report", nil)
 		rpWant(t, "second key", s.Report(job, other, "", ok), 200, rpOK("ok", "", false, true))
 		// Still the same minute at :59.5.
 		s.SetClock(time.Date(2026, 3, 4, 11, 0, 59, 500e6, time.UTC))
@@ -63,7 +63,7 @@ func TestReportRateLimit(t *testing.T) {
 	})
 
 	rpRun(t, s, "fixed calendar minutes, not a sliding window", func(t *testing.T) {
-		key, _ := rpNewKey(s, f.WS, "report", nil)
+		key, _ := s.NewKey(f.WS, "report", nil)
 		job := fresh()
 		s.SetClock(time.Date(2026, 3, 4, 11, 5, 59, 0, time.UTC))
 		rpRepeat(s, 60, job, key, ok, 200)
@@ -74,7 +74,7 @@ func TestReportRateLimit(t *testing.T) {
 	})
 
 	rpRun(t, s, "refused requests count", func(t *testing.T) {
-		key, _ := rpNewKey(s, f.WS, "report", nil)
+		key, _ := s.NewKey(f.WS, "report", nil)
 		job := fresh()
 		s.SetClock(time.Date(2026, 3, 4, 11, 10, 0, 0, time.UTC))
 		rpRepeat(s, 15, "nope", key, ok, 404)
@@ -86,7 +86,7 @@ func TestReportRateLimit(t *testing.T) {
 	})
 
 	rpRun(t, s, "requests refused before the key is known do not count", func(t *testing.T) {
-		key, _ := rpNewKey(s, f.WS, "report", nil)
+		key, _ := s.NewKey(f.WS, "report", nil)
 		job := fresh()
 		s.SetClock(time.Date(2026, 3, 4, 11, 20, 0, 0, time.UTC))
 		for i := 0; i < 70; i++ {
@@ -98,7 +98,7 @@ func TestReportRateLimit(t *testing.T) {
 	})
 
 	rpRun(t, s, "the limit is per key, across jobs", func(t *testing.T) {
-		key, _ := rpNewKey(s, f.WS, "report", nil)
+		key, _ := s.NewKey(f.WS, "report", nil)
 		first, second := fresh(), fresh()
 		s.SetClock(time.Date(2026, 3, 4, 11, 30, 0, 0, time.UTC))
 		rpRepeat(s, 30, first, key, ok, 200)
@@ -109,8 +109,8 @@ func TestReportRateLimit(t *testing.T) {
 
 func TestReportDailyCap(t *testing.T) {
 	s, f := startFixture(t)
-	key2, _ := rpNewKey(s, f.WS, "report", nil)
-	other := s.NewJob(f.WS, f.Client, "Other", rpDaily())
+	key2, _ := s.NewKey(f.WS, "report", nil)
+	other := s.NewJob(f.WS, f.Client, "Other", testserver.Daily())
 	ok := `{"status":"ok"}`
 	count := func() int {
 		t.Helper()

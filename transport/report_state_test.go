@@ -120,7 +120,7 @@ func TestReportWaitingToFirstReport(t *testing.T) {
 		{"failed", "failed", "failed", "critical"},
 	} {
 		rpRun(t, s, c.status, func(t *testing.T) {
-			job := s.NewJob(f.WS, f.Client, "First "+c.status, rpDaily())
+			job := s.NewJob(f.WS, f.Client, "First "+c.status, testserver.Daily())
 			// A waiting job never turns missing, however late.
 			s.Advance(3 * 24 * time.Hour)
 			rpFields(t, "waiting", rpJob(s, f.WS, job), map[string]any{"status": "waiting", "lastResult": "none"})
@@ -202,10 +202,10 @@ func rpJSONOf(t testing.TB, v any) string {
 // the jobs.
 func rpClientWithJobs(s *testserver.Server, ws, name string, jobs ...string) (string, []string) {
 	s.T.Helper()
-	client := rpNewClient(s, ws, name)
+	client := s.NewClient(ws, name)
 	ids := make([]string, len(jobs))
 	for i, j := range jobs {
-		ids[i] = s.NewJob(ws, client, j, rpDaily())
+		ids[i] = s.NewJob(ws, client, j, testserver.Daily())
 	}
 	s.Advance(time.Minute)
 	return client, ids
@@ -319,7 +319,7 @@ func TestReportAlertRaise(t *testing.T) {
 	}
 
 	rpRun(t, s, "raise updates summary and type, keeps the higher severity", func(t *testing.T) {
-		job := s.NewJob(f.WS, f.Client, "Raise", rpDaily())
+		job := s.NewJob(f.WS, f.Client, "Raise", testserver.Daily())
 		s.Advance(time.Minute)
 		created := rpNow(s)
 		id := rpSend(s, job, f.ReportKey, "warn")
@@ -354,7 +354,7 @@ func TestReportAlertRaise(t *testing.T) {
 	})
 
 	rpRun(t, s, "acknowledged goes back to open only when severity rises", func(t *testing.T) {
-		job := s.NewJob(f.WS, f.Client, "Ack", rpDaily())
+		job := s.NewJob(f.WS, f.Client, "Ack", testserver.Daily())
 		s.Advance(time.Minute)
 		id := rpSend(s, job, f.ReportKey, "warn")
 		s.Advance(time.Minute)
@@ -383,7 +383,7 @@ func TestReportAlertRaise(t *testing.T) {
 	})
 
 	rpRun(t, s, "snoozed stays snoozed", func(t *testing.T) {
-		job := s.NewJob(f.WS, f.Client, "Snooze", rpDaily())
+		job := s.NewJob(f.WS, f.Client, "Snooze", testserver.Daily())
 		s.Advance(time.Minute)
 		id := rpSend(s, job, f.ReportKey, "warn")
 		until := rpNow(s).Add(2 * time.Hour)
@@ -402,7 +402,7 @@ func TestReportAlertRaise(t *testing.T) {
 	})
 
 	rpRun(t, s, "an ended snooze is open again when raised", func(t *testing.T) {
-		job := s.NewJob(f.WS, f.Client, "SnoozeEnds", rpDaily())
+		job := s.NewJob(f.WS, f.Client, "SnoozeEnds", testserver.Daily())
 		s.Advance(time.Minute)
 		id := rpSend(s, job, f.ReportKey, "warn")
 		until := rpNow(s).Add(time.Hour)
@@ -415,7 +415,7 @@ func TestReportAlertRaise(t *testing.T) {
 	})
 
 	rpRun(t, s, "resolved then a new problem opens a new alert", func(t *testing.T) {
-		job := s.NewJob(f.WS, f.Client, "Again", rpDaily())
+		job := s.NewJob(f.WS, f.Client, "Again", testserver.Daily())
 		s.Advance(time.Minute)
 		first := rpSend(s, job, f.ReportKey, "failed")
 		s.Advance(time.Minute)
@@ -445,7 +445,7 @@ func TestReportAlertRaise(t *testing.T) {
 	})
 
 	rpRun(t, s, "recovery seconds", func(t *testing.T) {
-		job := s.NewJob(f.WS, f.Client, "Recovery", rpDaily())
+		job := s.NewJob(f.WS, f.Client, "Recovery", testserver.Daily())
 		s.Advance(time.Minute)
 		id := rpSend(s, job, f.ReportKey, "failed")
 		s.Advance(90*time.Minute + 30*time.Second)

@@ -50,10 +50,10 @@ func rsRandomKey() string {
 func TestRESTUnauthorized(t *testing.T) {
 	s, f := startFixture(t)
 	base := "/workspaces/" + f.WS
-	revoked, revokedID := rpNewKey(s, f.WS, "rest", nil)
+	revoked, revokedID := s.NewKey(f.WS, "rest", nil)
 	s.MustAdmin(204, "DELETE", base+"/keys/"+revokedID, nil)
 	expiresAt := testserver.T0.Add(time.Hour)
-	expiring, _ := rpNewKey(s, f.WS, "rest", map[string]any{"expiresAt": admIn(expiresAt)})
+	expiring, _ := s.NewKey(f.WS, "rest", map[string]any{"expiresAt": admIn(expiresAt)})
 	paths := rsPaths(f.Client, f.Job)
 	const (
 		malformed = "Missing or malformed Authorization header"
@@ -134,7 +134,7 @@ func TestRESTWorkspaceAndPlan(t *testing.T) {
 	s, f := startFixture(t)
 	base := "/workspaces/" + f.WS
 	paths := rsPaths(f.Client, f.Job)
-	noScope, _ := rpNewKey(s, f.WS, "rest", map[string]any{"scopes": []string{}})
+	noScope, _ := s.NewKey(f.WS, "rest", map[string]any{"scopes": []string{}})
 	patch := func(body map[string]any) {
 		t.Helper()
 		s.MustAdmin(200, "PATCH", base, body)
@@ -213,12 +213,12 @@ func TestRESTScopes(t *testing.T) {
 	paths := rsPaths(f.Client, f.Job)
 	scoped := map[string]string{}
 	for _, sc := range admAllScopes {
-		k, _ := rpNewKey(s, f.WS, "rest", map[string]any{"scopes": []string{sc}})
+		k, _ := s.NewKey(f.WS, "rest", map[string]any{"scopes": []string{sc}})
 		scoped[sc] = k
 	}
-	none, _ := rpNewKey(s, f.WS, "rest", map[string]any{"scopes": []string{}})
+	none, _ := s.NewKey(f.WS, "rest", map[string]any{"scopes": []string{}})
 	scoped[""] = none
-	two, _ := rpNewKey(s, f.WS, "rest", map[string]any{"scopes": []string{"jobs:read", "alerts:read"}})
+	two, _ := s.NewKey(f.WS, "rest", map[string]any{"scopes": []string{"jobs:read", "alerts:read"}})
 
 	for path, need := range paths {
 		for sc, key := range scoped {
@@ -280,7 +280,7 @@ func TestRESTScopes(t *testing.T) {
 func TestRESTFirstUse(t *testing.T) {
 	s, f := startFixture(t)
 	base := "/workspaces/" + f.WS
-	key, keyID := rpNewKey(s, f.WS, "rest", map[string]any{"name": "poller", "scopes": []string{"jobs:read"}})
+	key, keyID := s.NewKey(f.WS, "rest", map[string]any{"name": "poller", "scopes": []string{"jobs:read"}})
 	firstUses := func() []map[string]any {
 		t.Helper()
 		var out []map[string]any

@@ -408,7 +408,7 @@ func rsWorkspace(s *testserver.Server, name, plan string, extra map[string]any) 
 		body[k] = v
 	}
 	ws = s.MustAdmin(201, "POST", "/workspaces", body).Data()["id"].(string)
-	key, _ = rpNewKey(s, ws, "rest", nil)
+	key, _ = s.NewKey(ws, "rest", nil)
 	return ws, key
 }
 

@@ -46,11 +46,11 @@ func TestRESTForbiddenContent(t *testing.T) {
 	f := d.f
 	base := "/workspaces/" + f.WS
 	// More keys of each kind, one revoked, one expiring.
-	extra, _ := rpNewKey(s, f.WS, "rest", map[string]any{"scopes": []string{"jobs:read"}})
-	_, revokedID := rpNewKey(s, f.WS, "report", nil)
+	extra, _ := s.NewKey(f.WS, "rest", map[string]any{"scopes": []string{"jobs:read"}})
+	_, revokedID := s.NewKey(f.WS, "report", nil)
 	s.MustAdmin(204, "DELETE", base+"/keys/"+revokedID, nil)
-	rpNewKey(s, f.WS, "assistant", map[string]any{"access": "read-write"})
-	rpNewKey(s, f.WS, "rest", map[string]any{"expiresAt": admIn(d.Now.Add(time.Hour))})
+	s.NewKey(f.WS, "assistant", map[string]any{"access": "read-write"})
+	s.NewKey(f.WS, "rest", map[string]any{"expiresAt": admIn(d.Now.Add(time.Hour))})
 	var prefixes []string // of every key but the REST key reading
 	for _, k := range s.MustAdmin(200, "GET", base+"/keys", nil).List() {
 		if k["prefix"] != f.RestKey[:16] {

@@ -89,8 +89,8 @@ func rsLimits(t *testing.T, what string, r testserver.Response, now time.Time, p
 func TestRESTMinuteLimit(t *testing.T) {
 	s := testserver.Start(t, testserver.Options{})
 	f := s.Fixture(testserver.FixtureOptions{Plan: "growth"})
-	second, _ := rpNewKey(s, f.WS, "rest", nil)
-	noScope, _ := rpNewKey(s, f.WS, "rest", map[string]any{"scopes": []string{}})
+	second, _ := s.NewKey(f.WS, "rest", nil)
+	noScope, _ := s.NewKey(f.WS, "rest", map[string]any{"scopes": []string{}})
 	_, otherKey := rsWorkspace(s, "Other", "growth", nil)
 	keys := []string{f.RestKey, second}
 	minute := time.Date(2026, 3, 4, 11, 0, 0, 0, time.UTC)
@@ -201,7 +201,7 @@ func TestRESTMonthlyQuota(t *testing.T) {
 	}
 	s := testserver.Start(t, testserver.Options{})
 	f := s.Fixture(testserver.FixtureOptions{Plan: "growth"})
-	second, _ := rpNewKey(s, f.WS, "rest", nil)
+	second, _ := s.NewKey(f.WS, "rest", nil)
 	_, otherKey := rsWorkspace(s, "Other", "growth", nil)
 	keys := []string{f.RestKey, second}
 	paths := []string{"/jobs", "/health", "/clients/nope", "/jobs?limit=0", "/workspace", "/reports"}

@@ -51,7 +51,7 @@ func TestRESTPaginationOrders(t *testing.T) {
 	// that the id tie-break shows.
 	clients := map[string]string{f.Client: "Globex"}
 	for _, n := range []string{"beta", "Alpha", "ALPHA", "gamma", "alpha", "Beta", "globex", "GLOBEX", "Delta", "aLpHa", "_under", "Zed", "zed"} {
-		clients[rpNewClient(s, f.WS, n)] = n
+		clients[s.NewClient(f.WS, n)] = n
 	}
 	wantClients := rsSortedByName(clients)
 	// Jobs on two clients, also differing only in case.
@@ -68,7 +68,7 @@ func TestRESTPaginationOrders(t *testing.T) {
 		if i%2 == 1 {
 			c = second
 		}
-		id := s.NewJob(f.WS, c, n, rpDaily())
+		id := s.NewJob(f.WS, c, n, testserver.Daily())
 		jobs[id] = n
 		if c == second {
 			secondJobs[id] = n
@@ -96,7 +96,7 @@ func TestRESTPaginationOrders(t *testing.T) {
 	s.Advance(time.Minute)
 	keys := []string{f.ReportKey}
 	for i := 0; i < 2; i++ {
-		k, _ := rpNewKey(s, f.WS, "report", nil)
+		k, _ := s.NewKey(f.WS, "report", nil)
 		keys = append(keys, k)
 	}
 	type res struct {
@@ -221,7 +221,7 @@ func TestRESTPaginationChanges(t *testing.T) {
 		p1 := rsList(t, "page 1", rsGet(s, key, "/reports?limit=5"))
 		// New reports in the same millisecond of the stopped clock, and
 		// later ones.
-		other, _ := rpNewKey(s, f.WS, "report", nil)
+		other, _ := s.NewKey(f.WS, "report", nil)
 		for i := 0; i < 5; i++ {
 			admReport(s, f.Job, other, "ok")
 		}
@@ -240,7 +240,7 @@ func TestRESTPaginationChanges(t *testing.T) {
 
 	rpRun(t, s, "alerts arriving between pages", func(t *testing.T) {
 		for i := 0; i < 6; i++ {
-			j := s.NewJob(f.WS, f.Client, "Alerting "+strconv.Itoa(i), rpDaily())
+			j := s.NewJob(f.WS, f.Client, "Alerting "+strconv.Itoa(i), testserver.Daily())
 			admReport(s, j, f.ReportKey, "failed")
 		}
 		before := rsIDs(rsWalk(s, key, "/alerts?status=unresolved", 100))
@@ -248,7 +248,7 @@ func TestRESTPaginationChanges(t *testing.T) {
 		got := rsIDs(p.Items)
 		for i := 0; p.HasMore; i++ {
 			// A new alert on a new job, and one of the listed alerts resolved.
-			j := s.NewJob(f.WS, f.Client, "Late "+strconv.Itoa(i), rpDaily())
+			j := s.NewJob(f.WS, f.Client, "Late "+strconv.Itoa(i), testserver.Daily())
 			admReport(s, j, f.ReportKey, "failed")
 			p = rsList(t, "next page", rsGet(s, key, "/alerts?status=unresolved&limit=2&cursor="+url.QueryEscape(p.Next)))
 			got = append(got, rsIDs(p.Items)...)
@@ -262,14 +262,14 @@ func TestRESTPaginationChanges(t *testing.T) {
 			names[c["id"].(string)] = c["name"].(string)
 		}
 		for _, n := range []string{"c", "e", "g", "i", "k"} {
-			names[rpNewClient(s, f.WS, n)] = n
+			names[s.NewClient(f.WS, n)] = n
 		}
 		p := rsList(t, "page 1", rsGet(s, key, "/clients?limit=2")) // c, e
 		got := rsIDs(p.Items)
 		// One before the position (not shown: its place was passed), one
 		// after it (shown when its place comes).
-		rpNewClient(s, f.WS, "a")
-		after := rpNewClient(s, f.WS, "h")
+		s.NewClient(f.WS, "a")
+		after := s.NewClient(f.WS, "h")
 		names[after] = "h"
 		p = rsList(t, "page 2", rsGet(s, key, "/clients?limit=2&cursor="+url.QueryEscape(p.Next))) // g, Globex
 		got = append(got, rsIDs(p.Items)...)
@@ -284,7 +284,7 @@ func TestRESTPaginationChanges(t *testing.T) {
 		// from its place.
 		var js []string
 		for _, n := range []string{"j1", "j2", "j3", "j4", "j5"} {
-			js = append(js, s.NewJob(f.WS, f.Client, n, rpDaily()))
+			js = append(js, s.NewJob(f.WS, f.Client, n, testserver.Daily()))
 		}
 		p = rsList(t, "jobs page 1", rsGet(s, key, "/jobs?search=j&limit=2")) // j1, j2
 		rsWantIDs(t, "jobs page 1", rsIDs(p.Items), js[:2])
@@ -319,8 +319,8 @@ func TestRESTCursors(t *testing.T) {
 	s, f := startFixture(t)
 	key := f.RestKey
 	for i := 0; i < 4; i++ {
-		c := rpNewClient(s, f.WS, "Client "+strconv.Itoa(i))
-		j := s.NewJob(f.WS, c, "Job "+strconv.Itoa(i), rpDaily())
+		c := s.NewClient(f.WS, "Client "+strconv.Itoa(i))
+		j := s.NewJob(f.WS, c, "Job "+strconv.Itoa(i), testserver.Daily())
 		admReport(s, j, f.ReportKey, "failed")
 	}
 	next := func(path string) string {
@@ -436,9 +436,9 @@ func TestRESTCursors(t *testing.T) {
 		// Another workspace with the same listing: its cursors carry the
 		// same endpoint and filters, but not the same workspace.
 		g := s.Fixture(testserver.FixtureOptions{})
-		s.NewJob(g.WS, g.Client, "Second", rpDaily())
-		rpNewClient(s, g.WS, "Initech")
-		scoped, _ := rpNewKey(s, g.WS, "rest", map[string]any{"scopes": []string{"clients:read"}})
+		s.NewJob(g.WS, g.Client, "Second", testserver.Daily())
+		s.NewClient(g.WS, "Initech")
+		scoped, _ := s.NewKey(g.WS, "rest", map[string]any{"scopes": []string{"clients:read"}})
 		for _, path := range []string{"/jobs?limit=1", "/clients?limit=1"} {
 			mine, theirs := next(path), rsList(t, path, rsGet(s, g.RestKey, path)).Next
 			rsWantErr(t, "their cursor with my key", rsGet(s, key, path+"&cursor="+q(theirs)), 400, "INVALID_PARAMETER", "cursor")
@@ -454,8 +454,8 @@ func TestRESTCursors(t *testing.T) {
 
 	rpRun(t, s, "opaque: no name inside", func(t *testing.T) {
 		secret := "Payroll Ledger Export"
-		c := rpNewClient(s, f.WS, "Quarterly Finance Client")
-		s.NewJob(f.WS, c, secret, rpDaily())
+		c := s.NewClient(f.WS, "Quarterly Finance Client")
+		s.NewJob(f.WS, c, secret, testserver.Daily())
 		for _, path := range []string{"/jobs", "/clients"} {
 			var names []string
 			for _, it := range rsWalk(s, key, path, 100) {

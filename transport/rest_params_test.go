@@ -214,7 +214,7 @@ func TestRESTParameterValues(t *testing.T) {
 	})
 	rpRun(t, s, "limit sizes the page", func(t *testing.T) {
 		for i := 0; i < 7; i++ {
-			rpNewClient(s, f.WS, "Client "+string(rune('A'+i)))
+			s.NewClient(f.WS, "Client "+string(rune('A'+i)))
 		}
 		for _, c := range []struct {
 			limit string
@@ -226,7 +226,7 @@ func TestRESTParameterValues(t *testing.T) {
 		}
 		// Default 50.
 		for i := 0; i < 50; i++ {
-			rpNewClient(s, f.WS, "More "+strings.Repeat("x", i+1))
+			s.NewClient(f.WS, "More "+strings.Repeat("x", i+1))
 		}
 		p := rsList(t, "clients", rsGet(s, key, "/clients"))
 		if len(p.Items) != 50 || !p.HasMore {
@@ -251,7 +251,7 @@ func TestRESTSearchAndFilters(t *testing.T) {
 	key := f.RestKey
 	names := map[string]string{f.Client: "Globex"}
 	for _, n := range []string{"GLOBAL Corp", "Émile Zola SA", "日本テレビ", "Straße 5", "globe"} {
-		names[rpNewClient(s, f.WS, n)] = n
+		names[s.NewClient(f.WS, n)] = n
 	}
 	byName := map[string]string{}
 	for id, n := range names {
@@ -284,7 +284,7 @@ func TestRESTSearchAndFilters(t *testing.T) {
 		rsWantIDs(t, "search "+c.search, rsIDs(items), want)
 	}
 	// Jobs too, with clientId.
-	other := s.NewJob(f.WS, byName["globe"], "NIGHTLY db", rpDaily())
+	other := s.NewJob(f.WS, byName["globe"], "NIGHTLY db", testserver.Daily())
 	items := rsItems(t, "jobs", rsGet(s, key, "/jobs"+rsQ("search", "nightly")))
 	rsWantIDs(t, "jobs search nightly", rsIDs(items), rsSortedByName(map[string]string{f.Job: "Nightly backup", other: "NIGHTLY db"}))
 	items = rsItems(t, "jobs", rsGet(s, key, "/jobs"+rsQ("search", "nightly", "clientId", byName["globe"])))
@@ -341,7 +341,7 @@ func TestRESTWindows(t *testing.T) {
 	failAt := func(at time.Time) (result, alert string) {
 		t.Helper()
 		n++
-		job := s.NewJob(f.WS, f.Client, "Job "+strconv.Itoa(n), rpDaily())
+		job := s.NewJob(f.WS, f.Client, "Job "+strconv.Itoa(n), testserver.Daily())
 		s.SetClock(at)
 		r := admReport(s, job, f.ReportKey, "failed")
 		return rpHistory(s, f.WS, job)[0]["id"].(string), r.JSON["alert_id"].(string)

@@ -68,10 +68,10 @@ func rsRich(s *testserver.Server, plan string) rsRichData {
 	ws := f.WS
 	s.SetClock(testserver.T0)
 	d.Globex, d.J1 = f.Client, f.Job
-	d.Initech = rpNewClient(s, ws, "Initech")
-	d.Archived = rpNewClient(s, ws, "Archived Co")
-	d.PausedCo = rpNewClient(s, ws, "Paused Co")
-	d.Umbrella = rpNewClient(s, ws, "Umbrella")
+	d.Initech = s.NewClient(ws, "Initech")
+	d.Archived = s.NewClient(ws, "Archived Co")
+	d.PausedCo = s.NewClient(ws, "Paused Co")
+	d.Umbrella = s.NewClient(ws, "Umbrella")
 	d.J2 = rsJob(s, ws, d.Globex, "Mail server", func(m map[string]any) {
 		m["vendor"] = "acronis"
 		m["device"] = map[string]any{"name": "Mail VM", "type": "vm", "hostname": "mail01"}
@@ -495,7 +495,7 @@ func TestRESTShapes(t *testing.T) {
 // and an SLA met at exactly its target.
 func TestRESTRates(t *testing.T) {
 	s, f := startFixture(t)
-	key2, _ := rpNewKey(s, f.WS, "report", nil)
+	key2, _ := s.NewKey(f.WS, "report", nil)
 	// 1 ok of 16: 6.25 → 6.3 (half away from zero; a float %.1f gives 6.2).
 	for i := 0; i < 16; i++ {
 		s.Advance(time.Second)
@@ -506,14 +506,14 @@ func TestRESTRates(t *testing.T) {
 		admReport(s, f.Job, f.ReportKey, st)
 	}
 	// 2 ok of 3 on a job whose target is 66.7: met, exactly at the target.
-	exact := s.NewJob(f.WS, f.Client, "Exact", rpDaily())
+	exact := s.NewJob(f.WS, f.Client, "Exact", testserver.Daily())
 	s.MustAdmin(200, "PATCH", "/workspaces/"+f.WS+"/jobs/"+exact, map[string]any{"slaTarget": 66.7})
 	for _, st := range []string{"ok", "failed", "ok"} {
 		s.Advance(time.Second)
 		admReport(s, exact, key2, st)
 	}
 	// A warning does not count as a success.
-	warned := s.NewJob(f.WS, f.Client, "Warned", rpDaily())
+	warned := s.NewJob(f.WS, f.Client, "Warned", testserver.Daily())
 	for _, st := range []string{"warn", "ok"} {
 		s.Advance(time.Second)
 		admReport(s, warned, key2, st)

@@ -26,7 +26,7 @@ func TestRESTTextFields(t *testing.T) {
 	clients := map[string]string{}
 	jobs := map[string]string{}
 	for _, n := range names {
-		c := rpNewClient(s, f.WS, n)
+		c := s.NewClient(f.WS, n)
 		clients[c] = n
 		jobs[rsJob(s, f.WS, c, n, nil)] = n
 	}
@@ -65,9 +65,9 @@ func TestRESTTextFields(t *testing.T) {
 
 func TestRESTSearchBeyondASCII(t *testing.T) {
 	s, f := startFixture(t)
-	greek := rpNewClient(s, f.WS, "ΟΔΟΣ Backup")
-	kelvin := rpNewClient(s, f.WS, "\u212Aelvin Labs") // KELVIN SIGN
-	turkish := rpNewClient(s, f.WS, "İstanbul Bilişim")
+	greek := s.NewClient(f.WS, "ΟΔΟΣ Backup")
+	kelvin := s.NewClient(f.WS, "\u212Aelvin Labs") // KELVIN SIGN
+	turkish := s.NewClient(f.WS, "İstanbul Bilişim")
 	for _, c := range []struct {
 		search string
 		want   []string

@@ -53,17 +53,22 @@ func CreateTemp(fsys FS, dir, pattern string, perm fs.FileMode) (File, error) {
 // removals in it durable. The error names the directory.
 func SyncDir(fsys FS, dir string) error {
 	d, err := Open(fsys, dir)
-	if err != nil {
-		return fmt.Errorf("sync dir %s: %w", dir, err)
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
+	if err == nil {
+		err = syncClose(d)
 	}
 	if err != nil {
 		return fmt.Errorf("sync dir %s: %w", dir, err)
 	}
 	return nil
+}
+
+// syncClose fsyncs f and closes it; it returns the first error.
+func syncClose(f File) error {
+	err := f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // Gate is implemented by file systems that inject faults, to hear of writes

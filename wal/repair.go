@@ -17,21 +17,13 @@ import (
 // truncationFiles returns the names of the START and END files tidwall
 // leaves behind when a TruncateFront or TruncateBack is interrupted.
 func truncationFiles(fsys vfs.FS, dir string) ([]string, error) {
-	files, err := fileNames(fsys, dir)
-	if err != nil {
-		return nil, err
-	}
-	var names []string
-	for _, name := range files {
+	return fileNames(fsys, dir, func(name string) bool {
 		if _, ok := segmentIndex(name); !ok {
-			continue
+			return false
 		}
-		if (len(name) == 26 && strings.HasSuffix(name, ".START")) ||
-			(len(name) == 24 && strings.HasSuffix(name, ".END")) {
-			names = append(names, name)
-		}
-	}
-	return names, nil
+		return len(name) == 26 && strings.HasSuffix(name, ".START") ||
+			len(name) == 24 && strings.HasSuffix(name, ".END")
+	})
 }
 
 // finishTruncation lets tidwall's own Open finish a truncation a crash
@@ -69,17 +61,15 @@ func finishTruncation(dir string, opts Options) error {
 // them to START or END files: one left behind was never renamed, so the
 // truncation it belonged to had not begun and the file holds nothing needed.
 func removeTempFiles(fsys vfs.FS, dir string, logger *slog.Logger) error {
-	files, err := fileNames(fsys, dir)
+	files, err := fileNames(fsys, dir, func(name string) bool { return strings.HasSuffix(name, ".TEMP") })
 	if err != nil {
 		return err
 	}
 	for _, name := range files {
-		if strings.HasSuffix(name, ".TEMP") {
-			if err := fsys.Remove(filepath.Join(dir, name)); err != nil {
-				return fmt.Errorf("remove leftover %s: %w", name, err)
-			}
-			logger.Info("wal: removed leftover temp file of an interrupted truncation", "file", name)
+		if err := fsys.Remove(filepath.Join(dir, name)); err != nil {
+			return fmt.Errorf("remove leftover %s: %w", name, err)
 		}
+		logger.Info("wal: removed leftover temp file of an interrupted truncation", "file", name)
 	}
 	return nil
 }

@@ -34,7 +34,7 @@ func segmentIndex(name string) (uint64, bool) {
 // listSegments returns the segment files in dir in LSN order (the order of
 // their names). Other files, such as .broken copies, are skipped.
 func listSegments(fsys vfs.FS, dir string) ([]segmentFile, error) {
-	files, err := fileNames(fsys, dir)
+	files, err := fileNames(fsys, dir, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -47,16 +47,16 @@ func listSegments(fsys vfs.FS, dir string) ([]segmentFile, error) {
 	return segs, nil
 }
 
-// fileNames returns the names of the files in dir (folders left out), in
-// the order of their names.
-func fileNames(fsys vfs.FS, dir string) ([]string, error) {
+// fileNames returns the names of the files in dir (folders left out) that
+// keep accepts (all when keep is nil), in the order of their names.
+func fileNames(fsys vfs.FS, dir string, keep func(name string) bool) ([]string, error) {
 	ents, err := fsys.ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}
-	names := make([]string, 0, len(ents))
+	var names []string
 	for _, e := range ents {
-		if !e.IsDir() {
+		if !e.IsDir() && (keep == nil || keep(e.Name())) {
 			names = append(names, e.Name())
 		}
 	}

@@ -15,8 +15,10 @@
 // Both embed a *Client: admin API calls, reports, REST reads, clock moves
 // and /metrics, each failing the test it holds (Client.T) or, in the
 // methods whose names say Send or Call, returning an error, for use on other
-// goroutines. The check helpers (WantKeys, WantAdminError, ...) hold the
-// answer shapes both test suites check.
+// goroutines. Fixture and the New* methods build workspaces through the
+// admin API; SecretRe, TimeRe and TS are the value shapes both suites
+// check; CopyDir, SelfSigned, LineDiff, Tail and LockedBuffer are the small
+// tools both need.
 //
 // The package is for tests only: it imports testing, and nothing outside
 // the tests imports it.
