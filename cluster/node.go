@@ -504,7 +504,8 @@ func (n *Node) closeHosted(h *hosted, graceful bool) {
 	}
 	var err error
 	if graceful {
-		err = h.eng.Close()
+		// The last snapshot, then the minute's rate counts for the next owner.
+		err = h.eng.HandOver()
 	} else {
 		err = h.eng.Abandon()
 	}

@@ -60,6 +60,8 @@ var changes = []changeEntry{
 	{"Engine.EndSession", []string{"SessionEnded"}},
 	// The development clock (cmd_clock.go).
 	{"Engine.SetClock", []string{"ClockSet"}},
+	// A cluster's shard moving to another node (handover.go).
+	{"Engine.HandOver", []string{"RateLevels"}},
 
 	// Time-driven work, run by the actor before and after each message
 	// (timers.go, outbox.go).

@@ -334,23 +334,34 @@ func (e *Engine) sortedActors() []*actor {
 // stops the actors. Callers stop sending requests first; a command that
 // still comes, during Close or after it, returns promptly with
 // ReportNotRecorded, ErrClosed, ErrFailed or a zero answer.
-func (e *Engine) Close() error { return e.close(true) }
+func (e *Engine) Close() error { return e.close(closeSnapshot) }
 
 // Abandon stops the engine as Close does, but without the last snapshot:
 // for a cluster's shard whose lease was lost, whose log no longer takes
 // records (another node owns them now).
-func (e *Engine) Abandon() error { return e.close(false) }
+func (e *Engine) Abandon() error { return e.close(closeAbandon) }
 
-func (e *Engine) close(snapshot bool) error {
+// How close ends: with the last snapshot, with it and the rate levels of a
+// hand-over (handover.go), or without either.
+const (
+	closeSnapshot = iota
+	closeHandOver
+	closeAbandon
+)
+
+func (e *Engine) close(mode int) error {
 	var err error
 	e.closeOnce.Do(func() {
 		close(e.stop)
 		e.stopped.Wait()
-		if snapshot {
+		if mode != closeAbandon {
 			if serr := e.Snapshot(); serr != nil {
 				e.logger.Error("snapshot at shutdown failed", "err", serr)
 				err = serr
 			}
+		}
+		if mode == closeHandOver && err == nil {
+			err = e.logRateLevels()
 		}
 		if cerr := e.log.Close(); cerr != nil && err == nil {
 			err = cerr

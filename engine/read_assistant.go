@@ -84,12 +84,12 @@ func (e *Engine) Assistant(keyHash [32]byte) (AssistantKey, KeyCheck) {
 // The count lives in memory only: a restart forgets the current minute's.
 func (w *workspace) countAssistant(now int64) bool {
 	minute := now / state.MsPerMinute
-	if w.asstMinute != minute {
-		w.asstMinute, w.asstMinuteCount = minute, 0
+	if w.AsstMinute != minute {
+		w.AsstMinute, w.AsstMinuteCount = minute, 0
 	}
-	if w.asstMinuteCount >= AssistantPerMinute {
+	if w.AsstMinuteCount >= AssistantPerMinute {
 		return false
 	}
-	w.asstMinuteCount++
+	w.AsstMinuteCount++
 	return true
 }

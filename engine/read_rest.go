@@ -257,8 +257,8 @@ func (a *actor) countRequest(w *workspace, now int64, l *RESTLimits) bool {
 		perMinute = restPerMinutePro
 	}
 	minute := now / state.MsPerMinute
-	if w.restMinute != minute {
-		w.restMinute, w.restMinuteCount = minute, 0
+	if w.RESTMinute != minute {
+		w.RESTMinute, w.RESTMinuteCount = minute, 0
 	}
 	t := state.MsTime(now)
 	month := int64(t.Year())*100 + int64(t.Month())
@@ -276,17 +276,17 @@ func (a *actor) countRequest(w *workspace, now int64, l *RESTLimits) bool {
 	switch {
 	case l.Quota && w.RESTMonthCount >= restMonthlyQuota:
 		l.RetryAfter = ceilSeconds(nextMonth - now)
-	case w.restMinuteCount >= perMinute:
+	case w.RESTMinuteCount >= perMinute:
 		l.RetryAfter = ceilSeconds((minute+1)*state.MsPerMinute - now)
 	default:
-		w.restMinuteCount++
+		w.RESTMinuteCount++
 		w.RESTMonthCount++
 		if l.Quota {
 			// The month's count must survive a restart; the minute's need not.
 			a.logAsync(&state.RESTUsage{Month: month, Count: w.RESTMonthCount})
 		}
 	}
-	l.Remaining = max(0, perMinute-w.restMinuteCount)
+	l.Remaining = max(0, perMinute-w.RESTMinuteCount)
 	if l.Quota {
 		l.QuotaRemaining = max(0, restMonthlyQuota-w.RESTMonthCount)
 	}

@@ -161,7 +161,7 @@ func restBenchBuild(b *testing.B, e *Engine, name string, clients, jobs, perJob 
 // resetMinute zeroes the workspace's REST requests of this minute, in its
 // actor: before any request sent after it.
 func (ws restBenchWS) resetMinute() {
-	ws.act.inbox <- func(w *workspace) { w.restMinuteCount = 0 }
+	ws.act.inbox <- func(w *workspace) { w.RESTMinuteCount = 0 }
 }
 
 // firstIDs returns the ids of the workspace's first client and first job

@@ -102,6 +102,12 @@ type Workspace struct {
 	// the monthly quota needs across restarts (RESTUsage records).
 	RESTMonth      int64
 	RESTMonthCount int64
+
+	// The REST API's and the assistant server's UTC minute and their counts,
+	// kept in memory only: a shard handing over to another node writes
+	// them in a RateLevels record, so the next owner goes on counting.
+	RESTMinute, RESTMinuteCount int64
+	AsstMinute, AsstMinuteCount int64
 }
 
 type Client struct {

@@ -20,6 +20,7 @@ const (
 	TypeClockSet         byte = 13
 	TypeRESTUsage        byte = 14
 	TypeTrialEnded       byte = 22
+	TypeRateLevels       byte = 32
 )
 
 // errNotApplied is what apply says of records that make a workspace or
@@ -120,6 +121,59 @@ func (r *RESTUsage) fields(f *codec.Fields) { f.Walk(&r.Month, &r.Count) }
 func (r *RESTUsage) apply(w *Workspace) error {
 	w.RESTMonth, w.RESTMonthCount = r.Month, r.Count
 	return nil
+}
+
+// RateLevels records the rate counts of one UTC minute, which are never
+// logged otherwise: a shard handing over to another node writes it after
+// its last snapshot, so that the next owner goes on counting the minute
+// under way instead of from zero (a client cannot get twice the limit by a
+// hand-over).
+type RateLevels struct {
+	Header
+	Minute          int64 // ms / 60,000
+	REST, Assistant int64
+	Keys            []KeyCount // the report keys that counted requests
+}
+
+// KeyCount is a report key's count in a RateLevels minute.
+type KeyCount struct {
+	Key   ID
+	Count int64
+}
+
+func (r *RateLevels) fields(f *codec.Fields) {
+	f.Walk(&r.Minute, &r.REST, &r.Assistant)
+	codec.Slice(f, &r.Keys, len(ID{})+1, func(f *codec.Fields, k *KeyCount) {
+		f.Fixed(k.Key[:])
+		f.Walk(&k.Count)
+	})
+}
+
+// apply sets the minute's counts where the workspace counts no later
+// minute (a key that is gone is skipped).
+func (r *RateLevels) apply(w *Workspace) error {
+	w.RESTMinute, w.RESTMinuteCount = laterCount(w.RESTMinute, w.RESTMinuteCount, r.Minute, r.REST)
+	w.AsstMinute, w.AsstMinuteCount = laterCount(w.AsstMinute, w.AsstMinuteCount, r.Minute, r.Assistant)
+	for _, kc := range r.Keys {
+		if k := w.Keys[kc.Key]; k != nil {
+			var n int64
+			k.Minute, n = laterCount(k.Minute, int64(k.MinuteCount), r.Minute, kc.Count)
+			k.MinuteCount = int(n)
+		}
+	}
+	return nil
+}
+
+// laterCount returns the later of two (minute, count) pairs, and the larger
+// count of one minute.
+func laterCount(m1, c1, m2, c2 int64) (int64, int64) {
+	switch {
+	case m1 > m2:
+		return m1, c1
+	case m2 > m1:
+		return m2, c2
+	}
+	return m1, max(c1, c2)
 }
 
 // ClockSet records a move of the development clock, so a restart resumes at

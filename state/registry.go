@@ -18,6 +18,7 @@ var registry = [256]kind{
 	TypeAlertChanged:      {make: func() Record { return new(AlertChanged) }},
 	TypeClockSet:          {make: func() Record { return new(ClockSet) }},
 	TypeRESTUsage:         {make: func() Record { return new(RESTUsage) }, keepsFigures: true},
+	TypeRateLevels:        {make: func() Record { return new(RateLevels) }, keepsFigures: true},
 	TypeMissed:            {make: func() Record { return new(Missed) }},
 	TypeEscalated:         {make: func() Record { return new(Escalated) }},
 	TypeDeliveryAttempted: {make: func() Record { return new(DeliveryAttempted) }, keepsFigures: true},
