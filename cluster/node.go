@@ -73,7 +73,7 @@ type Node struct {
 	mu     sync.Mutex
 	hosted map[int]*hosted
 	seen   map[string]time.Time // live nodes, and when each was first seen
-	broken map[int]error        // shards whose history failed its checks
+	broken map[int]error        // shards served read-only: their history failed its checks
 	retry  map[int]retryAfter   // shards that failed to open, and when to try again
 
 	stop    chan struct{}
@@ -306,18 +306,17 @@ func (n *Node) assign() {
 		n.mu.Lock()
 		h := n.hosted[s]
 		preferredSince := n.seen[order[0]]
-		_, broken := n.broken[s]
 		wait := n.retry[s].at.After(now)
 		n.mu.Unlock()
 		switch {
 		case h != nil && order[0] != n.cfg.NodeID && !preferredSince.IsZero() && now.Sub(preferredSince) > 30*time.Second:
 			n.log.Info("handing the shard to its preferred node", "shard", s, "to", order[0])
 			n.drop(s, true)
-		case h == nil && !broken && !wait && (order[0] == n.cfg.NodeID || len(order) > 1 && order[1] == n.cfg.NodeID && n.freeFor(ctx, s) > 3*leaseTTL/2):
+		case h == nil && !wait && (order[0] == n.cfg.NodeID || len(order) > 1 && order[1] == n.cfg.NodeID && n.freeFor(ctx, s) > 3*leaseTTL/2):
 			if !n.acquire(ctx, s) && order[0] == n.cfg.NodeID {
 				served = false
 			}
-		case h == nil && order[0] == n.cfg.NodeID && (broken || wait):
+		case h == nil && order[0] == n.cfg.NodeID && wait:
 			served = false
 		}
 	}
@@ -380,14 +379,6 @@ func (n *Node) acquire(ctx context.Context, shard int) bool {
 	n.log.Info("shard lease taken", "shard", shard, "epoch", rev)
 	if err := n.open(h); err != nil {
 		n.log.Error("open the shard", "shard", shard, "err", err)
-		if errors.Is(err, jslog.ErrBroken) {
-			n.mu.Lock()
-			n.broken[shard] = err
-			count := len(n.broken)
-			n.mu.Unlock()
-			n.cfg.Metrics.shardBroken(count)
-			n.markBroken(shard, err)
-		}
 		n.mu.Lock()
 		n.retry[shard] = n.retry[shard].next(time.Now())
 		n.mu.Unlock()
@@ -435,6 +426,9 @@ func (n *Node) open(h *hosted) error {
 	shards := n.shards
 	opts.WorkspaceID = func(id engine.ID) bool { return WorkspaceShard(id, shards) == shard }
 	opts.KeepClock = true
+	// A history that fails its checks opens read-only (reads answer,
+	// changes get 503) rather than not at all, or silently with holes.
+	opts.Broken = func(err error) bool { return errors.Is(err, jslog.ErrBroken) }
 	if n.cfg.Clock != nil {
 		opts.Clock = n.cfg.Clock
 	}
@@ -443,6 +437,7 @@ func (n *Node) open(h *hosted) error {
 		l.Close()
 		return err
 	}
+	n.noteBroken(shard, eng.ReadOnly())
 	stack, err := n.cfg.Build(shard, eng)
 	if err != nil {
 		eng.Abandon()
@@ -481,6 +476,8 @@ func (n *Node) drop(shard int, graceful bool) {
 	n.mu.Lock()
 	h := n.hosted[shard]
 	delete(n.hosted, shard)
+	delete(n.broken, shard) // its next owner reports it
+	n.cfg.Metrics.shardBroken(len(n.broken))
 	n.mu.Unlock()
 	if h == nil {
 		return
@@ -544,7 +541,7 @@ func (n *Node) local(shard int) *hosted {
 // Ready reports whether the node is ready for traffic (/readyz): it
 // reaches NATS, and every shard it ranks first for has an owner (itself,
 // or another node until the hand-over). A node that took none of its
-// shards (they failed to open, or are broken) is not ready; a node that
+// shards (they failed to open) is not ready; a node that
 // owns none yet but forwards to their owners is.
 func (n *Node) Ready() bool { return n.nc.IsConnected() && n.mineServed.Load() }
 

@@ -100,12 +100,37 @@ func (n *Node) StatusJSON() ([]byte, error) {
 
 func brokenKey(shard int) string { return "broken." + shardKey(shard) }
 
-// markBroken records in the cluster's settings that a shard's history
-// failed its checks, so that every node reports it.
-func (n *Node) markBroken(shard int, problem error) {
+// noteBroken records in the cluster's settings whether a shard the node
+// opened is read-only because its history failed its checks (problem), or
+// no longer is (nil: its log was repaired), so that every node reports it;
+// and counts the node's broken shards in its metrics.
+func (n *Node) noteBroken(shard int, problem error) {
+	n.mu.Lock()
+	_, was := n.broken[shard]
+	if problem != nil {
+		n.broken[shard] = problem
+	} else {
+		delete(n.broken, shard)
+	}
+	count := len(n.broken)
+	n.mu.Unlock()
+	n.cfg.Metrics.shardBroken(count)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if _, err := n.config.Put(ctx, brokenKey(shard), []byte(problem.Error())); err != nil {
+	var err error
+	switch {
+	case problem != nil:
+		n.log.Error("shard read-only: its log failed its checks", "shard", shard, "err", problem)
+		_, err = n.config.Put(ctx, brokenKey(shard), []byte(problem.Error()))
+	case was || n.brokenInKV(ctx, shard):
+		err = n.config.Delete(ctx, brokenKey(shard))
+	}
+	if err != nil {
 		n.log.Warn("record a broken shard", "shard", shard, "err", err)
 	}
+}
+
+func (n *Node) brokenInKV(ctx context.Context, shard int) bool {
+	_, err := n.config.Get(ctx, brokenKey(shard))
+	return err == nil
 }

@@ -74,6 +74,9 @@ func (a *actor) stop() {
 // applyNew gives rec the workspace's next sequence number and applies it.
 // The caller then hands it to the log with eng.submit.
 func (a *actor) applyNew(rec state.Record) error {
+	if a.eng.readOnly != nil {
+		return ErrReadOnly
+	}
 	rec.Head().Workspace = a.ws.ID
 	rec.Head().Seq = a.ws.Seq + 1
 	return a.ws.Apply(rec, a)

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"sync"
 	"time"
 
@@ -57,6 +58,7 @@ const (
 	ReportInFlight                               // 503, Retry-After 30
 	ReportCapReached                             // 429 daily cap
 	ReportNotRecorded                            // 500: the log failed
+	ReportUnavailable                            // 503: the engine is read-only (its log failed its checks)
 )
 
 // ReportReply is the engine's answer to a report.
@@ -151,6 +153,10 @@ func (a *actor) report(w *workspace, k *state.Key, in *ReportInput, reply chan<-
 	}
 	rec := w.decideReport(j, in, now, k.Source)
 	if err := a.applyNew(rec); err != nil {
+		if errors.Is(err, ErrReadOnly) {
+			reply <- ReportReply{Outcome: ReportUnavailable}
+			return
+		}
 		a.eng.logger.Error("apply report", "workspace", w.ID, "job", j.ID, "err", err)
 		reply <- ReportReply{Outcome: ReportNotRecorded}
 		return

@@ -64,6 +64,12 @@ type Options struct {
 	// restoring the time the log last recorded: tests use it to let time
 	// pass while the server is down.
 	KeepClock bool
+	// Broken, when set, says which replay errors mean a history that failed
+	// its checks (a cluster's log: a gap, a foreign epoch, a damaged
+	// message). The engine then opens read-only on the state read before
+	// the fault (ReadOnly) instead of failing: reads answer, changes are
+	// refused with ErrReadOnly, nothing is written, no timer runs.
+	Broken func(error) bool
 	// IngestDomain is the domain of jobs' ingest addresses; default
 	// DefaultIngestDomain.
 	IngestDomain string
@@ -81,11 +87,12 @@ type Options struct {
 // Engine is the whole in-memory state: a registry of workspace actors, the
 // key index, the clock and the write-ahead log they all share.
 type Engine struct {
-	opts   Options
-	clock  Clock
-	dev    *DevClock
-	log    Log
-	logger *slog.Logger
+	opts     Options
+	readOnly error // the fault that made the engine read-only (Options.Broken); nil: not
+	clock    Clock
+	dev      *DevClock
+	log      Log
+	logger   *slog.Logger
 
 	actors sync.Map // ID → *actor
 	keys   keyIndex // SHA-256 of a key secret → its actor and key id
@@ -117,6 +124,9 @@ var (
 	ErrClosed = errors.New("engine: closed")
 	// ErrNoDevClock means SetClock was called without a development clock.
 	ErrNoDevClock = errors.New("engine: the development clock is off")
+	// ErrReadOnly means the engine is read-only (its log failed its checks,
+	// see Options.Broken); nothing was changed.
+	ErrReadOnly = errors.New("engine: read-only: the log failed its checks")
 )
 
 // Open recovers the engine from dir: the newest valid snapshot, then the log
@@ -195,11 +205,17 @@ func Open(opts Options) (*Engine, error) {
 		replayed++
 		return e.replay(rec)
 	}); err != nil {
-		l.Close()
-		return nil, fmt.Errorf("open engine %s: replay: %w", opts.Dir, err)
+		if opts.Broken == nil || !opts.Broken(err) {
+			l.Close()
+			return nil, fmt.Errorf("open engine %s: replay: %w", opts.Dir, err)
+		}
+		e.readOnly = err
+		e.logger.Error("the log failed its checks: the shard is read-only until an operator repairs its log", "after", replayed, "err", err)
 	}
 	e.log = l
-	l.Start()
+	if e.readOnly == nil {
+		l.Start()
+	}
 	if !keep.IsZero() {
 		e.dev.Set(keep)
 	}
@@ -213,8 +229,10 @@ func Open(opts Options) (*Engine, error) {
 		return true
 	})
 	e.logger.Info("engine recovered", "workspaces", e.count.Load(), "snapshot", snapLSN, "replayed", replayed, "elapsed", time.Since(start).Round(time.Millisecond))
-	e.stopped.Add(1)
-	go e.snapshotLoop()
+	if e.readOnly == nil {
+		e.stopped.Add(1)
+		go e.snapshotLoop()
+	}
 	e.ready.Store(true)
 	return e, nil
 }
@@ -341,6 +359,10 @@ func (e *Engine) Close() error { return e.close(closeSnapshot) }
 // records (another node owns them now).
 func (e *Engine) Abandon() error { return e.close(closeAbandon) }
 
+// ReadOnly returns the fault that made the engine read-only (see
+// Options.Broken), or nil.
+func (e *Engine) ReadOnly() error { return e.readOnly }
+
 // How close ends: with the last snapshot, with it and the rate levels of a
 // hand-over (handover.go), or without either.
 const (
@@ -354,6 +376,9 @@ func (e *Engine) close(mode int) error {
 	e.closeOnce.Do(func() {
 		close(e.stop)
 		e.stopped.Wait()
+		if e.readOnly != nil {
+			mode = closeAbandon // a snapshot would hide the fault
+		}
 		if mode != closeAbandon {
 			if serr := e.Snapshot(); serr != nil {
 				e.logger.Error("snapshot at shutdown failed", "err", serr)

@@ -30,6 +30,10 @@ const snapshotMagic = "BMENGINE"
 // file is made visible, a log barrier makes sure every record it holds is
 // durable.
 func (e *Engine) Snapshot() error {
+	if e.readOnly != nil {
+		// A snapshot would let the log be truncated past its fault.
+		return ErrReadOnly
+	}
 	e.snapMu.Lock()
 	defer e.snapMu.Unlock()
 	return e.snapshotLocked()
@@ -95,6 +99,9 @@ func (e *Engine) snapshotLocked() error {
 
 // barrier waits until every record submitted so far is durable.
 func (e *Engine) barrier() error {
+	if e.readOnly != nil {
+		return nil // nothing is written: everything read is all there is
+	}
 	ch := make(chan error, 1)
 	e.log.Submit(nil, func(_ uint64, err error) { ch <- err })
 	return <-ch

@@ -170,6 +170,9 @@ func (a *actor) commit(rec state.Record, wg *sync.WaitGroup) {
 // deadline passed, before the actor woke for it, finds its missing alert
 // recorded (dated when the grace ended) and resolves it.
 func (a *actor) beforeMessage() {
+	if a.eng.readOnly != nil {
+		return // timers change state: none runs on a read-only engine
+	}
 	if next := a.ws.nextTimer(); next != 0 {
 		if now := a.eng.nowMs(); next <= now {
 			a.runTimers(now, nil)
@@ -182,6 +185,9 @@ func (a *actor) beforeMessage() {
 // With the development clock, timers run when a message arrives and when
 // the clock moves (Engine.SetClock).
 func (a *actor) afterMessage() {
+	if a.eng.readOnly != nil {
+		return
+	}
 	now := a.eng.nowMs()
 	a.runTimers(now, nil)
 	if a.eng.dev != nil {

@@ -100,6 +100,7 @@ type Log struct {
 	queue   chan request
 	flights chan *flight
 	start   sync.Once
+	started atomic.Bool // Start was called: the takeover marker goes out
 	done    chan struct{} // closed when the acker returns
 	epochs  uint64        // highest epoch replayed
 }
@@ -170,6 +171,7 @@ func (l *Log) Written() uint64 { return l.written.Load() }
 // records submitted fail with it.
 func (l *Log) Start() {
 	l.start.Do(func() {
+		l.started.Store(true)
 		go l.acker()
 		go l.run()
 	})
@@ -216,7 +218,9 @@ func (l *Log) TruncateFront(lsn uint64) error {
 }
 
 // Close stops taking records, waits until those submitted are acknowledged
-// (or failed), and returns the failure if there was one.
+// (or failed), and returns the failure if there was one. A log never
+// started writes nothing, not even its takeover marker; records submitted
+// to it fail with ErrClosed.
 func (l *Log) Close() error {
 	l.mu.Lock()
 	if l.closed {
@@ -226,7 +230,13 @@ func (l *Log) Close() error {
 	l.closed = true
 	close(l.queue)
 	l.mu.Unlock()
-	l.Start()
+	if !l.started.Load() {
+		// Never started (a read-only shard): no takeover marker may go out.
+		for r := range l.queue {
+			call(r.done, 0, ErrClosed)
+		}
+		return nil
+	}
 	<-l.done
 	if f := l.fail.Load(); f != nil {
 		return f.err

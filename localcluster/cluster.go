@@ -43,6 +43,9 @@ type Cluster struct {
 	cfg   Config
 	NATS  []*Proc
 	Nodes []*Node
+	// NATSURLs are the NATS servers' client addresses (nats://host:port),
+	// for a client that talks to JetStream itself.
+	NATSURLs []string
 }
 
 // Node is a backupmon node of the cluster.
@@ -112,6 +115,7 @@ func Start(cfg Config) (*Cluster, error) {
 			args = append(args, "--cluster-listen", "127.0.0.1:"+strconv.Itoa(ports[3][i]), "--routes", strings.Join(routes, ","))
 		}
 		natsURLs[i] = "127.0.0.1:" + strconv.Itoa(ports[2][i])
+		c.NATSURLs = append(c.NATSURLs, "nats://"+natsURLs[i])
 		c.NATS = append(c.NATS, newProc(name, cfg.Binary, filepath.Join(cfg.Dir, name+".log"), args...))
 	}
 	for i := range cfg.Nodes {

@@ -176,6 +176,9 @@ func (s *Server) adminFail(ctx *fasthttp.RequestCtx, err error) {
 		default:
 			adminError(ctx, fasthttp.StatusBadRequest, "INVALID_REQUEST", e.Message)
 		}
+	case errors.Is(err, engine.ErrReadOnly):
+		setRetryAfter(ctx, readOnlyRetry)
+		adminError(ctx, fasthttp.StatusServiceUnavailable, "UNAVAILABLE", msgReadOnly)
 	case errors.Is(err, engine.ErrNoDevClock):
 		adminError(ctx, fasthttp.StatusNotFound, "NOT_FOUND", "No such endpoint")
 	default:

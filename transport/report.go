@@ -78,6 +78,9 @@ func (s *Server) report(ctx *fasthttp.RequestCtx) {
 	case engine.ReportCapReached:
 		setRetryAfter(ctx, r.RetryAfter)
 		reportError(ctx, fasthttp.StatusTooManyRequests, msgDailyCap)
+	case engine.ReportUnavailable:
+		setRetryAfter(ctx, readOnlyRetry)
+		reportError(ctx, fasthttp.StatusServiceUnavailable, msgReadOnly)
 	default:
 		reportError(ctx, fasthttp.StatusInternalServerError, msgNotRecorded)
 	}

@@ -364,6 +364,14 @@ func (s *Server) Handlers() (public, admin fasthttp.RequestHandler) {
 	return s.public.Handler, s.admin.Handler
 }
 
+// A cluster's shard whose log failed its checks is read-only: its reads
+// answer, its changes are refused with this message and Retry-After (an
+// operator must repair the log; clients retry later).
+const (
+	msgReadOnly   = "This workspace is read-only for now: its log failed an integrity check and awaits repair; nothing was changed, retry later"
+	readOnlyRetry = 300
+)
+
 // noOwner answers a request whose shard no node owns now: 503 with
 // Retry-After, in the path's shape.
 func noOwner(ctx *fasthttp.RequestCtx, admin bool) {
