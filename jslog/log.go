@@ -100,7 +100,7 @@ type Log struct {
 	queue   chan request
 	flights chan *flight
 	start   sync.Once
-	started atomic.Bool // Start was called: the takeover marker goes out
+	started atomic.Bool   // Start was called: the takeover marker goes out
 	done    chan struct{} // closed when the acker returns
 	epochs  uint64        // highest epoch replayed
 }
