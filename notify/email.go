@@ -160,6 +160,9 @@ func EmailMessage(nt engine.Notice, from, to *mail.Address, now time.Time) []byt
 	header("Content-Type", "text/plain; charset=utf-8")
 	header("Content-Transfer-Encoding", "quoted-printable")
 	header("Auto-Submitted", "auto-generated")
+	// The delivery's id, the same on every attempt and after a fail-over
+	// (the Message-ID changes per attempt): a receiver drops repeats by it.
+	header(HeaderDelivery, nt.Delivery.String())
 	b.WriteString("\r\n")
 
 	qp := quotedprintable.NewWriter(&b) // turns the body's \n into CRLF

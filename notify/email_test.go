@@ -367,6 +367,7 @@ func checkEmail(t *testing.T, m sunk, nt engine.Notice, wantSubject string) {
 		"Content-Type":              "text/plain; charset=utf-8",
 		"Content-Transfer-Encoding": "quoted-printable",
 		"Auto-Submitted":            "auto-generated",
+		"X-Backupmon-Delivery":      deliveryID.String(),
 	} {
 		if got := h.Get(name); got != want {
 			t.Errorf("header %s %q, want %q", name, got, want)

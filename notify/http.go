@@ -98,7 +98,7 @@ func (n *Notifier) sendWebhook(ctx context.Context, nt engine.Notice) error {
 }
 
 func (n *Notifier) sendSlack(ctx context.Context, nt engine.Notice) error {
-	return n.post(ctx, nt.Channel.URL, SlackBody(nt), nil)
+	return n.post(ctx, nt.Channel.URL, SlackBody(nt), func(h http.Header) { h.Set(HeaderDelivery, nt.Delivery.String()) })
 }
 
 // post sends body to rawURL as JSON and returns nil for a 2xx answer, else

@@ -258,7 +258,7 @@ func TestSlack(t *testing.T) {
 			}
 			r := <-got
 			if r.method != http.MethodPost || r.header.Get("Content-Type") != "application/json" ||
-				r.header.Get("X-Backupmon-Signature") != "" {
+				r.header.Get("X-Backupmon-Signature") != "" || r.header.Get("X-Backupmon-Delivery") != nt.Delivery.String() {
 				t.Errorf("request %s %v", r.method, r.header)
 			}
 			var body map[string]string
