@@ -62,6 +62,8 @@ var changes = []changeEntry{
 	{"Engine.SetClock", []string{"ClockSet"}},
 	// A cluster's shard moving to another node (handover.go).
 	{"Engine.HandOver", []string{"RateLevels"}},
+	// A whole workspace moved in from another data directory (import.go).
+	{"Engine.ImportWorkspace", []string{"ImportPart"}},
 
 	// Time-driven work, run by the actor before and after each message
 	// (timers.go, outbox.go).

@@ -100,7 +100,8 @@ type Engine struct {
 	people people
 	count  atomic.Int64
 
-	globalMu  sync.Mutex // serialises engine-level records and workspace creation
+	globalMu  sync.Mutex          // serialises engine-level records and workspace creation
+	imports   map[state.ID][]byte // replay only: the parts of imported workspaces read so far
 	globalIDs *state.IDGen
 
 	snapMu    sync.Mutex
@@ -278,6 +279,9 @@ func (e *Engine) replay(rec state.Record) error {
 			return nil
 		}
 		return fmt.Errorf("engine record of type %d", rec.Type())
+	}
+	if r, ok := rec.(*state.ImportPart); ok {
+		return e.replayImport(r)
 	}
 	if r, ok := rec.(*state.WorkspaceCreated); ok {
 		if _, exists := e.actors.Load(state.ID(h.Workspace)); exists {

@@ -21,6 +21,7 @@ const (
 	TypeRESTUsage        byte = 14
 	TypeTrialEnded       byte = 22
 	TypeRateLevels       byte = 32
+	TypeImportPart       byte = 33
 )
 
 // errNotApplied is what apply says of records that make a workspace or
@@ -175,6 +176,25 @@ func laterCount(m1, c1, m2, c2 int64) (int64, int64) {
 	}
 	return m1, max(c1, c2)
 }
+
+// ImportPart is one part of a whole workspace moved in from another data
+// directory (`backupmon cluster import`): the workspace as a snapshot
+// holds it (Encode, in layout Version), cut into parts that each fit one
+// log message. The engine installs the workspace once its last part is
+// applied; Header.Seq is the workspace's own sequence number then.
+type ImportPart struct {
+	Header
+	Part, Of uint32
+	Version  uint64
+	Data     []byte
+}
+
+func (r *ImportPart) fields(f *codec.Fields) {
+	f.Walk(&r.Part, &r.Of, &r.Version)
+	f.Blob(&r.Data)
+}
+
+func (r *ImportPart) apply(*Workspace) error { return errNotApplied }
 
 // ClockSet records a move of the development clock, so a restart resumes at
 // the same development time. It belongs to the whole engine (no workspace).

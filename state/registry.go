@@ -19,6 +19,7 @@ var registry = [256]kind{
 	TypeClockSet:          {make: func() Record { return new(ClockSet) }},
 	TypeRESTUsage:         {make: func() Record { return new(RESTUsage) }, keepsFigures: true},
 	TypeRateLevels:        {make: func() Record { return new(RateLevels) }, keepsFigures: true},
+	TypeImportPart:        {make: func() Record { return new(ImportPart) }},
 	TypeMissed:            {make: func() Record { return new(Missed) }},
 	TypeEscalated:         {make: func() Record { return new(Escalated) }},
 	TypeDeliveryAttempted: {make: func() Record { return new(DeliveryAttempted) }, keepsFigures: true},
