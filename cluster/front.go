@@ -52,6 +52,9 @@ func (n *Node) Route(ctx *fasthttp.RequestCtx, public bool) bool {
 	}
 	if strings.HasPrefix(path, "/api/") || path == "/mcp" {
 		if token, ok := bearerToken(ctx); ok {
+			if s, ok := n.dir.secretShard(token); ok {
+				return n.to(ctx, public, s) // a key made before the cluster
+			}
 			if s, ok := KeyShard(token, n.shards); ok {
 				return n.to(ctx, public, s)
 			}
@@ -65,6 +68,9 @@ func (n *Node) Route(ctx *fasthttp.RequestCtx, public bool) bool {
 	}
 	for _, name := range []string{"__Host-session", "session"} {
 		if v := ctx.Request.Header.Cookie(name); len(v) > 0 {
+			if s, ok := n.dir.secretShard(string(v)); ok {
+				return n.to(ctx, public, s) // a session made before the cluster
+			}
 			if s, ok := CookieShard(string(v), n.shards); ok {
 				return n.to(ctx, public, s)
 			}

@@ -43,7 +43,10 @@ func (n *Node) Mail(token string, in *engine.MailInput) engine.MailReply {
 }
 
 func (n *Node) mail(c mailCall) engine.MailReply {
-	shard, ok := TokenShard(c.Token, n.shards)
+	shard, ok := n.dir.tokenShard(c.Token) // an address made before the cluster
+	if !ok {
+		shard, ok = TokenShard(c.Token, n.shards)
+	}
 	if !ok {
 		return engine.MailReply{Outcome: engine.MailUnknownRecipient}
 	}

@@ -82,6 +82,10 @@ type Node struct {
 	// mineServed: at the last assignment, every shard this node ranks
 	// first for had an owner.
 	mineServed atomic.Bool
+
+	dir       *directory      // shards of secrets made before the cluster
+	watchCtx  context.Context // the directory's watch, until Stop
+	stopWatch context.CancelFunc
 }
 
 // hosted is a shard the node owns.
@@ -160,6 +164,18 @@ func Connect(cfg Config) (*Node, error) {
 	if n.mailObjects, err = n.js.ObjectStore(ctx, mailStore); err != nil {
 		nc.Close()
 		return nil, err
+	}
+	dirKV, err := n.js.KeyValue(ctx, directoryBucket)
+	if err != nil {
+		nc.Close()
+		return nil, err
+	}
+	n.dir = newDirectory()
+	n.watchCtx, n.stopWatch = context.WithCancel(context.Background())
+	if err := n.dir.watch(n.watchCtx, dirKV); err != nil {
+		n.stopWatch()
+		nc.Close()
+		return nil, fmt.Errorf("read the directory: %w", err)
 	}
 	if cfg.Clock != nil {
 		if err := n.shareClock(); err != nil {
@@ -451,6 +467,7 @@ func (n *Node) open(h *hosted) error {
 		{fmt.Sprintf("bm.http.s%03d", shard), func(m *nats.Msg) { n.onForwarded(h, m) }},
 		{fmt.Sprintf("bm.call.s%03d", shard), func(m *nats.Msg) { n.onCall(h, m) }},
 		{fmt.Sprintf("bm.mail.s%03d", shard), func(m *nats.Msg) { n.onMail(h, m) }},
+		{fmt.Sprintf("bm.import.s%03d", shard), func(m *nats.Msg) { go n.onImport(h, m) }},
 	} {
 		s, err := n.nc.Subscribe(sub.subject, sub.fn)
 		if err != nil {
@@ -551,6 +568,7 @@ const stopWait = 30 * time.Second
 // Stop hands back every shard the node owns (a snapshot each, leases
 // released for the next owners at once) and leaves the cluster.
 func (n *Node) Stop() {
+	defer n.stopWatch()
 	close(n.stop)
 	n.stopped.Wait()
 	n.mu.Lock()

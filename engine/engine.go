@@ -70,6 +70,10 @@ type Options struct {
 	// the fault (ReadOnly) instead of failing: reads answer, changes are
 	// refused with ErrReadOnly, nothing is written, no timer runs.
 	Broken func(error) bool
+	// ReadOnly opens the engine read-only from the start, as Broken does
+	// (for `backupmon cluster import`, which reads a data directory
+	// without changing it).
+	ReadOnly bool
 	// IngestDomain is the domain of jobs' ingest addresses; default
 	// DefaultIngestDomain.
 	IngestDomain string
@@ -127,7 +131,9 @@ var (
 	ErrNoDevClock = errors.New("engine: the development clock is off")
 	// ErrReadOnly means the engine is read-only (its log failed its checks,
 	// see Options.Broken); nothing was changed.
-	ErrReadOnly = errors.New("engine: read-only: the log failed its checks")
+	ErrReadOnly = errors.New("engine: read-only: nothing is changed")
+	// errOpenedReadOnly is ReadOnly()'s answer for Options.ReadOnly.
+	errOpenedReadOnly = errors.New("engine: opened read-only")
 )
 
 // Open recovers the engine from dir: the newest valid snapshot, then the log
@@ -212,6 +218,9 @@ func Open(opts Options) (*Engine, error) {
 		}
 		e.readOnly = err
 		e.logger.Error("the log failed its checks: the shard is read-only until an operator repairs its log", "after", replayed, "err", err)
+	}
+	if opts.ReadOnly && e.readOnly == nil {
+		e.readOnly = errOpenedReadOnly
 	}
 	e.log = l
 	if e.readOnly == nil {

@@ -104,3 +104,35 @@ func (e *Engine) replayImport(r *state.ImportPart) error {
 	e.addActor(w)
 	return nil
 }
+
+// Routes is what a cluster's front needs to find a workspace's shard from
+// what a request names, for secrets made where nothing carried the shard
+// (a single node's, before `backupmon cluster import`): the SHA-256 of its
+// keys' secrets and of its sessions' cookie values, and its jobs' ingest
+// tokens.
+type Routes struct {
+	KeyHashes     [][32]byte
+	SessionHashes [][32]byte
+	IngestTokens  []string
+}
+
+// WorkspaceRoutes returns a workspace's Routes, or a KindNotFound error.
+func (e *Engine) WorkspaceRoutes(wsID string) (Routes, error) {
+	return read(e, wsID, func(w *workspace) Routes {
+		var r Routes
+		for _, k := range w.Keys {
+			if !k.Revoked {
+				r.KeyHashes = append(r.KeyHashes, k.Hash)
+			}
+		}
+		for _, s := range w.Sessions {
+			r.SessionHashes = append(r.SessionHashes, s.Hash)
+		}
+		for _, j := range w.Jobs {
+			if j.IngestToken != "" {
+				r.IngestTokens = append(r.IngestTokens, j.IngestToken)
+			}
+		}
+		return r
+	})
+}

@@ -24,8 +24,11 @@ import (
 // demo workspace; it prints the nodes' addresses and curl lines that work
 // against any node, and stops them all on Ctrl-C.
 func clusterCommand(args []string, out, errOut io.Writer) int {
+	if len(args) > 0 && args[0] == "import" {
+		return clusterImport(args[1:], out, errOut)
+	}
 	if len(args) == 0 || args[0] != "local" {
-		fmt.Fprintln(errOut, "Usage: backupmon cluster local [--dir ./cluster-data] [--shards 4]")
+		fmt.Fprintln(errOut, "Usage: backupmon cluster local [--dir ./cluster-data] [--shards 4]\n       backupmon cluster import --data ./data --cluster nats://h1:4222,...")
 		return 2
 	}
 	fs := flag.NewFlagSet("cluster local", flag.ContinueOnError)
