@@ -220,7 +220,8 @@ func (c *Cluster) startAll(procs []*Proc) error {
 }
 
 // WaitServed waits until every running node answers the admin list of
-// workspaces, which needs every shard served by some node.
+// workspaces, which needs every shard served by some node, and says it is
+// ready (/readyz).
 func (c *Cluster) WaitServed(timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for _, n := range c.Nodes {
@@ -229,6 +230,9 @@ func (c *Cluster) WaitServed(timeout time.Duration) error {
 		}
 		for {
 			status, err := c.adminStatus(n, "/admin/v1/workspaces")
+			if err == nil && status == http.StatusOK {
+				status, err = c.adminStatus(n, "/readyz")
+			}
 			if err == nil && status == http.StatusOK {
 				break
 			}
