@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -302,7 +303,7 @@ func (n *Node) assign() {
 		}
 	}
 	for id := range n.seen {
-		if !contains(live, id) {
+		if !slices.Contains(live, id) {
 			delete(n.seen, id)
 		}
 	}
@@ -312,7 +313,7 @@ func (n *Node) assign() {
 		}
 	}
 	n.mu.Unlock()
-	if !contains(live, n.cfg.NodeID) {
+	if !slices.Contains(live, n.cfg.NodeID) {
 		live = append(live, n.cfg.NodeID)
 	}
 	sort.Strings(live)
@@ -364,15 +365,6 @@ func (n *Node) freeFor(ctx context.Context, shard int) time.Duration {
 		return time.Since(e.Created())
 	}
 	return 0
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // acquire takes a free shard's lease and opens its engine: the snapshot

@@ -109,14 +109,7 @@ func startHarness(t *testing.T, shards, rounds int) *harness {
 		t.Fatal(err)
 	}
 	h := &harness{t: t, c: c}
-	t.Cleanup(func() {
-		if t.Failed() {
-			for _, p := range append(append([]*localcluster.Proc{}, c.NATS...), nodeProcs(c)...) {
-				t.Logf("%s log tail:\n%s", p.Name, p.Tail(40))
-			}
-		}
-		c.Close()
-	})
+	closeAtEnd(t, c)
 	for _, n := range c.Nodes {
 		h.nodes = append(h.nodes, &testserver.Client{T: t, HTTP: newClient(), PublicURL: n.PublicURL, AdminURL: n.AdminURL, Token: testserver.AdminToken})
 	}
@@ -126,12 +119,17 @@ func startHarness(t *testing.T, shards, rounds int) *harness {
 	return h
 }
 
-func nodeProcs(c *localcluster.Cluster) []*localcluster.Proc {
-	var out []*localcluster.Proc
-	for _, n := range c.Nodes {
-		out = append(out, n.Proc)
-	}
-	return out
+// closeAtEnd stops the cluster at the end of the test, quoting the tail
+// of every process's log when the test failed.
+func closeAtEnd(t *testing.T, c *localcluster.Cluster) {
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, p := range c.Procs() {
+				t.Logf("%s log tail:\n%s", p.Name, p.Tail(40))
+			}
+		}
+		c.Close()
+	})
 }
 
 // kill kills (SIGKILL) a random node, a random NATS server, or both, and

@@ -6,7 +6,6 @@ import (
 	"net/smtp"
 	"os"
 	"os/exec"
-	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -70,7 +69,10 @@ func TestClusterLocal(t *testing.T) {
 			}
 		case strings.HasPrefix(l, "curl "):
 			curls++
-			r := runCurl(t, l)
+			r, err := testserver.Curl(newClient(), l)
+			if err != nil {
+				t.Fatalf("%s: %v", l, err)
+			}
 			if r.Status/100 != 2 {
 				t.Errorf("%s\n  answered %d %s", l, r.Status, r.Body)
 			}
@@ -94,43 +96,10 @@ func TestClusterLocal(t *testing.T) {
 	}
 }
 
-var curlArg = regexp.MustCompile(`'[^']*'|\S+`)
-
-// runCurl sends the request a printed curl line describes (-X, -H, -d and
-// the URL).
-func runCurl(t *testing.T, line string) testserver.Response {
-	t.Helper()
-	args := curlArg.FindAllString(line, -1)
-	method, url, header, body := "GET", "", map[string]string{}, []byte(nil)
-	unq := func(s string) string { return strings.Trim(s, "'") }
-	for i := 1; i < len(args); i++ {
-		switch args[i] {
-		case "-s":
-		case "-X":
-			i++
-			method = args[i]
-		case "-H":
-			i++
-			k, v, _ := strings.Cut(unq(args[i]), ": ")
-			header[k] = v
-		case "-d":
-			i++
-			body = []byte(unq(args[i]))
-		default:
-			url = unq(args[i])
-		}
-	}
-	r, err := testserver.Send(newClient(), method, url, header, body)
-	if err != nil {
-		t.Fatalf("%s: %v", line, err)
-	}
-	return r
-}
-
 // sendCurlMail sends the e-mail a printed `curl smtp://` line describes.
 func sendCurlMail(t *testing.T, line string) {
 	t.Helper()
-	args := curlArg.FindAllString(line, -1)
+	args := testserver.ShellWords(line)
 	var addr, from, to, file string
 	for i := 1; i < len(args); i++ {
 		switch args[i] {

@@ -26,14 +26,7 @@ func startCluster(t *testing.T, shards int, serve ...string) (*localcluster.Clus
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			for _, p := range append(append([]*localcluster.Proc{}, c.NATS...), nodeProcs(c)...) {
-				t.Logf("%s log tail:\n%s", p.Name, p.Tail(30))
-			}
-		}
-		c.Close()
-	})
+	closeAtEnd(t, c)
 	var nodes []*testserver.Client
 	for _, n := range c.Nodes {
 		nodes = append(nodes, &testserver.Client{T: t, HTTP: newClient(), PublicURL: n.PublicURL, AdminURL: n.AdminURL, Token: testserver.AdminToken})

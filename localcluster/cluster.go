@@ -154,11 +154,7 @@ func Start(cfg Config) (*Cluster, error) {
 		c.Close()
 		return nil, err
 	}
-	procs := make([]*Proc, len(c.Nodes))
-	for i, n := range c.Nodes {
-		procs[i] = n.Proc
-	}
-	if err := c.startAll(procs); err != nil {
+	if err := c.startAll(nodeProcs(c.Nodes)); err != nil {
 		c.Close()
 		return nil, err
 	}
@@ -263,33 +259,37 @@ func (c *Cluster) adminStatus(n *Node, path string) (int, error) {
 // Close stops the nodes (SIGTERM, so that each hands its shards over with
 // a snapshot), then the NATS servers, then the proxies.
 func (c *Cluster) Close() error {
-	var errs []error
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	for _, n := range c.Nodes {
-		wg.Go(func() {
-			if err := n.Term(30 * time.Second); err != nil {
-				mu.Lock()
-				errs = append(errs, err)
-				mu.Unlock()
-			}
-		})
-	}
-	wg.Wait()
-	for _, p := range c.NATS {
-		wg.Go(func() {
-			if err := p.Term(30 * time.Second); err != nil {
-				mu.Lock()
-				errs = append(errs, err)
-				mu.Unlock()
-			}
-		})
-	}
-	wg.Wait()
+	err := termAll(nodeProcs(c.Nodes))
+	err = errors.Join(err, termAll(c.NATS))
 	for _, n := range c.Nodes {
 		for _, p := range n.proxies {
 			p.Close()
 		}
 	}
+	return err
+}
+
+// termAll stops procs at once (SIGTERM, then SIGKILL after 30 s) and
+// returns what went wrong.
+func termAll(procs []*Proc) error {
+	errs := make([]error, len(procs))
+	var wg sync.WaitGroup
+	for i, p := range procs {
+		wg.Go(func() { errs[i] = p.Term(30 * time.Second) })
+	}
+	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// Procs returns every process of the cluster: the NATS servers, then the
+// nodes.
+func (c *Cluster) Procs() []*Proc { return append(append([]*Proc{}, c.NATS...), nodeProcs(c.Nodes)...) }
+
+// nodeProcs returns the processes of nodes.
+func nodeProcs(nodes []*Node) []*Proc {
+	out := make([]*Proc, len(nodes))
+	for i, n := range nodes {
+		out[i] = n.Proc
+	}
+	return out
 }

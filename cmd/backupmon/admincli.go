@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -223,7 +224,7 @@ func adminCLI(args []string, stdout, stderr io.Writer) int {
 			continue
 		}
 		raw := *values[f.name]
-		if contains(cmd.query, f.name) {
+		if slices.Contains(cmd.query, f.name) {
 			query.Set(f.field, raw)
 			continue
 		}
@@ -292,15 +293,6 @@ func adminCLI(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // cliValue turns a flag's text into the JSON value its field takes; the

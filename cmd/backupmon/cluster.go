@@ -28,7 +28,7 @@ import (
 // startCluster builds a cluster node's parts in order, as start does a
 // single node's.
 func (s *server) startCluster() error {
-	for _, step := range []func() error{
+	if err := runSteps(
 		s.checkData,
 		s.loadCertificates,
 		s.bindListeners,
@@ -37,10 +37,8 @@ func (s *server) startCluster() error {
 		s.runNode,
 		s.serveMail,
 		s.clusterDemo,
-	} {
-		if err := step(); err != nil {
-			return err
-		}
+	); err != nil {
+		return err
 	}
 	fmt.Fprintln(s.out, "ready")
 	return nil

@@ -234,7 +234,11 @@ func TestDemoCurlLines(t *testing.T) {
 			}
 			return b
 		}
-		return cliCurlByHand(t, line)
+		r, err := testserver.Curl(http.DefaultClient, line)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Body
 	}
 	// The report line records a run on the demo's job.
 	got := run(lines[0])
@@ -281,71 +285,4 @@ func TestDemoCurlLines(t *testing.T) {
 	if len(jobs.Data) != 1 || jobs.Data[0].ID != kv["failed_job"] || jobs.Data[0].Status != "failed" {
 		t.Errorf("REST curl line: %s", got)
 	}
-}
-
-// cliCurlByHand does what the two demo curl lines do, with net/http, for a
-// machine without curl: -X POST, -H headers, -d body, and the URL.
-func cliCurlByHand(t *testing.T, line string) []byte {
-	t.Helper()
-	method, url, body := "GET", "", ""
-	headers := map[string]string{}
-	fields := cliShellWords(line)
-	for i := 1; i < len(fields); i++ {
-		switch fields[i] {
-		case "-s":
-		case "-X":
-			i++
-			method = fields[i]
-		case "-H":
-			i++
-			k, v, _ := strings.Cut(fields[i], ":")
-			headers[k] = strings.TrimSpace(v)
-		case "-d":
-			i++
-			body = fields[i]
-		default:
-			url = fields[i]
-		}
-	}
-	req, err := http.NewRequest(method, url, bytes.NewReader([]byte(body)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range headers {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return b
-}
-
-// cliShellWords splits a line on spaces, keeping single-quoted words whole.
-func cliShellWords(line string) []string {
-	var words []string
-	var cur strings.Builder
-	quoted, in := false, false
-	for _, r := range line {
-		switch {
-		case r == '\'':
-			quoted = !quoted
-			in = true
-		case r == ' ' && !quoted:
-			if in {
-				words = append(words, cur.String())
-				cur.Reset()
-				in = false
-			}
-		default:
-			cur.WriteRune(r)
-			in = true
-		}
-	}
-	if in {
-		words = append(words, cur.String())
-	}
-	return words
 }

@@ -96,7 +96,7 @@ func run(cfg *serveConfig, logger *slog.Logger, out io.Writer, stop <-chan os.Si
 // start builds the server's parts in order; on an error, close takes down
 // those built.
 func (s *server) start() error {
-	for _, step := range []func() error{
+	if err := runSteps(
 		s.checkData,
 		s.loadCertificates,
 		s.bindListeners,
@@ -105,10 +105,8 @@ func (s *server) start() error {
 		s.openEngine,
 		s.servePublic,
 		s.serveMail,
-	} {
-		if err := step(); err != nil {
-			return err
-		}
+	); err != nil {
+		return err
 	}
 	s.sweepDone = make(chan struct{})
 	go sweepMail(s.store, s.logger, s.sweepDone)
@@ -119,6 +117,16 @@ func (s *server) start() error {
 		printDemo(s.out, s.eng.Now(), s.cfg.data, s.publicURL, s.adminURL, s.token, s.mailAddr())
 	}
 	fmt.Fprintln(s.out, "ready")
+	return nil
+}
+
+// runSteps runs steps in order and returns the first error.
+func runSteps(steps ...func() error) error {
+	for _, step := range steps {
+		if err := step(); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
