@@ -166,7 +166,15 @@ func (n *Node) onForwarded(h *hosted, m *nats.Msg) {
 	if req.public {
 		handler = h.stack.Public
 	}
-	m.Respond(req.serve(handler).encode())
+	data := req.serve(handler).encode()
+	if int64(len(data)) > n.nc.MaxPayload() {
+		// NATS refuses a message over its max_payload: the front answers
+		// 503 (backupmon nats allows 8 MiB; docs/decisions.md).
+		n.log.Warn("an answer too large to forward", "shard", h.shard, "bytes", len(data), "max_payload", n.nc.MaxPayload())
+		m.Respond(notServing)
+		return
+	}
+	m.Respond(data)
 }
 
 // call is a question a node asks every shard's owner.

@@ -75,7 +75,10 @@ func natsOptions(name, listen, clusterListen, routes, store string) (*natsserver
 	if err != nil {
 		return nil, fmt.Errorf("--listen: %w", err)
 	}
-	o := &natsserver.Options{ServerName: name, Host: host, Port: port, JetStream: true, StoreDir: store, SyncAlways: true, NoSigs: true}
+	// max_payload 8 MiB (NATS's default is 1 MiB): a forwarded answer (an
+	// admin list of a large workspace) travels as one message.
+	o := &natsserver.Options{ServerName: name, Host: host, Port: port, JetStream: true, StoreDir: store, SyncAlways: true, NoSigs: true,
+		MaxPayload: 8 << 20}
 	if clusterListen != "" {
 		ch, cp, err := splitHostPort(clusterListen)
 		if err != nil {
