@@ -449,15 +449,26 @@ func loadClient(addr string, conns int) *fasthttp.HostClient {
 func runTarget(out io.Writer, c loadConfig, name, addr string, newBuilder func(host []byte) requestBuilder, budget int64, targetCPU func() time.Duration, onMeasure func()) targetResult {
 	hc := loadClient(addr, c.conns)
 	defer hc.CloseIdleConnections()
+	return runLoad(out, c, name, hc, []byte("http://"+addr), newBuilder, new(atomic.Uint64), budget, targetCPU, onMeasure)
+}
+
+// doer sends a request and waits for its answer: a fasthttp.HostClient
+// (one address) or a fasthttp.Client (the host each request's URI names).
+type doer interface {
+	Do(req *fasthttp.Request, resp *fasthttp.Response) error
+}
+
+// runLoad is runTarget's loop over any client: request numbers come from
+// next, which may carry on from an earlier phase on the same fixture (the
+// budget counts from zero, so it covers every phase that shared next).
+func runLoad(out io.Writer, c loadConfig, name string, hc doer, host []byte, newBuilder func(host []byte) requestBuilder, next *atomic.Uint64, budget int64, targetCPU func() time.Duration, onMeasure func()) targetResult {
 	var (
 		phase  atomic.Int32
-		next   atomic.Uint64
 		errs   errorLog
 		nerr   atomic.Int64
 		counts = make([]int64, c.conns)
 		hists  = make([]hist, c.conns)
 		wg     sync.WaitGroup
-		host   = []byte("http://" + addr)
 	)
 	for w := range c.conns {
 		wg.Go(func() {
@@ -564,9 +575,17 @@ func (b *reportRequest) set(req *fasthttp.Request, i uint64, path, auth []byte) 
 	req.Header.SetBytesV("Idempotency-Key", b.idem)
 }
 
-func (b *reportBuilder) check(resp *fasthttp.Response) string {
-	if resp.StatusCode() != fasthttp.StatusOK || !bytes.Contains(resp.Body(), []byte(`"duplicate":false`)) {
+func (b *reportBuilder) check(resp *fasthttp.Response) string { return checkReportAnswer(resp) }
+
+// checkReportAnswer returns "" for the answer to a new report (a 200 with
+// "ok":true and "duplicate":false), else the kind of fault: "status <code>",
+// or "200 without ok:true and duplicate:false".
+func checkReportAnswer(resp *fasthttp.Response) string {
+	if resp.StatusCode() != fasthttp.StatusOK {
 		return fmt.Sprintf("status %d", resp.StatusCode())
+	}
+	if body := resp.Body(); !bytes.Contains(body, []byte(`"ok":true`)) || !bytes.Contains(body, []byte(`"duplicate":false`)) {
+		return "200 without ok:true and duplicate:false"
 	}
 	return ""
 }

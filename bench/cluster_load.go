@@ -1,0 +1,176 @@
+package main
+
+// The load of bench cluster: Report API writes and REST reads on an
+// httpFixture, each request sent to the node a route picks.
+
+import (
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/valyala/fasthttp"
+)
+
+// route returns the node (an index in the hosts) that request i, for
+// workspace ws, goes to.
+type route func(ws int, i uint64) int
+
+// Routes: to the owner of the workspace's shard, to any node at random, to
+// a node that does not own the shard (the request is forwarded).
+func directRoute(owner []int, f *httpFixture) route {
+	return func(ws int, _ uint64) int { return owner[f.shards[ws]] }
+}
+
+func anyRoute(nodes int) route { return func(int, uint64) int { return rand.IntN(nodes) } }
+
+func forwardedRoute(owner []int, f *httpFixture, nodes int) route {
+	return func(ws int, _ uint64) int { return (owner[f.shards[ws]] + 1 + rand.IntN(nodes-1)) % nodes }
+}
+
+// multiHostClient is the load generator's client of several servers:
+// conns connections at most to each, with loadClient's waits and timeouts.
+func multiHostClient(conns int) *fasthttp.Client {
+	return &fasthttp.Client{
+		MaxConnsPerHost:          conns,
+		MaxConnWaitTimeout:       30 * time.Second,
+		ReadTimeout:              30 * time.Second,
+		WriteTimeout:             30 * time.Second,
+		MaxIdleConnDuration:      time.Minute,
+		MaxResponseBodySize:      16 << 20,
+		NoDefaultUserAgentHeader: true,
+	}
+}
+
+// routedReports makes Report API requests on f: request i reports an ok
+// result for the job and with the key fixture.pick gives, under a unique
+// Idempotency-Key, to the node to picks.
+type routedReports struct {
+	f     *httpFixture
+	reqs  *requestSet
+	hosts [][]byte
+	to    route
+}
+
+func (r *routedReports) builder([]byte) requestBuilder {
+	return &routedReportBuilder{reportRequest: newReportRequest(nil, "bench-"+r.reqs.nonce+"-"), r: r}
+}
+
+type routedReportBuilder struct {
+	reportRequest
+	r *routedReports
+}
+
+func (b *routedReportBuilder) build(req *fasthttp.Request, i uint64) {
+	job, key := b.r.f.pick(i)
+	b.host = b.r.hosts[b.r.to(key%b.r.f.workspaces, i)]
+	b.set(req, i, b.r.reqs.paths[job], b.r.reqs.auths[key])
+	b.body = appendReportBody(b.body[:0], i)
+	req.SetBodyRaw(b.body)
+}
+
+func (b *routedReportBuilder) check(resp *fasthttp.Response) string { return checkReportAnswer(resp) }
+
+// routedReads makes REST reads on f: request i reads one job of workspace
+// i%workspaces (GET /api/v1/jobs/{id}, the workspace's jobs in turn) with
+// its REST key, from the node to picks. Over any first N requests no
+// workspace makes more than ⌈N/workspaces⌉.
+type routedReads struct {
+	f     *httpFixture
+	uris  [][][]byte // per node, per job: http://node/api/v1/jobs/<id>
+	auths [][]byte   // per workspace: Bearer <REST key>
+	to    route
+}
+
+func newRoutedReads(f *httpFixture, hosts [][]byte, to route) *routedReads {
+	r := &routedReads{f: f, to: to}
+	for _, h := range hosts {
+		var uris [][]byte
+		for _, id := range f.jobIDs {
+			uris = append(uris, []byte(string(h)+"/api/v1/jobs/"+id))
+		}
+		r.uris = append(r.uris, uris)
+	}
+	for _, k := range f.rest {
+		r.auths = append(r.auths, []byte("Bearer "+k))
+	}
+	return r
+}
+
+func (r *routedReads) builder([]byte) requestBuilder { return &routedReadBuilder{r: r} }
+
+type routedReadBuilder struct{ r *routedReads }
+
+func (b *routedReadBuilder) build(req *fasthttp.Request, i uint64) {
+	w := uint64(b.r.f.workspaces)
+	ws := int(i % w)
+	job := ws + b.r.f.workspaces*int((i/w)%uint64(b.r.f.jobsPerWS))
+	req.SetRequestURIBytes(b.r.uris[b.r.to(ws, i)][job])
+	req.Header.SetBytesV("Authorization", b.r.auths[ws])
+}
+
+func (b *routedReadBuilder) check(resp *fasthttp.Response) string { return checkDataAnswer(resp) }
+
+// phaseRun is what the load phases against one set of servers share: the
+// client, the processes whose CPU counts, and the request counters that
+// carry on from phase to phase on the same fixture.
+type phaseRun struct {
+	out   io.Writer
+	load  loadConfig
+	hc    *fasthttp.Client
+	procs []namedProc
+	// admins, when set, are the nodes' admin listeners whose /metrics say
+	// what the shard logs and the forwarding did in each phase.
+	admins  []string
+	reports atomic.Uint64
+	reads   atomic.Uint64
+	errors  int64
+}
+
+// metricsClient reads the nodes' /metrics.
+var metricsClient = &http.Client{Timeout: 10 * time.Second}
+
+// phaseResult is a measured phase and the CPU each process used in it.
+type phaseResult struct {
+	targetResult
+	procCPU []time.Duration
+}
+
+// run runs one phase named name with the requests newBuilder makes, the
+// request numbers from next (whose requests the fixture has budget for),
+// and prints its figures and the CPU per request of every process.
+func (p *phaseRun) run(name string, newBuilder func([]byte) requestBuilder, next *atomic.Uint64, budget int64) phaseResult {
+	m := &cpuMeter{procs: p.procs}
+	var before map[string]float64
+	var onMeasure func()
+	if p.admins != nil {
+		onMeasure = func() { before, _ = scrapeMetrics(metricsClient, p.admins) }
+	}
+	r := runLoad(p.out, p.load, name, p.hc, nil, newBuilder, next, budget, m.total, onMeasure)
+	printTarget(p.out, name, r)
+	if p.admins != nil {
+		after, err := scrapeMetrics(metricsClient, p.admins)
+		if err != nil {
+			fmt.Fprintf(p.out, "  metrics: %v\n", err)
+		}
+		fmt.Fprintf(p.out, "  %s\n", deltaOf(before, after).line(r.requests))
+	}
+	p.errors += r.errors
+	res := phaseResult{targetResult: r, procCPU: m.used()}
+	parts := make([]string, 0, len(p.procs)+1)
+	var all time.Duration
+	perReq := func(d time.Duration) string {
+		return fmt.Sprintf("%.0fµs", float64(d.Nanoseconds())/1e3/float64(max(r.requests, 1)))
+	}
+	for i, pr := range p.procs {
+		parts = append(parts, pr.name+" "+perReq(res.procCPU[i]))
+		all += res.procCPU[i]
+	}
+	parts = append(parts, "load generator "+perReq(r.genCPU))
+	all += r.genCPU
+	fmt.Fprintf(p.out, "  CPU per request: %s; in all %s (%.2f cores)\n", strings.Join(parts, ", "), perReq(all), all.Seconds()/r.elapsed.Seconds())
+	return res
+}
