@@ -133,10 +133,12 @@ type phaseRun struct {
 // metricsClient reads the nodes' /metrics.
 var metricsClient = &http.Client{Timeout: 10 * time.Second}
 
-// phaseResult is a measured phase and the CPU each process used in it.
+// phaseResult is a measured phase, the CPU each process used in it and,
+// on a cluster, what the nodes' metrics moved by.
 type phaseResult struct {
 	targetResult
 	procCPU []time.Duration
+	nodes   metricsDelta
 }
 
 // run runs one phase named name with the requests newBuilder makes, the
@@ -151,15 +153,16 @@ func (p *phaseRun) run(name string, newBuilder func([]byte) requestBuilder, next
 	}
 	r := runLoad(p.out, p.load, name, p.hc, nil, newBuilder, next, budget, m.total, onMeasure)
 	printTarget(p.out, name, r)
+	res := phaseResult{targetResult: r, procCPU: m.used()}
 	if p.admins != nil {
 		after, err := scrapeMetrics(metricsClient, p.admins)
 		if err != nil {
 			fmt.Fprintf(p.out, "  metrics: %v\n", err)
 		}
-		fmt.Fprintf(p.out, "  %s\n", deltaOf(before, after).line(r.requests))
+		res.nodes = deltaOf(before, after)
+		fmt.Fprintf(p.out, "  %s\n", res.nodes.line(r.requests))
 	}
 	p.errors += r.errors
-	res := phaseResult{targetResult: r, procCPU: m.used()}
 	parts := make([]string, 0, len(p.procs)+1)
 	var all time.Duration
 	perReq := func(d time.Duration) string {
