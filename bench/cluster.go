@@ -25,11 +25,13 @@ type clusterConfig struct {
 	shards           int
 	keep             bool
 	settle           bool
+	perfDir          string
 	duration, warmup time.Duration
 	conns            int
 	planRate         float64
 	singlePlanRate   float64
 	readPlanRate     float64
+	readPace         float64
 	workspaces       int
 	phases           string
 }
@@ -67,13 +69,15 @@ func clusterMain(args []string) int {
 		fs.Float64Var(&c.planRate, "plan-rate", 20000, "reports/s per phase the cluster's fixture has room for (two report phases)")
 		fs.Float64Var(&c.singlePlanRate, "single-plan-rate", 50000, "reports/s the single node's fixture has room for")
 		fs.Float64Var(&c.readPlanRate, "read-plan-rate", 60000, "reads/s per phase each fixture has room for (two read phases on the cluster, one on the single node)")
+		fs.Float64Var(&c.readPace, "read-pace", 4000, "reads/s of the paced read phases (direct and forwarded at the same load, below the cluster's capacity: the p99 the forwarding adds); 0: none")
 		fs.IntVar(&c.workspaces, "workspaces", 0, "workspaces of each fixture (0: enough for the reads within the Pro limit of 300 a minute, counted over the run)")
+		fs.StringVar(&c.perfDir, "perf", "", "diagnosis: write a perf profile (perf record -g) of the nodes and NATS servers over each cluster phase's measured time into this directory (perf takes CPU of its own: the figures are not clean)")
 		fs.StringVar(&c.phases, "phases", "reports,reads,single", "comma-separated: reports (durable reports/s, direct and any node), reads (REST reads direct and forwarded), single (the same on a single node)")
 	}, func() string {
 		if _, ok := c.parsePhases(); !ok {
 			return "-phases lists reports, reads and single, with reports or reads"
 		}
-		if c.shards < 1 || c.conns < 1 || c.duration <= 0 || c.warmup < 0 || c.planRate <= 0 || c.singlePlanRate <= 0 || c.readPlanRate <= 0 || c.workspaces < 0 {
+		if c.shards < 1 || c.conns < 1 || c.duration <= 0 || c.warmup < 0 || c.planRate <= 0 || c.singlePlanRate <= 0 || c.readPlanRate <= 0 || c.readPace < 0 || c.workspaces < 0 {
 			return "-shards, -conns, -duration and the plan rates must be positive"
 		}
 		return ""
@@ -85,13 +89,14 @@ func clusterMain(args []string) int {
 
 // clusterResult is what runCluster measured.
 type clusterResult struct {
-	errors                     int64
-	startup                    time.Duration
-	direct, anyNode            phaseResult
-	readDirect, readForwarded  phaseResult
-	singleReports, singleReads phaseResult
-	nodeRSS                    uint64 // the nodes' RSS after the load, in all
-	targetsMet                 bool
+	errors                      int64
+	startup                     time.Duration
+	direct, anyNode             phaseResult
+	readDirect, readForwarded   phaseResult
+	pacedDirect, pacedForwarded phaseResult // at the same pace (-read-pace)
+	singleReports, singleReads  phaseResult
+	nodeRSS                     uint64 // the nodes' RSS after the load, in all
+	targetsMet                  bool
 }
 
 func runCluster(c clusterConfig, out io.Writer) (clusterResult, error) {
@@ -117,6 +122,12 @@ func runCluster(c clusterConfig, out io.Writer) (clusterResult, error) {
 	fmt.Fprintf(out, "bench cluster: 3 NATS servers + 3 nodes, %d shards; %d connections, %s warm-up + %s measured per phase; load generator GOMAXPROCS %d; %d CPUs; load average %s; data %s\n",
 		c.shards, c.conns, c.warmup, c.duration, runtime.GOMAXPROCS(0), runtime.NumCPU(), loadAverage(), dir)
 
+	if c.perfDir != "" {
+		if err := os.MkdirAll(c.perfDir, 0o750); err != nil {
+			return res, err
+		}
+		fmt.Fprintln(out, "WARNING: -perf: perf profiles the cluster's phases and takes CPU of its own; these figures are not clean")
+	}
 	if err := c.runOnCluster(out, bin, filepath.Join(dir, "cluster"), phases, &res); err != nil {
 		return res, err
 	}
@@ -129,90 +140,125 @@ func runCluster(c clusterConfig, out io.Writer) (clusterResult, error) {
 	return res, nil
 }
 
+// benchCluster is the cluster of a run: its processes, by name and pid
+// (the nodes, then the NATS servers), and where the nodes listen.
+type benchCluster struct {
+	*localcluster.Cluster
+	started time.Time
+	startup time.Duration // until every shard was served
+	nodes   []namedProc
+	procs   []namedProc
+	ids     []string
+	admins  []string
+	hosts   [][]byte // http://host:port of each public listener
+}
+
+// startBenchCluster starts three NATS servers and three nodes of bin with
+// shards shards, their data in dir, and finds their pids.
+func startBenchCluster(bin, dir string, shards int) (*benchCluster, error) {
+	bc := &benchCluster{started: time.Now()}
+	cl, err := localcluster.Start(localcluster.Config{Binary: bin, Dir: dir, Shards: shards, AdminToken: benchAdminToken, StartTimeout: 2 * time.Minute})
+	if err != nil {
+		return nil, fmt.Errorf("start the cluster: %w", err)
+	}
+	bc.Cluster, bc.startup = cl, time.Since(bc.started)
+	for _, n := range cl.Nodes {
+		pid, err := childWithArg(filepath.Join(dir, n.ID))
+		if err != nil {
+			cl.Close()
+			return nil, err
+		}
+		bc.nodes = append(bc.nodes, namedProc{n.ID, pid})
+		bc.ids, bc.admins, bc.hosts = append(bc.ids, n.ID), append(bc.admins, n.AdminURL), append(bc.hosts, []byte(n.PublicURL))
+	}
+	bc.procs = slices.Clone(bc.nodes)
+	for _, p := range cl.NATS {
+		pid, err := childWithArg(filepath.Join(dir, p.Name))
+		if err != nil {
+			cl.Close()
+			return nil, err
+		}
+		bc.procs = append(bc.procs, namedProc{p.Name, pid})
+	}
+	return bc, nil
+}
+
+// owners returns each shard's owner (an index in the nodes) and epoch: once
+// they have settled when settle is set, else as they are.
+func (bc *benchCluster) owners(out io.Writer, api *adminAPI, shards int, settle bool, f *httpFixture) ([]int, []uint64, error) {
+	if !settle {
+		owner, epochs, err := api.owners(bc.ids, shards)
+		if err == nil {
+			fmt.Fprintf(out, "owners (not settled): %s\n", ownersLine(bc.ids, owner, f))
+		}
+		return owner, epochs, err
+	}
+	owner, epochs, waited, err := api.settle(bc.ids, shards, bc.started, 3*time.Second, time.Minute)
+	if err == nil {
+		fmt.Fprintf(out, "shards settled (%s after the start, waited %s): %s\n", time.Since(bc.started).Round(time.Second), waited.Round(100*time.Millisecond), ownersLine(bc.ids, owner, f))
+	}
+	return owner, epochs, err
+}
+
 // runOnCluster starts the cluster, sets its fixture up, runs the cluster's
 // phases and stops it.
 func (c clusterConfig) runOnCluster(out io.Writer, bin, dir string, phases clusterPhases, res *clusterResult) (err error) {
-	start := time.Now()
-	cl, err := localcluster.Start(localcluster.Config{Binary: bin, Dir: dir, Shards: c.shards, AdminToken: benchAdminToken, StartTimeout: 2 * time.Minute})
+	bc, err := startBenchCluster(bin, dir, c.shards)
 	if err != nil {
-		return fmt.Errorf("start the cluster: %w", err)
+		return err
 	}
-	res.startup = time.Since(start)
 	defer func() {
 		stop := time.Now()
-		cerr := cl.Close()
+		cerr := bc.Close()
 		fmt.Fprintf(out, "cluster stopped in %s\n", time.Since(stop).Round(time.Millisecond))
 		if err == nil && cerr != nil {
 			err = fmt.Errorf("stop the cluster: %w", cerr)
 		}
 	}()
-	var procs, nodes []namedProc
-	var ids, admins []string
-	var hosts [][]byte
-	for _, n := range cl.Nodes {
-		pid, err := childWithArg(filepath.Join(dir, n.ID))
-		if err != nil {
-			return err
-		}
-		nodes = append(nodes, namedProc{n.ID, pid})
-		ids, admins, hosts = append(ids, n.ID), append(admins, n.AdminURL), append(hosts, []byte(n.PublicURL))
-	}
-	procs = slices.Clone(nodes)
-	for _, p := range cl.NATS {
-		pid, err := childWithArg(filepath.Join(dir, p.Name))
-		if err != nil {
-			return err
-		}
-		procs = append(procs, namedProc{p.Name, pid})
-	}
-	rss, _ := rssLine(procs)
-	fmt.Fprintf(out, "cluster started in %s (every shard served); RSS %s\n", res.startup.Round(time.Millisecond), rss)
+	res.startup = bc.startup
+	rss, _ := rssLine(bc.procs)
+	fmt.Fprintf(out, "cluster started in %s (every shard served); RSS %s\n", bc.startup.Round(time.Millisecond), rss)
 
-	api := newAdminAPI(admins)
-	phase := c.warmup + c.duration
-	l := sizeHTTPFixture(c.planRate*phase.Seconds()*2, c.readPlanRate*phase.Seconds()*2, c.workspaces)
-	f, err := c.setUp(out, "cluster", api, l, c.shards)
+	api := newAdminAPI(bc.admins)
+	phase := (c.warmup + c.duration).Seconds()
+	f, err := c.setUp(out, "cluster", api, sizeHTTPFixture(c.planRate*phase*2, (c.readPlanRate+c.readPace)*phase*2, c.workspaces), c.shards)
 	if err != nil {
 		return err
 	}
-	var owner []int
-	var epochs []uint64
-	if c.settle {
-		var waited time.Duration
-		if owner, epochs, waited, err = api.settle(ids, c.shards, start, 3*time.Second, time.Minute); err != nil {
-			return err
-		}
-		fmt.Fprintf(out, "shards settled (%s after the start, waited %s): %s\n", time.Since(start).Round(time.Second), waited.Round(100*time.Millisecond), ownersLine(ids, owner, f))
-	} else {
-		if owner, epochs, err = api.owners(ids, c.shards); err != nil {
-			return err
-		}
-		fmt.Fprintf(out, "owners (not settled): %s\n", ownersLine(ids, owner, f))
+	owner, epochs, err := bc.owners(out, api, c.shards, c.settle, f)
+	if err != nil {
+		return err
 	}
 
-	run := &phaseRun{out: out, load: loadConfig{conns: c.conns, warmup: c.warmup, duration: c.duration}, hc: multiHostClient(c.conns), procs: procs, admins: admins}
+	run := &phaseRun{out: out, load: loadConfig{conns: c.conns, warmup: c.warmup, duration: c.duration}, hc: multiHostClient(c.conns),
+		procs: bc.procs, admins: bc.admins, perfDir: c.perfDir}
 	defer run.hc.CloseIdleConnections()
 	// The reads first: the jobs they read hold no results yet, as on the
 	// single node when its reads run.
 	if phases.reads {
-		res.readDirect = run.run("cluster reads direct", newRoutedReads(f, hosts, directRoute(owner, f)).builder, &run.reads, f.readBudget())
-		res.readForwarded = run.run("cluster reads forwarded", newRoutedReads(f, hosts, forwardedRoute(owner, f, len(hosts))).builder, &run.reads, f.readBudget())
+		direct, forwarded := newRoutedReads(f, bc.hosts, directRoute(owner, f)), newRoutedReads(f, bc.hosts, forwardedRoute(owner, f, len(bc.hosts)))
+		res.readDirect = run.run("cluster reads direct", 0, direct.builder, &run.reads, f.readBudget())
+		res.readForwarded = run.run("cluster reads forwarded", 0, forwarded.builder, &run.reads, f.readBudget())
+		if c.readPace > 0 {
+			res.pacedDirect = run.run("cluster reads direct paced", c.readPace, direct.builder, &run.reads, f.readBudget())
+			res.pacedForwarded = run.run("cluster reads forwarded paced", c.readPace, forwarded.builder, &run.reads, f.readBudget())
+		}
 	}
 	if phases.reports {
 		reqs := newRequestSet(f.fixture)
-		res.direct = run.run("cluster reports direct", (&routedReports{f: f, reqs: reqs, hosts: hosts, to: directRoute(owner, f)}).builder, &run.reports, f.reportBudget())
-		res.anyNode = run.run("cluster reports any node", (&routedReports{f: f, reqs: reqs, hosts: hosts, to: anyRoute(len(hosts))}).builder, &run.reports, f.reportBudget())
+		res.direct = run.run("cluster reports direct", 0, (&routedReports{f: f, reqs: reqs, hosts: bc.hosts, to: directRoute(owner, f)}).builder, &run.reports, f.reportBudget())
+		res.anyNode = run.run("cluster reports any node", 0, (&routedReports{f: f, reqs: reqs, hosts: bc.hosts, to: anyRoute(len(bc.hosts))}).builder, &run.reports, f.reportBudget())
 	}
 	res.errors += run.errors
-	rss, _ = rssLine(procs)
-	_, res.nodeRSS = rssLine(nodes)
+	rss, _ = rssLine(bc.procs)
+	_, res.nodeRSS = rssLine(bc.nodes)
 	fmt.Fprintf(out, "RSS after the load: %s (nodes %.0f MiB in all)\n", rss, float64(res.nodeRSS)/(1<<20))
-	owner2, epochs2, err := api.owners(ids, c.shards)
+	owner2, epochs2, err := api.owners(bc.ids, c.shards)
 	if err != nil {
 		return err
 	}
 	if !slices.Equal(owner, owner2) || !slices.Equal(epochs, epochs2) {
-		fmt.Fprintf(out, "WARNING: shards changed owner during the run (now %s): some direct requests were forwarded\n", ownersLine(ids, owner2, f))
+		fmt.Fprintf(out, "WARNING: shards changed owner during the run (now %s): some direct requests were forwarded\n", ownersLine(bc.ids, owner2, f))
 	}
 	return nil
 }
@@ -250,10 +296,10 @@ func (c clusterConfig) runOnSingle(out io.Writer, bin, dir string, phases cluste
 	run := &phaseRun{out: out, load: loadConfig{conns: c.conns, warmup: c.warmup, duration: c.duration}, hc: multiHostClient(c.conns), procs: procs}
 	defer run.hc.CloseIdleConnections()
 	if phases.reads {
-		res.singleReads = run.run("single reads", newRoutedReads(f, hosts, one).builder, &run.reads, f.readBudget())
+		res.singleReads = run.run("single reads", 0, newRoutedReads(f, hosts, one).builder, &run.reads, f.readBudget())
 	}
 	if phases.reports {
-		res.singleReports = run.run("single reports", (&routedReports{f: f, reqs: newRequestSet(f.fixture), hosts: hosts, to: one}).builder, &run.reports, f.reportBudget())
+		res.singleReports = run.run("single reports", 0, (&routedReports{f: f, reqs: newRequestSet(f.fixture), hosts: hosts, to: one}).builder, &run.reports, f.reportBudget())
 	}
 	res.errors += run.errors
 	rss, _ = rssLine(procs)
@@ -320,9 +366,12 @@ func (c clusterConfig) printVerdict(out io.Writer, phases clusterPhases, res *cl
 		summary = append(summary, fmt.Sprintf("cluster ÷ single-node reports/s: direct %s, any node %s", ratioText(res.direct.rate(), single), ratioText(res.anyNode.rate(), single)))
 	}
 	p99Direct, p99Forwarded := res.readDirect.lat.quantile(0.99), res.readForwarded.lat.quantile(0.99)
-	p99x := float64(p99Forwarded) / float64(p99Direct)
+	pacedDirect, pacedForwarded := res.pacedDirect.lat.quantile(0.99), res.pacedForwarded.lat.quantile(0.99)
 	if phases.reads {
-		summary = append(summary, "forwarded ÷ direct read p99 "+ratioText(float64(p99Forwarded), float64(p99Direct)))
+		if c.readPace > 0 {
+			summary = append(summary, fmt.Sprintf("forwarded ÷ direct read p99 at %s reads/s %s", thousands(int64(c.readPace)), ratioText(float64(pacedForwarded), float64(pacedDirect))))
+		}
+		summary = append(summary, "forwarded ÷ direct read p99 at saturation "+ratioText(float64(p99Forwarded), float64(p99Direct)))
 		if phases.single {
 			summary = append(summary, "cluster direct ÷ single-node reads/s "+ratioText(res.readDirect.rate(), res.singleReads.rate()))
 		}
@@ -340,9 +389,16 @@ func (c clusterConfig) printVerdict(out io.Writer, phases clusterPhases, res *cl
 		verdict(res.anyNode.rate() >= targetClusterReports, fmt.Sprintf("durable reports/s through the cluster (any node) ≥ %s: %s (direct %s)",
 			thousands(targetClusterReports), thousands(int64(res.anyNode.rate())), thousands(int64(res.direct.rate()))))
 	}
+	p99Target := func(forwarded, direct time.Duration, how string) {
+		verdict(direct > 0 && float64(forwarded) <= targetForwardedP99x*float64(direct), fmt.Sprintf("forwarded read p99 ≤ %.0f× direct %s: %s× (%s ÷ %s)",
+			targetForwardedP99x, how, ratioText(float64(forwarded), float64(direct)), fmtDur(forwarded), fmtDur(direct)))
+	}
+	if phases.reads && c.readPace > 0 {
+		p99Target(pacedForwarded, pacedDirect, fmt.Sprintf("at the same load (%s reads/s each)", thousands(int64(c.readPace))))
+	}
 	if phases.reads {
-		verdict(p99Direct > 0 && p99x <= targetForwardedP99x, fmt.Sprintf("forwarded read p99 ≤ %.0f× direct: %s× (%s ÷ %s)",
-			targetForwardedP99x, ratioText(float64(p99Forwarded), float64(p99Direct)), fmtDur(p99Forwarded), fmtDur(p99Direct)))
+		p99Target(p99Forwarded, p99Direct, fmt.Sprintf("at saturation (closed loop, %d connections: forwarded %s reads/s, direct %s)",
+			c.conns, thousands(int64(res.readForwarded.rate())), thousands(int64(res.readDirect.rate()))))
 	}
 	if res.errors > 0 {
 		return false

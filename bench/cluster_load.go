@@ -8,6 +8,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -124,7 +125,10 @@ type phaseRun struct {
 	procs []namedProc
 	// admins, when set, are the nodes' admin listeners whose /metrics say
 	// what the shard logs and the forwarding did in each phase.
-	admins  []string
+	admins []string
+	// perfDir, when set, gets a perf profile (perf record -g) of procs
+	// over each phase's measured time.
+	perfDir string
 	reports atomic.Uint64
 	reads   atomic.Uint64
 	errors  int64
@@ -141,18 +145,29 @@ type phaseResult struct {
 	nodes   metricsDelta
 }
 
-// run runs one phase named name with the requests newBuilder makes, the
-// request numbers from next (whose requests the fixture has budget for),
-// and prints its figures and the CPU per request of every process.
-func (p *phaseRun) run(name string, newBuilder func([]byte) requestBuilder, next *atomic.Uint64, budget int64) phaseResult {
+// run runs one phase named name with the requests newBuilder makes, paced
+// at pace a second (0: closed loop), the request numbers from next (whose
+// requests the fixture has budget for), and prints its figures and the CPU
+// per request of every process.
+func (p *phaseRun) run(name string, pace float64, newBuilder func([]byte) requestBuilder, next *atomic.Uint64, budget int64) phaseResult {
+	load := p.load
+	load.pace = pace
 	m := &cpuMeter{procs: p.procs}
 	var before map[string]float64
-	var onMeasure func()
-	if p.admins != nil {
-		onMeasure = func() { before, _ = scrapeMetrics(metricsClient, p.admins) }
+	var profile *perfRecord
+	onMeasure := func() {
+		if p.admins != nil {
+			before, _ = scrapeMetrics(metricsClient, p.admins)
+		}
+		if p.perfDir != "" {
+			profile = startPerf(filepath.Join(p.perfDir, strings.ReplaceAll(name, " ", "-")+".data"), p.procs, p.load.duration)
+		}
 	}
-	r := runLoad(p.out, p.load, name, p.hc, nil, newBuilder, next, budget, m.total, onMeasure)
+	r := runLoad(p.out, load, name, p.hc, nil, newBuilder, next, budget, m.total, onMeasure)
 	printTarget(p.out, name, r)
+	if profile != nil {
+		fmt.Fprintf(p.out, "  %s\n", profile.wait())
+	}
 	res := phaseResult{targetResult: r, procCPU: m.used()}
 	if p.admins != nil {
 		after, err := scrapeMetrics(metricsClient, p.admins)

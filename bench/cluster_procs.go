@@ -6,6 +6,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -238,4 +239,38 @@ func tail(path string, n int) string {
 	b, _ := os.ReadFile(path)
 	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// perfRecord is a running `perf record` of some processes.
+type perfRecord struct {
+	cmd  *exec.Cmd
+	path string
+	out  bytes.Buffer
+}
+
+// startPerf profiles procs (perf record -g at 499 Hz, their pids in the
+// data) into path for d; wait says how it went. Diagnosis only: perf takes
+// CPU of its own from the machine the load runs on.
+func startPerf(path string, procs []namedProc, d time.Duration) *perfRecord {
+	pids := make([]string, len(procs))
+	for i, p := range procs {
+		pids[i] = strconv.Itoa(p.pid)
+	}
+	r := &perfRecord{path: path}
+	r.cmd = exec.Command("perf", "record", "-q", "-F", "499", "-g", "-p", strings.Join(pids, ","), "-o", path, "--", "sleep", strconv.FormatFloat(d.Seconds(), 'f', 3, 64))
+	r.cmd.Stdout, r.cmd.Stderr = &r.out, &r.out
+	if err := r.cmd.Start(); err != nil {
+		r.cmd = nil
+		fmt.Fprintf(&r.out, "%v", err)
+	}
+	return r
+}
+
+// wait waits for the profile and returns a line saying where it is (and
+// how to read it), or why there is none.
+func (r *perfRecord) wait() string {
+	if r.cmd == nil || r.cmd.Wait() != nil {
+		return fmt.Sprintf("perf record failed: %s", strings.TrimSpace(r.out.String()))
+	}
+	return fmt.Sprintf("perf profile %s (perf report -i %s --no-children --sort pid,sym)", r.path, r.path)
 }

@@ -22,7 +22,7 @@ func TestClusterRunsEndToEnd(t *testing.T) {
 	}
 	var out bytes.Buffer
 	c := clusterConfig{shards: 4, duration: 400 * time.Millisecond, warmup: 100 * time.Millisecond, conns: 8,
-		planRate: 4000, singlePlanRate: 30000, readPlanRate: 100000, phases: "reports,reads,single"}
+		planRate: 4000, singlePlanRate: 30000, readPlanRate: 100000, readPace: 1000, phases: "reports,reads,single"}
 	start := time.Now()
 	res, err := runCluster(c, &out)
 	t.Logf("%s in %s:\n%s", "bench cluster", time.Since(start).Round(time.Millisecond), out.String())
@@ -40,6 +40,8 @@ func TestClusterRunsEndToEnd(t *testing.T) {
 	}{
 		{"cluster reads direct", res.readDirect, 0, 0, false},
 		{"cluster reads forwarded", res.readForwarded, 0.95, 1, false},
+		{"cluster reads direct paced", res.pacedDirect, 0, 0, false},
+		{"cluster reads forwarded paced", res.pacedForwarded, 0.95, 1, false},
 		{"cluster reports direct", res.direct, 0, 0, true},
 		{"cluster reports any node", res.anyNode, 0.4, 1, true},
 		{"single reads", res.singleReads, 0, 0, false},
@@ -60,6 +62,9 @@ func TestClusterRunsEndToEnd(t *testing.T) {
 			if !p.records && p.r.nodes.records != 0 {
 				t.Errorf("%v records appended", p.r.nodes.records)
 			}
+			if strings.HasSuffix(p.name, "paced") && (p.r.rate() < 0.8*c.readPace || p.r.rate() > 1.1*c.readPace) {
+				t.Errorf("%.0f requests/s, paced at %.0f", p.r.rate(), c.readPace)
+			}
 			num := `[\d,]+`
 			line := regexp.MustCompile(`(?m)^` + p.name + ` +` + num + ` requests in [\d.]+m?s: +\d+ requests/s  p50 \S+  p99 \S+ .* errors 0 `)
 			if !line.MatchString(out.String()) {
@@ -75,9 +80,10 @@ func TestClusterRunsEndToEnd(t *testing.T) {
 		`(?m)^  CPU per request: server \d+µs, load generator \d+µs; in all \d+µs \([\d.]+ cores\)$`,
 		`(?m)^  shard logs: [\d,]+ messages \([\d.]+ per request\) of [\d.]+ records on average, publish to acknowledgement mean \S+; forwarded [\d,]+ requests, mean \S+$`,
 		`(?m)^RSS after the load: b1 \d+ MiB, .*\(nodes \d+ MiB in all\)$`,
-		`(?m)^summary \(4 shards\): cluster ÷ single-node reports/s: direct \d+\.\d\d, any node \d+\.\d\d; forwarded ÷ direct read p99 \d+\.\d\d; cluster direct ÷ single-node reads/s \d+\.\d\d$`,
+		`(?m)^summary \(4 shards\): cluster ÷ single-node reports/s: direct \d+\.\d\d, any node \d+\.\d\d; forwarded ÷ direct read p99 at 1,000 reads/s \d+\.\d\d; forwarded ÷ direct read p99 at saturation \d+\.\d\d; cluster direct ÷ single-node reads/s \d+\.\d\d$`,
 		`(?m)^target (met    |NOT MET)  durable reports/s through the cluster \(any node\) ≥ 10,000: [\d,]+ \(direct [\d,]+\)$`,
-		`(?m)^target (met    |NOT MET)  forwarded read p99 ≤ 2× direct: \d+\.\d\d× \(\S+ ÷ \S+\)$`,
+		`(?m)^target (met    |NOT MET)  forwarded read p99 ≤ 2× direct at the same load \(1,000 reads/s each\): \d+\.\d\d× \(\S+ ÷ \S+\)$`,
+		`(?m)^target (met    |NOT MET)  forwarded read p99 ≤ 2× direct at saturation \(closed loop, 8 connections: forwarded [\d,]+ reads/s, direct [\d,]+\): \d+\.\d\d× \(\S+ ÷ \S+\)$`,
 	} {
 		if !regexp.MustCompile(want).MatchString(out.String()) {
 			t.Errorf("no line matching %s", want)

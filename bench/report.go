@@ -356,6 +356,10 @@ const (
 type loadConfig struct {
 	conns            int
 	warmup, duration time.Duration
+	// pace, when positive, spaces the requests at this many a second
+	// (open loop, below the server's capacity: latency at a given load);
+	// 0 sends each connection's next request as soon as its answer came.
+	pace float64
 }
 
 // targetFlags are the flags the load commands share (bench report, read
@@ -469,7 +473,12 @@ func runLoad(out io.Writer, c loadConfig, name string, hc doer, host []byte, new
 		counts = make([]int64, c.conns)
 		hists  = make([]hist, c.conns)
 		wg     sync.WaitGroup
+		pace   *pacer
+		done   = make(chan struct{})
 	)
+	if c.pace > 0 {
+		pace = newPacer(c.pace, 1)
+	}
 	for w := range c.conns {
 		wg.Go(func() {
 			req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
@@ -478,6 +487,9 @@ func runLoad(out io.Writer, c loadConfig, name string, hc doer, host []byte, new
 			rb := newBuilder(host)
 			h := &hists[w]
 			for {
+				if pace != nil && !pace.wait(done) {
+					return
+				}
 				p := phase.Load()
 				if p == phaseStop {
 					return
@@ -510,6 +522,7 @@ func runLoad(out io.Writer, c loadConfig, name string, hc doer, host []byte, new
 		})
 	}
 	elapsed, cpu, tcpu := measurePhases(c, &phase, targetCPU, onMeasure)
+	close(done)
 	wg.Wait()
 	var r targetResult
 	r.elapsed, r.cpu, r.genCPU = elapsed, tcpu, cpu
