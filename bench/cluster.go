@@ -5,6 +5,11 @@ package main
 // backupmon binary, on loopback), sent to each workspace's owner or to any
 // node, against a single `backupmon serve` of the same binary in the same
 // run; the CPU every process spends per request; the issue's targets.
+//
+// The nodes reach the NATS servers through localcluster's TCP proxies (so
+// that the chaos test can cut a node off), which run in this process: their
+// CPU counts with the load generator's, and each node-to-NATS hop has one
+// more loopback connection than a deployment would.
 
 import (
 	"flag"
@@ -231,7 +236,7 @@ func (c clusterConfig) runOnCluster(out io.Writer, bin, dir string, phases clust
 	}
 
 	run := &phaseRun{out: out, load: loadConfig{conns: c.conns, warmup: c.warmup, duration: c.duration}, hc: multiHostClient(c.conns),
-		procs: bc.procs, admins: bc.admins, perfDir: c.perfDir}
+		procs: bc.procs, admins: bc.admins, perfDir: c.perfDir, genName: "load generator and NATS proxies"}
 	defer run.hc.CloseIdleConnections()
 	// The reads first: the jobs they read hold no results yet, as on the
 	// single node when its reads run.
@@ -293,7 +298,7 @@ func (c clusterConfig) runOnSingle(out io.Writer, bin, dir string, phases cluste
 	}
 	hosts := [][]byte{[]byte(n.publicURL)}
 	one := func(int, uint64) int { return 0 }
-	run := &phaseRun{out: out, load: loadConfig{conns: c.conns, warmup: c.warmup, duration: c.duration}, hc: multiHostClient(c.conns), procs: procs}
+	run := &phaseRun{out: out, load: loadConfig{conns: c.conns, warmup: c.warmup, duration: c.duration}, hc: multiHostClient(c.conns), procs: procs, genName: "load generator"}
 	defer run.hc.CloseIdleConnections()
 	if phases.reads {
 		res.singleReads = run.run("single reads", 0, newRoutedReads(f, hosts, one).builder, &run.reads, f.readBudget())

@@ -129,6 +129,10 @@ type phaseRun struct {
 	// perfDir, when set, gets a perf profile (perf record -g) of procs
 	// over each phase's measured time.
 	perfDir string
+	// genName names this process in the CPU line: the load generator, and
+	// on a cluster localcluster's TCP proxies between the nodes and NATS,
+	// which run in it.
+	genName string
 	reports atomic.Uint64
 	reads   atomic.Uint64
 	errors  int64
@@ -187,7 +191,7 @@ func (p *phaseRun) run(name string, pace float64, newBuilder func([]byte) reques
 		parts = append(parts, pr.name+" "+perReq(res.procCPU[i]))
 		all += res.procCPU[i]
 	}
-	parts = append(parts, "load generator "+perReq(r.genCPU))
+	parts = append(parts, p.genName+" "+perReq(r.genCPU))
 	all += r.genCPU
 	fmt.Fprintf(p.out, "  CPU per request: %s; in all %s (%.2f cores)\n", strings.Join(parts, ", "), perReq(all), all.Seconds()/r.elapsed.Seconds())
 	return res

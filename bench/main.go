@@ -70,10 +70,11 @@ commands:
              testdata/emails grown to 12-60 KB; last line: mails/s <x>
   cluster    a local cluster (three NATS servers and three nodes of the
              backupmon binary on loopback) and a single node of the same
-             binary: durable reports/s sent to each workspace's owner and to
-             any node, REST reads direct and forwarded, the same on the
-             single node; CPU per request of every process; the issue's
-             targets (met or not); -phases reports for a -shards sweep
+             binary: REST reads direct and forwarded (closed loop, then paced
+             at -read-pace), durable reports/s sent to each workspace's owner
+             and to any node, the same on the single node; CPU per request of
+             every process; the issue's targets, met or not (exit 1 when one
+             is not); -phases reports for a -shards sweep
   scale      10,000 Pro workspaces, 200,000 jobs, 20,000,000 results built
              in-process; restart time and memory per job and per result;
              the server in a child under REST reads, reads + 10% of the
