@@ -101,6 +101,7 @@ type clusterResult struct {
 	pacedDirect, pacedForwarded phaseResult // at the same pace (-read-pace)
 	singleReports, singleReads  phaseResult
 	nodeRSS                     uint64 // the nodes' RSS after the load, in all
+	workspaces                  int    // of the cluster's fixture
 	targetsMet                  bool
 }
 
@@ -230,6 +231,7 @@ func (c clusterConfig) runOnCluster(out io.Writer, bin, dir string, phases clust
 	if err != nil {
 		return err
 	}
+	res.workspaces = f.workspaces
 	owner, epochs, err := bc.owners(out, api, c.shards, c.settle, f)
 	if err != nil {
 		return err

@@ -59,7 +59,9 @@ func TestClusterRunsEndToEnd(t *testing.T) {
 			if p.records && (p.r.nodes.records < 0.95*n || p.r.nodes.messages == 0) {
 				t.Errorf("%v records in %v log messages for %v reports", p.r.nodes.records, p.r.nodes.messages, n)
 			}
-			if !p.records && p.r.nodes.records != 0 {
+			// A read appends nothing, but for a REST key's first use, which
+			// goes to the activity log (api.md 5.6): at most one per workspace.
+			if !p.records && p.r.nodes.records > float64(res.workspaces) {
 				t.Errorf("%v records appended", p.r.nodes.records)
 			}
 			if strings.HasSuffix(p.name, "paced") && (p.r.rate() < 0.8*c.readPace || p.r.rate() > 1.1*c.readPace) {
