@@ -299,7 +299,7 @@ func (c clusterConfig) runOnSingle(out io.Writer, bin, dir string, phases cluste
 		return err
 	}
 	hosts := [][]byte{[]byte(n.publicURL)}
-	one := func(int, uint64) int { return 0 }
+	one := func(int) int { return 0 }
 	run := &phaseRun{out: out, load: loadConfig{conns: c.conns, warmup: c.warmup, duration: c.duration}, hc: multiHostClient(c.conns), procs: procs, genName: "load generator"}
 	defer run.hc.CloseIdleConnections()
 	if phases.reads {

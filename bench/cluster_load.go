@@ -16,20 +16,20 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// route returns the node (an index in the hosts) that request i, for
-// workspace ws, goes to.
-type route func(ws int, i uint64) int
+// route returns the node (an index in the hosts) that a request for
+// workspace ws goes to.
+type route func(ws int) int
 
 // Routes: to the owner of the workspace's shard, to any node at random, to
 // a node that does not own the shard (the request is forwarded).
 func directRoute(owner []int, f *httpFixture) route {
-	return func(ws int, _ uint64) int { return owner[f.shards[ws]] }
+	return func(ws int) int { return owner[f.shards[ws]] }
 }
 
-func anyRoute(nodes int) route { return func(int, uint64) int { return rand.IntN(nodes) } }
+func anyRoute(nodes int) route { return func(int) int { return rand.IntN(nodes) } }
 
 func forwardedRoute(owner []int, f *httpFixture, nodes int) route {
-	return func(ws int, _ uint64) int { return (owner[f.shards[ws]] + 1 + rand.IntN(nodes-1)) % nodes }
+	return func(ws int) int { return (owner[f.shards[ws]] + 1 + rand.IntN(nodes-1)) % nodes }
 }
 
 // multiHostClient is the load generator's client of several servers:
@@ -67,7 +67,7 @@ type routedReportBuilder struct {
 
 func (b *routedReportBuilder) build(req *fasthttp.Request, i uint64) {
 	job, key := b.r.f.pick(i)
-	b.host = b.r.hosts[b.r.to(key%b.r.f.workspaces, i)]
+	b.host = b.r.hosts[b.r.to(key%b.r.f.workspaces)]
 	b.set(req, i, b.r.reqs.paths[job], b.r.reqs.auths[key])
 	b.body = appendReportBody(b.body[:0], i)
 	req.SetBodyRaw(b.body)
@@ -109,7 +109,7 @@ func (b *routedReadBuilder) build(req *fasthttp.Request, i uint64) {
 	w := uint64(b.r.f.workspaces)
 	ws := int(i % w)
 	job := ws + b.r.f.workspaces*int((i/w)%uint64(b.r.f.jobsPerWS))
-	req.SetRequestURIBytes(b.r.uris[b.r.to(ws, i)][job])
+	req.SetRequestURIBytes(b.r.uris[b.r.to(ws)][job])
 	req.Header.SetBytesV("Authorization", b.r.auths[ws])
 }
 
@@ -182,17 +182,22 @@ func (p *phaseRun) run(name string, pace float64, newBuilder func([]byte) reques
 		fmt.Fprintf(p.out, "  %s\n", res.nodes.line(r.requests))
 	}
 	p.errors += r.errors
-	parts := make([]string, 0, len(p.procs)+1)
-	var all time.Duration
+	fmt.Fprintf(p.out, "  CPU per request: %s\n", p.cpuLine(res))
+	return res
+}
+
+// cpuLine says how much CPU each process, this one (genName) included,
+// used per measured request of r, and all of them together.
+func (p *phaseRun) cpuLine(r phaseResult) string {
 	perReq := func(d time.Duration) string {
 		return fmt.Sprintf("%.0fµs", float64(d.Nanoseconds())/1e3/float64(max(r.requests, 1)))
 	}
+	parts := make([]string, 0, len(p.procs)+1)
+	all := r.genCPU
 	for i, pr := range p.procs {
-		parts = append(parts, pr.name+" "+perReq(res.procCPU[i]))
-		all += res.procCPU[i]
+		parts = append(parts, pr.name+" "+perReq(r.procCPU[i]))
+		all += r.procCPU[i]
 	}
 	parts = append(parts, p.genName+" "+perReq(r.genCPU))
-	all += r.genCPU
-	fmt.Fprintf(p.out, "  CPU per request: %s; in all %s (%.2f cores)\n", strings.Join(parts, ", "), perReq(all), all.Seconds()/r.elapsed.Seconds())
-	return res
+	return fmt.Sprintf("%s; in all %s (%.2f cores)", strings.Join(parts, ", "), perReq(all), all.Seconds()/r.elapsed.Seconds())
 }

@@ -105,13 +105,13 @@ func TestClusterRoutes(t *testing.T) {
 	seen := map[int]bool{}
 	for i := range uint64(600) {
 		ws := int(i % 5)
-		if n := direct(ws, i); n != owner[f.shards[ws]] {
+		if n := direct(ws); n != owner[f.shards[ws]] {
 			t.Fatalf("direct request %d of workspace %d to node %d, owner %d", i, ws, n, owner[f.shards[ws]])
 		}
-		if n := forwarded(ws, i); n == owner[f.shards[ws]] || n < 0 || n > 2 {
+		if n := forwarded(ws); n == owner[f.shards[ws]] || n < 0 || n > 2 {
 			t.Fatalf("forwarded request %d of workspace %d to node %d, owner %d", i, ws, n, owner[f.shards[ws]])
 		}
-		seen[anyNode(ws, i)] = true
+		seen[anyNode(ws)] = true
 	}
 	if len(seen) != 3 {
 		t.Errorf("requests to any node reached %v", seen)
