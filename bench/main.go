@@ -5,6 +5,7 @@
 //	go run ./bench recovery [flags]  restart time and resident memory of a large state
 //	go run ./bench fsync [flags]     the disk's write+fsync latency
 //	go run ./bench mail [flags]      report e-mails per second through the SMTP listener over loopback, durable
+//	go run ./bench cluster [flags]   issue 20: reports/s and REST reads through a local cluster (3 NATS, 3 nodes) against a single node
 //	go run ./bench scale [flags]     issue 8: 20,000,000 results; restart, memory, reads under reports and a noisy neighbour, retention
 //
 // Each command starts and stops what it measures and removes its temporary
@@ -25,6 +26,7 @@ var commands = map[string]func(args []string) int{
 	"missing":        missingMain,
 	"mail":           mailMain,
 	"scale":          scaleMain,
+	"cluster":        clusterMain,
 	targetChildCmd:   targetChild,
 	recoveryChildCmd: recoveryChild,
 	mailTargetCmd:    mailTargetChild,
@@ -66,6 +68,13 @@ commands:
              transactions each) to the real server (engine, mail store and
              smtpin in a child process, fresh data directory): samples of
              testdata/emails grown to 12-60 KB; last line: mails/s <x>
+  cluster    a local cluster (three NATS servers and three nodes of the
+             backupmon binary on loopback) and a single node of the same
+             binary: REST reads direct and forwarded (closed loop, then paced
+             at -read-pace), durable reports/s sent to each workspace's owner
+             and to any node, the same on the single node; CPU per request of
+             every process; the issue's targets, met or not (exit 1 when one
+             is not); -phases reports for a -shards sweep
   scale      10,000 Pro workspaces, 200,000 jobs, 20,000,000 results built
              in-process; restart time and memory per job and per result;
              the server in a child under REST reads, reads + 10% of the

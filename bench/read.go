@@ -182,7 +182,12 @@ func (b *readBuilder) build(req *fasthttp.Request, i uint64) {
 	req.Header.SetBytesV("Authorization", b.r.auths[key])
 }
 
-func (b *readBuilder) check(resp *fasthttp.Response) string {
+func (b *readBuilder) check(resp *fasthttp.Response) string { return checkDataAnswer(resp) }
+
+// checkDataAnswer returns "" for a REST answer with data (a 200 whose body
+// starts with {"data":), else the kind of fault: "status <code>" or "body
+// without data".
+func checkDataAnswer(resp *fasthttp.Response) string {
 	if resp.StatusCode() != fasthttp.StatusOK {
 		return fmt.Sprintf("status %d", resp.StatusCode())
 	}

@@ -356,6 +356,10 @@ const (
 type loadConfig struct {
 	conns            int
 	warmup, duration time.Duration
+	// pace, when positive, spaces the requests at this many a second
+	// (open loop, below the server's capacity: latency at a given load);
+	// 0 sends each connection's next request as soon as its answer came.
+	pace float64
 }
 
 // targetFlags are the flags the load commands share (bench report, read
@@ -449,16 +453,32 @@ func loadClient(addr string, conns int) *fasthttp.HostClient {
 func runTarget(out io.Writer, c loadConfig, name, addr string, newBuilder func(host []byte) requestBuilder, budget int64, targetCPU func() time.Duration, onMeasure func()) targetResult {
 	hc := loadClient(addr, c.conns)
 	defer hc.CloseIdleConnections()
+	return runLoad(out, c, name, hc, []byte("http://"+addr), newBuilder, new(atomic.Uint64), budget, targetCPU, onMeasure)
+}
+
+// doer sends a request and waits for its answer: a fasthttp.HostClient
+// (one address) or a fasthttp.Client (the host each request's URI names).
+type doer interface {
+	Do(req *fasthttp.Request, resp *fasthttp.Response) error
+}
+
+// runLoad is runTarget's loop over any client: request numbers come from
+// next, which may carry on from an earlier phase on the same fixture (the
+// budget counts from zero, so it covers every phase that shared next).
+func runLoad(out io.Writer, c loadConfig, name string, hc doer, host []byte, newBuilder func(host []byte) requestBuilder, next *atomic.Uint64, budget int64, targetCPU func() time.Duration, onMeasure func()) targetResult {
 	var (
 		phase  atomic.Int32
-		next   atomic.Uint64
 		errs   errorLog
 		nerr   atomic.Int64
 		counts = make([]int64, c.conns)
 		hists  = make([]hist, c.conns)
 		wg     sync.WaitGroup
-		host   = []byte("http://" + addr)
+		pace   *pacer
+		done   = make(chan struct{})
 	)
+	if c.pace > 0 {
+		pace = newPacer(c.pace, 1)
+	}
 	for w := range c.conns {
 		wg.Go(func() {
 			req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
@@ -467,6 +487,9 @@ func runTarget(out io.Writer, c loadConfig, name, addr string, newBuilder func(h
 			rb := newBuilder(host)
 			h := &hists[w]
 			for {
+				if pace != nil && !pace.wait(done) {
+					return
+				}
 				p := phase.Load()
 				if p == phaseStop {
 					return
@@ -499,6 +522,7 @@ func runTarget(out io.Writer, c loadConfig, name, addr string, newBuilder func(h
 		})
 	}
 	elapsed, cpu, tcpu := measurePhases(c, &phase, targetCPU, onMeasure)
+	close(done)
 	wg.Wait()
 	var r targetResult
 	r.elapsed, r.cpu, r.genCPU = elapsed, tcpu, cpu
@@ -564,9 +588,17 @@ func (b *reportRequest) set(req *fasthttp.Request, i uint64, path, auth []byte) 
 	req.Header.SetBytesV("Idempotency-Key", b.idem)
 }
 
-func (b *reportBuilder) check(resp *fasthttp.Response) string {
-	if resp.StatusCode() != fasthttp.StatusOK || !bytes.Contains(resp.Body(), []byte(`"duplicate":false`)) {
+func (b *reportBuilder) check(resp *fasthttp.Response) string { return checkReportAnswer(resp) }
+
+// checkReportAnswer returns "" for the answer to a new report (a 200 with
+// "ok":true and "duplicate":false), else the kind of fault: "status <code>",
+// or "200 without ok:true and duplicate:false".
+func checkReportAnswer(resp *fasthttp.Response) string {
+	if resp.StatusCode() != fasthttp.StatusOK {
 		return fmt.Sprintf("status %d", resp.StatusCode())
+	}
+	if body := resp.Body(); !bytes.Contains(body, []byte(`"ok":true`)) || !bytes.Contains(body, []byte(`"duplicate":false`)) {
+		return "200 without ok:true and duplicate:false"
 	}
 	return ""
 }
