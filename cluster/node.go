@@ -28,7 +28,7 @@ type Config struct {
 	// (unique in the cluster).
 	URLs   string
 	NodeID string
-	// Shards is the shard count of a new cluster (default 16); a cluster
+	// Shards is the shard count of a new cluster (default 8); a cluster
 	// keeps the count it was first set up with.
 	Shards int
 	// Replicas is the copies each shard's stream keeps (default 3); fewer
@@ -76,6 +76,10 @@ type Node struct {
 	seen   map[string]time.Time // live nodes, and when each was first seen
 	broken map[int]error        // shards served read-only: their history failed its checks
 	retry  map[int]retryAfter   // shards that failed to open, and when to try again
+	// freeSince: when this node first saw a shard's lease free (freeFor).
+	freeSince map[int]time.Time
+	// leaving: the node is stopping and takes no shard any more.
+	leaving atomic.Bool
 
 	stop    chan struct{}
 	stopped sync.WaitGroup
@@ -99,6 +103,9 @@ type hosted struct {
 	stack     *Stack
 	subs      []*nats.Subscription
 	serving   atomic.Bool
+	inflight  sync.WaitGroup // requests forwarded to it being handled
+	gate      sync.Mutex     // orders inflight.Add before closeHosted's Wait
+	closing   bool           // closeHosted began: forwarded requests are refused
 }
 
 // Connect connects to the cluster and sets it up if it is new (streams,
@@ -107,7 +114,7 @@ type hosted struct {
 // cluster cannot keep acknowledged records. Run starts the node.
 func Connect(cfg Config) (*Node, error) {
 	if cfg.Shards <= 0 {
-		cfg.Shards = 16
+		cfg.Shards = 8
 	}
 	if cfg.Replicas <= 0 {
 		cfg.Replicas = 3
@@ -122,7 +129,7 @@ func Connect(cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("at most %d shards", MaxShards)
 	}
 	n := &Node{cfg: cfg, log: cfg.Logger.With("node", cfg.NodeID), hosted: map[int]*hosted{}, seen: map[string]time.Time{},
-		broken: map[int]error{}, retry: map[int]retryAfter{}, stop: make(chan struct{})}
+		broken: map[int]error{}, retry: map[int]retryAfter{}, freeSince: map[int]time.Time{}, stop: make(chan struct{})}
 	nc, err := nats.Connect(cfg.URLs, nats.Name("backupmon "+cfg.NodeID), nats.MaxReconnects(-1), nats.ReconnectWait(250*time.Millisecond), nats.RetryOnFailedConnect(true),
 		// Nothing buffered while disconnected: an append or a forward fails at
 		// once rather than going out late.
@@ -317,6 +324,9 @@ func (n *Node) assign() {
 		live = append(live, n.cfg.NodeID)
 	}
 	sort.Strings(live)
+	if n.leaving.Load() {
+		return
+	}
 	served := true // every shard this node ranks first for has an owner
 	for s := range n.shards {
 		order := rank(s, live)
@@ -353,18 +363,25 @@ func (r retryAfter) next(now time.Time) retryAfter {
 	return r
 }
 
-// freeFor returns how long a shard's lease has been free (0 when owned).
+// freeFor returns how long this node has seen a shard's lease free: 0
+// while it is owned, or when the node sees it free for the first time. The
+// key-value store cannot tell how long a deleted key has been gone (Get
+// answers "not found" for it), so the node keeps the time it first saw
+// the lease free.
 func (n *Node) freeFor(ctx context.Context, shard int) time.Duration {
-	e, err := n.owners.Get(ctx, shardKey(shard))
-	switch {
-	case errors.Is(err, jetstream.ErrKeyNotFound):
-		return time.Hour // never held, or expired long ago
-	case err != nil:
+	_, err := n.owners.Get(ctx, shardKey(shard))
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if !errors.Is(err, jetstream.ErrKeyNotFound) {
+		delete(n.freeSince, shard)
 		return 0
-	case e.Operation() != jetstream.KeyValuePut:
-		return time.Since(e.Created())
 	}
-	return 0
+	since, ok := n.freeSince[shard]
+	if !ok {
+		n.freeSince[shard] = time.Now()
+		return 0
+	}
+	return time.Since(since)
 }
 
 // acquire takes a free shard's lease and opens its engine: the snapshot
@@ -454,14 +471,14 @@ func (n *Node) open(h *hosted) error {
 	h.eng, h.stack = eng, stack
 	for _, sub := range []struct {
 		subject string
-		fn      nats.MsgHandler
+		fn      func(*hosted, *nats.Msg)
 	}{
-		{fmt.Sprintf("bm.http.s%03d", shard), func(m *nats.Msg) { n.onForwarded(h, m) }},
-		{fmt.Sprintf("bm.call.s%03d", shard), func(m *nats.Msg) { n.onCall(h, m) }},
-		{fmt.Sprintf("bm.mail.s%03d", shard), func(m *nats.Msg) { n.onMail(h, m) }},
-		{fmt.Sprintf("bm.import.s%03d", shard), func(m *nats.Msg) { go n.onImport(h, m) }},
+		{fmt.Sprintf("bm.http.s%03d", shard), n.onForwarded},
+		{fmt.Sprintf("bm.call.s%03d", shard), n.onCall},
+		{fmt.Sprintf("bm.mail.s%03d", shard), n.onMail},
+		{fmt.Sprintf("bm.import.s%03d", shard), n.onImport},
 	} {
-		s, err := n.nc.Subscribe(sub.subject, sub.fn)
+		s, err := n.nc.Subscribe(sub.subject, func(m *nats.Msg) { n.handle(h, m, sub.fn) })
 		if err != nil {
 			n.closeHosted(h, false)
 			return err
@@ -475,6 +492,29 @@ func (n *Node) open(h *hosted) error {
 	n.cfg.Metrics.owned(n.ownedCount())
 	n.log.Info("shard served", "shard", shard, "epoch", h.epoch)
 	return nil
+}
+
+// forwardSlots bounds the requests forwarded to this node that run at once
+// (NATS runs a subscription's callbacks one after another; each forwarded
+// request gets a goroutine of its own instead).
+var forwardSlots = make(chan struct{}, 512)
+
+// handle runs fn on a message forwarded to a shard h serves, in a goroutine
+// of its own (at most forwardSlots at once); closeHosted waits for them.
+func (n *Node) handle(h *hosted, m *nats.Msg, fn func(*hosted, *nats.Msg)) {
+	h.gate.Lock()
+	if h.closing {
+		h.gate.Unlock()
+		m.Respond(notServing)
+		return
+	}
+	h.inflight.Add(1)
+	h.gate.Unlock()
+	forwardSlots <- struct{}{}
+	go func() {
+		defer func() { <-forwardSlots; h.inflight.Done() }()
+		fn(h, m)
+	}()
 }
 
 // drop stops serving a shard. graceful: its engine closes with a snapshot,
@@ -499,9 +539,13 @@ func (n *Node) drop(shard int, graceful bool) {
 }
 
 func (n *Node) closeHosted(h *hosted, graceful bool) {
+	h.gate.Lock()
+	h.closing = true
+	h.gate.Unlock()
 	for _, s := range h.subs {
 		s.Unsubscribe()
 	}
+	h.inflight.Wait() // the requests forwarded before are answered first
 	if h.stack != nil && h.stack.Close != nil {
 		h.stack.Close()
 	}
@@ -554,12 +598,18 @@ func (n *Node) local(shard int) *hosted {
 // owns none yet but forwards to their owners is.
 func (n *Node) Ready() bool { return n.nc.IsConnected() && n.mineServed.Load() }
 
+// Leave makes the node take no more shards (it keeps those it owns until
+// Stop): the first step of a shutdown, so that a node stopping does not
+// pick up the shards others hand over meanwhile.
+func (n *Node) Leave() { n.leaving.Store(true) }
+
 // stopWait bounds Stop's hand-over of the node's shards.
 const stopWait = 30 * time.Second
 
 // Stop hands back every shard the node owns (a snapshot each, leases
 // released for the next owners at once) and leaves the cluster.
 func (n *Node) Stop() {
+	n.Leave()
 	defer n.stopWatch()
 	close(n.stop)
 	n.stopped.Wait()

@@ -30,7 +30,9 @@ type Options struct {
 	// Start publishes a takeover marker with it, which fences every older
 	// writer.
 	Epoch uint64
-	// Window is the number of messages in flight (default 64); MaxRecords
+	// Window is the number of messages in flight (default 2: while they
+	// wait for their acknowledgements the records that come meanwhile
+	// gather into the next message; bench/RESULTS.md); MaxRecords
 	// and MaxBytes bound one message (default 1024 records, 900 KiB).
 	Window     int
 	MaxRecords int
@@ -50,7 +52,7 @@ type Options struct {
 
 func (o Options) withDefaults() Options {
 	if o.Window <= 0 {
-		o.Window = 64
+		o.Window = 2
 	}
 	if o.MaxRecords <= 0 || o.MaxRecords > maxRecords {
 		o.MaxRecords = maxRecords

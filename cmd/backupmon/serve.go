@@ -115,7 +115,7 @@ func parseServeFlags(args []string) (*serveConfig, error) {
 	fs.BoolVar(&c.allowPrivateWebhooks, "allow-private-webhooks", envBool("allow-private-webhooks"), "let webhook and Slack channels reach loopback, private, link-local and other internal addresses, for installs inside a private network (cloud metadata addresses and the admin listener stay refused)")
 	fs.StringVar(&c.cluster, "cluster", envDefault("cluster", ""), "run as a node of a cluster on these NATS servers (JetStream), e.g. nats://h1:4222,nats://h2:4222,nats://h3:4222 (default: a single node)")
 	fs.StringVar(&c.nodeID, "node-id", envDefault("node-id", ""), "this node's name in the cluster (required with --cluster)")
-	clusterShards := envDefault("cluster-shards", "16")
+	clusterShards := envDefault("cluster-shards", "8")
 	fs.Func("cluster-shards", "shards of a new cluster (fixed when the cluster is first set up; default "+clusterShards+")", func(v string) error { clusterShards = v; return nil })
 	clusterReplicas := envDefault("cluster-replicas", "3")
 	fs.Func("cluster-replicas", "copies JetStream keeps of each record: 3, or 1 for development only (default "+clusterReplicas+")", func(v string) error { clusterReplicas = v; return nil })

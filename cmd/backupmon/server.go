@@ -363,6 +363,9 @@ func (s *server) mailAddr() string {
 func (s *server) close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	if s.node != nil {
+		s.node.Leave() // no shard taken while the listeners drain
+	}
 	if s.sweepDone != nil {
 		close(s.sweepDone)
 	}
