@@ -6,10 +6,9 @@ package main
 // node, against a single `backupmon serve` of the same binary in the same
 // run; the CPU every process spends per request; the issue's targets.
 //
-// The nodes reach the NATS servers through localcluster's TCP proxies (so
-// that the chaos test can cut a node off), which run in this process: their
-// CPU counts with the load generator's, and each node-to-NATS hop has one
-// more loopback connection than a deployment would.
+// The nodes reach the NATS servers directly (localcluster's TCP proxies,
+// which let the chaos test cut a node off, are left out: they would run in
+// this process and add a loopback hop to every node-to-NATS message).
 
 import (
 	"flag"
@@ -163,7 +162,8 @@ type benchCluster struct {
 // shards shards, their data in dir, and finds their pids.
 func startBenchCluster(bin, dir string, shards int) (*benchCluster, error) {
 	bc := &benchCluster{started: time.Now()}
-	cl, err := localcluster.Start(localcluster.Config{Binary: bin, Dir: dir, Shards: shards, AdminToken: benchAdminToken, StartTimeout: 2 * time.Minute})
+	// No proxies: the nodes reach NATS as they would in production.
+	cl, err := localcluster.Start(localcluster.Config{Binary: bin, Dir: dir, Shards: shards, AdminToken: benchAdminToken, StartTimeout: 2 * time.Minute, NoProxies: true})
 	if err != nil {
 		return nil, fmt.Errorf("start the cluster: %w", err)
 	}
@@ -238,7 +238,7 @@ func (c clusterConfig) runOnCluster(out io.Writer, bin, dir string, phases clust
 	}
 
 	run := &phaseRun{out: out, load: loadConfig{conns: c.conns, warmup: c.warmup, duration: c.duration}, hc: multiHostClient(c.conns),
-		procs: bc.procs, admins: bc.admins, perfDir: c.perfDir, genName: "load generator and NATS proxies"}
+		procs: bc.procs, admins: bc.admins, perfDir: c.perfDir, genName: "load generator"}
 	defer run.hc.CloseIdleConnections()
 	// The reads first: the jobs they read hold no results yet, as on the
 	// single node when its reads run.

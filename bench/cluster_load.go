@@ -129,9 +129,7 @@ type phaseRun struct {
 	// perfDir, when set, gets a perf profile (perf record -g) of procs
 	// over each phase's measured time.
 	perfDir string
-	// genName names this process in the CPU line: the load generator, and
-	// on a cluster localcluster's TCP proxies between the nodes and NATS,
-	// which run in it.
+	// genName names this process in the CPU line.
 	genName string
 	reports atomic.Uint64
 	reads   atomic.Uint64

@@ -78,7 +78,7 @@ func TestClusterRunsEndToEnd(t *testing.T) {
 		`(?m)^cluster started in \S+ \(every shard served\); RSS b1 \d+ MiB, b2 \d+ MiB, b3 \d+ MiB, n1 \d+ MiB, n2 \d+ MiB, n3 \d+ MiB$`,
 		`(?m)^cluster: set up [\d,]+ Pro workspaces, each with a client, a REST key, \d+ jobs and \d+ report keys, through the admin API in \S+ \([\d,]+ requests, \d+/s, 48 at once\): room for [\d,]+ reports and [\d,]+ reads$`,
 		`(?m)^single node: set up [\d,]+ Pro workspaces`,
-		`(?m)^  CPU per request: b1 \d+µs, b2 \d+µs, b3 \d+µs, n1 \d+µs, n2 \d+µs, n3 \d+µs, load generator and NATS proxies \d+µs; in all \d+µs \([\d.]+ cores\)$`,
+		`(?m)^  CPU per request: b1 \d+µs, b2 \d+µs, b3 \d+µs, n1 \d+µs, n2 \d+µs, n3 \d+µs, load generator \d+µs; in all \d+µs \([\d.]+ cores\)$`,
 		`(?m)^  CPU per request: server \d+µs, load generator \d+µs; in all \d+µs \([\d.]+ cores\)$`,
 		`(?m)^  shard logs: [\d,]+ messages \([\d.]+ per request\) of [\d.]+ records on average, publish to acknowledgement mean \S+; forwarded [\d,]+ requests, mean \S+$`,
 		`(?m)^RSS after the load: b1 \d+ MiB, .*\(nodes \d+ MiB in all\)$`,

@@ -29,6 +29,10 @@ type Config struct {
 	Serve []string
 	// SMTP gives every node an SMTP listener of report e-mails.
 	SMTP bool
+	// NoProxies connects the nodes to NATS directly, without the proxies
+	// that Node.Cut needs (a benchmark's figures are then the cluster's
+	// own, without the proxies' copies).
+	NoProxies bool
 	// Ports, when set, are the first public, admin, NATS client and SMTP
 	// ports: node i listens on Ports[0]+i, Ports[1]+i and Ports[3]+i, NATS
 	// server i on Ports[2]+i (its routes on Ports[2]+100+i). Zero: free
@@ -58,7 +62,7 @@ type Node struct {
 }
 
 // Cut closes the node's connections to NATS and refuses new ones: the node
-// keeps running, cut off from the cluster.
+// keeps running, cut off from the cluster (not with Config.NoProxies).
 func (n *Node) Cut() {
 	for _, p := range n.proxies {
 		p.Cut()
@@ -125,6 +129,10 @@ func Start(cfg Config) (*Cluster, error) {
 			AdminURL:  "http://127.0.0.1:" + strconv.Itoa(ports[1][i])}
 		var urls []string
 		for _, target := range natsURLs {
+			if cfg.NoProxies {
+				urls = append(urls, "nats://"+target)
+				continue
+			}
 			p, err := NewProxy(target)
 			if err != nil {
 				c.Close()
