@@ -17,14 +17,26 @@ import "fmt"
 // field at the zero value.
 type Fields struct {
 	buf []byte  // the encoder's output
-	r   *Reader // the decoder's input; nil when encoding
+	r   *Reader // the decoder's input (&rd); nil when encoding
+	rd  Reader
 }
 
 // Encoder returns a Fields that appends to dst.
 func Encoder(dst []byte) *Fields { return &Fields{buf: dst} }
 
 // Decoder returns a Fields that reads from b.
-func Decoder(b []byte) *Fields { return &Fields{r: NewReader(b)} }
+func Decoder(b []byte) *Fields {
+	f := &Fields{}
+	f.ResetDecoder(b)
+	return f
+}
+
+// ResetDecoder makes f a decoder reading from b (for reuse: a pooled
+// Fields decodes without allocating).
+func (f *Fields) ResetDecoder(b []byte) {
+	f.rd.Reset(b)
+	f.buf, f.r = nil, &f.rd
+}
 
 // Decoding reports whether f reads (true) or writes (false).
 func (f *Fields) Decoding() bool { return f.r != nil }

@@ -118,14 +118,23 @@ func Decode(typ byte, payload []byte) (Record, error) {
 		return nil, fmt.Errorf("decode record: unknown type %d", typ)
 	}
 	r := Bind(k.make())
-	f := codec.Decoder(payload)
+	f := decoders.Get().(*codec.Fields)
+	f.ResetDecoder(payload)
 	r.Head().walk(f)
 	r.fields(f)
-	if err := f.Done(); err != nil {
+	err := f.Done()
+	f.ResetDecoder(nil)
+	decoders.Put(f)
+	if err != nil {
 		return nil, fmt.Errorf("decode record type %d: %w", typ, err)
 	}
 	return r, nil
 }
+
+// decoders are Decode's decoders: a replay decodes millions of records,
+// and a decoder made for each (its fields method takes it through an
+// interface, so it escapes) was two allocations per record.
+var decoders = sync.Pool{New: func() any { return new(codec.Fields) }}
 
 // Types returns the number of every record type, in order.
 func Types() []byte {

@@ -249,7 +249,12 @@ func (j *Job) walk(s *snap, w *Workspace) error {
 		f.Delta(&r.ReceivedAt, prev)
 		prev = r.ReceivedAt
 		f.Delta(&r.CompletedAt, r.ReceivedAt)
-		f.Walk(&r.SizeBytes, &r.Duration, &r.Status, &r.Source)
+		// Direct calls, not Walk's type switch: a snapshot holds millions
+		// of results.
+		f.Varint(&r.SizeBytes)
+		f.Int32(&r.Duration)
+		f.Byte(&r.Status)
+		f.Uint16(&r.Source)
 	})
 	if err := j.walkIdem(s); err != nil {
 		return err
