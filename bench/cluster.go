@@ -38,6 +38,7 @@ type clusterConfig struct {
 	readPace         float64
 	workspaces       int
 	phases           string
+	forward          string
 }
 
 // clusterPhases are the parts of a run -phases selects.
@@ -76,10 +77,14 @@ func clusterMain(args []string) int {
 		fs.Float64Var(&c.readPace, "read-pace", 4000, "reads/s of the paced read phases (direct and forwarded at the same load, below the cluster's capacity: the p99 the forwarding adds); 0: none")
 		fs.IntVar(&c.workspaces, "workspaces", 0, "workspaces of each fixture (0: enough for the reads within the Pro limit of 300 a minute, counted over the run)")
 		fs.StringVar(&c.perfDir, "perf", "", "diagnosis: write a perf profile (perf record -g) of the nodes and NATS servers over each cluster phase's measured time into this directory (perf takes CPU of its own: the figures are not clean)")
+		fs.StringVar(&c.forward, "forward", "peer", "how the nodes forward requests to a shard's owner: peer (node to node over HTTP, the default) or nats (NATS request/reply: --cluster-peer-listen empty)")
 		fs.StringVar(&c.phases, "phases", "reports,reads,single", "comma-separated: reports (durable reports/s, direct and any node), reads (REST reads direct and forwarded), single (the same on a single node)")
 	}, func() string {
 		if _, ok := c.parsePhases(); !ok {
 			return "-phases lists reports, reads and single, with reports or reads"
+		}
+		if c.forward != "peer" && c.forward != "nats" {
+			return "-forward is peer or nats"
 		}
 		if c.shards < 1 || c.conns < 1 || c.duration <= 0 || c.warmup < 0 || c.planRate <= 0 || c.singlePlanRate <= 0 || c.readPlanRate <= 0 || c.readPace < 0 || c.workspaces < 0 {
 			return "-shards, -conns, -duration and the plan rates must be positive"
@@ -160,10 +165,14 @@ type benchCluster struct {
 
 // startBenchCluster starts three NATS servers and three nodes of bin with
 // shards shards, their data in dir, and finds their pids.
-func startBenchCluster(bin, dir string, shards int) (*benchCluster, error) {
+func startBenchCluster(bin, dir string, shards int, forward string) (*benchCluster, error) {
 	bc := &benchCluster{started: time.Now()}
+	var serve []string
+	if forward == "nats" {
+		serve = []string{"--cluster-peer-listen="}
+	}
 	// No proxies: the nodes reach NATS as they would in production.
-	cl, err := localcluster.Start(localcluster.Config{Binary: bin, Dir: dir, Shards: shards, AdminToken: benchAdminToken, StartTimeout: 2 * time.Minute, NoProxies: true})
+	cl, err := localcluster.Start(localcluster.Config{Binary: bin, Dir: dir, Shards: shards, AdminToken: benchAdminToken, StartTimeout: 2 * time.Minute, NoProxies: true, Serve: serve})
 	if err != nil {
 		return nil, fmt.Errorf("start the cluster: %w", err)
 	}
@@ -209,7 +218,7 @@ func (bc *benchCluster) owners(out io.Writer, api *adminAPI, shards int, settle 
 // runOnCluster starts the cluster, sets its fixture up, runs the cluster's
 // phases and stops it.
 func (c clusterConfig) runOnCluster(out io.Writer, bin, dir string, phases clusterPhases, res *clusterResult) (err error) {
-	bc, err := startBenchCluster(bin, dir, c.shards)
+	bc, err := startBenchCluster(bin, dir, c.shards, c.forward)
 	if err != nil {
 		return err
 	}
@@ -223,7 +232,7 @@ func (c clusterConfig) runOnCluster(out io.Writer, bin, dir string, phases clust
 	}()
 	res.startup = bc.startup
 	rss, _ := rssLine(bc.procs)
-	fmt.Fprintf(out, "cluster started in %s (every shard served); RSS %s\n", bc.startup.Round(time.Millisecond), rss)
+	fmt.Fprintf(out, "cluster started in %s (every shard served; forwarding via %s); RSS %s\n", bc.startup.Round(time.Millisecond), c.forward, rss)
 
 	api := newAdminAPI(bc.admins)
 	phase := (c.warmup + c.duration).Seconds()

@@ -100,32 +100,43 @@ func (n *Node) to(ctx *fasthttp.RequestCtx, public bool, shard int) bool {
 	}
 	if !n.nc.IsConnected() {
 		// Cut off from the cluster: no owner can be reached.
-		n.cfg.Metrics.forwarded("no_owner", 0)
+		n.cfg.Metrics.forwarded("no_owner", "nats", 0)
 		return false
 	}
 	start := time.Now()
-	msg, err := n.nc.Request(fmt.Sprintf("bm.http.s%03d", shard), requestOf(ctx, public).encode(), forwardTimeout)
-	if err != nil {
-		outcome := "failed"
-		if errors.Is(err, nats.ErrNoResponders) {
-			outcome = "no_owner"
-		}
-		n.cfg.Metrics.forwarded(outcome, time.Since(start))
-		return false
+	buf, done := envelope()
+	*buf = appendRequest(*buf, ctx, public)
+	outcome, via := n.forward(shard, *buf, ctx)
+	done()
+	n.cfg.Metrics.forwarded(outcome, via, time.Since(start))
+	return outcome == "ok"
+}
+
+// forward sends the request message req to the owner of shard, node to
+// node when it can, else over NATS, and writes the owner's answer into
+// ctx. It returns the outcome ("ok", "no_owner" when no node serves the
+// shard, "failed") and the way it went ("peer" or "nats").
+func (n *Node) forward(shard int, req []byte, ctx *fasthttp.RequestCtx) (outcome, via string) {
+	switch ok, err := n.viaPeer(shard, req, ctx); {
+	case ok:
+		return "ok", "peer"
+	case err != nil:
+		return "failed", "peer"
 	}
-	if bytes.Equal(msg.Data, notServing) {
-		n.cfg.Metrics.forwarded("no_owner", time.Since(start))
-		return false
+	msg, err := n.nc.Request(fmt.Sprintf("bm.http.s%03d", shard), req, forwardTimeout)
+	switch {
+	case errors.Is(err, nats.ErrNoResponders):
+		return "no_owner", "nats"
+	case err != nil:
+		return "failed", "nats"
+	case bytes.Equal(msg.Data, notServing):
+		return "no_owner", "nats"
 	}
-	ans, err := decodeForwarded(msg.Data)
-	if err != nil {
-		n.log.Warn("a forwarded answer that does not decode", "shard", shard, "err", err)
-		n.cfg.Metrics.forwarded("failed", time.Since(start))
-		return false
+	if err := answerInto(msg.Data, ctx); err != nil {
+		n.log.Warn("a forwarded answer that does not read", "shard", shard, "err", err)
+		return "failed", "nats"
 	}
-	ans.answer(ctx)
-	n.cfg.Metrics.forwarded("ok", time.Since(start))
-	return true
+	return "ok", "nats"
 }
 
 // toAny answers a request that names no shard (a missing key, the login
@@ -149,32 +160,41 @@ func (n *Node) toAny(ctx *fasthttp.RequestCtx, public bool) bool {
 	return false
 }
 
-// onForwarded runs a request another node forwarded to a shard this node
-// owns, and answers it.
+// onForwarded runs a request another node forwarded over NATS to a shard
+// this node owns, and answers it.
 func (n *Node) onForwarded(h *hosted, m *nats.Msg) {
+	buf, done := envelope()
+	defer done()
+	*buf = n.answerForwarded(h, *buf, m.Data, n.nc.MaxPayload())
+	m.Respond(*buf)
+}
+
+// answerForwarded runs a forwarded request (its message) through the
+// handlers of h's shard and appends the answer's message to dst; it
+// appends notServing instead when h no longer serves the shard, the
+// request does not read, or the answer is over limit bytes (when limit >
+// 0).
+func (n *Node) answerForwarded(h *hosted, dst, req []byte, limit int64) []byte {
 	if !h.serving.Load() || time.Since(h.renewedAt) > leaseSafe {
-		m.Respond(notServing)
-		return
+		return append(dst, notServing...)
 	}
-	req, err := decodeForwarded(m.Data)
+	out, err := runForwarded(dst, req, func(public bool) fasthttp.RequestHandler {
+		if public {
+			return h.stack.Public
+		}
+		return h.stack.Admin
+	})
 	if err != nil {
-		n.log.Warn("a forwarded request that does not decode", "shard", h.shard, "err", err)
-		m.Respond(notServing)
-		return
+		n.log.Warn("a forwarded request that does not read", "shard", h.shard, "err", err)
+		return append(out[:len(dst)], notServing...)
 	}
-	handler := h.stack.Admin
-	if req.public {
-		handler = h.stack.Public
-	}
-	data := req.serve(handler).encode()
-	if int64(len(data)) > n.nc.MaxPayload() {
+	if limit > 0 && int64(len(out)-len(dst)) > limit {
 		// NATS refuses a message over its max_payload: the front answers
 		// 503 (backupmon nats allows 8 MiB; docs/decisions.md).
-		n.log.Warn("an answer too large to forward", "shard", h.shard, "bytes", len(data), "max_payload", n.nc.MaxPayload())
-		m.Respond(notServing)
-		return
+		n.log.Warn("an answer too large to forward", "shard", h.shard, "bytes", len(out)-len(dst), "max_payload", limit)
+		return append(out[:len(dst)], notServing...)
 	}
-	m.Respond(data)
+	return out
 }
 
 // call is a question a node asks every shard's owner.

@@ -64,10 +64,10 @@ func (n *Node) mail(c mailCall) engine.MailReply {
 	msg, err := n.nc.Request(fmt.Sprintf("bm.mail.s%03d", shard), data, forwardTimeout)
 	var reply engine.MailReply
 	if err != nil || bytes.Equal(msg.Data, notServing) || jsonx.Unmarshal(msg.Data, &reply) != nil {
-		n.cfg.Metrics.forwarded("no_owner", time.Since(start))
+		n.cfg.Metrics.forwarded("no_owner", "nats", time.Since(start))
 		return engine.MailReply{Outcome: engine.MailNotRecorded}
 	}
-	n.cfg.Metrics.forwarded("ok", time.Since(start))
+	n.cfg.Metrics.forwarded("ok", "nats", time.Since(start))
 	return reply
 }
 

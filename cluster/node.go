@@ -47,6 +47,10 @@ type Config struct {
 	Clock *engine.DevClock
 	// Metrics, when set, receives the node's events.
 	Metrics *Metrics
+	// PeerListen is where the node takes requests other nodes forward to
+	// it over HTTP (host:port, reachable from the other nodes); empty:
+	// requests reach it over NATS only.
+	PeerListen string
 }
 
 // Stack is what a node serves for one shard: its engine, and the handlers
@@ -89,8 +93,13 @@ type Node struct {
 	mineServed atomic.Bool
 
 	dir       *directory      // shards of secrets made before the cluster
-	watchCtx  context.Context // the directory's watch, until Stop
+	watchCtx  context.Context // the buckets' watches, until Stop
 	stopWatch context.CancelFunc
+
+	// Forwarding node to node over HTTP (peer.go); nil without PeerListen.
+	peers      *peers
+	peerAddr   string
+	peerServer *fasthttp.Server
 }
 
 // hosted is a shard the node owns.
@@ -200,6 +209,11 @@ func (n *Node) Run() error {
 	if _, err := n.nc.Subscribe("bm.clock", n.onClock); err != nil {
 		return err
 	}
+	if n.cfg.PeerListen != "" {
+		if err := n.startPeers(); err != nil {
+			return err
+		}
+	}
 	if err := n.heartbeat(); err != nil {
 		return fmt.Errorf("heartbeat: %w", err)
 	}
@@ -233,7 +247,7 @@ func (n *Node) every(d time.Duration, fn func()) {
 func (n *Node) heartbeat() error {
 	ctx, cancel := context.WithTimeout(context.Background(), renewEvery)
 	defer cancel()
-	_, err := n.nodes.Put(ctx, n.cfg.NodeID, []byte(strconv.FormatInt(time.Now().UnixMilli(), 10)))
+	_, err := n.nodes.Put(ctx, n.cfg.NodeID, heartbeatValue(time.Now(), n.peerAddr))
 	return err
 }
 
@@ -502,19 +516,27 @@ var forwardSlots = make(chan struct{}, 512)
 // handle runs fn on a message forwarded to a shard h serves, in a goroutine
 // of its own (at most forwardSlots at once); closeHosted waits for them.
 func (n *Node) handle(h *hosted, m *nats.Msg, fn func(*hosted, *nats.Msg)) {
-	h.gate.Lock()
-	if h.closing {
-		h.gate.Unlock()
+	if !h.enter() {
 		m.Respond(notServing)
 		return
 	}
-	h.inflight.Add(1)
-	h.gate.Unlock()
 	forwardSlots <- struct{}{}
 	go func() {
 		defer func() { <-forwardSlots; h.inflight.Done() }()
 		fn(h, m)
 	}()
+}
+
+// enter counts a forwarded request in h's inflight, unless closeHosted
+// began (it then returns false); the caller calls inflight.Done.
+func (h *hosted) enter() bool {
+	h.gate.Lock()
+	defer h.gate.Unlock()
+	if h.closing {
+		return false
+	}
+	h.inflight.Add(1)
+	return true
 }
 
 // drop stops serving a shard. graceful: its engine closes with a snapshot,
@@ -639,5 +661,6 @@ func (n *Node) Stop() {
 	ctx, cancel := context.WithTimeout(context.Background(), renewEvery)
 	n.nodes.Delete(ctx, n.cfg.NodeID)
 	cancel()
+	n.stopPeers()
 	n.nc.Drain()
 }

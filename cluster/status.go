@@ -28,7 +28,10 @@ type Status struct {
 type NodeStatus struct {
 	ID       string    `json:"id"`
 	LastBeat time.Time `json:"lastBeat"`
-	Shards   []int     `json:"shards"`
+	// Peer is where the node takes requests forwarded over HTTP; empty:
+	// over NATS only.
+	Peer   string `json:"peer,omitempty"`
+	Shards []int  `json:"shards"`
 }
 
 // ShardStatus is a shard and its owner: state "served" (owner and epoch
@@ -57,8 +60,8 @@ func (n *Node) Status() (Status, error) {
 	for _, id := range ids {
 		ns := NodeStatus{ID: id, Shards: []int{}}
 		if e, err := n.nodes.Get(ctx, id); err == nil {
-			if ms, err := strconv.ParseInt(string(e.Value()), 10, 64); err == nil {
-				ns.LastBeat = time.UnixMilli(ms).UTC()
+			if at, peer, ok := parseHeartbeat(e.Value()); ok {
+				ns.LastBeat, ns.Peer = at, peer
 			}
 		}
 		st.Nodes = append(st.Nodes, ns)

@@ -17,12 +17,13 @@ import (
 	"backupmon/localcluster"
 )
 
-// startCluster runs a local cluster for the test (development clock, SMTP
-// listeners) and returns a client of each node.
+// startCluster runs a local cluster for the test (SMTP listeners, node 3
+// without a peer listener, so that requests are forwarded both node to
+// node and over NATS) and returns a client of each node.
 func startCluster(t *testing.T, shards int, serve ...string) (*localcluster.Cluster, []*testserver.Client) {
 	t.Helper()
 	c, err := localcluster.Start(localcluster.Config{Binary: testserver.Binary(t), Dir: t.TempDir(), Shards: shards,
-		AdminToken: testserver.AdminToken, StartTimeout: 90 * time.Second, SMTP: true, Serve: serve})
+		AdminToken: testserver.AdminToken, StartTimeout: 90 * time.Second, SMTP: true, NATSOnly: 3, Serve: serve})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,6 +99,48 @@ func TestAnyNodeAnswers(t *testing.T) {
 	for i, c := range n {
 		if r := c.Do("GET", c.AdminURL+"/readyz", nil, nil); r.Status != 200 || string(r.Body) != `{"status":"ready"}` {
 			t.Fatalf("node %d /readyz: %d %s", i+1, r.Status, r.Body)
+		}
+	}
+
+	// Nodes 1 and 2 take forwarded requests over HTTP, node 3 over NATS
+	// only; the peer listener refuses a request without the cluster's
+	// secret.
+	var status struct {
+		Nodes []struct {
+			ID, Peer string
+			Shards   []int
+		}
+	}
+	at(0).AdminInto(200, "GET", "/cluster", nil, &status)
+	peers := map[string]string{}
+	peerOwns := false // b1 or b2 owns a shard: the other forwards to it over HTTP
+	for _, nd := range status.Nodes {
+		peers[nd.ID] = nd.Peer
+		peerOwns = peerOwns || nd.Peer != "" && len(nd.Shards) > 0
+	}
+	defer func() {
+		// Both ways carried the test's forwarded requests.
+		const ok = `backupmon_cluster_forwards_total{outcome="ok",via=`
+		if v := at(0).Metric(ok+`"peer"}`) + at(1).Metric(ok+`"peer"}`); peerOwns && v == 0 {
+			t.Errorf("nodes 1 and 2 forwarded nothing over HTTP")
+		}
+		if v := at(2).Metric(ok + `"nats"}`); v == 0 {
+			t.Errorf("node 3 forwarded nothing over NATS")
+		}
+		if v := at(2).Metric(ok + `"peer"}`); v != 0 {
+			t.Errorf("node 3, without a peer listener, forwarded %v requests over HTTP", v)
+		}
+	}()
+	if len(peers) != 3 || peers["b1"] == "" || peers["b2"] == "" || peers["b3"] != "" {
+		t.Fatalf("the nodes' peer addresses: %v, want b1 and b2's, none for b3", peers)
+	}
+	for _, secret := range []string{"", "wrong"} {
+		h := map[string]string{}
+		if secret != "" {
+			h["X-Backupmon-Peer"] = secret
+		}
+		if r := at(0).Do("POST", "http://"+peers["b1"]+"/forward/s000", h, []byte("x")); r.Status != 403 || len(r.Body) != 0 {
+			t.Fatalf("a peer request with secret %q: %d %s, want 403", secret, r.Status, r.Body)
 		}
 	}
 

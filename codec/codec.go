@@ -204,6 +204,18 @@ func (r *Reader) Bytes() []byte {
 	return b
 }
 
+// View reads a length-prefixed byte string without copying it: the slice
+// is part of the Reader's input (nil when empty).
+func (r *Reader) View() []byte {
+	n := r.length()
+	if r.err != nil || n == 0 {
+		return nil
+	}
+	b := r.buf[r.off : r.off+n : r.off+n]
+	r.off += n
+	return b
+}
+
 // Fixed fills dst with the next len(dst) bytes.
 func (r *Reader) Fixed(dst []byte) {
 	if r.err != nil {

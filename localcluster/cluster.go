@@ -33,6 +33,10 @@ type Config struct {
 	// that Node.Cut needs (a benchmark's figures are then the cluster's
 	// own, without the proxies' copies).
 	NoProxies bool
+	// NATSOnly, when from 1 to Nodes, starts that node without a peer
+	// listener: requests forwarded to it and from it go over NATS, the
+	// others' node to node over HTTP (a test of both ways).
+	NATSOnly int
 	// Ports, when set, are the first public, admin, NATS client and SMTP
 	// ports: node i listens on Ports[0]+i, Ports[1]+i and Ports[3]+i, NATS
 	// server i on Ports[2]+i (its routes on Ports[2]+100+i). Zero: free
@@ -151,6 +155,9 @@ func Start(cfg Config) (*Cluster, error) {
 		}
 		if cfg.NATS < 3 {
 			args = append(args, "--cluster-replicas", strconv.Itoa(cfg.NATS))
+		}
+		if cfg.NATSOnly == i+1 {
+			args = append(args, "--cluster-peer-listen=")
 		}
 		args = append(args, cfg.Serve...)
 		n.Proc = newProc(id, cfg.Binary, filepath.Join(cfg.Dir, id+".log"), args...)

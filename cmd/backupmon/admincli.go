@@ -358,6 +358,7 @@ func printCluster(w io.Writer, answer []byte) error {
 			Nodes    []struct {
 				ID       string
 				LastBeat string
+				Peer     string
 				Shards   []int
 			}
 			Owners []struct {
@@ -374,13 +375,17 @@ func printCluster(w io.Writer, answer []byte) error {
 	}
 	d := env.Data
 	fmt.Fprintf(w, "%d shards, %d copies of each shard's log; as node %s sees it\n\n", d.Shards, d.Replicas, d.Node)
-	fmt.Fprintf(w, "%-16s %-26s %s\n", "NODE", "LAST HEARTBEAT", "SHARDS")
+	fmt.Fprintf(w, "%-16s %-26s %-22s %s\n", "NODE", "LAST HEARTBEAT", "PEER", "SHARDS")
 	for _, n := range d.Nodes {
 		list := make([]string, len(n.Shards))
 		for i, s := range n.Shards {
 			list[i] = strconv.Itoa(s)
 		}
-		fmt.Fprintf(w, "%-16s %-26s %s\n", n.ID, n.LastBeat, strings.Join(list, ","))
+		peer := n.Peer
+		if peer == "" {
+			peer = "-" // forwarded to over NATS only
+		}
+		fmt.Fprintf(w, "%-16s %-26s %-22s %s\n", n.ID, n.LastBeat, peer, strings.Join(list, ","))
 	}
 	fmt.Fprintf(w, "\n%-6s %-8s %-16s %s\n", "SHARD", "STATE", "OWNER", "EPOCH")
 	for _, o := range d.Owners {

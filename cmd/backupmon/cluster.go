@@ -60,7 +60,7 @@ func (s *server) joinCluster() error {
 	node, err := cluster.Connect(cluster.Config{
 		URLs: s.cfg.cluster, NodeID: s.cfg.nodeID, Shards: s.cfg.clusterShards, Replicas: s.cfg.clusterReplicas,
 		Dir: filepath.Join(s.cfg.data, "shards"), Logger: s.logger, Clock: s.clock, Metrics: cm,
-		EngineOptions: s.shardEngineOptions, Build: s.buildShard,
+		EngineOptions: s.shardEngineOptions, Build: s.buildShard, PeerListen: s.cfg.clusterPeerListen,
 	})
 	if err != nil {
 		return err
@@ -107,11 +107,20 @@ func (s *server) serveFront() error {
 	fmt.Fprintf(s.out, "public listening on %s\n", s.publicURL)
 	fmt.Fprintf(s.out, "admin listening on %s\n", s.adminURL)
 	fmt.Fprintf(s.out, "cluster node %s on %s (%d shards)\n", s.cfg.nodeID, strings.Split(s.cfg.cluster, ",")[0], s.node.Shards())
+
 	return nil
 }
 
 // runNode starts taking the shards this node should own.
-func (s *server) runNode() error { return s.node.Run() }
+func (s *server) runNode() error {
+	if err := s.node.Run(); err != nil {
+		return err
+	}
+	if addr := s.node.PeerAddr(); addr != "" {
+		fmt.Fprintf(s.out, "peer listening on %s\n", addr)
+	}
+	return nil
+}
 
 // shardEngineOptions are the options of a shard's engine: the node sets
 // where its log, snapshots and files are.
