@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -84,6 +85,12 @@ func TestBrokenShardIsReadOnly(t *testing.T) {
 	out, err := exec.Command(testserver.Binary(t), "admin", "cluster", "--admin-url", n[2].AdminURL, "--admin-token", testserver.AdminToken).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), fmt.Sprintf("%-6d %-8s", shard, "broken")) || !strings.Contains(string(out), "problem: ") {
 		t.Fatalf("admin cluster (%v):\n%s", err, out)
+	}
+	// The nodes' table names each one's peer address (node 3 has none).
+	for _, line := range []string{`(?m)^NODE +LAST HEARTBEAT +PEER +SHARDS$`, `(?m)^b1 +\S+ +127\.0\.0\.1:\d+ `, `(?m)^b3 +\S+ +- `} {
+		if !regexp.MustCompile(line).Match(out) {
+			t.Fatalf("admin cluster: no line like %s:\n%s", line, out)
+		}
 	}
 	var broken float64
 	for _, c := range n {
