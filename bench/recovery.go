@@ -337,6 +337,13 @@ func recoveryChild(args []string) int {
 	switch mode {
 	case "open":
 		runtime.GC()
+		if path := os.Getenv("BACKUPMON_BENCH_CPUPROFILE"); path != "" {
+			// Diagnosis: where the restart's CPU goes.
+			if f, err := os.Create(fmt.Sprintf("%s.%d", path, os.Getpid())); err == nil {
+				pprof.StartCPUProfile(f)
+				defer pprof.StopCPUProfile()
+			}
+		}
 		start := time.Now()
 		eng, err := engine.Open(opts)
 		if err != nil {
