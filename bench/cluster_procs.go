@@ -59,16 +59,7 @@ func childWithArg(arg string) (int, error) {
 // parentPID returns the parent of process pid (field 4 of
 // /proc/<pid>/stat), 0 when it cannot be read.
 func parentPID(pid int) int {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(s[i+1:])
+	f := statFields(pid)
 	if len(f) < 2 {
 		return 0
 	}

@@ -308,27 +308,32 @@ func (t *target) kill() {
 func (t *target) cpu() time.Duration { return pidCPU(t.cmd.Process.Pid) }
 
 // pidCPU returns the user and system CPU time process pid has used so far
-// (from /proc/<pid>/stat, in clock ticks of 10 ms); 0 when it cannot be
-// read.
+// (fields 14 and 15 of /proc/<pid>/stat, in clock ticks of 10 ms); 0 when
+// it cannot be read.
 func pidCPU(pid int) time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	// Fields after the command name (which is in parentheses and may hold
-	// spaces): state is field 3; utime and stime are fields 14 and 15.
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(s[i+1:])
+	f := statFields(pid)
 	if len(f) < 13 {
 		return 0
 	}
 	ut, _ := strconv.ParseInt(f[11], 10, 64)
 	st, _ := strconv.ParseInt(f[12], 10, 64)
 	return time.Duration(ut+st) * 10 * time.Millisecond
+}
+
+// statFields returns the fields of /proc/<pid>/stat after the command name
+// (which is in parentheses and may hold spaces): the first is the state,
+// field 3; nil when it cannot be read.
+func statFields(pid int) []string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return nil
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return nil
+	}
+	return strings.Fields(s[i+1:])
 }
 
 // startProfile writes a CPU profile to path (when not empty) until the

@@ -6,6 +6,7 @@
 package codec
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -193,16 +194,7 @@ func (r *Reader) String() string {
 }
 
 // Bytes reads a length-prefixed byte slice (a copy; nil when empty).
-func (r *Reader) Bytes() []byte {
-	n := r.length()
-	if r.err != nil || n == 0 {
-		return nil
-	}
-	b := make([]byte, n)
-	copy(b, r.buf[r.off:r.off+n])
-	r.off += n
-	return b
-}
+func (r *Reader) Bytes() []byte { return bytes.Clone(r.View()) }
 
 // View reads a length-prefixed byte string without copying it: the slice
 // is part of the Reader's input (nil when empty).

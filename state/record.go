@@ -94,19 +94,29 @@ type kind struct {
 	keepsFigures bool
 }
 
-// encoders reuse their codec.Fields: records are encoded on the log's
-// committer and snapshots on the actors, at once.
-var encoders = sync.Pool{New: func() any { return new(codec.Fields) }}
+// pooled are the records' reusable codec.Fields: records are encoded on
+// the log's committer and snapshots on the actors, at once, and a replay
+// decodes millions (a Fields made for each escaped, through the record's
+// fields method: two allocations a record).
+var pooled = sync.Pool{New: func() any { return new(codec.Fields) }}
+
+// walk walks r's header and fields with a pooled Fields that reset makes
+// an encoder or a decoder; it returns what an encoder wrote, or a
+// decoder's error.
+func walk(r Record, reset func(f *codec.Fields)) ([]byte, error) {
+	f := pooled.Get().(*codec.Fields)
+	reset(f)
+	r.Head().walk(f)
+	r.fields(f)
+	out, err := f.Bytes(), f.Done()
+	f.ResetEncoder(nil)
+	pooled.Put(f)
+	return out, err
+}
 
 // encode appends r's header and fields to dst.
 func encode(dst []byte, r Record) []byte {
-	f := encoders.Get().(*codec.Fields)
-	f.ResetEncoder(dst)
-	r.Head().walk(f)
-	r.fields(f)
-	out := f.Bytes()
-	f.ResetEncoder(nil)
-	encoders.Put(f)
+	out, _ := walk(r, func(f *codec.Fields) { f.ResetEncoder(dst) })
 	return out
 }
 
@@ -118,23 +128,11 @@ func Decode(typ byte, payload []byte) (Record, error) {
 		return nil, fmt.Errorf("decode record: unknown type %d", typ)
 	}
 	r := Bind(k.make())
-	f := decoders.Get().(*codec.Fields)
-	f.ResetDecoder(payload)
-	r.Head().walk(f)
-	r.fields(f)
-	err := f.Done()
-	f.ResetDecoder(nil)
-	decoders.Put(f)
-	if err != nil {
+	if _, err := walk(r, func(f *codec.Fields) { f.ResetDecoder(payload) }); err != nil {
 		return nil, fmt.Errorf("decode record type %d: %w", typ, err)
 	}
 	return r, nil
 }
-
-// decoders are Decode's decoders: a replay decodes millions of records,
-// and a decoder made for each (its fields method takes it through an
-// interface, so it escapes) was two allocations per record.
-var decoders = sync.Pool{New: func() any { return new(codec.Fields) }}
 
 // Types returns the number of every record type, in order.
 func Types() []byte {
