@@ -22,7 +22,7 @@ func TestClusterRunsEndToEnd(t *testing.T) {
 	}
 	var out bytes.Buffer
 	c := clusterConfig{shards: 4, duration: 400 * time.Millisecond, warmup: 100 * time.Millisecond, conns: 8,
-		planRate: 4000, singlePlanRate: 30000, readPlanRate: 100000, readPace: 1000, phases: "reports,reads,single"}
+		planRate: 4000, singlePlanRate: 30000, readPlanRate: 100000, readPace: 1000, phases: "reports,reads,single", forward: "peer"}
 	start := time.Now()
 	res, err := runCluster(c, &out)
 	t.Logf("%s in %s:\n%s", "bench cluster", time.Since(start).Round(time.Millisecond), out.String())
@@ -75,7 +75,7 @@ func TestClusterRunsEndToEnd(t *testing.T) {
 		})
 	}
 	for _, want := range []string{
-		`(?m)^cluster started in \S+ \(every shard served\); RSS b1 \d+ MiB, b2 \d+ MiB, b3 \d+ MiB, n1 \d+ MiB, n2 \d+ MiB, n3 \d+ MiB$`,
+		`(?m)^cluster started in \S+ \(every shard served; forwarding via peer\); RSS b1 \d+ MiB, b2 \d+ MiB, b3 \d+ MiB, n1 \d+ MiB, n2 \d+ MiB, n3 \d+ MiB$`,
 		`(?m)^cluster: set up [\d,]+ Pro workspaces, each with a client, a REST key, \d+ jobs and \d+ report keys, through the admin API in \S+ \([\d,]+ requests, \d+/s, 48 at once\): room for [\d,]+ reports and [\d,]+ reads$`,
 		`(?m)^single node: set up [\d,]+ Pro workspaces`,
 		`(?m)^  CPU per request: b1 \d+µs, b2 \d+µs, b3 \d+µs, n1 \d+µs, n2 \d+µs, n3 \d+µs, load generator \d+µs; in all \d+µs \([\d.]+ cores\)$`,
