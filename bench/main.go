@@ -1,6 +1,7 @@
 // Command bench measures backupmon on this machine (issue 2, bench/RESULTS.md):
 //
-//	go run ./bench report [flags]    Report API load over loopback: the real server, then a bare fasthttp handler
+//	go run ./bench report [flags]    Report API load over loopback: the real server, then a bare fasthttp handler;
+//	                                 with -rates, an open loop at fixed rates against the server (issue 21)
 //	go run ./bench read [flags]      REST API read load over loopback: the real server, then a bare fasthttp handler
 //	go run ./bench recovery [flags]  restart time and resident memory of a large state
 //	go run ./bench fsync [flags]     the disk's write+fsync latency
@@ -56,7 +57,13 @@ func usage() {
 commands:
   report     Report API load over loopback against the real server (engine +
              transport in-process, fresh data directory), then the same load
-             against a bare fasthttp handler; last line: ratio <x> p99x <y>
+             against a bare fasthttp handler; last line: ratio <x> p99x <y>.
+             -rates 2000,5000,10000,20000: an open loop against the server
+             alone instead, one phase per rate (reports sent on a fixed
+             schedule over -rate-conns connections, 10% failed, latency from
+             each one's scheduled time): per rate, answered/s, p50, p99, max,
+             errors, server CPU per report, reports per fsync; then issue
+             21's targets at 10,000/s and more (exit 1 when one is not met)
   read       REST API reads over loopback (/jobs?limit=50, /alerts?status=
              unresolved, /health, round-robin over many Pro workspaces) against
              the real server, then the same against a bare fasthttp handler

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
+
+	"backupmon/transport"
 )
 
 // Report API limits the load must stay clear of (api.md 8.3).
@@ -35,6 +37,8 @@ type reportConfig struct {
 	planRate      float64
 	snapshotEvery uint64
 	noSync        bool
+	rates         []float64 // open loop (openloop.go): reports/s of each phase; none: closed loop
+	rateConns     int
 }
 
 func reportMain(args []string) int {
@@ -42,19 +46,24 @@ func reportMain(args []string) int {
 	return command("report", args, func(fs *flag.FlagSet) {
 		c.targetFlags.register(fs)
 		fs.IntVar(&c.workspaces, "workspaces", 1000, "workspaces the reports are spread over")
-		fs.IntVar(&c.jobs, "jobs", 0, "jobs in all (0: enough for -plan-rate; rounded up to a multiple of -workspaces)")
-		fs.IntVar(&c.keys, "keys", 0, "report keys in all (0: enough for -plan-rate; rounded up to a multiple of -workspaces)")
-		fs.Float64Var(&c.planRate, "plan-rate", 150000, "requests/s the jobs and keys are sized for when -jobs/-keys are 0")
+		fs.IntVar(&c.jobs, "jobs", 0, "jobs in all (0: enough for -plan-rate or -rates; rounded up to a multiple of -workspaces)")
+		fs.IntVar(&c.keys, "keys", 0, "report keys in all (0: enough for -plan-rate or -rates; rounded up to a multiple of -workspaces)")
+		fs.Float64Var(&c.planRate, "plan-rate", 150000, "requests/s the jobs and keys are sized for when -jobs/-keys are 0 (closed loop; -rates sizes them for its phases)")
 		fs.Uint64Var(&c.snapshotEvery, "snapshot-every", 0, "engine SnapshotEvery (0: the server's default)")
 		fs.BoolVar(&c.noSync, "nosync", false, "diagnosis only: the server's log skips fsync (not durable; shows what the fsync wait costs)")
+		fs.Func("rates", "open loop instead (e.g. 2000,5000,10000,20000): one phase per rate of reports/s sent on a fixed schedule to the server alone, each with -warmup and -duration; issue 21's targets at 10,000/s and more", func(s string) (err error) {
+			c.rates, err = parseRates(s)
+			return err
+		})
+		fs.IntVar(&c.rateConns, "rate-conns", transport.DefaultPublicConnsPerAddress, "connections of the open loop, opened before its first phase (at most the server's connections per client address)")
 	}, func() string {
 		if c.conns < 1 || c.workspaces < 1 || c.duration <= 0 || c.warmup < 0 {
 			return "-conns, -workspaces and -duration must be positive"
 		}
-		return ""
+		return c.checkRates()
 	}, func() (bool, error) {
 		res, err := runReport(c, os.Stdout)
-		return res.errors == 0, err
+		return res.errors == 0 && (len(c.rates) == 0 || res.ratesMet), err
 	})
 }
 
@@ -62,6 +71,8 @@ func reportMain(args []string) int {
 type reportResult struct {
 	server, bare targetResult
 	errors       int64
+	rates        []rateResult // the open loop's phases
+	ratesMet     bool         // and its targets, all met
 }
 
 // targetResult is one target's measured phase.
@@ -80,7 +91,7 @@ func (t targetResult) rate() float64 { return float64(t.requests) / t.elapsed.Se
 // request count needs: at most 100 reports per job, 60 per key (counting a
 // key's requests over the whole run, which is stricter than per minute).
 func sizeLayout(c reportConfig) (l layout, planned int64) {
-	planned = int64(c.planRate * (c.warmup + c.duration).Seconds())
+	planned = c.planned()
 	perWS := func(total int, limit int64) int {
 		if total > 0 {
 			return (total + c.workspaces - 1) / c.workspaces
@@ -98,7 +109,11 @@ func sizeLayout(c reportConfig) (l layout, planned int64) {
 func runReport(c reportConfig, out io.Writer) (reportResult, error) {
 	var res reportResult
 	l, planned := sizeLayout(c)
-	dir, cleanup, err := startLoadRun(out, "report", c.data, c.targetFlags.what(), c.noSync)
+	what := c.targetFlags.what()
+	if len(c.rates) > 0 {
+		what = c.openWhat()
+	}
+	dir, cleanup, err := startLoadRun(out, "report", c.data, what, c.noSync)
 	if err != nil {
 		return res, err
 	}
@@ -120,9 +135,12 @@ func runReport(c reportConfig, out io.Writer) (reportResult, error) {
 	}
 	defer server.kill() // after stop, it does nothing
 	budget := min(int64(len(f.jobIDs))*perJobPerDay, int64(len(f.secrets))*perKeyPerMinute)
-	fmt.Fprintf(out, "set up %s workspaces, %s jobs, %s report keys in %s: room for %s requests (plan: %.0f/s for %s = %s)\n",
+	fmt.Fprintf(out, "set up %s workspaces, %s jobs, %s report keys in %s: room for %s requests (plan: %s = %s)\n",
 		thousands(int64(l.workspaces)), thousands(int64(len(f.jobIDs))), thousands(int64(len(f.secrets))),
-		time.Since(start).Round(time.Millisecond), thousands(budget), c.planRate, c.warmup+c.duration, thousands(planned))
+		time.Since(start).Round(time.Millisecond), thousands(budget), c.planText(), thousands(planned))
+	if len(c.rates) > 0 {
+		return c.runRates(out, server, f, budget)
+	}
 
 	reqs := newRequestSet(f)
 	return c.runTargets(out, server, []string{"-kind", "bare"}, newReportBuilder(reqs), budget)
