@@ -144,6 +144,9 @@ func printRateTargets(out io.Writer, rates []rateResult) bool {
 			why = fmt.Sprintf("; rate not offered (sent %.1f%%, answered %.1f%% of the schedule)", 100*r.sentShare(), 100*r.answeredShare())
 		}
 		cpu, p99 := r.cpuPerReport(), r.lat.quantile(0.99)
+		if lag := r.lag.quantile(0.99); p99 >= targetOpenP99 && lag >= targetOpenP99/10 {
+			why += fmt.Sprintf("; the load generator's own schedule lag p99 %s is in it", fmtDur(lag))
+		}
 		ok = ok && r.answered > 0 && cpu <= targetOpenCPU && p99 < targetOpenP99
 		word := "met    "
 		if !ok {
@@ -174,6 +177,8 @@ type rateResult struct {
 	elapsed        time.Duration
 	sent, answered int64 // requests sent, answers received (ok or not) in the measured time
 	lat            hist  // of the good answers to the requests scheduled in the measured time, from their scheduled time
+	lag            hist  // of the same requests: how late the schedule put them in the queue (the generator's own delay)
+	wait           hist  // and how late a connection sent them (lag, then every connection busy)
 	errors         int64 // failed requests of the phase, warm-up included
 	errs           *errorLog
 	cpu, genCPU    time.Duration // server's and load generator's CPU over the measured time
@@ -215,7 +220,8 @@ func (r rateResult) line() string {
 	} else {
 		b.WriteString("  reports/fsync unknown")
 	}
-	fmt.Fprintf(&b, "  sent %.1f%% of the schedule  load generator %.2f cores", 100*r.sentShare(), r.genCPU.Seconds()/r.elapsed.Seconds())
+	fmt.Fprintf(&b, "  sent %.1f%% of the schedule, send delay p99 %s, schedule lag p99 %s  load generator %.2f cores",
+		100*r.sentShare(), fmtDur(r.wait.quantile(0.99)), fmtDur(r.lag.quantile(0.99)), r.genCPU.Seconds()/r.elapsed.Seconds())
 	if !r.canOffer() {
 		b.WriteString("  RATE NOT OFFERED")
 	}
@@ -241,6 +247,7 @@ type openPhase struct {
 type openSlot struct {
 	sent, answered, errors int64
 	lat                    hist
+	wait                   hist // from the scheduled time to the send, of the requests scheduled in the measured time
 }
 
 // openLoad is an open-loop load generator: conns workers, each with its
@@ -324,6 +331,9 @@ func (o *openLoad) serve(w int, r openReq, hc *fasthttp.HostClient, rb requestBu
 	if o.measuring.Load() {
 		s.sent++
 	}
+	if r.measured {
+		s.wait.record(time.Since(r.at))
+	}
 	kind, example := o.send(hc, rb, req, resp)
 	lat := time.Since(r.at)
 	if o.measuring.Load() && kind != "fixture exhausted" {
@@ -371,6 +381,9 @@ func (o *openLoad) run(rate float64, warmup, duration time.Duration, probe serve
 		sleepUntil(at)
 		ph.done.Add(1)
 		o.queue <- openReq{at: at, measured: k >= first, ph: ph}
+		if k >= first {
+			res.lag.record(time.Since(at))
+		}
 	}
 	<-window
 	ph.done.Wait()
@@ -380,6 +393,7 @@ func (o *openLoad) run(rate float64, warmup, duration time.Duration, probe serve
 		res.answered += s.answered
 		res.errors += s.errors
 		res.lat.merge(&s.lat)
+		res.wait.merge(&s.wait)
 	}
 	return res
 }

@@ -14,7 +14,7 @@ import (
 
 // rateLine is the shape of an open-loop phase's line; its groups are the
 // offered rate, the answered rate and the errors.
-var rateLine = regexp.MustCompile(`^rate +([\d,]+)/s: answered +([\d,]+)/s \([\d,]+ in [^)]+\)  p50 \S+  p99 \S+  max \S+  errors (\d+)  server CPU [\d.]+µs/report \([\d.]+ cores\)  [\d.]+ reports/fsync \([\d.]+ records\)( \d+ snapshots)?  sent [\d.]+% of the schedule  load generator [\d.]+ cores(  RATE NOT OFFERED)?$`)
+var rateLine = regexp.MustCompile(`^rate +([\d,]+)/s: answered +([\d,]+)/s \([\d,]+ in [^)]+\)  p50 \S+  p99 \S+  max \S+  errors (\d+)  server CPU [\d.]+µs/report \([\d.]+ cores\)  [\d.]+ reports/fsync \([\d.]+ records\)( \d+ snapshots)?  sent [\d.]+% of the schedule, send delay p99 \S+, schedule lag p99 \S+  load generator [\d.]+ cores(  RATE NOT OFFERED)?$`)
 
 // TestReportOpenLoopRunsEndToEnd runs two low rates against the server
 // target briefly: one line each, of the right shape, each rate kept within
@@ -189,6 +189,47 @@ func TestReportFailsOneInTenOfEveryJob(t *testing.T) {
 			}
 			if share := float64(total) / float64(jobs*rounds); share < 0.08 || share > 0.12 {
 				t.Errorf("%.1f%% failed, want about 10%%", 100*share)
+			}
+		})
+	}
+}
+
+// TestRateTargets checks the verdict on each rate of 10,000/s or more:
+// met only when the rate was offered, the server's CPU per report at most
+// 35 µs and the p99 under 10 ms.
+func TestRateTargets(t *testing.T) {
+	phase := func(rate float64, sentShare float64, cpuPerReport, latency time.Duration) rateResult {
+		r := rateResult{offered: rate, elapsed: time.Second, sent: int64(rate * sentShare), answered: int64(rate * sentShare)}
+		r.cpu = cpuPerReport * time.Duration(r.answered)
+		for range r.answered {
+			r.lat.record(latency)
+		}
+		return r
+	}
+	for _, tc := range []struct {
+		name  string
+		rates []rateResult
+		met   bool
+		line  string // a line the output must hold
+	}{
+		{"below 10,000/s only", []rateResult{phase(5000, 1, 80*time.Microsecond, 20*time.Millisecond)}, true,
+			"target not measured: no rate of 10,000 reports/s or more"},
+		{"met", []rateResult{phase(5000, 1, 80*time.Microsecond, 20*time.Millisecond), phase(10000, 1, 35*time.Microsecond, 9*time.Millisecond)}, true,
+			"target met      at 10,000 reports/s: server CPU 35.0µs/report ≤ 35.0µs, p99 9.00ms < 10.00ms"},
+		{"CPU", []rateResult{phase(20000, 1, 36*time.Microsecond, time.Millisecond)}, false,
+			"target NOT MET  at 20,000 reports/s: server CPU 36.0µs/report ≤ 35.0µs, p99 1.00ms < 10.00ms"},
+		{"p99", []rateResult{phase(10000, 1, 20*time.Microsecond, 10*time.Millisecond)}, false,
+			"target NOT MET  at 10,000 reports/s: server CPU 20.0µs/report ≤ 35.0µs, p99 10.00ms < 10.00ms"},
+		{"not offered", []rateResult{phase(10000, 0.9, 20*time.Microsecond, time.Millisecond)}, false,
+			"target NOT MET  at 10,000 reports/s: server CPU 20.0µs/report ≤ 35.0µs, p99 1.00ms < 10.00ms; rate not offered (sent 90.0%, answered 90.0% of the schedule)"},
+		{"one of two", []rateResult{phase(10000, 1, 20*time.Microsecond, time.Millisecond), phase(20000, 1, 50*time.Microsecond, time.Millisecond)}, false,
+			"target NOT MET  at 20,000 reports/s: server CPU 50.0µs/report ≤ 35.0µs, p99 1.00ms < 10.00ms"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			met := printRateTargets(&out, tc.rates)
+			if met != tc.met || !strings.Contains(out.String(), tc.line+"\n") {
+				t.Errorf("met %v, output:\n%s\nwant met %v and the line\n%s", met, out.String(), tc.met, tc.line)
 			}
 		})
 	}
