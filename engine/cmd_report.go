@@ -69,11 +69,31 @@ type ReportReply struct {
 	RetryAfter int64 // seconds, for ReportRateLimited, ReportCapReached, ReportInFlight
 }
 
-var replyPool = sync.Pool{New: func() any { return make(chan ReportReply, 1) }}
+// reportCall is one report on its way through the engine: the request,
+// the actor's work and the log's acknowledgement. Calls are pooled, with
+// their reply channel and the two functions bound to them once, so a
+// report allocates no closure for the actor or the log.
+type reportCall struct {
+	act     *actor
+	key     *state.Key
+	in      ReportInput
+	reply   chan ReportReply
+	ans     ReportReply         // the answer once durable
+	entry   *state.IdemEntry    // the idempotency entry to clear once durable
+	notices []state.Notice      // to deliver once durable
+	run     func(*workspace)    // c.decide, for the actor
+	durable func(uint64, error) // c.done, for the log
+}
+
+var reportCalls = sync.Pool{New: func() any {
+	c := &reportCall{reply: make(chan ReportReply, 1)}
+	c.run, c.durable = c.decide, c.done
+	return c
+}}
 
 // Report records one Report API request sent with the key whose SHA-256 is
 // keyHash, and answers once the result is durable (or refused). Once the
-// engine is closed it answers ReportNotRecorded.
+// engine is closed it answers ReportNotRecorded. It keeps nothing of in.
 func (e *Engine) Report(keyHash [32]byte, in *ReportInput) ReportReply {
 	ref := e.keys.get(&keyHash)
 	if ref == nil {
@@ -82,34 +102,43 @@ func (e *Engine) Report(keyHash [32]byte, in *ReportInput) ReportReply {
 	if e.closed.Load() {
 		return ReportReply{Outcome: ReportNotRecorded}
 	}
-	ch := replyPool.Get().(chan ReportReply)
-	if !ref.act.send(func(w *workspace) { ref.act.report(w, ref.key, in, ch) }) {
-		replyPool.Put(ch) // never handed out
+	c := reportCalls.Get().(*reportCall)
+	c.act, c.key, c.in = ref.act, ref.key, *in
+	if !ref.act.send(c.run) {
+		c.release() // never handed out
 		return ReportReply{Outcome: ReportNotRecorded}
 	}
-	r := <-ch
-	replyPool.Put(ch)
+	r := <-c.reply
+	c.release()
 	return r
 }
 
-// report runs in the actor: every check of the contract in its order, then
-// the record.
-func (a *actor) report(w *workspace, k *state.Key, in *ReportInput, reply chan<- ReportReply) {
+// release clears c and puts it back in the pool.
+func (c *reportCall) release() {
+	reply, run, durable := c.reply, c.run, c.durable
+	*c = reportCall{reply: reply, run: run, durable: durable}
+	reportCalls.Put(c)
+}
+
+// decide runs in the actor: every check of the contract in its order,
+// then the record, handed to the log.
+func (c *reportCall) decide(w *workspace) {
+	a, k, in := c.act, c.key, &c.in
 	now := a.eng.nowMs()
 	switch {
 	case k.Revoked:
-		reply <- ReportReply{Outcome: ReportInvalidKey}
+		c.reply <- ReportReply{Outcome: ReportInvalidKey}
 		return
 	case k.ExpiresAt != 0 && now >= k.ExpiresAt:
-		reply <- ReportReply{Outcome: ReportKeyExpired}
+		c.reply <- ReportReply{Outcome: ReportKeyExpired}
 		return
 	case k.Type != "report":
-		reply <- ReportReply{Outcome: ReportWrongKeyType}
+		c.reply <- ReportReply{Outcome: ReportWrongKeyType}
 		return
 	}
 	k.LastUsed.Store(now)
 	if !w.Active(now) {
-		reply <- ReportReply{Outcome: ReportWorkspaceInactive}
+		c.reply <- ReportReply{Outcome: ReportWorkspaceInactive}
 		return
 	}
 	minute := now / state.MsPerMinute
@@ -117,27 +146,27 @@ func (a *actor) report(w *workspace, k *state.Key, in *ReportInput, reply chan<-
 		k.Minute, k.MinuteCount = minute, 0
 	}
 	if k.MinuteCount >= reportsPerKeyPerMinute {
-		reply <- ReportReply{Outcome: ReportRateLimited, RetryAfter: ceilSeconds((minute+1)*state.MsPerMinute - now)}
+		c.reply <- ReportReply{Outcome: ReportRateLimited, RetryAfter: ceilSeconds((minute+1)*state.MsPerMinute - now)}
 		return
 	}
 	k.MinuteCount++
 	j := w.Job(in.JobID)
 	if j == nil {
-		reply <- ReportReply{Outcome: ReportJobNotFound}
+		c.reply <- ReportReply{Outcome: ReportJobNotFound}
 		return
 	}
 	if in.BadBody {
-		reply <- ReportReply{Outcome: ReportBadBody}
+		c.reply <- ReportReply{Outcome: ReportBadBody}
 		return
 	}
 	if in.IdempotencyKey != "" {
 		if ent := j.Idem[in.IdempotencyKey]; ent != nil && now-ent.At < state.IdemKeepMs {
 			if !ent.Pending.Load() {
-				reply <- ReportReply{Outcome: ReportDuplicate}
+				c.reply <- ReportReply{Outcome: ReportDuplicate}
 				return
 			}
 			if now-ent.At <= idemRetryAfterMs {
-				reply <- ReportReply{Outcome: ReportInFlight, RetryAfter: inFlightRetrySeconds}
+				c.reply <- ReportReply{Outcome: ReportInFlight, RetryAfter: inFlightRetrySeconds}
 				return
 			}
 			// Started more than 60 seconds ago and never finished:
@@ -147,40 +176,41 @@ func (a *actor) report(w *workspace, k *state.Key, in *ReportInput, reply chan<-
 	if n := len(j.Results); n >= reportsPerJobPerDay {
 		oldest := j.Results[n-reportsPerJobPerDay].ReceivedAt
 		if oldest > now-state.MsPerDay {
-			reply <- ReportReply{Outcome: ReportCapReached, RetryAfter: ceilSeconds(oldest + state.MsPerDay - now)}
+			c.reply <- ReportReply{Outcome: ReportCapReached, RetryAfter: ceilSeconds(oldest + state.MsPerDay - now)}
 			return
 		}
 	}
 	rec := w.decideReport(j, in, now, k.Source)
 	if err := a.applyNew(rec); err != nil {
 		if errors.Is(err, ErrReadOnly) {
-			reply <- ReportReply{Outcome: ReportUnavailable}
+			c.reply <- ReportReply{Outcome: ReportUnavailable}
 			return
 		}
 		a.eng.logger.Error("apply report", "workspace", w.ID, "job", j.ID, "err", err)
-		reply <- ReportReply{Outcome: ReportNotRecorded}
+		c.reply <- ReportReply{Outcome: ReportNotRecorded}
 		return
 	}
-	var ent *state.IdemEntry
-	if in.IdempotencyKey != "" {
-		ent = j.Idem[in.IdempotencyKey]
-		ent.Pending.Store(true)
+	if c.entry = rec.Entry(); c.entry != nil {
+		c.entry.Pending.Store(true)
 	}
-	ans := ReportReply{Outcome: ReportRecorded, AlertID: rec.AlertID, Superseded: rec.Superseded}
-	notices := a.takeFresh(now)
-	a.eng.submit(rec, func(_ uint64, err error) {
-		if err != nil {
-			reply <- ReportReply{Outcome: ReportNotRecorded}
-			return
-		}
-		if notices != nil {
-			a.eng.deliverAll(notices)
-		}
-		if ent != nil {
-			ent.Pending.Store(false)
-		}
-		reply <- ans
-	})
+	c.ans = ReportReply{Outcome: ReportRecorded, AlertID: rec.AlertID, Superseded: rec.Superseded}
+	c.notices = a.takeFresh(now)
+	a.eng.submit(rec, c.durable)
+}
+
+// done is the log's acknowledgement of the call's record: it answers.
+func (c *reportCall) done(_ uint64, err error) {
+	if err != nil {
+		c.reply <- ReportReply{Outcome: ReportNotRecorded}
+		return
+	}
+	if c.notices != nil {
+		c.act.eng.deliverAll(c.notices)
+	}
+	if c.entry != nil {
+		c.entry.Pending.Store(false)
+	}
+	c.reply <- c.ans
 }
 
 // decideReport builds the record of an accepted report: its times, whether

@@ -31,7 +31,13 @@ type Report struct {
 	// and the unparsed e-mail a successful re-read turns into this report.
 	AICause, AIConfidence, AICategory string
 	UnparsedID                        ID
+
+	entry *IdemEntry // the idempotency entry apply made (not logged)
 }
+
+// Entry returns the idempotency entry applying r made, or nil (no key, or
+// not applied).
+func (r *Report) Entry() *IdemEntry { return r.entry }
 
 func (r *Report) fields(f *codec.Fields) {
 	f.Walk(r.JobID[:], r.ResultID[:], &r.Status, &r.ReceivedAt, &r.CompletedAt, &r.DurationSeconds, &r.SizeBytes,
@@ -64,7 +70,8 @@ func (r *Report) apply(w *Workspace) error {
 		if j.Idem == nil {
 			j.Idem = map[string]*IdemEntry{} // made on first use: most jobs' reports carry no key
 		}
-		j.Idem[r.IdempotencyKey] = &IdemEntry{At: r.ReceivedAt}
+		r.entry = &IdemEntry{At: r.ReceivedAt}
+		j.Idem[r.IdempotencyKey] = r.entry
 	}
 	if !r.UnparsedID.IsZero() {
 		w.removeUnparsed(r.UnparsedID) // a re-read e-mail leaves the unparsed list

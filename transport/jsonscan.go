@@ -12,7 +12,8 @@ const maxJSONDepth = 10000
 
 // scanObject checks that b is exactly one JSON object (with optional
 // surrounding whitespace) and, for each top-level member whose key is in
-// names, stores the raw value in vals at the key's index; a key given twice
+// names, stores where its raw value starts and ends in b (b[start:end]) in
+// spans at the key's index, leaving {0, 0} for a key not there; a key given twice
 // keeps its last value, as encoding/json does. It allocates nothing unless a
 // key holds an escape. It returns false for anything that is not valid JSON
 // or not an object; text that is not Unicode (bytes that are not UTF-8, a
@@ -20,8 +21,8 @@ const maxJSONDepth = 10000
 //
 // It is the report path's parser: a full syntax check without building
 // values, so a report body costs no allocation to read.
-func scanObject(b []byte, names []string, vals [][]byte) bool {
-	s := scanner{b: b, names: names, vals: vals}
+func scanObject(b []byte, names []string, spans [][2]int) bool {
+	s := scanner{b: b, names: names, spans: spans}
 	s.space()
 	if s.i >= len(b) || b[s.i] != '{' || !s.container(1, '}') {
 		return false
@@ -53,7 +54,9 @@ type scanner struct {
 	b     []byte
 	i     int
 	names []string // keys whose top-level values are wanted
-	vals  [][]byte // their raw values, by index in names
+	spans [][2]int // where their raw values are in b, by index in names
+	// (positions, not slices of b: a slice of b stored through s would let
+	// the caller's array escape to the heap)
 }
 
 func (s *scanner) space() {
@@ -158,7 +161,7 @@ func (s *scanner) member(depth int) bool {
 	}
 	if depth == 1 {
 		if k := keyIndex(key, s.names); k >= 0 {
-			s.vals[k] = s.b[vStart:s.i]
+			s.spans[k] = [2]int{vStart, s.i}
 		}
 	}
 	return true

@@ -44,9 +44,15 @@ const (
 // for the first problem found, in the order JSON, status, size_bytes,
 // duration_seconds, idempotency key; or "" when the body is good.
 func parseReportBody(body []byte, idemHeader string, in *engine.ReportInput) (status string, problem string) {
-	var vals [len(reportFields)][]byte
-	if !scanObject(body, reportFields[:], vals[:]) {
+	var spans [len(reportFields)][2]int
+	if !scanObject(body, reportFields[:], spans[:]) {
 		return "", msgInvalidJSON
+	}
+	var vals [len(reportFields)][]byte // nil: the member is not there
+	for i, sp := range spans {
+		if sp[1] > 0 {
+			vals[i] = body[sp[0]:sp[1]]
+		}
 	}
 	raw, ok := present(vals[fStatus])
 	if !ok {
