@@ -214,7 +214,10 @@ func (r rateResult) line() string {
 		fmtMicros(r.cpuPerReport()), r.cpu.Seconds()/r.elapsed.Seconds())
 	if r.logOK {
 		fmt.Fprintf(&b, "  %.1f reports/fsync (%.1f records)", float64(r.answered)/float64(max(r.batches, 1)), float64(r.records)/float64(max(r.batches, 1)))
-		if r.snaps > 0 {
+		switch {
+		case r.snaps == 1:
+			b.WriteString(" 1 snapshot")
+		case r.snaps > 1:
 			fmt.Fprintf(&b, " %d snapshots", r.snaps)
 		}
 	} else {

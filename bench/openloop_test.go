@@ -14,7 +14,7 @@ import (
 
 // rateLine is the shape of an open-loop phase's line; its groups are the
 // offered rate, the answered rate and the errors.
-var rateLine = regexp.MustCompile(`^rate +([\d,]+)/s: answered +([\d,]+)/s \([\d,]+ in [^)]+\)  p50 \S+  p99 \S+  max \S+  errors (\d+)  server CPU [\d.]+µs/report \([\d.]+ cores\)  [\d.]+ reports/fsync \([\d.]+ records\)( \d+ snapshots)?  sent [\d.]+% of the schedule, send delay p99 \S+, schedule lag p99 \S+  load generator [\d.]+ cores(  RATE NOT OFFERED)?$`)
+var rateLine = regexp.MustCompile(`^rate +([\d,]+)/s: answered +([\d,]+)/s \([\d,]+ in [^)]+\)  p50 \S+  p99 \S+  max \S+  errors (\d+)  server CPU [\d.]+µs/report \([\d.]+ cores\)  [\d.]+ reports/fsync \([\d.]+ records\)( \d+ snapshots?)?  sent [\d.]+% of the schedule, send delay p99 \S+, schedule lag p99 \S+  load generator [\d.]+ cores(  RATE NOT OFFERED)?$`)
 
 // TestReportOpenLoopRunsEndToEnd runs two low rates against the server
 // target briefly: one line each, of the right shape, each rate kept within
