@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -28,16 +29,16 @@ func newDirectory() *directory {
 	return &directory{hashes: map[[32]byte]int{}, tokens: map[string]int{}}
 }
 
-// watch loads the bucket and keeps following it until ctx ends; it returns
-// once the entries present at the start are loaded.
-func (d *directory) watch(ctx context.Context, kv jetstream.KeyValue) error {
-	w, err := kv.WatchAll(ctx)
+// watch loads the bucket and keeps following it until life ends; it
+// returns once the entries present at the start are loaded, or an error
+// (context.DeadlineExceeded after wait: JetStream not answering yet).
+func (d *directory) watch(life context.Context, kv jetstream.KeyValue, wait time.Duration) error {
+	w, err := kv.WatchAll(life)
 	if err != nil {
 		return err
 	}
 	loaded := make(chan struct{})
 	go func() {
-		defer w.Stop()
 		once := sync.Once{}
 		for e := range w.Updates() {
 			if e == nil { // the end of the entries present at the start
@@ -51,8 +52,12 @@ func (d *directory) watch(ctx context.Context, kv jetstream.KeyValue) error {
 	select {
 	case <-loaded:
 		return nil
-	case <-ctx.Done():
-		return ctx.Err()
+	case <-life.Done():
+		w.Stop()
+		return life.Err()
+	case <-time.After(wait):
+		w.Stop()
+		return context.DeadlineExceeded
 	}
 }
 

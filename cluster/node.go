@@ -189,7 +189,9 @@ func Connect(cfg Config) (*Node, error) {
 	}
 	n.dir = newDirectory()
 	n.watchCtx, n.stopWatch = context.WithCancel(context.Background())
-	if err := n.dir.watch(n.watchCtx, dirKV); err != nil {
+	// Retried like the set-up: a node (re)starting while JetStream elects
+	// leaders gets no answer for a few seconds.
+	if err := ensure(ctx, n.log, "the directory's watch", func(context.Context) error { return n.dir.watch(n.watchCtx, dirKV, callWait) }, nil); err != nil {
 		n.stopWatch()
 		nc.Close()
 		return nil, fmt.Errorf("read the directory: %w", err)
@@ -364,15 +366,25 @@ func (n *Node) assign() {
 	n.mineServed.Store(served)
 }
 
+// openWait bounds one attempt to open a shard's stream. A stream whose
+// leader is being elected answers nothing until it has one (a few
+// seconds); a longer wait was all lost to the failover (15 s in a chaos
+// round), while a new attempt a second later finds the new leader.
+const openWait = 4 * time.Second
+
 // retryAfter is the back-off of a shard that failed to open: 1 s after the
-// first failure, doubling to at most a minute.
+// first failure, doubling to at most 5 s. Failures to open are mostly
+// passing (a stream or the key-value store between leaders after a NATS
+// server's loss), and a longer wait went straight into the failover time
+// (a minute in one chaos round); a shard whose history fails its checks
+// opens read-only rather than failing.
 type retryAfter struct {
 	at   time.Time
 	wait time.Duration
 }
 
 func (r retryAfter) next(now time.Time) retryAfter {
-	r.wait = min(max(2*r.wait, time.Second), time.Minute)
+	r.wait = min(max(2*r.wait, time.Second), 5*time.Second)
 	r.at = now.Add(r.wait)
 	return r
 }
@@ -434,7 +446,7 @@ func (n *Node) acquire(ctx context.Context, shard int) bool {
 // open opens the engine of a shard whose lease h holds, builds its stack
 // and subscribes to its requests.
 func (n *Node) open(h *hosted) error {
-	lctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	lctx, cancel := context.WithTimeout(context.Background(), openWait)
 	defer cancel()
 	shard := h.shard
 	l, err := jslog.Open(lctx, jslog.Options{

@@ -119,9 +119,15 @@ func (n *Node) startPeers() error {
 // watchBucket calls fn with every key of kv and then with each change,
 // until the node's watches stop.
 func (n *Node) watchBucket(kv jetstream.KeyValue, fn func(key string, value []byte, deleted bool)) error {
-	w, err := kv.WatchAll(n.watchCtx)
+	ctx, cancel := context.WithTimeout(n.watchCtx, setupWait)
+	defer cancel()
+	var w jetstream.KeyWatcher
+	err := ensure(ctx, n.log, "a watch of "+kv.Bucket(), func(context.Context) (err error) {
+		w, err = kv.WatchAll(n.watchCtx)
+		return err
+	}, nil)
 	if err != nil {
-		return fmt.Errorf("watch %s: %w", kv.Bucket(), err)
+		return err
 	}
 	go func() {
 		for e := range w.Updates() {

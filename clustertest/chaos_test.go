@@ -21,6 +21,7 @@ var (
 	rounds  = flag.Int("rounds", 3, "chaos rounds to run")
 	results = flag.String("results", "", "a RESULTS.md whose chaos section gets the failover times")
 	shards  = flag.Int("shards", 4, "the cluster's shard count")
+	serve   = flag.String("serve", "", "more flags for every node's serve, space-separated (experiments: --cluster-peer-listen= forwards over NATS only)")
 )
 
 func TestMain(m *testing.M) {
@@ -80,6 +81,9 @@ func TestChaos(t *testing.T) {
 		failovers = append(failovers, took...)
 		h.verify(fmt.Sprintf("round %d (%s)", r+1, rd.name))
 		t.Logf("round %d: %s: %v, failover times %v", r+1, rd.name, time.Since(start).Round(time.Millisecond), took)
+		if len(took) > 0 && took[len(took)-1] > 15*time.Second {
+			h.explain(start)
+		}
 	}
 	h.load.halt()
 	h.resend()
@@ -104,7 +108,7 @@ type harness struct {
 func startHarness(t *testing.T, shards, rounds int) *harness {
 	dir := t.TempDir()
 	c, err := localcluster.Start(localcluster.Config{Binary: testserver.Binary(t), Dir: dir, Shards: shards,
-		AdminToken: testserver.AdminToken, StartTimeout: 90 * time.Second})
+		AdminToken: testserver.AdminToken, StartTimeout: 90 * time.Second, Serve: strings.Fields(*serve)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,6 +275,26 @@ func (h *harness) ownerFrom(node, shard int) (string, uint64) {
 		}
 	}
 	return "", 0
+}
+
+// explain logs what the nodes logged about their shards since start, for
+// a failover slower than the target.
+func (h *harness) explain(start time.Time) {
+	for _, n := range h.c.Nodes {
+		b, _ := os.ReadFile(n.Log)
+		var lines []string
+		for line := range strings.SplitSeq(string(b), "\n") {
+			i := strings.Index(line, "time=")
+			if i < 0 || !strings.Contains(line, "shard") {
+				continue
+			}
+			at, err := time.Parse(time.RFC3339Nano, strings.Fields(line[i+5:])[0])
+			if err == nil && at.After(start) {
+				lines = append(lines, line)
+			}
+		}
+		h.t.Logf("%s's shard events since the round began:\n%s", n.ID, strings.Join(lines, "\n"))
+	}
 }
 
 // settle waits until every shard is served again.

@@ -74,7 +74,11 @@ func (l *Log) Replay(from uint64, fn func(lsn uint64, typ byte, payload []byte) 
 			return fmt.Errorf("replay %s at %d: %w", l.opts.Stream, want, err)
 		}
 		if got == 0 {
-			return fmt.Errorf("replay %s: no message at %d of %d: %w", l.opts.Stream, want, last, ErrBroken)
+			// Nothing came within the fetch's wait: the stream is between
+			// leaders or its server is gone. A reason to try again later,
+			// not a hole in the history (a gap shows as a later message
+			// after want, which check refuses).
+			return fmt.Errorf("replay %s: no message at %d of %d within the fetch's wait", l.opts.Stream, want, last)
 		}
 	}
 	return nil
