@@ -174,13 +174,8 @@ func runMail(c mailConfig, out io.Writer) (mailResult, error) {
 	}
 	fmt.Fprintf(out, "check: %s answers 250 in all (warm-up included); the engine holds %s results and %d unparsed e-mails; the listener counted %s: %s\n",
 		thousands(res.load.ok250), thousands(cnt.Results), cnt.Unparsed, fmtOutcomes(cnt.Outcomes), verdict)
-	closed, err := server.stop()
-	if err != nil {
-		return res, fmt.Errorf("mail target: %w", err)
-	}
-	fmt.Fprintf(out, "engine closed (final snapshot) in %s\n", closed.Round(time.Millisecond))
-	if res.errors > 0 {
-		fmt.Fprintf(out, "ERRORS: %d transactions failed (see above)\n", res.errors)
+	if err := server.finish(out, "mail target", int64(res.errors), "transactions"); err != nil {
+		return res, err
 	}
 	fmt.Fprintf(out, "mails/s %.0f\n", res.load.rate())
 	return res, nil

@@ -116,13 +116,8 @@ func (c reportConfig) runRates(out io.Writer, server *target, f *fixture, budget
 		res.rates = append(res.rates, rr)
 	}
 	load.close()
-	closed, err := server.stop()
-	if err != nil {
-		return res, fmt.Errorf("server target: %w", err)
-	}
-	fmt.Fprintf(out, "engine closed (final snapshot) in %s\n", closed.Round(time.Millisecond))
-	if res.errors > 0 {
-		fmt.Fprintf(out, "ERRORS: %d requests failed (see above)\n", res.errors)
+	if err := server.finish(out, "server target", int64(res.errors), "requests"); err != nil {
+		return res, err
 	}
 	res.ratesMet = printRateTargets(out, res.rates) && res.errors == 0
 	return res, nil

@@ -212,13 +212,8 @@ func (t targetFlags) runServer(out io.Writer, res *reportResult, server *target,
 		fmt.Fprintf(out, "server log: %s batches, %.1f records/batch, write+fsync p50 %s p99 %s; %d snapshots taken (%s in all)\n",
 			thousands(batches), float64(records)/float64(batches), fmtDur(syncP50), fmtDur(syncP99), snaps, snapTime.Round(time.Millisecond))
 	}
-	closed, err := server.stop()
-	if err != nil {
-		return fmt.Errorf("server target: %w", err)
-	}
-	fmt.Fprintf(out, "engine closed (final snapshot) in %s\n", closed.Round(time.Millisecond))
-	if res.errors > 0 {
-		fmt.Fprintf(out, "ERRORS: %d requests failed (see above)\n", res.errors)
+	if err := server.finish(out, "server target", int64(res.errors), "requests"); err != nil {
+		return err
 	}
 	if !t.serverOnly {
 		fmt.Fprintf(out, "ratio %.2f p99x %.2f\n", res.server.rate()/res.bare.rate(),

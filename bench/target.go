@@ -283,6 +283,21 @@ func (t *target) stop() (time.Duration, error) {
 	return closed, t.cmd.Wait()
 }
 
+// finish stops the target t (named what in the error), prints how long
+// its engine took to close, and, when errors is not 0, how many of the
+// run's items (unit: requests, transactions) failed.
+func (t *target) finish(out io.Writer, what string, errors int64, unit string) error {
+	closed, err := t.stop()
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	fmt.Fprintf(out, "engine closed (final snapshot) in %s\n", closed.Round(time.Millisecond))
+	if errors > 0 {
+		fmt.Fprintf(out, "ERRORS: %d %s failed (see above)\n", errors, unit)
+	}
+	return nil
+}
+
 // closeInput closes a child's input, which makes it shut down, and reads
 // its output to the end; it returns the time of its last line "closed
 // <nanoseconds>" (how long the engine's close took), 0 without one.
