@@ -43,6 +43,21 @@ func setup(t *testing.T) (*natstest.Cluster, jetstream.JetStream) {
 	if _, err := CreateStream(context.Background(), js, "BM_S000", "bm.s000", 3); err != nil {
 		t.Fatal(err)
 	}
+	// A new stream answers publishes only once every server routes its
+	// subject to it: under -race that can take a moment after the create
+	// (tests then saw "no response from stream"). A publish that expects a
+	// sequence the stream cannot have is refused by the stream, which
+	// shows it listens, and stores nothing.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		_, err := js.Publish(context.Background(), "bm.s000", nil, jetstream.WithExpectLastSequence(1<<40))
+		var apiErr *jetstream.APIError
+		if errors.As(err, &apiErr) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("stream BM_S000 does not answer publishes after 10 s: %v", err)
+		}
+	}
 	return c, js
 }
 

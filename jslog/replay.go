@@ -2,9 +2,11 @@ package jslog
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -37,11 +39,30 @@ func (l *Log) Replay(from uint64, fn func(lsn uint64, typ byte, payload []byte) 
 		return fmt.Errorf("replay %s: %w", l.opts.Stream, err)
 	}
 	want := start
+	// A consumer just made (or moving to another server) may not answer
+	// yet: "no responders" until it does. Asked again, for a while.
+	var unanswered time.Time
+	notYet := func(err error) bool {
+		if !errors.Is(err, nats.ErrNoResponders) {
+			return false
+		}
+		if unanswered.IsZero() {
+			unanswered = time.Now()
+		}
+		if time.Since(unanswered) > 5*time.Second {
+			return false
+		}
+		time.Sleep(50 * time.Millisecond)
+		return true
+	}
 	for want <= last {
 		// Ask for no more than the messages left: a fetch ends when it has
 		// its count, or at its wait.
 		batch, err := cons.Fetch(int(min(512, last-want+1)), jetstream.FetchMaxWait(5*time.Second))
 		if err != nil {
+			if notYet(err) {
+				continue
+			}
 			return fmt.Errorf("replay %s at %d: %w", l.opts.Stream, want, err)
 		}
 		got := 0
@@ -71,6 +92,9 @@ func (l *Log) Replay(from uint64, fn func(lsn uint64, typ byte, payload []byte) 
 			want = seq + 1
 		}
 		if err := batch.Error(); err != nil {
+			if got == 0 && notYet(err) {
+				continue
+			}
 			return fmt.Errorf("replay %s at %d: %w", l.opts.Stream, want, err)
 		}
 		if got == 0 {

@@ -107,7 +107,7 @@ func start(t testing.TB, o *server.Options) *server.Server {
 		t.Fatalf("nats server %s: %v", o.ServerName, err)
 	}
 	go s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
+	if !s.ReadyForConnections(30 * time.Second) { // a restart under -race on a busy machine takes its time
 		t.Fatalf("nats server %s not ready", o.ServerName)
 	}
 	return s
