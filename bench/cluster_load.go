@@ -35,15 +35,10 @@ func forwardedRoute(owner []int, f *httpFixture, nodes int) route {
 // multiHostClient is the load generator's client of several servers:
 // conns connections at most to each, with loadClient's waits and timeouts.
 func multiHostClient(conns int) *fasthttp.Client {
-	return &fasthttp.Client{
-		MaxConnsPerHost:          conns,
-		MaxConnWaitTimeout:       30 * time.Second,
-		ReadTimeout:              30 * time.Second,
-		WriteTimeout:             30 * time.Second,
-		MaxIdleConnDuration:      time.Minute,
-		MaxResponseBodySize:      16 << 20,
-		NoDefaultUserAgentHeader: true,
-	}
+	return &fasthttp.Client{ConfigureClient: func(hc *fasthttp.HostClient) error {
+		loadSettings(hc, conns)
+		return nil
+	}}
 }
 
 // routedReports makes Report API requests on f: request i reports an ok

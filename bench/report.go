@@ -451,16 +451,22 @@ func measurePhases(c loadConfig, phase *atomic.Int32, targetCPU func() time.Dura
 // connections to addr, waits and timeouts long enough that a loaded server
 // answers rather than the client giving up, and no User-Agent header.
 func loadClient(addr string, conns int) *fasthttp.HostClient {
-	return &fasthttp.HostClient{
-		Addr:                     addr,
-		MaxConns:                 conns,
-		MaxConnWaitTimeout:       30 * time.Second,
-		ReadTimeout:              30 * time.Second,
-		WriteTimeout:             30 * time.Second,
-		MaxIdleConnDuration:      time.Minute,
-		MaxResponseBodySize:      16 << 20,
-		NoDefaultUserAgentHeader: true,
-	}
+	hc := &fasthttp.HostClient{Addr: addr}
+	loadSettings(hc, conns)
+	return hc
+}
+
+// loadSettings gives hc a load generator's settings: conns connections at
+// most, waits and timeouts long enough that a loaded server answers rather
+// than the client giving up, and no User-Agent header.
+func loadSettings(hc *fasthttp.HostClient, conns int) {
+	hc.MaxConns = conns
+	hc.MaxConnWaitTimeout = 30 * time.Second
+	hc.ReadTimeout = 30 * time.Second
+	hc.WriteTimeout = 30 * time.Second
+	hc.MaxIdleConnDuration = time.Minute
+	hc.MaxResponseBodySize = 16 << 20
+	hc.NoDefaultUserAgentHeader = true
 }
 
 func runTarget(out io.Writer, c loadConfig, name, addr string, newBuilder func(host []byte) requestBuilder, budget int64, targetCPU func() time.Duration, onMeasure func()) targetResult {
