@@ -146,7 +146,14 @@ func runForwarded(dst, b []byte, pick func(public bool) fasthttp.RequestHandler)
 	}
 	c := contexts.Get().(*owned)
 	defer c.release()
-	req := &c.req
+	var addr net.Addr = &net.TCPAddr{IP: net.IPv4zero}
+	if ap, err := netip.ParseAddrPort(string(m.remote)); err == nil {
+		addr = net.TCPAddrFromAddrPort(ap)
+	}
+	// Init copies a request into the context's: the empty one, and the
+	// message's goes straight into the context's own.
+	c.ctx.Init(&c.empty, addr, nil)
+	req := &c.ctx.Request
 	req.Header.DisableNormalizing()
 	req.Header.SetMethodBytes(m.method)
 	req.SetRequestURIBytes(m.uri)
@@ -154,23 +161,17 @@ func runForwarded(dst, b []byte, pick func(public bool) fasthttp.RequestHandler)
 		req.Header.AddBytesKV(m.head[i], m.head[i+1])
 	}
 	req.SetBody(m.body)
-	var addr net.Addr = &net.TCPAddr{IP: net.IPv4zero}
-	if ap, err := netip.ParseAddrPort(string(m.remote)); err == nil {
-		addr = net.TCPAddrFromAddrPort(ap)
-	}
-	c.ctx.Init(req, addr, nil)
 	pick(m.public)(&c.ctx)
 	return appendAnswer(dst, &c.ctx.Response), nil
 }
 
 // owned is a request context the owner reuses for forwarded requests.
 type owned struct {
-	req fasthttp.Request
-	ctx fasthttp.RequestCtx
+	empty fasthttp.Request // stays empty: what Init copies
+	ctx   fasthttp.RequestCtx
 }
 
 func (c *owned) release() {
-	c.req.Reset()
 	c.ctx.Request.Reset()
 	c.ctx.Response.Reset()
 	c.ctx.ResetUserValues()

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"math/rand/v2"
 	"net/url"
 	"sort"
@@ -123,7 +122,7 @@ func (n *Node) forward(shard int, req []byte, ctx *fasthttp.RequestCtx) (outcome
 	case err != nil:
 		return "failed", "peer"
 	}
-	msg, err := n.nc.Request(fmt.Sprintf("bm.http.s%03d", shard), req, forwardTimeout)
+	msg, err := n.nc.Request(subject("http", shard), req, forwardTimeout)
 	switch {
 	case errors.Is(err, nats.ErrNoResponders):
 		return "no_owner", "nats"
@@ -233,7 +232,7 @@ func (n *Node) ask(c call) []int {
 	var wg sync.WaitGroup
 	for s := range n.shards {
 		wg.Go(func() {
-			msg, err := n.nc.Request(fmt.Sprintf("bm.call.s%03d", s), data, 5*time.Second)
+			msg, err := n.nc.Request(subject("call", s), data, 5*time.Second)
 			if err == nil && string(msg.Data) == "1" {
 				mu.Lock()
 				yes = append(yes, s)

@@ -105,7 +105,7 @@ func (im *Importer) Workspace(id engine.ID, blob []byte, version uint64, routes 
 	call, _ := jsonx.Marshal(importCall{Object: name, Version: version})
 	var answer string
 	for {
-		msg, err := im.nc.RequestWithContext(ctx, fmt.Sprintf("bm.import.s%03d", shard), call)
+		msg, err := im.nc.RequestWithContext(ctx, subject("import", shard), call)
 		if err == nil && string(msg.Data) != string(notServing) {
 			answer = string(msg.Data)
 			break

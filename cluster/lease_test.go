@@ -33,9 +33,7 @@ func testNode(t *testing.T, c *natstest.Cluster, id string) *Node {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		for _, s := range []int{0} {
-			n.drop(s, false)
-		}
+		n.drop(0, false)
 		n.stopWatch()
 		n.nc.Close()
 	})

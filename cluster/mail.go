@@ -61,7 +61,7 @@ func (n *Node) mail(c mailCall) engine.MailReply {
 		return engine.MailReply{Outcome: engine.MailNotRecorded}
 	}
 	start := time.Now()
-	msg, err := n.nc.Request(fmt.Sprintf("bm.mail.s%03d", shard), data, forwardTimeout)
+	msg, err := n.nc.Request(subject("mail", shard), data, forwardTimeout)
 	var reply engine.MailReply
 	if err != nil || bytes.Equal(msg.Data, notServing) || jsonx.Unmarshal(msg.Data, &reply) != nil {
 		n.cfg.Metrics.forwarded("no_owner", "nats", time.Since(start))

@@ -299,7 +299,20 @@ func (n *Node) renew(h *hosted) {
 	}
 }
 
-func shardKey(shard int) string { return fmt.Sprintf("s%03d", shard) }
+// shardKey names a shard in keys, subjects and paths: "s007". The names
+// are made once; forwarding asks for one per request.
+func shardKey(shard int) string { return shardKeys[shard] }
+
+var shardKeys = func() (keys [MaxShards]string) {
+	for s := range keys {
+		keys[s] = fmt.Sprintf("s%03d", s)
+	}
+	return keys
+}()
+
+// subject is the NATS subject of a shard's requests of a kind (http, call,
+// mail, import): "bm.http.s007".
+func subject(kind string, shard int) string { return "bm." + kind + "." + shardKey(shard) }
 
 func (n *Node) leaseValue(epoch uint64) []byte {
 	return []byte(n.cfg.NodeID + " " + strconv.FormatUint(epoch, 10))
@@ -499,10 +512,10 @@ func (n *Node) open(h *hosted) error {
 		subject string
 		fn      func(*hosted, *nats.Msg)
 	}{
-		{fmt.Sprintf("bm.http.s%03d", shard), n.onForwarded},
-		{fmt.Sprintf("bm.call.s%03d", shard), n.onCall},
-		{fmt.Sprintf("bm.mail.s%03d", shard), n.onMail},
-		{fmt.Sprintf("bm.import.s%03d", shard), n.onImport},
+		{subject("http", shard), n.onForwarded},
+		{subject("call", shard), n.onCall},
+		{subject("mail", shard), n.onMail},
+		{subject("import", shard), n.onImport},
 	} {
 		s, err := n.nc.Subscribe(sub.subject, func(m *nats.Msg) { n.handle(h, m, sub.fn) })
 		if err != nil {

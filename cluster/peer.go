@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
 	"crypto/subtle"
 	"errors"
@@ -86,8 +87,8 @@ func (n *Node) startPeers() error {
 		IdleTimeout: 5 * time.Minute, NoDefaultDate: true, NoDefaultContentType: true}
 	go n.peerServer.Serve(ln)
 	if err := n.watchBucket(n.owners, func(key string, value []byte, deleted bool) {
-		var shard int
-		if _, err := fmt.Sscanf(key, "s%03d", &shard); err != nil {
+		shard, err := strconv.Atoi(strings.TrimPrefix(key, "s"))
+		if err != nil || shard < 0 || shard >= MaxShards {
 			return
 		}
 		n.peers.mu.Lock()
@@ -111,7 +112,10 @@ func (n *Node) startPeers() error {
 		}
 		if n.peers.addr[key] != addr {
 			n.peers.addr[key] = addr
-			delete(n.peers.clients, key) // a node that came back elsewhere
+			if c := n.peers.clients[key]; c != nil { // a node that came back elsewhere
+				c.CloseIdleConnections()
+				delete(n.peers.clients, key)
+			}
 		}
 	})
 }
@@ -207,6 +211,16 @@ func (n *Node) viaPeer(shard int, req []byte, ctx *fasthttp.RequestCtx) (bool, e
 
 func peerPath(shard int) string { return "/forward/" + shardKey(shard) }
 
+// peerShard reads the shard of a peer path, "/forward/s007".
+func peerShard(path []byte) (int, bool) {
+	key, ok := bytes.CutPrefix(path, []byte("/forward/s"))
+	if !ok {
+		return 0, false
+	}
+	shard, err := strconv.Atoi(string(key))
+	return shard, err == nil && shard >= 0 && shard < MaxShards && shardKey(shard) == "s"+string(key)
+}
+
 // onPeer answers a request another node forwarded over HTTP to a shard
 // this node serves: 403 without the cluster's peer secret, "not serving"
 // for a shard it does not serve now.
@@ -215,8 +229,8 @@ func (n *Node) onPeer(ctx *fasthttp.RequestCtx) {
 		ctx.SetStatusCode(fasthttp.StatusForbidden)
 		return
 	}
-	var shard int
-	if _, err := fmt.Sscanf(string(ctx.Path()), "/forward/s%03d", &shard); err != nil || !ctx.IsPost() {
+	shard, ok := peerShard(ctx.Path())
+	if !ok || !ctx.IsPost() {
 		ctx.SetStatusCode(fasthttp.StatusNotFound)
 		return
 	}
