@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"runtime/debug"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -177,6 +178,7 @@ func Open(opts Options) (*Engine, error) {
 	}
 
 	start := time.Now()
+	defer relaxGC()()
 	from := uint64(1)
 	snapLSN, err := e.snaps().Load(func(lsn uint64, r io.Reader) error {
 		e.reset()
@@ -427,3 +429,22 @@ func (e *Engine) close(mode int) error {
 	})
 	return err
 }
+
+// relaxGC lets the heap grow further between collections while Open loads a
+// snapshot and replays the log: nearly everything allocated then stays live,
+// so collections in the middle of it mark the growing state again and again
+// and free little. It returns the function that restores the setting. With
+// the collector off (GOGC=off) it changes nothing; a memory limit
+// (GOMEMLIMIT, --memory-limit) still bounds the heap as before.
+func relaxGC() (restore func()) {
+	old := debug.SetGCPercent(-1)
+	if old < 0 {
+		debug.SetGCPercent(old)
+		return func() {}
+	}
+	debug.SetGCPercent(old * loadGCFactor)
+	return func() { debug.SetGCPercent(old) }
+}
+
+// loadGCFactor multiplies GOGC while Open loads (bench/RESULTS.md, "Restart").
+const loadGCFactor = 4

@@ -66,10 +66,7 @@ func (r *MailUnparsed) apply(w *Workspace) error {
 // UnparsedGone records that an unparsed e-mail left the list without
 // becoming a report (dropped by an admin); a re-read that succeeds removes
 // it with its Report (Report.UnparsedID).
-type UnparsedGone struct {
-	Header
-	Mark
-}
+type UnparsedGone struct{ Mark }
 
 func (r *UnparsedGone) apply(w *Workspace) error {
 	w.removeUnparsed(r.ID)

@@ -98,27 +98,21 @@ func (r *ChannelCreated) apply(w *Workspace) error {
 
 // ChannelDeleted records that a channel, its escalation rules and its
 // pending deliveries are gone.
-type ChannelDeleted struct {
-	Header
-	Removal
-}
+type ChannelDeleted struct{ Removal }
 
 // apply drops the channel, the escalation rules that name it and its
 // pending deliveries (cancelled).
 func (r *ChannelDeleted) apply(w *Workspace) error {
-	c := w.Channel(r.ID)
-	if c == nil {
-		return fmt.Errorf("delete unknown channel %s", r.ID)
-	}
-	w.Channels = removeItem(w.Channels, c)
-	w.Escalations = slices.DeleteFunc(w.Escalations, func(e *Escalation) bool { return e.ChannelID == c.ID })
-	for _, d := range w.Deliveries {
-		if d.ChannelID == c.ID && d.State == DeliveryPending {
-			w.cancelDelivery(d, "channel deleted")
+	return remove(w, &r.Removal, "delete unknown channel", w.Channel(r.ID), func(c *Channel) Activity {
+		w.Channels = removeItem(w.Channels, c)
+		w.Escalations = slices.DeleteFunc(w.Escalations, func(e *Escalation) bool { return e.ChannelID == c.ID })
+		for _, d := range w.Deliveries {
+			if d.ChannelID == c.ID && d.State == DeliveryPending {
+				w.cancelDelivery(d, "channel deleted")
+			}
 		}
-	}
-	w.addActivity(Activity{ID: r.ActivityID, At: r.At, Type: "channel.deleted", Actor: actorOr(r.Actor), SubjectID: c.ID, SubjectName: c.Name})
-	return nil
+		return Activity{Type: "channel.deleted", SubjectID: c.ID, SubjectName: c.Name}
+	})
 }
 
 // EscalationCreated records a new escalation rule: an alert still open
@@ -154,21 +148,15 @@ func (r *EscalationCreated) apply(w *Workspace) error {
 }
 
 // EscalationDeleted records that an escalation rule is gone.
-type EscalationDeleted struct {
-	Header
-	Removal
-}
+type EscalationDeleted struct{ Removal }
 
 func (r *EscalationDeleted) apply(w *Workspace) error {
-	e := w.Escalation(r.ID)
-	if e == nil {
-		return fmt.Errorf("delete unknown escalation %s", r.ID)
-	}
-	w.Escalations = removeItem(w.Escalations, e)
-	name := ""
-	if c := w.Channel(e.ChannelID); c != nil {
-		name = c.Name
-	}
-	w.addActivity(Activity{ID: r.ActivityID, At: r.At, Type: "escalation.deleted", Actor: actorOr(r.Actor), SubjectID: e.ID, SubjectName: name})
-	return nil
+	return remove(w, &r.Removal, "delete unknown escalation", w.Escalation(r.ID), func(e *Escalation) Activity {
+		w.Escalations = removeItem(w.Escalations, e)
+		a := Activity{Type: "escalation.deleted", SubjectID: e.ID}
+		if c := w.Channel(e.ChannelID); c != nil {
+			a.SubjectName = c.Name
+		}
+		return a
+	})
 }

@@ -89,21 +89,15 @@ func (r *UserUpdated) apply(w *Workspace) error {
 }
 
 // UserDeleted records that a user is gone, with every session of theirs.
-type UserDeleted struct {
-	Header
-	Removal
-}
+type UserDeleted struct{ Removal }
 
 func (r *UserDeleted) apply(w *Workspace) error {
-	u := w.Users[r.ID]
-	if u == nil {
-		return fmt.Errorf("delete unknown user %s", r.ID)
-	}
-	w.endSessions(u)
-	delete(w.Users, u.ID)
-	w.hooks.UserRemoved(u.Email)
-	w.addActivity(Activity{ID: r.ActivityID, At: r.At, Type: "user.deleted", Actor: actorOr(r.Actor), SubjectID: u.ID, SubjectName: u.Email})
-	return nil
+	return remove(w, &r.Removal, "delete unknown user", w.Users[r.ID], func(u *User) Activity {
+		w.endSessions(u)
+		delete(w.Users, u.ID)
+		w.hooks.UserRemoved(u.Email)
+		return Activity{Type: "user.deleted", SubjectID: u.ID, SubjectName: u.Email}
+	})
 }
 
 // SessionStarted records a login: the session's id, its user and the
@@ -131,10 +125,7 @@ func (r *SessionStarted) apply(w *Workspace) error {
 
 // SessionSeen records that a session was used at At, so that its idle
 // expiry survives a restart; it is logged at most every few minutes.
-type SessionSeen struct {
-	Header
-	Mark
-}
+type SessionSeen struct{ Mark }
 
 func (r *SessionSeen) apply(w *Workspace) error {
 	if s := w.Sessions[r.ID]; s != nil {
@@ -144,10 +135,7 @@ func (r *SessionSeen) apply(w *Workspace) error {
 }
 
 // SessionEnded records a logout.
-type SessionEnded struct {
-	Header
-	Mark
-}
+type SessionEnded struct{ Mark }
 
 func (r *SessionEnded) apply(w *Workspace) error {
 	if s := w.Sessions[r.ID]; s != nil {

@@ -234,21 +234,15 @@ func (r *KeyCreated) apply(w *Workspace) error {
 }
 
 // KeyRevoked records that a key was deleted.
-type KeyRevoked struct {
-	Header
-	Removal
-}
+type KeyRevoked struct{ Removal }
 
 func (r *KeyRevoked) apply(w *Workspace) error {
-	k := w.Keys[r.ID]
-	if k == nil {
-		return fmt.Errorf("revoke unknown key %s", r.ID)
-	}
-	delete(w.Keys, r.ID)
-	k.Revoked = true
-	w.addActivity(Activity{ID: r.ActivityID, At: r.At, Type: "key.revoked", Actor: actorOr(r.Actor), KeyID: r.ID, KeyName: k.Name})
-	w.hooks.KeyRemoved(w, k)
-	return nil
+	return remove(w, &r.Removal, "revoke unknown key", w.Keys[r.ID], func(k *Key) Activity {
+		delete(w.Keys, k.ID)
+		k.Revoked = true
+		w.hooks.KeyRemoved(w, k)
+		return Activity{Type: "key.revoked", KeyID: k.ID, KeyName: k.Name}
+	})
 }
 
 // KeyFirstUsed records the first use of a REST key.

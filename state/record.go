@@ -153,9 +153,11 @@ func New(typ byte) Record {
 	return nil
 }
 
-// Removal is the body of the records of a thing someone removed: its id,
-// the activity entry's, when, and who (the admin API when empty).
+// Removal is a record of a thing someone removed, header and body: its id,
+// the activity entry's, when, and who (the admin API when empty). A removal
+// record's type embeds it and nothing else.
 type Removal struct {
+	Header
 	ID, ActivityID ID
 	At             int64
 	Actor          string
@@ -163,9 +165,25 @@ type Removal struct {
 
 func (r *Removal) fields(f *codec.Fields) { f.Walk(r.ID[:], r.ActivityID[:], &r.At, &r.Actor) }
 
-// Mark is the body of the records of something that happened to one thing
-// at one time.
+// remove applies a removal: thing is what r.ID names (nil when the
+// workspace has no such thing), drop takes it out of the workspace and
+// returns what the activity shows of it; the activity gets the removal's id,
+// time and actor. It returns an error naming what (such as "delete unknown
+// user") when there is no such thing.
+func remove[T any](w *Workspace, r *Removal, what string, thing *T, drop func(*T) Activity) error {
+	if thing == nil {
+		return fmt.Errorf("%s %s", what, r.ID)
+	}
+	a := drop(thing)
+	a.ID, a.At, a.Actor = r.ActivityID, r.At, actorOr(r.Actor)
+	w.addActivity(a)
+	return nil
+}
+
+// Mark is a record of something that happened to one thing at one time,
+// header and body; such a record's type embeds it and nothing else.
 type Mark struct {
+	Header
 	ID ID
 	At int64
 }
