@@ -182,17 +182,3 @@ func BenchmarkForward(b *testing.B) {
 		done()
 	}
 }
-
-// TestPeerShard: the peer listener takes a shard's canonical path only.
-func TestPeerShard(t *testing.T) {
-	for path, want := range map[string]int{"/forward/s000": 0, "/forward/s007": 7, "/forward/s1023": 1023,
-		"/forward/s7": -1, "/forward/s1024": -1, "/forward/s-01": -1, "/forward/": -1, "/forward/sabc": -1, "/other/s001": -1} {
-		shard, ok := peerShard([]byte(path))
-		if ok != (want >= 0) || ok && shard != want {
-			t.Errorf("peerShard(%q) = %d, %v; want %d", path, shard, ok, want)
-		}
-		if ok && peerPath(shard) != path {
-			t.Errorf("peerPath(%d) = %q, want %q", shard, peerPath(shard), path)
-		}
-	}
-}

@@ -96,10 +96,10 @@ type Node struct {
 	watchCtx  context.Context // the buckets' watches, until Stop
 	stopWatch context.CancelFunc
 
-	// Forwarding node to node over HTTP (peer.go); nil without PeerListen.
+	// Forwarding node to node (peer*.go); nil without PeerListen.
 	peers      *peers
 	peerAddr   string
-	peerServer *fasthttp.Server
+	peerServer *peerServer
 }
 
 // hosted is a shard the node owns.

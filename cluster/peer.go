@@ -3,7 +3,6 @@ package cluster
 import (
 	"bytes"
 	"context"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"net"
@@ -16,21 +15,18 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// A request forwarded to a shard's owner goes node to node over HTTP when
-// the front knows the owner's peer address: then no NATS server carries its
+// A request forwarded to a shard's owner goes node to node over TCP
+// (peerwire.go) when the front knows the owner's peer address: then no NATS server carries its
 // bytes (a request and its reply routed through the NATS servers cost them
 // 46–52 µs of CPU each and most of a forwarded read's latency; see
 // bench/RESULTS.md). NATS request/reply stays the way that always works: it
 // is used when the owner's address is unknown or refuses the connection, or
 // the node there no longer serves the shard.
 //
-// The peer listener answers only requests that carry the cluster's peer
-// secret (made once, kept in the cluster's settings bucket), and only for
-// shards its node serves now, with the same checks as a request forwarded
-// over NATS.
-
-// peerHeader carries the cluster's peer secret on a request between nodes.
-const peerHeader = "X-Backupmon-Peer"
+// The peer listener takes only connections that open with the cluster's
+// peer secret (made once, kept in the cluster's settings bucket), and runs
+// requests only for shards its node serves now, with the same checks as a
+// request forwarded over NATS.
 
 // peerBodyLimit bounds a request or answer forwarded between nodes.
 const peerBodyLimit = 64 << 20
@@ -42,10 +38,10 @@ type peers struct {
 	self   string
 	secret []byte
 
-	mu      sync.Mutex
-	owner   map[int]string    // shard → node id
-	addr    map[string]string // node id → peer address
-	clients map[string]*fasthttp.HostClient
+	mu    sync.Mutex
+	owner map[int]string    // shard → node id
+	addr  map[string]string // node id → peer address
+	links map[string]*link  // node id → the connection to it
 }
 
 // heartbeatValue is a node's entry in the nodes bucket: the time of the
@@ -77,15 +73,14 @@ func (n *Node) startPeers() error {
 	if err != nil {
 		return err
 	}
-	n.peers = &peers{self: n.cfg.NodeID, secret: secret, owner: map[int]string{}, addr: map[string]string{}, clients: map[string]*fasthttp.HostClient{}}
+	n.peers = &peers{self: n.cfg.NodeID, secret: secret, owner: map[int]string{}, addr: map[string]string{}, links: map[string]*link{}}
 	ln, err := net.Listen("tcp", n.cfg.PeerListen)
 	if err != nil {
 		return fmt.Errorf("listen for peers on %s: %w", n.cfg.PeerListen, err)
 	}
 	n.peerAddr = ln.Addr().String()
-	n.peerServer = &fasthttp.Server{Handler: n.onPeer, Name: "backupmon-peer", MaxRequestBodySize: peerBodyLimit,
-		IdleTimeout: 5 * time.Minute, NoDefaultDate: true, NoDefaultContentType: true}
-	go n.peerServer.Serve(ln)
+	n.peerServer = &peerServer{ln: ln, conns: map[*sender]struct{}{}}
+	go n.acceptPeers()
 	if err := n.watchBucket(n.owners, func(key string, value []byte, deleted bool) {
 		shard, err := strconv.Atoi(strings.TrimPrefix(key, "s"))
 		if err != nil || shard < 0 || shard >= MaxShards {
@@ -112,9 +107,9 @@ func (n *Node) startPeers() error {
 		}
 		if n.peers.addr[key] != addr {
 			n.peers.addr[key] = addr
-			if c := n.peers.clients[key]; c != nil { // a node that came back elsewhere
-				c.CloseIdleConnections()
-				delete(n.peers.clients, key)
+			if l := n.peers.links[key]; l != nil { // a node that came back elsewhere
+				l.close()
+				delete(n.peers.links, key)
 			}
 		}
 	})
@@ -144,9 +139,9 @@ func (n *Node) watchBucket(kv jetstream.KeyValue, fn func(key string, value []by
 	return nil
 }
 
-// client returns the HTTP client of the node that owns shard, or nil when
+// link returns the connection to the node that owns shard, or nil when
 // this node does not know its address (or owns it itself).
-func (p *peers) client(shard int) *fasthttp.HostClient {
+func (p *peers) link(shard int) *link {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	id, ok := p.owner[shard]
@@ -157,110 +152,51 @@ func (p *peers) client(shard int) *fasthttp.HostClient {
 	if !ok {
 		return nil
 	}
-	c := p.clients[id]
-	if c == nil {
-		c = &fasthttp.HostClient{Addr: addr, Name: "backupmon-peer", MaxConns: 1024,
-			MaxIdleConnDuration: time.Minute, MaxResponseBodySize: peerBodyLimit,
-			NoDefaultUserAgentHeader: true, DisablePathNormalizing: true}
-		p.clients[id] = c
+	l := p.links[id]
+	if l == nil {
+		l = newLink(addr, p.secret)
+		p.links[id] = l
 	}
-	return c
+	return l
 }
 
 // errPeerTimeout is a forward to a peer that got no answer in time: the
 // request may have run there, so it is not sent again another way.
 var errPeerTimeout = errors.New("the owner did not answer in time")
 
-// viaPeer sends the request message req to the owner of shard over HTTP
-// and writes its answer into ctx. It returns true once it has; false and
-// no error when the request did not reach a node serving the shard (no
-// address known, the connection refused or lost, the node there no longer
-// serving it: the caller tries NATS); an error when the owner took longer
-// than forwardTimeout (errPeerTimeout) or its answer does not read.
+// viaPeer sends the request message req to the owner of shard over the
+// peer connection and writes its answer into ctx. It returns true once it
+// has; false and no error when the request did not reach a node serving
+// the shard (no address known, the connection refused or lost, the node
+// there no longer serving it: the caller tries NATS); an error when the
+// owner took longer than forwardTimeout (errPeerTimeout) or its answer
+// does not read.
 func (n *Node) viaPeer(shard int, req []byte, ctx *fasthttp.RequestCtx) (bool, error) {
 	if n.peers == nil {
 		return false, nil
 	}
-	c := n.peers.client(shard)
-	if c == nil {
+	l := n.peers.link(shard)
+	if l == nil {
 		return false, nil
 	}
-	out, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
-	defer fasthttp.ReleaseRequest(out)
-	defer fasthttp.ReleaseResponse(resp)
-	out.Header.SetMethod(fasthttp.MethodPost)
-	out.SetRequestURI(peerPath(shard))
-	out.Header.SetHost(c.Addr)
-	out.Header.SetBytesV(peerHeader, n.peers.secret)
-	out.SetBodyRaw(req)
-	if err := c.DoTimeout(out, resp, forwardTimeout); err != nil {
-		if errors.Is(err, fasthttp.ErrTimeout) {
-			return false, errPeerTimeout
+	served := false
+	err := l.do(shard, req, forwardTimeout, func(answer []byte) error {
+		if bytes.Equal(answer, notServing) {
+			return nil
 		}
+		served = true
+		return answerInto(answer, ctx)
+	})
+	switch {
+	case errors.Is(err, errUnreached):
 		return false, nil
-	}
-	if resp.StatusCode() != fasthttp.StatusOK || string(resp.Body()) == string(notServing) {
-		return false, nil
-	}
-	if err := answerInto(resp.Body(), ctx); err != nil {
+	case errors.Is(err, errPeerTimeout):
+		return false, err
+	case err != nil:
 		n.log.Warn("a forwarded answer that does not read", "shard", shard, "err", err)
 		return false, err
 	}
-	return true, nil
-}
-
-func peerPath(shard int) string { return "/forward/" + shardKey(shard) }
-
-// peerShard reads the shard of a peer path, "/forward/s007".
-func peerShard(path []byte) (int, bool) {
-	key, ok := bytes.CutPrefix(path, []byte("/forward/s"))
-	if !ok {
-		return 0, false
-	}
-	shard, err := strconv.Atoi(string(key))
-	return shard, err == nil && shard >= 0 && shard < MaxShards && shardKey(shard) == "s"+string(key)
-}
-
-// onPeer answers a request another node forwarded over HTTP to a shard
-// this node serves: 403 without the cluster's peer secret, "not serving"
-// for a shard it does not serve now.
-func (n *Node) onPeer(ctx *fasthttp.RequestCtx) {
-	if subtle.ConstantTimeCompare(ctx.Request.Header.Peek(peerHeader), n.peers.secret) != 1 {
-		ctx.SetStatusCode(fasthttp.StatusForbidden)
-		return
-	}
-	shard, ok := peerShard(ctx.Path())
-	if !ok || !ctx.IsPost() {
-		ctx.SetStatusCode(fasthttp.StatusNotFound)
-		return
-	}
-	n.mu.Lock()
-	h := n.hosted[shard]
-	n.mu.Unlock()
-	if h == nil || !h.enter() {
-		ctx.SetBody(notServing)
-		return
-	}
-	defer h.inflight.Done()
-	buf, done := envelope()
-	defer done()
-	*buf = n.answerForwarded(h, *buf, ctx.Request.Body(), 0)
-	ctx.SetBody(*buf)
-}
-
-// stopPeers stops the peer listener and closes the connections to peers.
-func (n *Node) stopPeers() {
-	if n.peerServer == nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	n.peerServer.ShutdownWithContext(ctx)
-	n.peers.mu.Lock()
-	for _, c := range n.peers.clients {
-		c.CloseIdleConnections()
-	}
-	n.peers.mu.Unlock()
+	return served, nil
 }
 
 // PeerAddr returns the address the node takes forwarded requests on over

@@ -2,13 +2,18 @@ package clustertest
 
 import (
 	"bytes"
+	"encoding/binary"
+	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/smtp"
 	"net/url"
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -102,9 +107,9 @@ func TestAnyNodeAnswers(t *testing.T) {
 		}
 	}
 
-	// Nodes 1 and 2 take forwarded requests over HTTP, node 3 over NATS
-	// only; the peer listener refuses a request without the cluster's
-	// secret.
+	// Nodes 1 and 2 take forwarded requests node to node, node 3 over
+	// NATS only; the peer listener closes a connection that does not open
+	// with the cluster's secret.
 	var status struct {
 		Nodes []struct {
 			ID, Peer string
@@ -113,7 +118,7 @@ func TestAnyNodeAnswers(t *testing.T) {
 	}
 	at(0).AdminInto(200, "GET", "/cluster", nil, &status)
 	peers := map[string]string{}
-	peerOwns := false // b1 or b2 owns a shard: the other forwards to it over HTTP
+	peerOwns := false // b1 or b2 owns a shard: the other forwards to it node to node
 	for _, nd := range status.Nodes {
 		peers[nd.ID] = nd.Peer
 		peerOwns = peerOwns || nd.Peer != "" && len(nd.Shards) > 0
@@ -122,25 +127,23 @@ func TestAnyNodeAnswers(t *testing.T) {
 		// Both ways carried the test's forwarded requests.
 		const ok = `backupmon_cluster_forwards_total{outcome="ok",via=`
 		if v := at(0).Metric(ok+`"peer"}`) + at(1).Metric(ok+`"peer"}`); peerOwns && v == 0 {
-			t.Errorf("nodes 1 and 2 forwarded nothing over HTTP")
+			t.Errorf("nodes 1 and 2 forwarded nothing node to node")
 		}
-		if v := at(2).Metric(ok + `"nats"}`); v == 0 {
-			t.Errorf("node 3 forwarded nothing over NATS")
+		// Node 3 forwards over NATS, or, when it owns every shard, the
+		// others forward to it over NATS (it has no peer address).
+		if v := at(0).Metric(ok+`"nats"}`) + at(1).Metric(ok+`"nats"}`) + at(2).Metric(ok+`"nats"}`); v == 0 {
+			t.Errorf("no node forwarded anything over NATS")
 		}
 		if v := at(2).Metric(ok + `"peer"}`); v != 0 {
-			t.Errorf("node 3, without a peer listener, forwarded %v requests over HTTP", v)
+			t.Errorf("node 3, without a peer listener, forwarded %v requests node to node", v)
 		}
 	}()
 	if len(peers) != 3 || peers["b1"] == "" || peers["b2"] == "" || peers["b3"] != "" {
 		t.Fatalf("the nodes' peer addresses: %v, want b1 and b2's, none for b3", peers)
 	}
-	for _, secret := range []string{"", "wrong"} {
-		h := map[string]string{}
-		if secret != "" {
-			h["X-Backupmon-Peer"] = secret
-		}
-		if r := at(0).Do("POST", "http://"+peers["b1"]+"/forward/s000", h, []byte("x")); r.Status != 403 || len(r.Body) != 0 {
-			t.Fatalf("a peer request with secret %q: %d %s, want 403", secret, r.Status, r.Body)
+	for _, hello := range []string{"", "backupmon-peer 1 ", "backupmon-peer 1 wrong", "POST /forward/s000 HTTP/1.1\r\nHost: x\r\n\r\n"} {
+		if got := peerGreeting(t, peers["b1"], hello); got != "" {
+			t.Fatalf("a peer connection opening with %q was answered %q; want it closed unanswered", hello, got)
 		}
 	}
 
@@ -263,4 +266,35 @@ func TestAnyNodeAnswers(t *testing.T) {
 			t.Fatalf("an unknown address through node 2: %v, want 550 5.1.1", err)
 		}
 	})
+}
+
+// peerGreeting opens a connection to a node's peer listener, sends hello
+// (as the first frame, or as raw bytes when it is an HTTP request) and a
+// request frame for shard 0, and returns what the node answered before it
+// closed the connection.
+func peerGreeting(t *testing.T, addr, hello string) string {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var b []byte
+	if strings.HasPrefix(hello, "POST ") {
+		b = []byte(hello)
+	} else {
+		b = binary.BigEndian.AppendUint32(b, uint32(len(hello)))
+		b = append(b, hello...)
+	}
+	b = binary.BigEndian.AppendUint32(b, 11)
+	b = append(b, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 'x')
+	if _, err := c.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	got, err := io.ReadAll(c)
+	if err != nil && !errors.Is(err, syscall.ECONNRESET) {
+		t.Fatalf("reading the peer's answer to %q: %v", hello, err)
+	}
+	return string(got)
 }

@@ -118,7 +118,7 @@ func parseServeFlags(args []string) (*serveConfig, error) {
 	fs.StringVar(&c.nodeID, "node-id", envDefault("node-id", ""), "this node's name in the cluster (required with --cluster)")
 	clusterShards := envDefault("cluster-shards", "8")
 	fs.Func("cluster-shards", "shards of a new cluster (fixed when the cluster is first set up; default "+clusterShards+")", func(v string) error { clusterShards = v; return nil })
-	fs.StringVar(&c.clusterPeerListen, "cluster-peer-listen", envDefault("cluster-peer-listen", "127.0.0.1:0"), "where other nodes forward requests to this one over HTTP, host:port reachable from them (on several hosts, an address of this host's private network); empty: over NATS only")
+	fs.StringVar(&c.clusterPeerListen, "cluster-peer-listen", envDefault("cluster-peer-listen", "127.0.0.1:0"), "where other nodes forward requests to this one (node to node over TCP), host:port reachable from them (on several hosts, an address of this host's private network); empty: over NATS only")
 	clusterReplicas := envDefault("cluster-replicas", "3")
 	fs.Func("cluster-replicas", "copies JetStream keeps of each record: 3, or 1 for development only (default "+clusterReplicas+")", func(v string) error { clusterReplicas = v; return nil })
 	limitFlags := addLimitFlags(fs)

@@ -1,0 +1,193 @@
+package cluster
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+)
+
+// link is a front's connection to one peer: requests go out as frames
+// (peerwire.go), each waits for the answer with its id. A connection that
+// breaks fails the requests waiting on it; the next request dials again.
+type link struct {
+	addr   string
+	secret []byte
+
+	mu     sync.Mutex
+	cur    *linkConn
+	closed bool
+}
+
+// linkConn is one connection of a link and the requests waiting on it.
+type linkConn struct {
+	out *sender
+
+	mu    sync.Mutex
+	next  uint64
+	calls map[uint64]*peerCall
+	err   error // why the connection ended; no call is added after
+}
+
+// peerCall is one request waiting for its answer.
+type peerCall struct {
+	done   chan struct{} // one value once answer or err is set
+	answer []byte
+	err    error
+	timer  *time.Timer
+}
+
+var peerCalls = sync.Pool{New: func() any {
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return &peerCall{done: make(chan struct{}, 1), timer: t}
+}}
+
+// errUnreached is a request that may not have reached the peer: it could
+// not dial, or the connection broke before the answer came.
+var errUnreached = errors.New("the peer could not be reached")
+
+// peerDialTimeout bounds dialling a peer (then the front tries NATS).
+const peerDialTimeout = time.Second
+
+func newLink(addr string, secret []byte) *link { return &link{addr: addr, secret: secret} }
+
+// conn returns the link's connection, dialling it when there is none.
+func (l *link) conn() (*linkConn, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return nil, errSenderClosed
+	}
+	if l.cur != nil {
+		return l.cur, nil
+	}
+	c, err := net.DialTimeout("tcp", l.addr, peerDialTimeout)
+	if err != nil {
+		return nil, fmt.Errorf("dial peer %s: %w", l.addr, err)
+	}
+	hello := binary.BigEndian.AppendUint32(nil, uint32(len(peerHello)+len(l.secret)))
+	hello = append(append(hello, peerHello...), l.secret...)
+	if _, err := c.Write(hello); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("greet peer %s: %w", l.addr, err)
+	}
+	lc := &linkConn{out: newSender(c), calls: map[uint64]*peerCall{}}
+	l.cur = lc
+	go l.read(lc, c)
+	return lc, nil
+}
+
+// do sends request req for shard and waits up to timeout for its answer,
+// which it hands to use before it returns. It returns errUnreached when
+// the request may not have reached the peer (the caller may try another
+// way), errPeerTimeout when no answer came in time.
+func (l *link) do(shard int, req []byte, timeout time.Duration, use func(answer []byte) error) error {
+	lc, err := l.conn()
+	if err != nil {
+		return fmt.Errorf("%w: %w", errUnreached, err)
+	}
+	c := peerCalls.Get().(*peerCall)
+	lc.mu.Lock()
+	if lc.err != nil {
+		lc.mu.Unlock()
+		peerCalls.Put(c)
+		return fmt.Errorf("%w: %w", errUnreached, lc.err)
+	}
+	lc.next++
+	id := lc.next
+	lc.calls[id] = c
+	lc.mu.Unlock()
+	if err := lc.out.send(func(b []byte) []byte { return appendRequestFrame(b, id, shard, req) }); err != nil {
+		l.broken(lc, err) // answers this call too
+	}
+	c.timer.Reset(timeout)
+	select {
+	case <-c.done:
+		c.timer.Stop()
+	case <-c.timer.C:
+		lc.mu.Lock()
+		_, waiting := lc.calls[id]
+		delete(lc.calls, id)
+		lc.mu.Unlock()
+		if waiting {
+			peerCalls.Put(c)
+			return errPeerTimeout
+		}
+		<-c.done // the answer is being handed over
+	}
+	if c.err == nil {
+		err = use(c.answer)
+	} else {
+		err = fmt.Errorf("%w: %w", errUnreached, c.err)
+	}
+	c.answer, c.err = c.answer[:0], nil
+	if cap(c.answer) <= maxPooledEnvelope {
+		peerCalls.Put(c)
+	}
+	return err
+}
+
+// read hands each answer that comes on lc to its call, until the
+// connection breaks.
+func (l *link) read(lc *linkConn, c net.Conn) {
+	r := bufio.NewReaderSize(c, 64<<10)
+	var buf []byte
+	for {
+		var err error
+		buf, err = readFrame(r, buf, answerHead)
+		if err != nil {
+			l.broken(lc, fmt.Errorf("read from peer %s: %w", l.addr, err))
+			return
+		}
+		id := binary.BigEndian.Uint64(buf)
+		lc.mu.Lock()
+		call := lc.calls[id]
+		delete(lc.calls, id)
+		lc.mu.Unlock()
+		if call != nil {
+			call.answer = append(call.answer[:0], buf[answerHead:]...)
+			call.done <- struct{}{}
+		}
+		if cap(buf) > 1<<20 {
+			buf = nil
+		}
+	}
+}
+
+// broken ends lc: its waiting calls fail with err, and the link dials a
+// new connection for the next request.
+func (l *link) broken(lc *linkConn, err error) {
+	lc.out.close(err)
+	lc.mu.Lock()
+	if lc.err == nil {
+		lc.err = err
+	}
+	calls := lc.calls
+	lc.calls = map[uint64]*peerCall{}
+	lc.mu.Unlock()
+	for _, c := range calls {
+		c.err = err
+		c.done <- struct{}{}
+	}
+	l.mu.Lock()
+	if l.cur == lc {
+		l.cur = nil
+	}
+	l.mu.Unlock()
+}
+
+// close closes the link's connection; requests waiting on it fail and no
+// new one is sent.
+func (l *link) close() {
+	l.mu.Lock()
+	l.closed = true
+	lc := l.cur
+	l.mu.Unlock()
+	if lc != nil {
+		l.broken(lc, errSenderClosed)
+	}
+}
