@@ -118,9 +118,7 @@ func (acronisParser) Parse(m *Message) (Result, error) {
 	}
 
 	r.readRun(m, f.Value, acronisStartLabels, acronisEndLabels, acronisDurationLabels)
-	if v, ok := f.Value(acronisSizeLabels...); ok {
-		r.SizeBytes = sizeValue(m, v)
-	}
+	r.readSize(m, f.Value, acronisSizeLabels)
 
 	// The first error or warning: the first item under its heading, else
 	// a labelled "Error: text" line.

@@ -51,9 +51,7 @@ func (altaroParser) Parse(m *Message) (Result, error) {
 
 	subjectHead, subjectHost := "", ""
 	if isAltaro {
-		if mm := altaroSubjectRe.FindStringSubmatch(m.Subject); mm != nil {
-			subjectHead, subjectHost = mm[1], mm[2]
-		}
+		subjectHead, subjectHost = subjectPair(altaroSubjectRe, m.Subject)
 	}
 
 	if v, ok := f.stated(altaroHostLabels...); ok {
@@ -105,15 +103,7 @@ func altaroObjects(lines []string, rows [][]string, cols map[string]int) []objec
 		return append(namedLineObjects(lines, altaroListEnd, Failed, "errors", "error", "fehler", "erreurs"),
 			namedLineObjects(lines, altaroListEnd, Warn, "warnings", "warning", "warnungen", "avertissements")...)
 	}
-	objs := make([]object, 0, len(rows))
-	for _, row := range rows {
-		o := object{name: cellAt(row, cols["key"]), status: StatusOf(cellAt(row, cols["result"])), text: cellAt(row, cols["details"])}
-		if o.text == "" {
-			o.text = textOf(lines, o.name)
-		}
-		objs = append(objs, o)
-	}
-	return objs
+	return rowObjects(rows, cols, "result", "details", StatusOf, lines)
 }
 
 // altaroListEnd ends an Errors or Warnings list: the footer or the next

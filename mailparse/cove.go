@@ -95,16 +95,9 @@ func (coveParser) Parse(m *Message) (Result, error) {
 		return r, unreadable("the Cove notification states no session status (Completed, Completed with errors, Failed...)")
 	}
 
-	switch {
-	case hasDevice:
-		r.JobName = device
-	case subj != nil:
-		r.JobName = subj[2]
-	}
+	r.JobName = fieldOrGroup(device, hasDevice, subj, 2)
 	r.readRun(m, f.Value, coveStartLabels, coveEndLabels, coveDurLabels)
-	if v, ok := f.Value(coveSizeLabels...); ok {
-		r.SizeBytes = sizeValue(m, v)
-	}
+	r.readSize(m, f.Value, coveSizeLabels)
 
 	r.Summary = usualSummary(m, f, r.Status, coveErrorHeadings, coveErrorLabels)
 	if r.Status != OK {

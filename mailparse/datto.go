@@ -56,17 +56,10 @@ func (dattoParser) Parse(m *Message) (Result, error) {
 		return r, unreadable("the Datto alert states no status (no Status field, and the subject and headline say neither successful, warnings nor failed)")
 	}
 
-	switch {
-	case hasMachine:
-		r.JobName = machine
-	case subj != nil:
-		r.JobName = subj[2]
-	}
+	r.JobName = fieldOrGroup(machine, hasMachine, subj, 2)
 
 	r.readRun(m, f.Value, dattoStart, dattoEnd, dattoDur)
-	if v, ok := f.Value(dattoSize...); ok {
-		r.SizeBytes = sizeValue(m, v)
-	}
+	r.readSize(m, f.Value, dattoSize)
 
 	// A verification failed: the alert is about one, or a field reports one.
 	if dattoVerifyRe.MatchString(phrase) && r.Status != OK {

@@ -49,10 +49,7 @@ func (macriumParser) Parse(m *Message) (Result, error) {
 	f := FieldsOf(lines)
 	isMacrium := namesProduct(m, "macrium")
 
-	subjectHost, subjectStatus := "", ""
-	if mm := macriumSubjectRe.FindStringSubmatch(m.Subject); mm != nil {
-		subjectHost, subjectStatus = mm[1], mm[2]
-	}
+	subjectHost, subjectStatus := subjectPair(macriumSubjectRe, m.Subject)
 
 	if v, ok := f.stated(macriumJobLabels...); ok {
 		r.JobName = macriumJobName(v)

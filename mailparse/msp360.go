@@ -45,10 +45,7 @@ func (msp360Parser) Parse(m *Message) (Result, error) {
 	lines := m.Lines
 	f := FieldsOf(lines)
 
-	subjectPlan, subjectRest := "", ""
-	if mm := mspSubjectRe.FindStringSubmatch(m.Subject); mm != nil {
-		subjectPlan, subjectRest = mm[1], mm[2]
-	}
+	subjectPlan, subjectRest := subjectPair(mspSubjectRe, m.Subject)
 	headPlan, headStatus := "", ""
 	for i, l := range lines {
 		if i > 6 {

@@ -58,10 +58,7 @@ func (nakivoParser) Parse(m *Message) (Result, error) {
 	f := FieldsOf(lines)
 	isNakivo := namesProduct(m, "nakivo")
 
-	subjectJob, subjectRest := "", ""
-	if mm := nakivoSubjectRe.FindStringSubmatch(m.Subject); mm != nil {
-		subjectJob, subjectRest = mm[1], mm[2]
-	}
+	subjectJob, subjectRest := subjectPair(nakivoSubjectRe, m.Subject)
 
 	// The job: the subject's quoted name, a Job name label, or the heading
 	// under the report's title.
@@ -148,15 +145,7 @@ func nakivoObjects(lines []string, rows [][]string, cols map[string]int) []objec
 		}
 		alerts = Section(lines, h, nakivoSectionEnd)
 	}
-	objs := make([]object, 0, len(rows))
-	for _, row := range rows {
-		o := object{name: cellAt(row, cols["key"]), status: nakivoStatus(cellAt(row, cols["status"])), text: cellAt(row, cols["notes"])}
-		if o.text == "" {
-			o.text = textOf(alerts, o.name)
-		}
-		objs = append(objs, o)
-	}
-	return objs
+	return rowObjects(rows, cols, "status", "notes", nakivoStatus, alerts)
 }
 
 // nakivoStatus reads a NAKIVO status phrase ("Successful", "Completed with

@@ -1,6 +1,7 @@
 package mailparse
 
 import (
+	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -264,6 +265,43 @@ func namedLine(l string) (string, string, bool) {
 
 // textOf returns the text that a line of lines gives for the object
 // named name ("NAME: text"), "" when none does.
+// fieldOrGroup returns a field's value when the mail has the field (ok),
+// else group i of the subject's match, else "".
+func fieldOrGroup(value string, ok bool, match []string, i int) string {
+	switch {
+	case ok:
+		return value
+	case match != nil:
+		return match[i]
+	}
+	return ""
+}
+
+// subjectPair returns the first two groups of re in subject, or two empty
+// strings when it does not match.
+func subjectPair(re *regexp.Regexp, subject string) (string, string) {
+	if mm := re.FindStringSubmatch(subject); mm != nil {
+		return mm[1], mm[2]
+	}
+	return "", ""
+}
+
+// rowObjects makes one object of each table row: its name from the key
+// column, its status (status reads the status column's cell) and its text
+// from the text column, or, for a row without text, the "name: text" line
+// of lines (textOf).
+func rowObjects(rows [][]string, cols map[string]int, statusCol, textCol string, status func(string) Status, lines []string) []object {
+	objs := make([]object, 0, len(rows))
+	for _, row := range rows {
+		o := object{name: cellAt(row, cols["key"]), status: status(cellAt(row, cols[statusCol])), text: cellAt(row, cols[textCol])}
+		if o.text == "" {
+			o.text = textOf(lines, o.name)
+		}
+		objs = append(objs, o)
+	}
+	return objs
+}
+
 func textOf(lines []string, name string) string {
 	for _, l := range lines {
 		if startsWithName(l, name) {

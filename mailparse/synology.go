@@ -123,9 +123,7 @@ func (synologyParser) Parse(m *Message) (Result, error) {
 	}
 
 	r.readRun(m, f.Value, synologyStart, synologyEnd, synologyDur)
-	if v, ok := f.Value(synologySize...); ok {
-		r.SizeBytes = sizeValue(m, v)
-	}
+	r.readSize(m, f.Value, synologySize)
 
 	// The error or warning: the text after the result sentence, before the
 	// fields; else an "Error:"/"Details:" field.

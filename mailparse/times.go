@@ -254,6 +254,14 @@ func (m *Message) Time(s string) (time.Time, bool) {
 	return ParseTime(s, m.Zone, m.Date)
 }
 
+// readSize sets r's SizeBytes to the size (sizeValue) that get finds
+// under the labels, when there is one.
+func (r *Result) readSize(m *Message, get func(labels ...string) (string, bool), labels []string) {
+	if v, ok := get(labels...); ok {
+		r.SizeBytes = sizeValue(m, v)
+	}
+}
+
 // readRun sets r's StartedAt and CompletedAt to the times (m.Time) that
 // get finds under the start and end labels, zero when one does not read,
 // and DurationSeconds to the duration (ParseDuration) under the duration
