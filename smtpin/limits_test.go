@@ -1,36 +1,25 @@
 package smtpin
 
 import (
-	"bufio"
 	"io"
-	"net"
 	"strings"
 	"testing"
 	"time"
+
+	"backupmon/internal/loopback"
 )
 
-// session is a raw SMTP client from a chosen loopback address.
-type rawSession struct {
-	net.Conn
-	r *bufio.Reader
-}
+// rawSession is a raw SMTP client from a chosen loopback address.
+type rawSession struct{ *loopback.Conn }
 
 func dialFrom(t *testing.T, src, addr string) *rawSession {
-	t.Helper()
-	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}, Timeout: 5 * time.Second}
-	c, err := d.Dial("tcp", addr)
-	if err != nil {
-		t.Fatalf("dial from %s: %v", src, err)
-	}
-	t.Cleanup(func() { c.Close() })
-	c.SetDeadline(time.Now().Add(20 * time.Second))
-	return &rawSession{Conn: c, r: bufio.NewReader(c)}
+	return &rawSession{loopback.Dial(t, src, addr, 20*time.Second)}
 }
 
 // line reads one answer line.
 func (s *rawSession) line(t *testing.T) string {
 	t.Helper()
-	l, err := s.r.ReadString('\n')
+	l, err := s.R.ReadString('\n')
 	if err != nil {
 		t.Fatalf("reading an answer: %q %v", l, err)
 	}
@@ -54,7 +43,7 @@ func (s *rawSession) cmd(t *testing.T, c string) string {
 // rest returns everything up to the server's close.
 func (s *rawSession) rest(t *testing.T) string {
 	t.Helper()
-	b, err := io.ReadAll(s.r)
+	b, err := io.ReadAll(s.R)
 	if err != nil {
 		t.Fatalf("reading to the close: %v (read %q)", err, b)
 	}
@@ -119,7 +108,7 @@ func TestSessionLifetime(t *testing.T) {
 		s.line(t)
 		for time.Since(start) < 5*lifetime {
 			io.WriteString(s, "NOOP\r\n")
-			l, err := s.r.ReadString('\n')
+			l, err := s.R.ReadString('\n')
 			if err != nil || l != "250 2.0.0 I have successfully done nothing\r\n" {
 				if l+s.rest(t) != bye {
 					t.Fatalf("at the end: %q %v, want %q", l, err, bye)

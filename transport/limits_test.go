@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"backupmon/engine"
+	"backupmon/internal/loopback"
 	"backupmon/internal/testserver"
 	"backupmon/transport"
 	"backupmon/transport/connlimit"
@@ -30,21 +31,10 @@ func startLimited(t *testing.T, pubLim, admLim connlimit.Limits, tlsConf *tls.Co
 }
 
 // rawConn is a client connection from a chosen loopback address.
-type rawConn struct {
-	net.Conn
-	r *bufio.Reader
-}
+type rawConn struct{ *loopback.Conn }
 
 func dialRaw(t *testing.T, src, addr string) *rawConn {
-	t.Helper()
-	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}, Timeout: 5 * time.Second}
-	c, err := d.Dial("tcp", addr)
-	if err != nil {
-		t.Fatalf("dial %s from %s: %v", addr, src, err)
-	}
-	t.Cleanup(func() { c.Close() })
-	c.SetDeadline(time.Now().Add(10 * time.Second))
-	return &rawConn{Conn: c, r: bufio.NewReader(c)}
+	return &rawConn{loopback.Dial(t, src, addr, 10*time.Second)}
 }
 
 // get sends GET path on a kept-alive connection and returns the status line.
@@ -53,13 +43,13 @@ func (c *rawConn) get(t *testing.T, path string) string {
 	if _, err := io.WriteString(c, "GET "+path+" HTTP/1.1\r\nHost: test\r\n\r\n"); err != nil {
 		t.Fatal(err)
 	}
-	status, err := c.r.ReadString('\n')
+	status, err := c.R.ReadString('\n')
 	if err != nil {
 		t.Fatalf("GET %s: %q %v", path, status, err)
 	}
 	n := 0
 	for { // the header, then the body by its length
-		line, err := c.r.ReadString('\n')
+		line, err := c.R.ReadString('\n')
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -70,7 +60,7 @@ func (c *rawConn) get(t *testing.T, path string) string {
 			n = atoi(strings.TrimSpace(v))
 		}
 	}
-	if _, err := io.ReadFull(c.r, make([]byte, n)); err != nil {
+	if _, err := io.ReadFull(c.R, make([]byte, n)); err != nil {
 		t.Fatal(err)
 	}
 	return strings.TrimSpace(status)
@@ -92,7 +82,7 @@ func refusedAnswer(t *testing.T, c *rawConn, req string) (string, time.Duration)
 	if req != "" {
 		io.WriteString(c, req)
 	}
-	b, err := io.ReadAll(c.r)
+	b, err := io.ReadAll(c.R)
 	if err != nil {
 		t.Fatalf("reading the refusal: %v (read %q)", err, b)
 	}
@@ -170,7 +160,7 @@ func TestConnectionLimits(t *testing.T) {
 	for {
 		c := dialRaw(t, "127.0.0.1", s.PublicAddr)
 		io.WriteString(c, "GET /api/v1/health HTTP/1.1\r\nHost: test\r\n\r\n")
-		st, _ := c.r.ReadString('\n')
+		st, _ := c.R.ReadString('\n')
 		if strings.TrimSpace(st) == "HTTP/1.1 401 Unauthorized" {
 			break
 		}

@@ -1,7 +1,6 @@
 package connlimit
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"backupmon/internal/loopback"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -37,14 +38,8 @@ func serveEcho(l net.Listener) {
 // loopback on Linux) and returns the connection and its first line.
 func dialFrom(t *testing.T, src, addr string) (net.Conn, string) {
 	t.Helper()
-	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}, Timeout: 5 * time.Second}
-	c, err := d.Dial("tcp", addr)
-	if err != nil {
-		t.Fatalf("dial from %s: %v", src, err)
-	}
-	t.Cleanup(func() { c.Close() })
-	c.SetReadDeadline(time.Now().Add(5 * time.Second))
-	line, err := bufio.NewReader(c).ReadString('\n')
+	c := loopback.Dial(t, src, addr, 5*time.Second)
+	line, err := c.R.ReadString('\n')
 	if err != nil {
 		t.Fatalf("first line from %s: %q %v", src, line, err)
 	}
