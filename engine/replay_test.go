@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"backupmon/internal/testfs"
 	"backupmon/state"
 	"backupmon/wal"
 )
@@ -182,29 +182,7 @@ func sameJSON(t *testing.T, what string, g, w []byte) {
 // copyDir copies a data directory: with no command in flight and every
 // acknowledged record written, the copy is what a crash at this moment
 // would leave.
-func copyDir(t *testing.T, src string) string {
-	t.Helper()
-	dst := t.TempDir()
-	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, path)
-		target := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o750)
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, b, 0o600)
-	})
-	if err != nil {
-		t.Fatalf("copy %s: %v", src, err)
-	}
-	return dst
-}
+func copyDir(t *testing.T, src string) string { return testfs.Copy(t, src) }
 
 // workload drives an engine with random commands. Its methods are safe for
 // concurrent use by goroutines that each own a workspace (wsState).

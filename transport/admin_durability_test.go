@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"backupmon/internal/testfs"
 	"backupmon/internal/testserver"
 )
 
@@ -105,7 +106,7 @@ func TestAdminMutationsSurviveRestart(t *testing.T) {
 	// A copy of the live directory, as a crash would leave it: the log
 	// alone must give the same state.
 	crashDir := t.TempDir()
-	testserver.CopyDir(t, s.Dir, crashDir)
+	testfs.CopyDir(t, s.Dir, crashDir)
 
 	s.Restart()
 	admSameState(t, "A after restart", wantA, admState(s, a))

@@ -6,11 +6,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 
+	"backupmon/internal/testfs"
 	"backupmon/vfs"
 )
 
@@ -146,25 +145,8 @@ func tSegments(t testing.TB, dir string) []string {
 	return names
 }
 
-// tCopyDir copies the regular files of src into a new temp dir.
-func tCopyDir(t testing.TB, src string) string {
-	t.Helper()
-	dst := t.TempDir()
-	ents, err := os.ReadDir(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range ents {
-		b, err := os.ReadFile(filepath.Join(src, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dst, e.Name()), b, 0o640); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dst
-}
+// tCopyDir copies the files of src into a new temp dir.
+func tCopyDir(t testing.TB, src string) string { return testfs.Copy(t, src) }
 
 // tCalls records done calls made from the committer.
 type tCalls struct {

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"backupmon/internal/testfs"
 	"backupmon/internal/testserver"
 )
 
@@ -203,7 +204,7 @@ func TestTornTail(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "data")
-			testserver.CopyDir(t, tmpl, dir)
+			testfs.CopyDir(t, tmpl, dir)
 			segPath := filepath.Join(dir, "wal", seg)
 			if err := os.WriteFile(segPath, tc.data, 0o640); err != nil {
 				t.Fatal(err)
@@ -354,7 +355,7 @@ func TestCorruptMiddle(t *testing.T) {
 	t.Run("split-control", func(t *testing.T) {
 		// The split log is a valid log: everything is there.
 		dir := filepath.Join(t.TempDir(), "data")
-		testserver.CopyDir(t, tmpl, dir)
+		testfs.CopyDir(t, tmpl, dir)
 		split(dir, head, rest)
 		c := testserver.StartChild(t, "split control", dir)
 		verifyState(t, c, fx, led.clone(), "split control")
@@ -382,7 +383,7 @@ func TestCorruptMiddle(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "data")
-			testserver.CopyDir(t, tmpl, dir)
+			testfs.CopyDir(t, tmpl, dir)
 			tc.prepare(dir)
 			before := dirDigest(t, dir)
 			c, err := testserver.LaunchChild(t, tc.name, dir, nil)

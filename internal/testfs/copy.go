@@ -1,4 +1,6 @@
-package testserver
+// Package testfs copies data directories for tests: a copy of a running
+// server's or engine's directory is what a crash at that moment would leave.
+package testfs
 
 import (
 	"io"
@@ -26,6 +28,15 @@ func CopyDir(t testing.TB, src, dst string) {
 	if err != nil {
 		t.Fatalf("copy %s to %s: %v", src, dst, err)
 	}
+}
+
+// Copy copies src into a new temporary directory of t (CopyDir) and
+// returns it.
+func Copy(t testing.TB, src string) string {
+	t.Helper()
+	dst := t.TempDir()
+	CopyDir(t, src, dst)
+	return dst
 }
 
 func copyFile(from, to string) error {
