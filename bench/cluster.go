@@ -77,7 +77,7 @@ func clusterMain(args []string) int {
 		fs.Float64Var(&c.readPace, "read-pace", 4000, "reads/s of the paced read phases (direct and forwarded at the same load, below the cluster's capacity: the p99 the forwarding adds); 0: none")
 		fs.IntVar(&c.workspaces, "workspaces", 0, "workspaces of each fixture (0: enough for the reads within the Pro limit of 300 a minute, counted over the run)")
 		fs.StringVar(&c.perfDir, "perf", "", "diagnosis: write a perf profile (perf record -g) of the nodes and NATS servers over each cluster phase's measured time into this directory (perf takes CPU of its own: the figures are not clean)")
-		fs.StringVar(&c.forward, "forward", "peer", "how the nodes forward requests to a shard's owner: peer (node to node over HTTP, the default) or nats (NATS request/reply: --cluster-peer-listen empty)")
+		fs.StringVar(&c.forward, "forward", "peer", "how the nodes forward requests to a shard's owner: peer (node to node over TCP, the default) or nats (NATS request/reply: --cluster-peer-listen empty)")
 		fs.StringVar(&c.phases, "phases", "reports,reads,single", "comma-separated: reports (durable reports/s, direct and any node), reads (REST reads direct and forwarded), single (the same on a single node)")
 	}, func() string {
 		if _, ok := c.parsePhases(); !ok {
