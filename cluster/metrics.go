@@ -29,7 +29,7 @@ func NewMetrics() *Metrics {
 		takeoverTime: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "backupmon_cluster_takeover_seconds", Help: "From taking a shard's lease to serving it.",
 			Buckets: prometheus.ExponentialBuckets(0.01, 2, 14)}),
 		broken:   prometheus.NewGauge(prometheus.GaugeOpts{Name: "backupmon_cluster_shards_broken", Help: "Shards this node found broken (their history failed its checks: a gap, a foreign epoch, a damaged message); no node serves them until an operator repairs them."}),
-		forwards: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "backupmon_cluster_forwards_total", Help: "Requests sent to another node, by outcome, and by way: node to node over HTTP (peer) or over NATS."}, []string{"outcome", "via"}),
+		forwards: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "backupmon_cluster_forwards_total", Help: "Requests sent to another node, by outcome, and by way: node to node over TCP (peer) or over NATS."}, []string{"outcome", "via"}),
 		forwardTime: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "backupmon_cluster_forward_seconds", Help: "Time of a request forwarded to its shard's owner.",
 			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16)}),
 		renewals: prometheus.NewCounter(prometheus.CounterOpts{Name: "backupmon_cluster_lease_renewals_total", Help: "Shard leases renewed."}),

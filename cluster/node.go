@@ -48,7 +48,7 @@ type Config struct {
 	// Metrics, when set, receives the node's events.
 	Metrics *Metrics
 	// PeerListen is where the node takes requests other nodes forward to
-	// it over HTTP (host:port, reachable from the other nodes); empty:
+	// it node to node over TCP (host:port, reachable from the other nodes); empty:
 	// requests reach it over NATS only.
 	PeerListen string
 }

@@ -28,7 +28,7 @@ type Status struct {
 type NodeStatus struct {
 	ID       string    `json:"id"`
 	LastBeat time.Time `json:"lastBeat"`
-	// Peer is where the node takes requests forwarded over HTTP; empty:
+	// Peer is where the node takes requests forwarded node to node over TCP; empty:
 	// over NATS only.
 	Peer   string `json:"peer,omitempty"`
 	Shards []int  `json:"shards"`

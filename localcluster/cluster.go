@@ -35,7 +35,7 @@ type Config struct {
 	NoProxies bool
 	// NATSOnly, when from 1 to Nodes, starts that node without a peer
 	// listener: requests forwarded to it and from it go over NATS, the
-	// others' node to node over HTTP (a test of both ways).
+	// others' node to node over TCP (a test of both ways).
 	NATSOnly int
 	// Ports, when set, are the first public, admin, NATS client and SMTP
 	// ports: node i listens on Ports[0]+i, Ports[1]+i and Ports[3]+i, NATS
