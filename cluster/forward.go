@@ -11,8 +11,8 @@ import (
 	"backupmon/codec"
 )
 
-// A request forwarded to a shard's owner travels as one message (node to node over TCP
-// between nodes, or NATS): the HTTP request as the front read it, and back
+// A request forwarded to a shard's owner travels as one message (node to
+// node over TCP, or over NATS): the HTTP request as the front read it, and back
 // the answer the owner's handlers wrote. Both are written straight from
 // the request and the answer and read straight into them, with no copy in
 // between (a forwarded read once spent a fifth of the nodes' CPU on the
