@@ -27,6 +27,8 @@ var changes = []changeEntry{
 	{"Engine.DeleteJob", []string{"JobDeleted"}},
 	{"Engine.CreateKey", []string{"KeyCreated"}},
 	{"Engine.RevokeKey", []string{"KeyRevoked"}},
+	// A job's size-drop threshold (cmd_setup.go).
+	{"Engine.SetSizeDrop", []string{"SizeDropSet"}},
 	// Reports (cmd_report.go).
 	{"Engine.Report", []string{"Report"}},
 	{"Engine.ImportReport", []string{"Report"}},

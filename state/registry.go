@@ -37,4 +37,5 @@ var registry = [256]kind{
 	TypeSessionStarted:    {make: func() Record { return new(SessionStarted) }, keepsFigures: true},
 	TypeSessionSeen:       {make: func() Record { return new(SessionSeen) }, keepsFigures: true},
 	TypeSessionEnded:      {make: func() Record { return new(SessionEnded) }, keepsFigures: true},
+	TypeSizeDropSet:       {make: func() Record { return new(SizeDropSet) }, keepsFigures: true},
 }
