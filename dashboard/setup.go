@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -162,7 +163,7 @@ func readJobForm(args *fasthttp.Args, f *jobForm) (engine.JobInput, engine.Opt[i
 	in.Schedule = engine.Some(sched)
 	if v := strings.TrimSpace(f.SLA); v != "" {
 		n, err := strconv.ParseFloat(v, 64)
-		if err != nil && msg == "" {
+		if (err != nil || math.IsNaN(n) || math.IsInf(n, 0)) && msg == "" {
 			msg = "slaTarget must be a number"
 		}
 		in.SLATarget = engine.Some(n)
