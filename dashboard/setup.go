@@ -38,7 +38,7 @@ func notSaved(prefix string, err error) string {
 
 // createClient adds a client and opens its page.
 func (s *Server) createClient(ctx *fasthttp.RequestCtx, u *engine.SessionUser) {
-	c, err := s.eng.CreateClient(u.Workspace.ID, engine.ClientInput{Name: engine.Some(string(ctx.PostArgs().Peek("name")))})
+	c, err := s.eng.CreateClient(u.Workspace.ID, engine.ClientInput{Name: engine.Some(string(ctx.PostArgs().Peek("name"))), Actor: actor(u)})
 	if err != nil {
 		redirect(ctx, "/clients", notSaved("Not added", err), true)
 		return
@@ -57,7 +57,7 @@ var clientStatusDone = map[string]string{
 func (s *Server) updateClient(ctx *fasthttp.RequestCtx, u *engine.SessionUser) {
 	cid := ctx.UserValue("cid").(string)
 	args := ctx.PostArgs()
-	var in engine.ClientInput
+	in := engine.ClientInput{Actor: actor(u)}
 	done := "Client renamed."
 	if args.Has("name") {
 		in.Name = engine.Some(string(args.Peek("name")))
@@ -309,6 +309,6 @@ func (s *Server) deleteJob(ctx *fasthttp.RequestCtx, u *engine.SessionUser) {
 		redirect(ctx, "/jobs/"+jid+"/edit", "Not deleted: type the job's name to confirm.", true)
 		return
 	}
-	err = s.eng.DeleteJob(u.Workspace.ID, jid)
+	err = s.eng.DeleteJobBy(u.Workspace.ID, jid, actor(u))
 	redirectAfter(ctx, "/clients/"+p.Job.ClientID, err, "Not deleted", "Job "+p.Job.Name+" deleted, with its results and alerts.")
 }

@@ -44,3 +44,23 @@ func (e *Engine) SetSizeDrop(wsID, jobID string, percent Opt[int64], actor strin
 	})
 	return err
 }
+
+// byActor returns the record of a change to a client or job made by actor:
+// rec itself for the admin API (""), else its variant that names the
+// person (state/rec_setup.go).
+func byActor(rec state.Record, actor string) state.Record {
+	if actor == "" {
+		return rec
+	}
+	switch r := rec.(type) {
+	case *state.ClientCreated:
+		return &state.ClientCreatedBy{ClientCreated: *r, Actor: actor}
+	case *state.ClientUpdated:
+		return &state.ClientUpdatedBy{ClientUpdated: *r, Actor: actor}
+	case *state.JobCreated:
+		return &state.JobCreatedBy{JobCreated: *r, Actor: actor}
+	case *state.JobDeleted:
+		return &state.JobDeletedBy{JobDeleted: *r, Actor: actor}
+	}
+	return rec
+}

@@ -20,11 +20,12 @@ var changes = []changeEntry{
 	// Workspaces, clients, jobs and keys (cmd_workspaces.go).
 	{"Engine.CreateWorkspace", []string{"WorkspaceCreated"}},
 	{"Engine.UpdateWorkspace", []string{"WorkspaceUpdated"}},
-	{"Engine.CreateClient", []string{"ClientCreated"}},
-	{"Engine.UpdateClient", []string{"ClientUpdated"}},
-	{"Engine.CreateJob", []string{"JobCreated"}},
+	{"Engine.CreateClient", []string{"ClientCreated", "ClientCreatedBy"}},
+	{"Engine.UpdateClient", []string{"ClientUpdated", "ClientUpdatedBy"}},
+	{"Engine.CreateJob", []string{"JobCreated", "JobCreatedBy"}},
 	{"Engine.UpdateJob", []string{"JobUpdated"}},
 	{"Engine.DeleteJob", []string{"JobDeleted"}},
+	{"Engine.DeleteJobBy", []string{"JobDeleted", "JobDeletedBy"}},
 	{"Engine.CreateKey", []string{"KeyCreated"}},
 	{"Engine.RevokeKey", []string{"KeyRevoked"}},
 	// A job's size-drop threshold (cmd_setup.go).

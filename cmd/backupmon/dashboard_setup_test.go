@@ -356,6 +356,20 @@ func setupFlow(t *testing.T, s *dashServer) {
 	if st, _ := s.adminRaw(t, "GET", w.path("/jobs/"+jid), nil); st != 404 {
 		t.Errorf("the deleted job answers %d, want 404", st)
 	}
+	// Each change names the owner in the activity log, as every change
+	// made in the dashboard does.
+	by := "user:" + owner.email
+	entries := s.activity(t, w)
+	for _, typ := range []string{"client.created", "client.updated", "client.paused", "client.archived", "client.resumed"} {
+		if !slices.ContainsFunc(entries, func(a dashActivity) bool { return a.Type == typ && a.Actor == by }) {
+			t.Errorf("no %s entry by %s in the activity log", typ, by)
+		}
+	}
+	for _, typ := range []string{"job.created", "job.deleted"} {
+		if list := dashFindActivity(entries, typ, jid); len(list) != 1 || list[0].Actor != by {
+			t.Errorf("%s entries of the job: %+v, want one by %s", typ, list, by)
+		}
+	}
 }
 
 type setupClientView struct{ ID, Name, Status string }
