@@ -172,6 +172,24 @@ func readJobForm(args *fasthttp.Args, f *jobForm) (engine.JobInput, engine.Opt[i
 	return in, drop, msg
 }
 
+// refused shows the job form again (400) with the first problem among: a
+// value of the wrong type (msg), the size-drop threshold, the engine's
+// refusal (err); it reports whether there was one.
+func (s *Server) refused(ctx *fasthttp.RequestCtx, u *engine.SessionUser, f *jobForm, msg string, drop engine.Opt[int64], err error) bool {
+	switch {
+	case msg != "":
+		f.Error = "Not saved: " + msg + "."
+	case engine.CheckSizeDropPercent(drop) != nil:
+		f.Error = notSaved("Not saved", engine.CheckSizeDropPercent(drop))
+	case err != nil:
+		f.Error = notSaved("Not saved", err)
+	default:
+		return false
+	}
+	s.renderJobForm(ctx, u, fasthttp.StatusBadRequest, *f)
+	return true
+}
+
 // createJob adds a job with the engine's CreateJob, then its own size-drop
 // threshold when one is given, and opens its page.
 func (s *Server) createJob(ctx *fasthttp.RequestCtx, u *engine.SessionUser) {
@@ -179,20 +197,11 @@ func (s *Server) createJob(ctx *fasthttp.RequestCtx, u *engine.SessionUser) {
 	f := jobForm{ClientID: string(args.Peek("clientId"))}
 	in, drop, msg := readJobForm(args, &f)
 	in.ClientID, in.Actor = engine.Some(f.ClientID), actor(u)
-	if msg != "" {
-		f.Error = "Not saved: " + msg + "."
-		s.renderJobForm(ctx, u, fasthttp.StatusBadRequest, f)
-		return
-	}
-	if err := engine.CheckSizeDropPercent(drop); err != nil {
-		f.Error = notSaved("Not saved", err)
-		s.renderJobForm(ctx, u, fasthttp.StatusBadRequest, f)
+	if s.refused(ctx, u, &f, msg, drop, nil) {
 		return
 	}
 	j, err := s.eng.CreateJob(u.Workspace.ID, in)
-	if err != nil {
-		f.Error = notSaved("Not saved", err)
-		s.renderJobForm(ctx, u, fasthttp.StatusBadRequest, f)
+	if s.refused(ctx, u, &f, "", drop, err) {
 		return
 	}
 	if drop.Set {
@@ -249,26 +258,16 @@ func (s *Server) editJob(ctx *fasthttp.RequestCtx, u *engine.SessionUser) {
 	}
 	in, drop, msg := readJobForm(ctx.PostArgs(), &f)
 	in.Actor = actor(u)
-	if msg != "" {
-		f.Error = "Not saved: " + msg + "."
-		s.renderJobForm(ctx, u, fasthttp.StatusBadRequest, f)
-		return
-	}
-	if err := engine.CheckSizeDropPercent(drop); err != nil {
-		f.Error = notSaved("Not saved", err)
-		s.renderJobForm(ctx, u, fasthttp.StatusBadRequest, f)
+	if s.refused(ctx, u, &f, msg, drop, nil) {
 		return
 	}
 	onlyChanges(&in, f.current)
-	if _, err := s.eng.UpdateJob(u.Workspace.ID, f.ID, in); err != nil {
-		f.Error = notSaved("Not saved", err)
-		s.renderJobForm(ctx, u, fasthttp.StatusBadRequest, f)
+	_, err := s.eng.UpdateJob(u.Workspace.ID, f.ID, in)
+	if s.refused(ctx, u, &f, "", drop, err) {
 		return
 	}
 	if strings.TrimSpace(f.SizeDrop) != f.currentSizeDrop {
-		if err := s.eng.SetSizeDrop(u.Workspace.ID, f.ID, drop, actor(u)); err != nil {
-			f.Error = notSaved("Not saved", err)
-			s.renderJobForm(ctx, u, fasthttp.StatusBadRequest, f)
+		if s.refused(ctx, u, &f, "", drop, s.eng.SetSizeDrop(u.Workspace.ID, f.ID, drop, actor(u))) {
 			return
 		}
 	}

@@ -54,13 +54,13 @@ func byActor(rec state.Record, actor string) state.Record {
 	}
 	switch r := rec.(type) {
 	case *state.ClientCreated:
-		return &state.ClientCreatedBy{ClientCreated: *r, Actor: actor}
+		return &state.ClientCreatedBy{By: state.MadeBy(r, actor)}
 	case *state.ClientUpdated:
-		return &state.ClientUpdatedBy{ClientUpdated: *r, Actor: actor}
+		return &state.ClientUpdatedBy{By: state.MadeBy(r, actor)}
 	case *state.JobCreated:
-		return &state.JobCreatedBy{JobCreated: *r, Actor: actor}
+		return &state.JobCreatedBy{By: state.MadeBy(r, actor)}
 	case *state.JobDeleted:
-		return &state.JobDeletedBy{JobDeleted: *r, Actor: actor}
+		return &state.JobDeletedBy{By: state.MadeBy(r, actor)}
 	}
 	return rec
 }

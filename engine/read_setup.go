@@ -33,22 +33,19 @@ type JobSetup struct {
 // JobSetup returns a job's set-up and its trend over the days before now,
 // or a KindNotFound error for an unknown workspace or job.
 func (e *Engine) JobSetup(wsID, jobID string, days int) (JobSetup, error) {
-	a, err := e.workspaceActor(wsID)
-	if err != nil {
-		return JobSetup{}, err
-	}
-	v, ok := ask2(a, func(w *workspace) (JobSetup, bool) {
+	found := false // set in the actor, read after its answer
+	v, err := read(e, wsID, func(w *workspace) JobSetup {
 		j := w.Job(jobID)
-		if j == nil {
-			return JobSetup{}, false
+		if found = j != nil; !found {
+			return JobSetup{}
 		}
 		return JobSetup{IngestAddress: e.ingestAddress(j), SizeDropPercent: j.SizeDropPercent(), SizeDropDefault: !j.SizeDrop.Set,
-			Trend: state.TrendOf(j, e.nowMs(), days, trendPoints)}, true
+			Trend: state.TrendOf(j, e.nowMs(), days, trendPoints)}
 	})
-	if !ok {
-		return JobSetup{}, notFound("job")
+	if err == nil && !found {
+		err = notFound("job")
 	}
-	return v, nil
+	return v, err
 }
 
 // rankSizeDrop is the queue rank of a job there only for a size drop:

@@ -15,42 +15,52 @@ const (
 	TypeJobDeletedBy    byte = 64
 )
 
-// ClientCreatedBy is ClientCreated made by Actor.
-type ClientCreatedBy struct {
-	ClientCreated
+// The records of this file: the admin API's record, made by someone.
+type (
+	ClientCreatedBy struct {
+		By[ClientCreated, *ClientCreated]
+	}
+	ClientUpdatedBy struct {
+		By[ClientUpdated, *ClientUpdated]
+	}
+	JobCreatedBy struct{ By[JobCreated, *JobCreated] }
+	JobDeletedBy struct{ By[JobDeleted, *JobDeleted] }
+)
+
+// byRecord is a record that can be applied as made by someone.
+type byRecord interface {
+	Head() *Header
+	fields(f *codec.Fields)
+	applyBy(w *Workspace, actor string) error
+}
+
+// By is the record R made by Actor: R's layout, then the actor; applied as
+// R is, with Actor in its activity entry.
+type By[R any, P interface {
+	*R
+	byRecord
+}] struct {
+	Inner R
 	Actor string
 }
 
-func (r *ClientCreatedBy) fields(f *codec.Fields) { r.ClientCreated.fields(f); f.Walk(&r.Actor) }
+// Head returns the record's header (R's).
+func (r *By[R, P]) Head() *Header { return P(&r.Inner).Head() }
 
-func (r *ClientCreatedBy) apply(w *Workspace) error { return r.applyBy(w, r.Actor) }
+// Type returns the record's type number.
+func (r *By[R, P]) Type() byte { return r.Head().Type() }
 
-// ClientUpdatedBy is ClientUpdated made by Actor.
-type ClientUpdatedBy struct {
-	ClientUpdated
-	Actor string
+// AppendPayload appends the record's encoding.
+func (r *By[R, P]) AppendPayload(b []byte) []byte { return r.Head().AppendPayload(b) }
+
+func (r *By[R, P]) fields(f *codec.Fields) { P(&r.Inner).fields(f); f.Walk(&r.Actor) }
+
+func (r *By[R, P]) apply(w *Workspace) error { return P(&r.Inner).applyBy(w, r.Actor) }
+
+// MadeBy returns the part of a By record that holds rec and actor.
+func MadeBy[R any, P interface {
+	*R
+	byRecord
+}](rec P, actor string) By[R, P] {
+	return By[R, P]{Inner: *rec, Actor: actor}
 }
-
-func (r *ClientUpdatedBy) fields(f *codec.Fields) { r.ClientUpdated.fields(f); f.Walk(&r.Actor) }
-
-func (r *ClientUpdatedBy) apply(w *Workspace) error { return r.applyBy(w, r.Actor) }
-
-// JobCreatedBy is JobCreated made by Actor.
-type JobCreatedBy struct {
-	JobCreated
-	Actor string
-}
-
-func (r *JobCreatedBy) fields(f *codec.Fields) { r.JobCreated.fields(f); f.Walk(&r.Actor) }
-
-func (r *JobCreatedBy) apply(w *Workspace) error { return r.applyBy(w, r.Actor) }
-
-// JobDeletedBy is JobDeleted made by Actor.
-type JobDeletedBy struct {
-	JobDeleted
-	Actor string
-}
-
-func (r *JobDeletedBy) fields(f *codec.Fields) { r.JobDeleted.fields(f); f.Walk(&r.Actor) }
-
-func (r *JobDeletedBy) apply(w *Workspace) error { return r.applyBy(w, r.Actor) }
