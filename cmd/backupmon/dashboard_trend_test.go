@@ -137,6 +137,8 @@ func (s *dashServer) setupSizes(t testing.TB, w *dashWS, job string, sizes []int
 	}
 }
 
+var setupLine = regexp.MustCompile(`<polyline class="line" points="([^"]*)"/>`)
+
 var setupPoint = regexp.MustCompile(`<circle class="(pt(?: drop)?)" cx="([0-9.]+)" cy="([0-9.]+)" r="[0-9]+" data-at="([^"]+)" data-v="(\d+)">`)
 
 // setupTrend: the charts draw each run at its place: x by its completion
@@ -158,7 +160,17 @@ func setupTrend(t *testing.T, s *dashServer) {
 			t.Fatalf("no %s chart on the job page: %.3000s", name, body)
 		}
 		end := strings.Index(body[i:], "</svg>")
-		return setupPoint.FindAllStringSubmatch(body[i:i+end], -1)
+		svg := body[i : i+end]
+		pts := setupPoint.FindAllStringSubmatch(svg, -1)
+		// The line goes through the dots, in order.
+		var through []string
+		for _, p := range pts {
+			through = append(through, p[2]+","+p[3])
+		}
+		if line := setupLine.FindStringSubmatch(svg); len(pts) > 0 && (line == nil || line[1] != strings.Join(through, " ")) {
+			t.Errorf("%s chart: line %q, want it through %q", name, line, through)
+		}
+		return pts
 	}
 	from := now.Add(-30 * 24 * time.Hour)
 	for _, name := range []string{"size", "duration"} {
