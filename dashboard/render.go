@@ -287,7 +287,16 @@ func takeFlash(ctx *fasthttp.RequestCtx) (string, bool) {
 	if len(raw) == 0 {
 		return "", false
 	}
-	ctx.Response.Header.DelClientCookie("flash")
+	// Not DelClientCookie: its cookie has no path, so the browser would
+	// keep the one redirect set (path /) and show the message again.
+	c := fasthttp.AcquireCookie()
+	c.SetKey("flash")
+	c.SetPath("/")
+	c.SetHTTPOnly(true)
+	c.SetSameSite(fasthttp.CookieSameSiteLaxMode)
+	c.SetExpire(fasthttp.CookieExpireDelete)
+	ctx.Response.Header.SetCookie(c)
+	fasthttp.ReleaseCookie(c)
 	msg, err := url.QueryUnescape(string(raw))
 	if err != nil {
 		return "", false

@@ -60,6 +60,9 @@ func dashE2ESetup(b *dashTab) {
 	s.mail(t, address, "Nightly export", "Disk full on the target", now.Add(-5*24*time.Hour))
 	b.open("/jobs/" + jobID)
 	b.waitText("email:generic")
+	if strings.Contains(b.text(), "Job added.") {
+		t.Errorf("the message of the job's creation shows again on a later page")
+	}
 	if b.count(`#trend-duration circle.pt`) != 1 {
 		t.Errorf("after the e-mail the duration chart has %d points, want 1\n%s", b.count(`#trend-duration circle.pt`), b.snapshot())
 	}

@@ -260,6 +260,12 @@ func setupFlow(t *testing.T, s *dashServer) {
 		t.Fatalf("POST /clients: %s", r)
 	}
 	c := s.setupClient(t, w, cid)
+	// The page the redirect leads to shows its message once, and clears
+	// it where the redirect set it (path /).
+	shown := s.page(t, "GET", "/clients/"+cid, sess, nil, "Cookie", "flash="+r.cookie("flash").Value)
+	if gone := shown.cookie("flash"); !strings.Contains(dashVisible(shown.body), "Client added.") || gone == nil || gone.Path != "/" || !gone.Expires.Before(dashT0) {
+		t.Errorf("the client's page after the redirect: flash cookie %+v, want the message shown and the cookie of path / deleted", gone)
+	}
 	if c.Name != "Osprey Vets" || c.Status != "active" {
 		t.Errorf("the new client reads %+v", c)
 	}
