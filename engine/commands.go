@@ -20,12 +20,14 @@ var changes = []changeEntry{
 	// Workspaces, clients, jobs and keys (cmd_workspaces.go).
 	{"Engine.CreateWorkspace", []string{"WorkspaceCreated"}},
 	{"Engine.UpdateWorkspace", []string{"WorkspaceUpdated"}},
-	{"Engine.CreateClient", []string{"ClientCreated", "ClientCreatedBy"}},
-	{"Engine.UpdateClient", []string{"ClientUpdated", "ClientUpdatedBy"}},
-	{"Engine.CreateJob", []string{"JobCreated", "JobCreatedBy"}},
+	{"Engine.CreateClient", []string{"ClientCreated"}},
+	{"Engine.UpdateClient", []string{"ClientUpdated"}},
+	{"Engine.CreateJob", []string{"JobCreated"}},
 	{"Engine.UpdateJob", []string{"JobUpdated"}},
 	{"Engine.DeleteJob", []string{"JobDeleted"}},
 	{"Engine.DeleteJobBy", []string{"JobDeleted", "JobDeletedBy"}},
+	// The same, made by a person in the dashboard (cmd_setup.go, byActor).
+	{"dashboard: Engine.CreateClient, UpdateClient and CreateJob made by a person", []string{"ClientCreatedBy", "ClientUpdatedBy", "JobCreatedBy"}},
 	{"Engine.CreateKey", []string{"KeyCreated"}},
 	{"Engine.RevokeKey", []string{"KeyRevoked"}},
 	// A job's size-drop threshold (cmd_setup.go).
