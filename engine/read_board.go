@@ -100,8 +100,10 @@ type QueueGroup struct {
 }
 
 // Queue is the attention queue: every job that needs attention (the one
-// rule, needsAttention) but those whose alert is snoozed, grouped by
-// client; the groups are ordered by their worst, then oldest, item.
+// rule, needsAttention) but those whose alert is snoozed, then the
+// monitored jobs whose latest successful run is a size drop (a notice, not
+// the REST API's rule: read_setup.go), grouped by client; the groups are
+// ordered by their worst, then oldest, item.
 type Queue struct {
 	Groups  []QueueGroup
 	Items   int
