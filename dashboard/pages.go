@@ -147,16 +147,13 @@ func pageNumber(b []byte) int {
 }
 
 func (s *Server) jobPage(ctx *fasthttp.RequestCtx, u *engine.SessionUser) {
-	p, err := s.eng.BoardJob(u.Workspace.ID, ctx.UserValue("jid").(string))
-	if s.failed(ctx, err) {
-		return
-	}
-	s.render(ctx, fasthttp.StatusOK, "job", s.newView(ctx, u, p.Job.Name, "jobs", jobData{JobPage: p, Presets: snoozePresets}))
+	s.renderJobPage(ctx, u, fasthttp.StatusOK, "", "")
 }
 
 type jobData struct {
 	engine.JobPage
 	Presets []preset
+	Setup   jobSetup // ingest.go
 }
 
 type alertsData struct {

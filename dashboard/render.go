@@ -30,10 +30,10 @@ type pages struct {
 	sets map[string]*template.Template
 }
 
-var pageNames = []string{"login", "error", "queue", "clients", "client", "jobs", "job", "alerts", "keys", "channels", "users", "activity"}
+var pageNames = []string{"login", "error", "queue", "clients", "client", "jobs", "job", "alerts", "keys", "channels", "users", "activity", "setup_jobform"}
 
 func loadPages() *pages {
-	base := template.Must(template.New("").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/partials.html"))
+	base := template.Must(template.New("").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/partials.html", "templates/setup_parts.html"))
 	p := &pages{sets: map[string]*template.Template{}}
 	for _, name := range pageNames {
 		t := template.Must(base.Clone())
@@ -134,21 +134,7 @@ func (v *view) Date(ms int64) string {
 func (v *view) Today() string { return v.Date(v.Now) }
 
 var funcs = template.FuncMap{
-	"size": func(n int64) string {
-		if n < 0 {
-			return "—"
-		}
-		units := []string{"B", "KB", "MB", "GB", "TB", "PB"}
-		f, i := float64(n), 0
-		for f >= 1000 && i < len(units)-1 {
-			f /= 1000
-			i++
-		}
-		if i == 0 {
-			return fmt.Sprintf("%d B", n)
-		}
-		return fmt.Sprintf("%.1f %s", f, units[i])
-	},
+	"size": engine.SizeText,
 	"duration": func(sec int64) string {
 		if sec < 0 {
 			return "—"
@@ -180,7 +166,8 @@ var funcs = template.FuncMap{
 		}
 		return template.URL("?" + q.Encode())
 	},
-	"add": func(a, b int) int { return a + b },
+	"add":  func(a, b int) int { return a + b },
+	"list": func(v ...string) []string { return v },
 	"rows": func(v *view, jobs []engine.BoardJob) any {
 		return struct {
 			V    *view
@@ -300,7 +287,16 @@ func takeFlash(ctx *fasthttp.RequestCtx) (string, bool) {
 	if len(raw) == 0 {
 		return "", false
 	}
-	ctx.Response.Header.DelClientCookie("flash")
+	// Not DelClientCookie: its cookie has no path, so the browser would
+	// keep the one redirect set (path /) and show the message again.
+	c := fasthttp.AcquireCookie()
+	c.SetKey("flash")
+	c.SetPath("/")
+	c.SetHTTPOnly(true)
+	c.SetSameSite(fasthttp.CookieSameSiteLaxMode)
+	c.SetExpire(fasthttp.CookieExpireDelete)
+	ctx.Response.Header.SetCookie(c)
+	fasthttp.ReleaseCookie(c)
 	msg, err := url.QueryUnescape(string(raw))
 	if err != nil {
 		return "", false

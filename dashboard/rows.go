@@ -144,6 +144,11 @@ func (v *view) QueueRows(items []engine.QueueItem) template.HTML {
 			w.text(minutesText(j.LateMinutes))
 			w.raw(` late</span>`)
 		}
+		if j.SizeDrop.Flagged() {
+			w.raw(` <span class="pill sizedrop">`)
+			w.text(j.SizeDrop.Text())
+			w.raw(`</span>`)
+		}
 		w.raw("</td>\n" + `<td data-label="Alert">`)
 		if a != nil {
 			w.pill("sev-", a.Severity)

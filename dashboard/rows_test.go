@@ -14,7 +14,7 @@ import (
 const queueRowTemplate = `{{define "rows"}}{{range .Items}}{{$a := .Job.Alert}}<tr data-row="{{.Job.ID}}"{{if and $a (eq $a.Status "acknowledged")}} class="dim"{{end}}>
 {{if $.V.CanTriage}}<td class="sel">{{if $a}}<input type="checkbox" name="alert" value="{{$a.ID}}" form="bulk" aria-label="Select {{.Job.Name}}">{{end}}</td>{{end}}
 <td data-label="Job"><a data-open href="/jobs/{{.Job.ID}}">{{.Job.Name}}</a><div class="muted">{{vendor .Job.Vendor}} · {{.Job.DeviceName}}</div></td>
-<td data-label="Status">{{template "status" .Job.Status}}{{with .Job.LateMinutes}} <span class="muted">{{minutes .}} late</span>{{end}}</td>
+<td data-label="Status">{{template "status" .Job.Status}}{{with .Job.LateMinutes}} <span class="muted">{{minutes .}} late</span>{{end}}{{if .Job.SizeDrop.Flagged}} <span class="pill sizedrop">{{.Job.SizeDrop.Text}}</span>{{end}}</td>
 <td data-label="Alert">{{if $a}}{{template "alertpills" $a}} <span class="muted">{{$a.Type}}</span>{{with $a.Summary}}<div class="summary">{{.}}</div>{{end}}{{else}}<span class="muted">no open alert</span>{{end}}</td>
 <td data-label="Since">{{template "time" ($.V.T .Since)}} <span class="muted">{{$.V.Ago .Since}}</span></td>
 <td data-label="Last report">{{template "time" ($.V.T .Job.LastReportAt)}}</td>
@@ -66,6 +66,11 @@ func TestQueueRowsMatchTemplate(t *testing.T) {
 		{"missing without alert", []engine.QueueItem{rowItem("job_3", "Files", "generic", "PC", "missing", "", "", 1500, 0, 0)}},
 		{"markup in text", []engine.QueueItem{rowItem(`a"b<c>&'+`, `<script>alert(1)</script>`, `x"><img src=x onerror=1>`, "dev\x00ice", "failed",
 			`<img src=x onerror="alert('x')"> & + ü €`, "open", 61, now+5000, now-60_000)}},
+		{"size drop", []engine.QueueItem{func() engine.QueueItem {
+			it := rowItem("job_4", "Nightly", "veeam", "SRV", "healthy", "", "", 0, now-60_000, now-60_000)
+			it.Job.SizeDrop = engine.SizeDrop{ResultID: engine.ID{1}, Below: 92}
+			return it
+		}()}},
 		{"url bytes", []engine.QueueItem{rowItem("a b/c?d=e#f%41%zz%4", "n", "v", "d", "late", "s", "open", 60, now, now)}},
 		{"invalid utf-8", []engine.QueueItem{rowItem("\xff\xfe", "\xc3(", "\xed\xa0\x80", "ok", "failed", "\xf0\x28\x8c\xbc", "open", 2880, 1, 1)}},
 	}

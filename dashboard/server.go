@@ -129,6 +129,7 @@ func (s *Server) routes() fasthttp.RequestHandler {
 	r.POST("/settings/users/{uid}", s.user(canManage, s.updateUser))
 	r.POST("/settings/users/{uid}/delete", s.user(canManage, s.deleteUser))
 	r.GET("/settings/activity", s.user(0, s.activityPage))
+	s.setupRoutes(r) // setup.go
 
 	r.NotFound = func(ctx *fasthttp.RequestCtx) {
 		s.errorPage(ctx, fasthttp.StatusNotFound, "Not found", "There is no page at this address.")

@@ -22,6 +22,9 @@ type WorkspaceInput struct {
 // ClientInput is the body of a client create or update.
 type ClientInput struct {
 	Name, Status Opt[string]
+	// Actor is who makes the change, for the activity log ("" is the
+	// admin API).
+	Actor string
 }
 
 // DeviceInput describes the device a job runs on.
@@ -200,7 +203,7 @@ func (e *Engine) CreateClient(wsID string, in ClientInput) (ClientView, error) {
 	return change(a, func(w *workspace, now int64) (decision[ClientView], error) {
 		rec := &state.ClientCreated{ID: w.IDs.Next(now), Name: in.Name.V, Status: status, CreatedAt: now}
 		rec.ActivityID = w.IDs.Next(now)
-		return decision[ClientView]{rec: rec, answer: func(w *workspace) ClientView { return w.clientView(w.Clients[rec.ID], now) }}, nil
+		return decision[ClientView]{rec: byActor(rec, in.Actor), answer: func(w *workspace) ClientView { return w.clientView(w.Clients[rec.ID], now) }}, nil
 	})
 }
 
@@ -237,7 +240,7 @@ func (e *Engine) UpdateClient(wsID, clientID string, in ClientInput) (ClientView
 			return decision[ClientView]{answer: answer}, nil
 		}
 		rec.ActivityID = w.IDs.Next(now)
-		return decision[ClientView]{rec: rec, answer: answer}, nil
+		return decision[ClientView]{rec: byActor(rec, in.Actor), answer: answer}, nil
 	})
 }
 
@@ -377,7 +380,7 @@ func (e *Engine) CreateJob(wsID string, in JobInput) (JobView, error) {
 			rec.DeviceID = w.IDs.Next(now)
 		}
 		rec.ActivityID = w.IDs.Next(now)
-		return decision[JobView]{rec: rec, answer: func(w *workspace) JobView { return e.adminJobView(w, w.Jobs[rec.ID], now) }}, nil
+		return decision[JobView]{rec: byActor(rec, in.Actor), answer: func(w *workspace) JobView { return e.adminJobView(w, w.Jobs[rec.ID], now) }}, nil
 	})
 }
 
@@ -508,11 +511,15 @@ func (e *Engine) UpdateJob(wsID, jobID string, in JobInput) (JobView, error) {
 }
 
 // DeleteJob removes a job with its results and alerts.
-func (e *Engine) DeleteJob(wsID, jobID string) error {
-	return e.remove(wsID, "", func(w *workspace) (state.ID, error) {
+func (e *Engine) DeleteJob(wsID, jobID string) error { return e.DeleteJobBy(wsID, jobID, "") }
+
+// DeleteJobBy is DeleteJob made by actor, for the activity log ("": the
+// admin API).
+func (e *Engine) DeleteJobBy(wsID, jobID, actor string) error {
+	return e.remove(wsID, actor, func(w *workspace) (state.ID, error) {
 		return lookup(jobID, "job", func(id state.ID) bool { return w.Jobs[id] != nil })
 	}, func(r state.Removal) state.Record {
-		return &state.JobDeleted{ID: r.ID, ActivityID: r.ActivityID, At: r.At}
+		return byActor(&state.JobDeleted{ID: r.ID, ActivityID: r.ActivityID, At: r.At}, r.Actor)
 	})
 }
 

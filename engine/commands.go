@@ -25,8 +25,13 @@ var changes = []changeEntry{
 	{"Engine.CreateJob", []string{"JobCreated"}},
 	{"Engine.UpdateJob", []string{"JobUpdated"}},
 	{"Engine.DeleteJob", []string{"JobDeleted"}},
+	{"Engine.DeleteJobBy", []string{"JobDeleted", "JobDeletedBy"}},
+	// The same, made by a person in the dashboard (cmd_setup.go, byActor).
+	{"dashboard: Engine.CreateClient, UpdateClient and CreateJob made by a person", []string{"ClientCreatedBy", "ClientUpdatedBy", "JobCreatedBy"}},
 	{"Engine.CreateKey", []string{"KeyCreated"}},
 	{"Engine.RevokeKey", []string{"KeyRevoked"}},
+	// A job's size-drop threshold (cmd_setup.go).
+	{"Engine.SetSizeDrop", []string{"SizeDropSet"}},
 	// Reports (cmd_report.go).
 	{"Engine.Report", []string{"Report"}},
 	{"Engine.ImportReport", []string{"Report"}},

@@ -423,7 +423,7 @@ type DeliveryView struct {
 	ID            string         `json:"id"`
 	ChannelID     string         `json:"channelId"`
 	Event         string         `json:"event"`
-	AlertID       string         `json:"alertId"`
+	AlertID       string         `json:"alertId"` // "": a notice without an alert (a size drop)
 	JobID         string         `json:"jobId"`
 	State         string         `json:"state"`
 	Attempts      int            `json:"attempts"`
@@ -449,8 +449,11 @@ func channelView(c *state.Channel) ChannelView {
 
 func deliveryView(d *state.Delivery) DeliveryView {
 	v := DeliveryView{
-		ID: d.ID.String(), ChannelID: d.ChannelID.String(), Event: d.Event, AlertID: d.AlertID.String(), JobID: d.JobID.String(),
+		ID: d.ID.String(), ChannelID: d.ChannelID.String(), Event: d.Event, JobID: d.JobID.String(),
 		Attempts: d.Attempts, CreatedAt: state.Time(d.CreatedAt), LastAttemptAt: state.NullTime(d.LastAttemptAt), DeliveredAt: state.NullTime(d.DeliveredAt),
+	}
+	if !d.AlertID.IsZero() {
+		v.AlertID = d.AlertID.String()
 	}
 	switch d.State {
 	case state.DeliveryPending:

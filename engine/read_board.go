@@ -58,6 +58,7 @@ type BoardJob struct {
 	PausedUntil                                  int64
 	SLA                                          state.JobSLA
 	Alert                                        *BoardAlert // the unresolved alert
+	SizeDrop                                     SizeDrop    // its latest successful run's size drop, if flagged
 }
 
 // BoardResult is one stored result of a job.
@@ -99,8 +100,10 @@ type QueueGroup struct {
 }
 
 // Queue is the attention queue: every job that needs attention (the one
-// rule, needsAttention) but those whose alert is snoozed, grouped by
-// client; the groups are ordered by their worst, then oldest, item.
+// rule, needsAttention) but those whose alert is snoozed, then the
+// monitored jobs whose latest successful run is a size drop (a notice, not
+// the REST API's rule: read_setup.go), grouped by client; the groups are
+// ordered by their worst, then oldest, item.
 type Queue struct {
 	Groups  []QueueGroup
 	Items   int
@@ -187,6 +190,7 @@ func (w *workspace) boardJob(j *state.Job, now int64) BoardJob {
 		LastReportAt: j.LastReportAt, LastSuccessAt: j.LastSuccessAt, LastFailureAt: j.LastFailureAt,
 		CreatedAt: j.CreatedAt, IntervalMinutes: j.IntervalMinutes, GraceMinutes: j.GraceMinutes,
 		ExpectedDays: state.DaysList(j.ExpectedDays), Paused: j.OwnPaused(now), SLA: state.SLAOf(j, now),
+		SizeDrop: state.SizeDropOf(j),
 	}
 	if v.Paused {
 		v.PausedUntil = j.PausedUntil
@@ -238,11 +242,17 @@ func (e *Engine) Queue(wsID string) (Queue, error) {
 					}
 					continue
 				}
+				it := QueueItem{rank: queueRank(j, now)}
 				if !state.NeedsAttention(st, as == state.AlertOpen) {
-					continue
+					// A size drop is a notice of its own (queueSizeDrop).
+					if it.Since = queueSizeDrop(j, now); it.Since == 0 {
+						continue
+					}
+					it.rank = rankSizeDrop
 				}
-				it := QueueItem{Job: w.boardJob(j, now), rank: queueRank(j, now)}
+				it.Job = w.boardJob(j, now)
 				switch {
+				case it.rank == rankSizeDrop:
 				case j.Alert != nil:
 					it.Since = j.Alert.CreatedAt
 				case st == state.StatusMissing:

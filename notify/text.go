@@ -15,6 +15,7 @@ var eventTexts = map[string]struct{ wording, subjectSuffix string }{
 	engine.EventRaised:    {"Alert raised", " (alert raised)"},
 	engine.EventEscalated: {"Alert still open (escalated)", " (still open, escalated)"},
 	engine.EventResolved:  {"Recovered", " (recovered)"},
+	engine.EventSizeDrop:  {"Notice", " (notice, no alert)"},
 }
 
 // eventWording is what a person reads for an event (see eventTexts); an
@@ -46,6 +47,8 @@ func typeWording(t string) string {
 		return "Backup warning"
 	case "integrity":
 		return "Integrity check failed"
+	case engine.SizeDropType:
+		return "Backup size dropped"
 	}
 	return "Backup alert"
 }

@@ -166,6 +166,7 @@ type Job struct {
 	Alerts     []*Alert // every alert of the job, by (createdAt, id)
 
 	IngestToken string
+	SizeDrop    SizeDropSetting // its own size-drop threshold (sizedrop.go)
 
 	Key       string // name without case, the sort key
 	idxStatus uint8  // 1 + the index of the status list the job is in (jobindex.go); 0: none

@@ -76,6 +76,10 @@ type alertEvent struct {
 	at    int64
 	view  int64 // the time the notice shows the alert and job at
 	rules []ID  // escalated: the rules whose channels it goes to
+	// A job's notice without an alert (al nil: a size drop, sizedrop.go):
+	// the job and what the notice says, at warning severity.
+	job     *Job
+	summary string
 }
 
 // emit queues an alert event of the record being applied.
@@ -101,8 +105,12 @@ func (w *Workspace) flushEvents(seq uint64) {
 				}
 			}
 		} else {
+			sev := SeverityWarning
+			if ev.al != nil {
+				sev = ev.al.Severity
+			}
 			for _, c := range w.Channels {
-				if ev.al.Severity >= c.MinSeverity {
+				if sev >= c.MinSeverity {
 					targets = append(targets, c)
 				}
 			}
@@ -110,22 +118,11 @@ func (w *Workspace) flushEvents(seq uint64) {
 		if len(targets) == 0 {
 			continue
 		}
-		j := ev.al.Job
-		notice := &Notice{
-			Workspace:     w.ID,
-			Event:         ev.event,
-			Alert:         AppendAlert(nil, ev.al, ev.view),
-			Job:           w.AppendJob(make([]byte, 0, len(j.json)+64), j, ev.view),
-			WorkspaceName: w.Name,
-			ClientName:    j.Client.Name,
-			JobName:       j.Name,
-			AlertType:     AlertTypeName(ev.al.Type),
-			Severity:      SeverityName(ev.al.Severity),
-			Summary:       ev.al.Summary,
-		}
+		notice, alertID := w.eventNotice(&ev)
+		j := ev.job
 		for _, c := range targets {
 			d := &Delivery{
-				ID: derivedID(ev.at, seq, n), ChannelID: c.ID, AlertID: ev.al.ID, JobID: j.ID,
+				ID: derivedID(ev.at, seq, n), ChannelID: c.ID, AlertID: alertID, JobID: j.ID,
 				Event: ev.event, CreatedAt: ev.at, State: DeliveryPending, NextAt: ev.at, Notice: notice,
 			}
 			n++
@@ -137,6 +134,32 @@ func (w *Workspace) flushEvents(seq uint64) {
 	}
 	clear(w.events)
 	w.events = w.events[:0]
+}
+
+// eventNotice returns what an event's deliveries say, and the id of its
+// alert (zero for a job's notice without one).
+func (w *Workspace) eventNotice(ev *alertEvent) (*Notice, ID) {
+	if ev.al != nil {
+		ev.job, ev.summary = ev.al.Job, ev.al.Summary
+	}
+	j := ev.job
+	n := &Notice{
+		Workspace:     w.ID,
+		Event:         ev.event,
+		Job:           w.AppendJob(make([]byte, 0, len(j.json)+64), j, ev.view),
+		WorkspaceName: w.Name,
+		ClientName:    j.Client.Name,
+		JobName:       j.Name,
+		AlertType:     SizeDropType,
+		Severity:      SeverityName(SeverityWarning),
+		Summary:       ev.summary,
+	}
+	if ev.al == nil {
+		return n, ID{}
+	}
+	n.Alert = AppendAlert(nil, ev.al, ev.view)
+	n.AlertType, n.Severity = AlertTypeName(ev.al.Type), SeverityName(ev.al.Severity)
+	return n, ev.al.ID
 }
 
 func containsChannel(list []*Channel, c *Channel) bool {

@@ -29,7 +29,10 @@ func (r *ClientCreated) fields(f *codec.Fields) {
 	f.Walk(r.ID[:], &r.Name, &r.Status, &r.CreatedAt, r.ActivityID[:])
 }
 
-func (r *ClientCreated) apply(w *Workspace) error {
+func (r *ClientCreated) apply(w *Workspace) error { return r.applyBy(w, "") }
+
+// applyBy applies r as made by actor ("": the admin API).
+func (r *ClientCreated) applyBy(w *Workspace, actor string) error {
 	c := &Client{ID: r.ID, Name: r.Name, Status: r.Status, createdAt: r.CreatedAt, OffAt: offAtFor(r.Status, r.CreatedAt), Jobs: map[ID]*Job{}}
 	if c.OffAt != 0 {
 		c.OffSeq = r.Seq
@@ -37,7 +40,7 @@ func (r *ClientCreated) apply(w *Workspace) error {
 	w.Clients[r.ID] = c
 	w.indexClient(c)
 	w.IDs.Observe(r.ID)
-	w.addActivity(Activity{ID: r.ActivityID, At: r.CreatedAt, Type: "client.created", Actor: "admin", SubjectID: r.ID, SubjectName: r.Name})
+	w.addActivity(Activity{ID: r.ActivityID, At: r.CreatedAt, Type: "client.created", Actor: actorOr(actor), SubjectID: r.ID, SubjectName: r.Name})
 	return nil
 }
 
@@ -60,7 +63,10 @@ func (r *ClientUpdated) fields(f *codec.Fields) {
 	f.Walk(r.ID[:], &r.Fields, &r.Name, &r.Status, &r.At, r.ActivityID[:])
 }
 
-func (r *ClientUpdated) apply(w *Workspace) error {
+func (r *ClientUpdated) apply(w *Workspace) error { return r.applyBy(w, "") }
+
+// applyBy applies r as made by actor ("": the admin API).
+func (r *ClientUpdated) applyBy(w *Workspace, actor string) error {
 	c := w.Clients[r.ID]
 	if c == nil {
 		return fmt.Errorf("update unknown client %s", r.ID)
@@ -97,7 +103,7 @@ func (r *ClientUpdated) apply(w *Workspace) error {
 		w.JobIdx.touchAll(c.JobList)
 	}
 	c.forgetJobJSON() // names, pauses and shared devices show in its jobs
-	w.addActivity(Activity{ID: r.ActivityID, At: r.At, Type: typ, Actor: "admin", SubjectID: c.ID, SubjectName: c.Name})
+	w.addActivity(Activity{ID: r.ActivityID, At: r.At, Type: typ, Actor: actorOr(actor), SubjectID: c.ID, SubjectName: c.Name})
 	return nil
 }
 
@@ -118,7 +124,10 @@ func (r *JobCreated) fields(f *codec.Fields) {
 	f.Walk(r.ID[:], r.ClientID[:], r.DeviceID[:], &r.Name, &r.Vendor, &r.DeviceName, &r.DeviceType, &r.Hostname, &r.IntervalMinutes, &r.GraceMinutes, &r.ExpectedDays, &r.SLATarget, &r.CreatedAt, &r.IngestToken, r.ActivityID[:])
 }
 
-func (r *JobCreated) apply(w *Workspace) error {
+func (r *JobCreated) apply(w *Workspace) error { return r.applyBy(w, "") }
+
+// applyBy applies r as made by actor ("": the admin API).
+func (r *JobCreated) applyBy(w *Workspace, actor string) error {
 	c := w.Clients[r.ClientID]
 	if c == nil {
 		return fmt.Errorf("job %s for unknown client %s", r.ID, r.ClientID)
@@ -135,7 +144,7 @@ func (r *JobCreated) apply(w *Workspace) error {
 	c.Jobs[r.ID] = j
 	w.indexJob(j)
 	w.IDs.Observe(r.ID)
-	w.addActivity(Activity{ID: r.ActivityID, At: r.CreatedAt, Type: "job.created", Actor: "admin", JobID: r.ID, SubjectName: r.Name})
+	w.addActivity(Activity{ID: r.ActivityID, At: r.CreatedAt, Type: "job.created", Actor: actorOr(actor), JobID: r.ID, SubjectName: r.Name})
 	w.hooks.IngestAdded(w, j)
 	return nil
 }
@@ -235,7 +244,10 @@ type JobDeleted struct {
 
 func (r *JobDeleted) fields(f *codec.Fields) { f.Walk(r.ID[:], &r.At, r.ActivityID[:]) }
 
-func (r *JobDeleted) apply(w *Workspace) error {
+func (r *JobDeleted) apply(w *Workspace) error { return r.applyBy(w, "") }
+
+// applyBy applies r as made by actor ("": the admin API).
+func (r *JobDeleted) applyBy(w *Workspace, actor string) error {
 	j := w.Jobs[r.ID]
 	if j == nil {
 		return fmt.Errorf("delete unknown job %s", r.ID)
@@ -264,7 +276,7 @@ func (r *JobDeleted) apply(w *Workspace) error {
 			w.cancelDelivery(d, "job deleted")
 		}
 	}
-	w.addActivity(Activity{ID: r.ActivityID, At: r.At, Type: "job.deleted", Actor: "admin", JobID: j.ID, SubjectName: j.Name})
+	w.addActivity(Activity{ID: r.ActivityID, At: r.At, Type: "job.deleted", Actor: actorOr(actor), JobID: j.ID, SubjectName: j.Name})
 	w.hooks.IngestRemoved(j.IngestToken)
 	w.removeJobUnparsed(j.ID)
 	return nil

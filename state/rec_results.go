@@ -105,6 +105,8 @@ func (r *Report) apply(w *Workspace) error {
 	}
 	if !r.AlertID.IsZero() {
 		w.raiseAlert(j, r.AlertID, r.AlertType, r.Summary, aiOf(r), r.ReceivedAt)
+	} else if r.Status == ResultOK {
+		w.noteSizeDrop(j, r.ResultID, r.ReceivedAt)
 	}
 	return nil
 }

@@ -37,4 +37,9 @@ var registry = [256]kind{
 	TypeSessionStarted:    {make: func() Record { return new(SessionStarted) }, keepsFigures: true},
 	TypeSessionSeen:       {make: func() Record { return new(SessionSeen) }, keepsFigures: true},
 	TypeSessionEnded:      {make: func() Record { return new(SessionEnded) }, keepsFigures: true},
+	TypeSizeDropSet:       {make: func() Record { return new(SizeDropSet) }, keepsFigures: true},
+	TypeClientCreatedBy:   {make: func() Record { return new(ClientCreatedBy) }},
+	TypeClientUpdatedBy:   {make: func() Record { return new(ClientUpdatedBy) }},
+	TypeJobCreatedBy:      {make: func() Record { return new(JobCreatedBy) }},
+	TypeJobDeletedBy:      {make: func() Record { return new(JobDeletedBy) }},
 }

@@ -201,6 +201,30 @@
     if (busy) e.preventDefault();
   });
 
+  // ---------- Copy buttons ----------
+
+  // A [data-copy] button copies the value (or text) of the element whose id
+  // it names, and says so on itself for two seconds.
+  document.addEventListener('click', function (e) {
+    var btn = e.target.closest && e.target.closest('[data-copy]');
+    if (!btn) return;
+    var src = document.getElementById(btn.getAttribute('data-copy'));
+    if (!src) return;
+    var text = 'value' in src ? src.value : src.textContent;
+    var said = function () {
+      btn.textContent = 'Copied';
+      setTimeout(function () { btn.textContent = 'Copy'; }, 2000);
+    };
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(text).then(said, function () {
+        if (src.select) src.select();
+      });
+    } else if (src.select) {
+      src.select();
+      if (document.execCommand('copy')) said();
+    }
+  });
+
   // ---------- Keep the cursor across swaps ----------
 
   document.addEventListener('htmx:afterSwap', function () {
