@@ -54,7 +54,9 @@ const keyPlaceholder = "<report key>"
 // just made (shown once), keyErr why one was not.
 func (s *Server) renderJobPage(ctx *fasthttp.RequestCtx, u *engine.SessionUser, status int, secret, keyErr string) {
 	jid := ctx.UserValue("jid").(string)
-	p, err := s.eng.BoardJob(u.Workspace.ID, jid)
+	page := pageNumber(ctx.QueryArgs().Peek("page"))
+	from := (page - 1) * jobResultsPage
+	p, err := s.eng.BoardJobResults(u.Workspace.ID, jid, from, jobResultsPage)
 	if s.failed(ctx, err) {
 		return
 	}
@@ -66,7 +68,7 @@ func (s *Server) renderJobPage(ctx *fasthttp.RequestCtx, u *engine.SessionUser, 
 	if s.failed(ctx, err) {
 		return
 	}
-	d := jobData{JobPage: p, Presets: snoozePresets}
+	d := jobData{JobPage: p, Presets: snoozePresets, pager: newPager(ctx, page, from+len(p.Results) < p.ResultsTotal)}
 	v := s.newView(ctx, u, p.Job.Name, "jobs", nil)
 	if !ctx.IsGet() {
 		v.Path = "/jobs/" + p.Job.ID // forms on the page come back to it

@@ -150,10 +150,15 @@ func (s *Server) jobPage(ctx *fasthttp.RequestCtx, u *engine.SessionUser) {
 	s.renderJobPage(ctx, u, fasthttp.StatusOK, "", "")
 }
 
+// jobResultsPage is how many results a job's page lists at a time: a
+// phone shows each as a card of its own.
+const jobResultsPage = 20
+
 type jobData struct {
 	engine.JobPage
 	Presets []preset
 	Setup   jobSetup // ingest.go
+	pager
 }
 
 type alertsData struct {

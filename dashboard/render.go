@@ -112,15 +112,8 @@ func (v *view) In(ms int64) string {
 	return "in " + short(d)
 }
 
-func short(d time.Duration) string {
-	switch {
-	case d < time.Hour:
-		return fmt.Sprintf("%d min", int(d/time.Minute))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%d h", int(d/time.Hour))
-	}
-	return fmt.Sprintf("%d d", int(d/(24*time.Hour)))
-}
+// short says d as a span of whole minutes ("2 d 8 h").
+func short(d time.Duration) string { return spanText(int64(d / time.Minute)) }
 
 // Date returns ms as a date in the workspace's zone (YYYY-MM-DD).
 func (v *view) Date(ms int64) string {
@@ -151,9 +144,12 @@ var funcs = template.FuncMap{
 		}
 		return fmt.Sprintf("%.1f%%", r.Float())
 	},
-	"join":    strings.Join,
-	"vendor":  vendorName,
-	"minutes": minutesText,
+	"join":     strings.Join,
+	"vendor":   vendorName,
+	"minutes":  minutesText,
+	"span":     spanText,
+	"initials": initials,
+	"missed":   missedText,
 	"query": func(pairs ...string) template.URL {
 		q := url.Values{}
 		for i := 0; i+1 < len(pairs); i += 2 {
@@ -237,9 +233,14 @@ var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 type errorView struct{ Heading, Text string }
 
-// errorPage answers status with a short page.
+// errorPage answers status with a short page; for a signed-in user, with
+// the header and its navigation, as every other page.
 func (s *Server) errorPage(ctx *fasthttp.RequestCtx, status int, heading, text string) {
-	s.render(ctx, status, "error", &view{Title: heading, Theme: theme(ctx), Data: errorView{heading, text}})
+	v := &view{Title: heading, Theme: theme(ctx), Data: errorView{heading, text}}
+	if u, ok := s.session(ctx); ok {
+		v = s.newView(ctx, &u, heading, "", errorView{heading, text})
+	}
+	s.render(ctx, status, "error", v)
 }
 
 // redirectAfter redirects to page after an action, the flash message
@@ -321,11 +322,17 @@ var assets = func() map[string]asset {
 		if err != nil {
 			panic(err)
 		}
-		sum := sha256.Sum256(b)
-		m[name] = asset{body: b, ctype: ctype, tag: hex.EncodeToString(sum[:6])}
+		m[name] = asset{body: b, ctype: ctype, tag: fingerprint(b)}
 	}
 	return m
 }()
+
+// fingerprint returns the first 12 hex digits of b's SHA-256: an asset's
+// version in its address.
+func fingerprint(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:6])
+}
 
 // assetPath returns an asset's address with its fingerprint, so it can be
 // cached for ever.

@@ -139,10 +139,15 @@ func (v *view) QueueRows(items []engine.QueueItem) template.HTML {
 		w.text(j.DeviceName)
 		w.raw("</div></td>\n" + `<td data-label="Status">`)
 		w.pill("st-", j.Status)
-		if j.LateMinutes != 0 {
+		if j.Overdue.Since != 0 {
 			w.raw(` <span class="muted">`)
-			w.text(minutesText(j.LateMinutes))
+			w.text(spanText(j.Overdue.Minutes))
 			w.raw(` late</span>`)
+			if j.Overdue.Missed != 0 {
+				w.raw(`<div class="overdue">`)
+				w.text(missedText(j.Overdue))
+				w.raw(`</div>`)
+			}
 		}
 		if j.SizeDrop.Flagged() {
 			w.raw(` <span class="pill sizedrop">`)
@@ -157,10 +162,19 @@ func (v *view) QueueRows(items []engine.QueueItem) template.HTML {
 			w.raw(` <span class="muted">`)
 			w.text(a.Type)
 			w.raw(`</span>`)
-			if a.Summary != "" {
+			if s := v.Summary(*a); s != "" {
 				w.raw(`<div class="summary">`)
-				w.text(a.Summary)
+				w.text(s)
 				w.raw(`</div>`)
+			}
+			if ai := a.AI; ai != nil {
+				w.raw(`<div class="ai"><p>`)
+				w.text(ai.Cause)
+				w.raw(`</p><p class="muted">`)
+				w.text(ai.Category)
+				w.raw(` · confidence `)
+				w.text(ai.Confidence)
+				w.raw(` · a suggestion, not a diagnosis</p></div>`)
 			}
 		} else {
 			w.raw(`<span class="muted">no open alert</span>`)

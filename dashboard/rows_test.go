@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"backupmon/engine"
+	"backupmon/state"
 )
 
 // queueRowTemplate is the queue's row markup as an html/template: the
@@ -14,8 +15,8 @@ import (
 const queueRowTemplate = `{{define "rows"}}{{range .Items}}{{$a := .Job.Alert}}<tr data-row="{{.Job.ID}}"{{if and $a (eq $a.Status "acknowledged")}} class="dim"{{end}}>
 {{if $.V.CanTriage}}<td class="sel">{{if $a}}<input type="checkbox" name="alert" value="{{$a.ID}}" form="bulk" aria-label="Select {{.Job.Name}}">{{end}}</td>{{end}}
 <td data-label="Job"><a data-open href="/jobs/{{.Job.ID}}">{{.Job.Name}}</a><div class="muted">{{vendor .Job.Vendor}} · {{.Job.DeviceName}}</div></td>
-<td data-label="Status">{{template "status" .Job.Status}}{{with .Job.LateMinutes}} <span class="muted">{{minutes .}} late</span>{{end}}{{if .Job.SizeDrop.Flagged}} <span class="pill sizedrop">{{.Job.SizeDrop.Text}}</span>{{end}}</td>
-<td data-label="Alert">{{if $a}}{{template "alertpills" $a}} <span class="muted">{{$a.Type}}</span>{{with $a.Summary}}<div class="summary">{{.}}</div>{{end}}{{else}}<span class="muted">no open alert</span>{{end}}</td>
+<td data-label="Status">{{template "status" .Job.Status}}{{with .Job.Overdue}}{{if .Since}} <span class="muted">{{span .Minutes}} late</span>{{if .Missed}}<div class="overdue">{{missed .}}</div>{{end}}{{end}}{{end}}{{if .Job.SizeDrop.Flagged}} <span class="pill sizedrop">{{.Job.SizeDrop.Text}}</span>{{end}}</td>
+<td data-label="Alert">{{if $a}}{{template "alertpills" $a}} <span class="muted">{{$a.Type}}</span>{{with $.V.Summary $a}}<div class="summary">{{.}}</div>{{end}}{{with $a.AI}}{{template "ai" .}}{{end}}{{else}}<span class="muted">no open alert</span>{{end}}</td>
 <td data-label="Since">{{template "time" ($.V.T .Since)}} <span class="muted">{{$.V.Ago .Since}}</span></td>
 <td data-label="Last report">{{template "time" ($.V.T .Job.LastReportAt)}}</td>
 </tr>
@@ -48,8 +49,14 @@ func rowView(triage bool) *view {
 func rowItem(id, name, vendor, device, status, summary, alertStatus string, late, since, last int64) engine.QueueItem {
 	it := engine.QueueItem{Since: since, Job: engine.BoardJob{ID: id, Name: name, Vendor: vendor, DeviceName: device,
 		Status: status, LateMinutes: late, LastReportAt: last}}
+	if late != 0 {
+		it.Job.Overdue = state.Overdue{Since: since - 1, Minutes: late, Missed: int(late / 1440), More: late > 1440*state.MaxMissedRuns}
+	}
 	if alertStatus != "" {
 		it.Job.Alert = &engine.BoardAlert{ID: "alr_" + id, Type: "job_failed", Severity: "critical", Status: alertStatus, Summary: summary}
+		if summary != "" {
+			it.Job.Alert.AI = &engine.BoardAI{Cause: summary + " <cause>", Confidence: "medium & more", Category: device}
+		}
 	}
 	return it
 }
@@ -72,6 +79,12 @@ func TestQueueRowsMatchTemplate(t *testing.T) {
 			return it
 		}()}},
 		{"url bytes", []engine.QueueItem{rowItem("a b/c?d=e#f%41%zz%4", "n", "v", "d", "late", "s", "open", 60, now, now)}},
+		{"missing, due time in the zone", []engine.QueueItem{func() engine.QueueItem {
+			it := rowItem("job_4", "Files", "generic", "PC", "missing",
+				"No backup report received: one was due at 2026-11-22T00:41:00.000Z and 60 minutes of grace have passed", "open", 3366, now-3366*60_000, 0)
+			it.Job.Alert.Type = "missing"
+			return it
+		}()}},
 		{"invalid utf-8", []engine.QueueItem{rowItem("\xff\xfe", "\xc3(", "\xed\xa0\x80", "ok", "failed", "\xf0\x28\x8c\xbc", "open", 2880, 1, 1)}},
 	}
 	for _, tc := range cases {
@@ -97,4 +110,60 @@ func FuzzQueueRows(f *testing.F) {
 		}
 		sameRows(t, v, []engine.QueueItem{it})
 	})
+}
+
+func TestSpanText(t *testing.T) {
+	for _, tc := range []struct {
+		minutes int64
+		want    string
+	}{
+		{0, "0 min"}, {1, "1 min"}, {59, "59 min"}, {60, "1 h"}, {61, "1 h 1 min"}, {185, "3 h 5 min"},
+		{1439, "23 h 59 min"}, {1440, "1 d"}, {2880, "2 d"}, {3366, "2 d 8 h"}, {1441, "1 d"}, {-5, "0 min"},
+	} {
+		t.Run(tc.want, func(t *testing.T) {
+			if got := spanText(tc.minutes); got != tc.want {
+				t.Errorf("spanText(%d) = %q, want %q", tc.minutes, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestMissedText(t *testing.T) {
+	for _, tc := range []struct {
+		o    state.Overdue
+		want string
+	}{
+		{state.Overdue{Missed: 1}, "1 expected run missed"},
+		{state.Overdue{Missed: 3}, "3 expected runs missed"},
+		{state.Overdue{Missed: state.MaxMissedRuns, More: true}, "999+ expected runs missed"},
+	} {
+		if got := missedText(tc.o); got != tc.want {
+			t.Errorf("missedText(%+v) = %q, want %q", tc.o, got, tc.want)
+		}
+	}
+}
+
+// A missing alert's summary shows its due time in the workspace's zone and
+// its grace as a span; other summaries, and text that is not the engine's,
+// stay as recorded.
+func TestSummaryInZone(t *testing.T) {
+	berlin, _ := time.LoadLocation("Europe/Berlin")
+	v := &view{loc: berlin}
+	for _, tc := range []struct {
+		typ, summary, want string
+	}{
+		{"missing", "No backup report received: one was due at 2026-11-24T02:19:00.000Z and 60 minutes of grace have passed",
+			"No backup report received: one was due at Tue 24 Nov 03:19 CET, and 1 h of grace has passed."},
+		{"missing", "No backup report received: one was due at 2026-07-01T22:00:00.000Z and 0 minutes of grace have passed",
+			"No backup report received: one was due at Thu 2 Jul 00:00 CEST."},
+		{"missing", "No backup report received: one was due at 2026-11-24T02:19:00.000Z and 3366 minutes of grace have passed",
+			"No backup report received: one was due at Tue 24 Nov 03:19 CET, and 2 d 8 h of grace has passed."},
+		{"missing", "No backup report received: one was due at 2026-13-24T02:19:00.000Z and 60 minutes of grace have passed",
+			"No backup report received: one was due at 2026-13-24T02:19:00.000Z and 60 minutes of grace have passed"},
+		{"failed", "Job failed at 2026-11-24T02:19:00.000Z", "Job failed at 2026-11-24T02:19:00.000Z"},
+	} {
+		if got := v.Summary(engine.BoardAlert{Type: tc.typ, Summary: tc.summary}); got != tc.want {
+			t.Errorf("Summary(%s %q) = %q, want %q", tc.typ, tc.summary, got, tc.want)
+		}
+	}
 }

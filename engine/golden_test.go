@@ -49,7 +49,7 @@ func TestGoldenDataDirectories(t *testing.T) {
 			defer e.Close()
 			got, err := json.MarshalIndent(takeViews(t, e), "", " ")
 			check(t, "encode the views", err)
-			sameJSON(t, "the golden "+name+" opened", append(got, '\n'), want)
+			sameJSON(t, "the golden "+name+" opened", normalViews(t, withoutAlertJobNames(t, got)), normalViews(t, withoutAdminRecentResults(t, want)))
 		})
 	}
 }
@@ -144,4 +144,62 @@ func treeDigest(t *testing.T, dir string) string {
 	})
 	check(t, "walk", err)
 	return sb.String()
+}
+
+// withoutAdminRecentResults drops "recentResults" from the admin job views
+// (the objects that have "history") of views written before the admin job
+// view stopped listing its results twice: history holds the same results.
+func withoutAdminRecentResults(t *testing.T, views []byte) []byte {
+	return editObjects(t, views, func(x map[string]any) {
+		if _, ok := x["history"]; ok {
+			delete(x, "recentResults")
+		}
+	})
+}
+
+// withoutAlertJobNames drops "jobName" from the alert actions' activity
+// entries (alert.*), which views written before they named their job lack.
+func withoutAlertJobNames(t *testing.T, views []byte) []byte {
+	return editObjects(t, views, func(x map[string]any) {
+		if typ, _ := x["type"].(string); strings.HasPrefix(typ, "alert.") && x["alertId"] != nil {
+			delete(x, "jobName")
+		}
+	})
+}
+
+// editObjects decodes views, calls edit on every object in them, and
+// encodes them again.
+func editObjects(t *testing.T, views []byte, edit func(map[string]any)) []byte {
+	t.Helper()
+	var v any
+	check(t, "decode the views", json.Unmarshal(views, &v))
+	var walk func(any)
+	walk = func(x any) {
+		switch x := x.(type) {
+		case map[string]any:
+			edit(x)
+			for _, y := range x {
+				walk(y)
+			}
+		case []any:
+			for _, y := range x {
+				walk(y)
+			}
+		}
+	}
+	walk(v)
+	out, err := json.Marshal(v)
+	check(t, "encode the views", err)
+	return out
+}
+
+// normalViews re-encodes views with their members in one order, one
+// member a line, so that two encodings of the same views compare equal.
+func normalViews(t *testing.T, views []byte) []byte {
+	t.Helper()
+	var v any
+	check(t, "decode the views", json.Unmarshal(views, &v))
+	out, err := json.MarshalIndent(v, "", " ")
+	check(t, "encode the views", err)
+	return append(out, '\n')
 }

@@ -69,9 +69,11 @@ func viewsByName[T, V any](m map[state.ID]*T, name func(*T) string, view func(*T
 // recentResultsCount is how many results /jobs/{jobId} embeds.
 const recentResultsCount = 20
 
-// JobDetail returns the admin API's job: the REST /jobs/{jobId} object (the
-// job with its recent results and unresolved alerts) plus "history", its
-// results newest first (up to limit), each with its source.
+// JobDetail returns the admin API's job: the REST job object with its
+// unresolved alerts, its ingest address, and "history", its results newest
+// first (up to limit), each with its source. The REST detail's
+// "recentResults" is left out: history is the list docs/spec/decisions.md
+// names, and it holds the same results with their sources.
 func (e *Engine) JobDetail(wsID, jobID string, limit int) (JobView, error) {
 	a, err := e.workspaceActor(wsID)
 	if err != nil {
@@ -82,7 +84,7 @@ func (e *Engine) JobDetail(wsID, jobID string, limit int) (JobView, error) {
 		if j == nil {
 			return JobView{}
 		}
-		b := e.withIngestAddress(w.appendJobDetail(nil, j, e.nowMs()), j)
+		b := e.withIngestAddress(w.appendJobAlerts(nil, j, e.nowMs(), 0), j)
 		b = append(b[:len(b)-1], `,"history":[`...)
 		for i, n := len(j.Results)-1, 0; i >= 0 && n < limit; i, n = i-1, n+1 {
 			if n > 0 {
@@ -136,7 +138,15 @@ func (e *Engine) Activity(wsID string) ([]ActivityView, error) {
 	return read(e, wsID, func(w *workspace) []ActivityView {
 		views := make([]ActivityView, 0, len(w.Activity))
 		for i := len(w.Activity) - 1; i >= 0; i-- {
-			views = append(views, activityView(&w.Activity[i]))
+			v := activityView(&w.Activity[i])
+			if v.JobName == "" && v.JobID != "" {
+				// Alert actions recorded before they kept the job's name:
+				// its name now, while it exists.
+				if j := w.Jobs[w.Activity[i].JobID]; j != nil {
+					v.JobName = j.Name
+				}
+			}
+			views = append(views, v)
 		}
 		return views
 	})

@@ -59,6 +59,9 @@ type BoardJob struct {
 	SLA                                          state.JobSLA
 	Alert                                        *BoardAlert // the unresolved alert
 	SizeDrop                                     SizeDrop    // its latest successful run's size drop, if flagged
+	// Overdue is the due time passed without a report and the expected
+	// runs missed since (state.OverdueOf); zero when on schedule.
+	Overdue state.Overdue
 }
 
 // BoardResult is one stored result of a job.
@@ -105,6 +108,7 @@ type QueueGroup struct {
 // the REST API's rule: read_setup.go), grouped by client; the groups are
 // ordered by their worst, then oldest, item.
 type Queue struct {
+	Jobs    state.StatusCounts // every job of the workspace by status (health)
 	Groups  []QueueGroup
 	Items   int
 	Snoozed int // jobs left out while their alert is snoozed
@@ -121,7 +125,9 @@ type JobPage struct {
 	Job     BoardJob
 	Grid    []GridDay
 	Results []BoardResult // newest first
-	Alerts  []BoardAlert  // newest first
+	// ResultsTotal is how many results the job has in all.
+	ResultsTotal int
+	Alerts       []BoardAlert // newest first
 }
 
 // BoardKey is an API key record as the key list shows it.
@@ -198,9 +204,8 @@ func (w *workspace) boardJob(j *state.Job, now int64) BoardJob {
 	if j.Monitored(now) {
 		v.NextExpectedAt = j.NextExpectedAt(now, w.Loc)
 	}
-	if _, late, ok := w.Lateness(j, now); ok {
-		v.LateMinutes = late
-	}
+	v.Overdue = w.OverdueOf(j, now)
+	v.LateMinutes = v.Overdue.Minutes
 	if j.Alert != nil {
 		a := w.boardAlert(j.Alert, now)
 		v.Alert = &a
@@ -225,7 +230,7 @@ func queueRank(j *state.Job, now int64) int {
 func (e *Engine) Queue(wsID string) (Queue, error) {
 	return read(e, wsID, func(w *workspace) Queue {
 		now := e.nowMs()
-		var q Queue
+		q := Queue{Jobs: w.Health(now, state.SLAPeriodDays, nil).Counts}
 		byClient := map[*state.Client]int{}
 		for _, c := range w.ClientList {
 			for _, j := range c.JobList {
@@ -385,6 +390,12 @@ func (e *Engine) BoardJobs(wsID string, f JobFilter) ([]BoardJob, int, error) {
 // BoardJob returns a job's page: the job, its day grid over the last
 // gridDays days in the workspace's zone, its latest results and alerts.
 func (e *Engine) BoardJob(wsID, jobID string) (JobPage, error) {
+	return e.BoardJobResults(wsID, jobID, 0, boardResults)
+}
+
+// BoardJobResults returns a job's page with limit of its results, newest
+// first, from offset on, and how many it has in all (ResultsTotal).
+func (e *Engine) BoardJobResults(wsID, jobID string, offset, limit int) (JobPage, error) {
 	a, err := e.workspaceActor(wsID)
 	if err != nil {
 		return JobPage{}, err
@@ -395,8 +406,8 @@ func (e *Engine) BoardJob(wsID, jobID string) (JobPage, error) {
 		if j == nil {
 			return JobPage{}, false
 		}
-		p := JobPage{Job: w.boardJob(j, now), Grid: w.dayGrid(j, now, gridDays)}
-		for i := len(j.Results) - 1; i >= 0 && len(p.Results) < boardResults; i-- {
+		p := JobPage{Job: w.boardJob(j, now), Grid: w.dayGrid(j, now, gridDays), ResultsTotal: len(j.Results)}
+		for i := len(j.Results) - 1 - max(offset, 0); i >= 0 && len(p.Results) < limit; i-- {
 			r := &j.Results[i]
 			p.Results = append(p.Results, BoardResult{ID: r.ID.String(), Status: state.ResultName(r.Status), Source: w.Source(r.Source),
 				CompletedAt: r.CompletedAt, ReceivedAt: r.ReceivedAt, SizeBytes: r.SizeBytes, DurationSeconds: int64(r.Duration)})

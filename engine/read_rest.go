@@ -316,16 +316,25 @@ func (w *workspace) appendWorkspaceAnswer(b []byte, k *state.Key, l *RESTLimits)
 // appendJobDetail appends /jobs/{jobId}: the job with its 20 latest results
 // and its unresolved alerts (decisions.md 4.4).
 func (w *workspace) appendJobDetail(b []byte, j *state.Job, now int64) []byte {
+	return w.appendJobAlerts(b, j, now, recentResultsCount)
+}
+
+// appendJobAlerts appends the job with its unresolved alerts, and before
+// them "recentResults", its results newest first, when results > 0.
+func (w *workspace) appendJobAlerts(b []byte, j *state.Job, now int64, results int) []byte {
 	b = w.AppendJob(b, j, now)
 	b = b[:len(b)-1] // reopen the job object
-	b = append(b, `,"recentResults":[`...)
-	for i, n := len(j.Results)-1, 0; i >= 0 && n < recentResultsCount; i, n = i-1, n+1 {
-		if n > 0 {
-			b = append(b, ',')
+	if results > 0 {
+		b = append(b, `,"recentResults":[`...)
+		for i, n := len(j.Results)-1, 0; i >= 0 && n < results; i, n = i-1, n+1 {
+			if n > 0 {
+				b = append(b, ',')
+			}
+			b = state.AppendResult(b, j, &j.Results[i])
 		}
-		b = state.AppendResult(b, j, &j.Results[i])
+		b = append(b, ']')
 	}
-	b = append(b, `],"unresolvedAlerts":[`...)
+	b = append(b, `,"unresolvedAlerts":[`...)
 	if j.Alert != nil {
 		b = state.AppendAlert(b, j.Alert, now)
 	}

@@ -100,8 +100,8 @@ func TestReportJobStatusTransitions(t *testing.T) {
 	if len(f.ReportKeyPrefix) != 16 || f.ReportKeyPrefix != f.ReportKey[:16] {
 		t.Errorf("key prefix %q is not the first 16 characters of the key", f.ReportKeyPrefix)
 	}
-	if rr := admList(t, j, "recentResults"); len(rr) != 5 || rr[0]["id"] != h[0]["id"] || rr[0]["source"] != nil {
-		t.Errorf("recentResults: %v", rr)
+	if rr := admList(t, rsData(t, "job", rsGet(s, f.RestKey, "/jobs/"+f.Job)), "recentResults"); len(rr) != 5 || rr[0]["id"] != h[0]["id"] || rr[0]["source"] != nil {
+		t.Errorf("REST recentResults: %v", rr)
 	}
 
 	// The key list shows the key's last use (api.md 5.4).

@@ -20,6 +20,7 @@ import (
 	"github.com/fasthttp/router"
 	"github.com/valyala/fasthttp"
 
+	"backupmon/dashboard"
 	"backupmon/docs"
 	"backupmon/engine"
 	"backupmon/password"
@@ -255,9 +256,9 @@ func (s *Server) publicHandler(extra func(r *router.Router)) fasthttp.RequestHan
 	r.POST("/api/v1/jobs/{jobId}/report", s.route("report", s.report))
 	s.addRESTRoutes(r)
 	r.GET("/api/v1/openapi.json", s.route("openapi", serveOpenAPI))
-	r.NotFound = s.route("not_found", func(ctx *fasthttp.RequestCtx) {
-		restError(ctx, fasthttp.StatusNotFound, "NOT_FOUND", "No such endpoint", "")
-	})
+	r.GET(dashboard.APIDocsPath, s.route("docs", dashboard.ServeAPIDocs))
+	r.GET(dashboard.APIDocsFiles, s.route("docs", dashboard.ServeAPIDocsFile(noEndpoint)))
+	r.NotFound = s.route("not_found", noEndpoint)
 	r.MethodNotAllowed = s.route("method_not_allowed", func(ctx *fasthttp.RequestCtx) {
 		// The router lists OPTIONS too; the contract answers it with 405.
 		if isReportPath(ctx.Request.URI().PathOriginal()) {
@@ -312,6 +313,11 @@ func serveOpenAPI(ctx *fasthttp.RequestCtx) {
 	ctx.SetStatusCode(fasthttp.StatusOK)
 	ctx.SetContentType(contentTypeJSON)
 	ctx.Response.SetBodyRaw(docs.OpenAPI) // read-only for the life of the process
+}
+
+// noEndpoint answers a path the public APIs do not have: 404 NOT_FOUND.
+func noEndpoint(ctx *fasthttp.RequestCtx) {
+	restError(ctx, fasthttp.StatusNotFound, "NOT_FOUND", "No such endpoint", "")
 }
 
 // isAPIPath reports whether a raw path is the APIs' (/api or under /api/),

@@ -136,19 +136,17 @@ func adminUsage(w io.Writer) {
 	fmt.Fprintln(w, "Usage: backupmon admin <group> <verb> [flags]")
 	fmt.Fprintln(w, "Common flags: --admin-url (default http://127.0.0.1:8081, env BACKUPMON_ADMIN_URL),")
 	fmt.Fprintln(w, "  --admin-token (default env BACKUPMON_ADMIN_TOKEN, else ./data/admin.token), --body '<json>' (send this body as is)")
-	fmt.Fprintln(w, "Commands:")
-	verbWidth := 0
+	fmt.Fprintln(w, "Commands, each with its flags ([optional]; backupmon admin help <group> <verb> says what each means):")
+	width := 0
 	for _, c := range cliCommands {
-		verbWidth = max(verbWidth, len(c.verb))
+		width = max(width, len(c.group)+1+len(c.verb))
 	}
-	for _, c := range cliCommands {
-		var ids []string
-		for _, p := range strings.Split(c.path, "/") {
-			if f, ok := idFlags[p]; ok {
-				ids = append(ids, "--"+f+" ID")
-			}
+	for i := range cliCommands {
+		c := &cliCommands[i]
+		fmt.Fprintf(w, "  %-*s %s\n", width, c.group+" "+c.verb, c.help)
+		if f := commandFlags(c); f != "" {
+			fmt.Fprintf(w, "  %-*s   %s\n", width, "", f)
 		}
-		fmt.Fprintf(w, "  %-10s %-*s %-31s %s\n", c.group, verbWidth, c.verb, strings.Join(ids, " "), c.help)
 	}
 }
 
@@ -159,22 +157,20 @@ func adminCLI(args []string, stdout, stderr io.Writer) int {
 	if len(args) >= 1 && args[0] == "cluster" && (len(args) == 1 || strings.HasPrefix(args[1], "-")) {
 		args = append([]string{"cluster", "status"}, args[1:]...)
 	}
-	if len(args) < 2 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
-		adminUsage(stdout)
-		if len(args) < 2 && !(len(args) == 1 && (args[0] == "help" || args[0] == "-h" || args[0] == "--help")) {
-			return 2
-		}
-		return 0
-	}
-	var cmd *cliCommand
-	for i := range cliCommands {
-		if cliCommands[i].group == args[0] && cliCommands[i].verb == args[1] {
-			cmd = &cliCommands[i]
-		}
-	}
-	if cmd == nil {
-		fmt.Fprintf(stderr, "backupmon admin: unknown command %q\n", strings.Join(args[:2], " "))
+	if len(args) == 0 {
 		adminUsage(stderr)
+		return 2
+	}
+	if args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		return adminHelp(args[1:], stdout, stderr)
+	}
+	if len(args) < 2 {
+		unknownCommand(stderr, args[:1])
+		return 2
+	}
+	cmd := findCommand(args[0], args[1])
+	if cmd == nil {
+		unknownCommand(stderr, args[:2])
 		return 2
 	}
 	fs := flag.NewFlagSet("admin "+cmd.group+" "+cmd.verb, flag.ContinueOnError)
@@ -194,7 +190,7 @@ func adminCLI(args []string, stdout, stderr io.Writer) int {
 	}
 	values := map[string]*string{}
 	for _, f := range cmd.flags {
-		values[f.name] = fs.String(f.name, "", f.help)
+		values[f.name] = fs.String(f.name, "", flagHelp(cmd, f))
 	}
 	if err := fs.Parse(args[2:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -223,7 +219,7 @@ func adminCLI(args []string, stdout, stderr io.Writer) int {
 		if !set[f.name] {
 			continue
 		}
-		raw := *values[f.name]
+		raw := foldWord(f, *values[f.name])
 		if slices.Contains(cmd.query, f.name) {
 			query.Set(f.field, raw)
 			continue

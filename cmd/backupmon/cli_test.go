@@ -624,3 +624,147 @@ func TestServeFlags(t *testing.T) {
 		t.Errorf("cert from env, key from flag: %v %+v", err, c)
 	}
 }
+
+// -h marks every flag the command cannot do without, and only those.
+func TestCLIHelpMarksRequired(t *testing.T) {
+	for _, tc := range []struct {
+		cmd      []string
+		required []string
+		optional []string
+	}{
+		{[]string{"job", "create"}, []string{"workspace", "client-id", "name", "vendor", "device-name", "device-type", "hostname", "interval-minutes"},
+			[]string{"expected-days", "grace-minutes", "sla-target"}},
+		{[]string{"job", "update"}, []string{"workspace", "job"}, []string{"hostname", "name", "vendor", "paused"}},
+		{[]string{"user", "create"}, []string{"workspace", "email", "name", "role", "password"}, nil},
+		{[]string{"workspace", "create"}, []string{"name", "plan"}, []string{"time-zone", "status"}},
+	} {
+		t.Run(strings.Join(tc.cmd, " "), func(t *testing.T) {
+			var out, errb bytes.Buffer
+			if code := adminCLI(append(tc.cmd, "-h"), &out, &errb); code != 0 {
+				t.Fatalf("exit %d", code)
+			}
+			help := cliFlagHelp(errb.String())
+			for _, f := range tc.required {
+				if h, ok := help[f]; !ok || !strings.HasSuffix(h, " (required)") {
+					t.Errorf("-%s: help %q, want it marked (required)", f, h)
+				}
+			}
+			for _, f := range tc.optional {
+				if h, ok := help[f]; !ok || strings.Contains(h, "required") {
+					t.Errorf("-%s: help %q, want it present and not required", f, h)
+				}
+			}
+		})
+	}
+}
+
+// cliFlagHelp reads the flag package's defaults listing: flag name →
+// its help line.
+func cliFlagHelp(s string) map[string]string {
+	m := map[string]string{}
+	lines := strings.Split(s, "\n")
+	for i := 0; i+1 < len(lines); i++ {
+		name, ok := strings.CutPrefix(lines[i], "  -")
+		if !ok {
+			continue
+		}
+		name, _, _ = strings.Cut(name, " ")
+		m[name] = strings.TrimSpace(lines[i+1])
+	}
+	return m
+}
+
+// Words of a fixed set are taken whatever their case and surrounding
+// spaces: "Veeam", "Server", "Mon, Tue", "Pro".
+func TestCLIWordsIgnoreCaseAndSpaces(t *testing.T) {
+	cliUnsetEnv(t, "BACKUPMON_ADMIN_URL", "BACKUPMON_ADMIN_TOKEN")
+	s := startCLIServer(t, t.TempDir(), testserver.T0)
+	ws := s.must(t, "workspace", "create", "--name", "Acme", "--plan", "Pro").data()
+	if ws["plan"] != "pro" {
+		t.Fatalf("--plan Pro: %v", ws)
+	}
+	wid := ws["id"].(string)
+	cid := s.must(t, "client", "create", "--workspace", wid, "--name", "Globex", "--status", " Active ").data()["id"].(string)
+	j := s.must(t, "job", "create", "--workspace", wid, "--client-id", cid, "--name", "Nightly Server", "--vendor", " Veeam",
+		"--device-name", "File Server", "--device-type", "Server", "--hostname", "FS01", "--interval-minutes", "1440",
+		"--expected-days", "Mon, Tue ,FRI").data()
+	dev, _ := j["device"].(map[string]any)
+	sched, _ := j["schedule"].(map[string]any)
+	if j["vendor"] != "veeam" || dev["type"] != "server" || !slices.Equal(cliStrings(sched["expectedDays"]), []string{"mon", "tue", "fri"}) {
+		t.Errorf("job create: %v", j)
+	}
+	// Free text keeps its case.
+	if j["name"] != "Nightly Server" || dev["name"] != "File Server" || dev["hostname"] != "FS01" {
+		t.Errorf("free text changed: %v", j)
+	}
+	// A word that is not one of the set is still refused by the server.
+	cliWantError(t, "--device-type Sever", s.cli(t, "job", "update", "--workspace", wid, "--job", j["id"].(string), "--device-type", "Sever"), 400, "INVALID_REQUEST")
+}
+
+// A mistyped command gets one line naming the nearest command, on stderr,
+// exit 2, nothing sent.
+func TestCLIMistypedCommand(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"job", "creat"}, `backupmon admin: unknown command "job creat"; did you mean "job create"? (backupmon admin help lists every command)` + "\n"},
+		{[]string{"jobs", "list", "--workspace", "w"}, `backupmon admin: unknown command "jobs list"; did you mean "job list"? (backupmon admin help lists every command)` + "\n"},
+		{[]string{"alert", "acknowlege"}, `backupmon admin: unknown command "alert acknowlege"; did you mean "alert acknowledge"? (backupmon admin help lists every command)` + "\n"},
+		{[]string{"wrokspace"}, `backupmon admin: unknown command "wrokspace"; did you mean "workspace"? (backupmon admin help lists every command)` + "\n"},
+		{[]string{"key"}, "backupmon admin key: a verb is needed: create, list, revoke\n"},
+		{[]string{"help", "job", "craete"}, `backupmon admin: unknown command "job craete"; did you mean "job create"? (backupmon admin help lists every command)` + "\n"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			var out, errb bytes.Buffer
+			code := adminCLI(tc.args, &out, &errb)
+			if code != 2 || errb.String() != tc.want || out.Len() != 0 {
+				t.Errorf("exit %d, stdout %q, stderr %q; want 2 and %q", code, out.String(), errb.String(), tc.want)
+			}
+		})
+	}
+	if got := nearestWord("serv", commands); got != "serve" {
+		t.Errorf("backupmon serv: nearest %q, want serve", got)
+	}
+	if got := nearestWord("admn", commands); got != "admin" {
+		t.Errorf("backupmon admn: nearest %q, want admin", got)
+	}
+}
+
+// admin help lists every command with its flags; admin help <group> <verb>
+// says what each flag means.
+func TestCLIHelpListsFlags(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := adminCLI([]string{"help"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	help := out.String()
+	for _, want := range []string{
+		"\n  job create                create a job\n                              --workspace ID --client-id CLIENT_ID --name NAME --vendor VENDOR --device-name DEVICE_NAME --device-type DEVICE_TYPE --hostname HOSTNAME --interval-minutes N [--expected-days A,B] [--grace-minutes N] [--sla-target X]\n",
+		"\n  alert snooze              snooze an alert\n                              --workspace ID --alert ID --until UNTIL [--note NOTE]\n",
+		"\n  workspace list            list workspaces\n  workspace get ",
+	} {
+		if !strings.Contains(help, want) {
+			t.Errorf("admin help lacks %q:\n%s", want, help)
+		}
+	}
+	for i := range cliCommands {
+		c := &cliCommands[i]
+		if !strings.Contains(help, "\n  "+c.group+" "+c.verb+" ") {
+			t.Errorf("admin help lacks %s %s", c.group, c.verb)
+		}
+	}
+	out.Reset()
+	if code := adminCLI([]string{"help", "job", "create"}, &out, &errb); code != 0 {
+		t.Fatalf("help job create: exit %d", code)
+	}
+	for _, want := range []string{
+		"Usage: backupmon admin job create --workspace ID --client-id CLIENT_ID ",
+		"\n  --hostname           device hostname (required)\n",
+		"\n  --grace-minutes      minutes of grace before missing (0..10080)\n",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("help job create lacks %q:\n%s", want, out.String())
+		}
+	}
+}

@@ -17,6 +17,9 @@ Usage:
   backupmon cluster local        three NATS servers and three nodes on this machine, with the demo (make cluster)
 `
 
+// commands are backupmon's first words.
+var commands = []string{"serve", "admin", "mcp", "nats", "cluster", "help"}
+
 func main() {
 	if len(os.Args) < 2 {
 		fmt.Fprint(os.Stderr, usage)
@@ -36,7 +39,7 @@ func main() {
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 	default:
-		fmt.Fprintf(os.Stderr, "backupmon: unknown command %q\n\n%s", os.Args[1], usage)
+		fmt.Fprintf(os.Stderr, "backupmon: unknown command %q; did you mean %q? (backupmon help lists the commands)\n", os.Args[1], nearestWord(os.Args[1], commands))
 		os.Exit(2)
 	}
 }
