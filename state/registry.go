@@ -37,4 +37,9 @@ var registry = [256]kind{
 	TypeSessionStarted:    {make: func() Record { return new(SessionStarted) }, keepsFigures: true},
 	TypeSessionSeen:       {make: func() Record { return new(SessionSeen) }, keepsFigures: true},
 	TypeSessionEnded:      {make: func() Record { return new(SessionEnded) }, keepsFigures: true},
+	TypeInviteCreated:     {make: func() Record { return new(InviteCreated) }, keepsFigures: true},
+	TypeInviteEnded:       {make: func() Record { return new(InviteEnded) }, keepsFigures: true},
+	TypeTwoFactorSet:      {make: func() Record { return new(TwoFactorSet) }, keepsFigures: true},
+	TypeTwoFactorUsed:     {make: func() Record { return new(TwoFactorUsed) }, keepsFigures: true},
+	TypeTwoFactorRequired: {make: func() Record { return new(TwoFactorRequired) }, keepsFigures: true},
 }
