@@ -4,6 +4,7 @@
 package dashboard
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"fmt"
@@ -33,6 +34,9 @@ type Config struct {
 	// SessionPrefix goes before every session cookie's value: a cluster's
 	// shard, so that any node finds the session's owner.
 	SessionPrefix string
+	// Mailer, when set, sends an invitation's link by e-mail (the
+	// notifier's relay, --smtp-relay); without it the link is only shown.
+	Mailer func(ctx context.Context, to, subject, body string) error
 }
 
 // Server is the dashboard's HTTP handler.
@@ -45,6 +49,7 @@ type Server struct {
 	// deviceKey signs device cookies.
 	deviceKey     []byte
 	sessionPrefix string
+	mailer        func(ctx context.Context, to, subject, body string) error
 	cop           *http.CrossOriginProtection
 	pages         *pages
 	handler       fasthttp.RequestHandler
@@ -59,6 +64,7 @@ func New(cfg Config) *Server {
 	}
 	s.deviceKey = cfg.DeviceKey
 	s.sessionPrefix = cfg.SessionPrefix
+	s.mailer = cfg.Mailer
 	if len(s.deviceKey) == 0 {
 		s.deviceKey = make([]byte, 32)
 		if _, err := rand.Read(s.deviceKey); err != nil {
@@ -79,6 +85,7 @@ func (s *Server) Handler() fasthttp.RequestHandler { return s.handler }
 const (
 	canTriage = iota + 1 // acknowledge, snooze, resolve, pause, resume
 	canManage            // keys, channels, escalations, users
+	canOwn               // the workspace's sign-in rules
 )
 
 func allowed(role string, need int) bool {
@@ -87,6 +94,8 @@ func allowed(role string, need int) bool {
 		return role == engine.RoleOwner || role == engine.RoleAdmin || role == engine.RoleMember
 	case canManage:
 		return role == engine.RoleOwner || role == engine.RoleAdmin
+	case canOwn:
+		return role == engine.RoleOwner
 	}
 	return true
 }
@@ -129,6 +138,7 @@ func (s *Server) routes() fasthttp.RequestHandler {
 	r.POST("/settings/users/{uid}", s.user(canManage, s.updateUser))
 	r.POST("/settings/users/{uid}/delete", s.user(canManage, s.deleteUser))
 	r.GET("/settings/activity", s.user(0, s.activityPage))
+	s.peopleRoutes(r)
 
 	r.NotFound = func(ctx *fasthttp.RequestCtx) {
 		s.errorPage(ctx, fasthttp.StatusNotFound, "Not found", "There is no page at this address.")
@@ -192,6 +202,9 @@ func (s *Server) user(need int, h handlerFunc) fasthttp.RequestHandler {
 			}
 			next := string(ctx.URI().RequestURI())
 			ctx.Redirect("/login?next="+url.QueryEscape(next), fasthttp.StatusSeeOther)
+			return
+		}
+		if u.MustSetUpTwoFactor && !s.twoFactorSetUp(ctx) {
 			return
 		}
 		if !allowed(u.Role, need) {

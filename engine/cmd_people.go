@@ -273,10 +273,11 @@ type SessionUser struct {
 	SessionID, UserID, Email, Name, Role string
 	Workspace                            BoardWorkspace
 	// TwoFactor is whether the user signs in with a second factor, with
-	// RecoveryLeft unused recovery codes; MustSetUpTwoFactor is set when
-	// the workspace requires it and the user has not turned it on.
-	TwoFactor, MustSetUpTwoFactor bool
-	RecoveryLeft                  int
+	// RecoveryLeft unused recovery codes; TwoFactorRequired whether the
+	// workspace requires it, and MustSetUpTwoFactor is set when it does
+	// and the user has not turned it on.
+	TwoFactor, TwoFactorRequired, MustSetUpTwoFactor bool
+	RecoveryLeft                                     int
 }
 
 // Session returns the user of the session whose secret hashes to hash, and
@@ -304,7 +305,7 @@ func (e *Engine) Session(hash [32]byte) (su SessionUser, ok bool) {
 		}
 		u := s.User
 		su := SessionUser{SessionID: s.ID.String(), UserID: u.ID.String(), Email: u.Email, Name: u.Name, Role: u.Role,
-			Workspace: w.boardWorkspace(now), TwoFactor: u.TwoFactor != nil, MustSetUpTwoFactor: w.TwoFactorRequired && u.TwoFactor == nil}
+			Workspace: w.boardWorkspace(now), TwoFactor: u.TwoFactor != nil, TwoFactorRequired: w.TwoFactorRequired, MustSetUpTwoFactor: w.TwoFactorRequired && u.TwoFactor == nil}
 		if u.TwoFactor != nil {
 			su.RecoveryLeft = u.TwoFactor.RecoveryLeft()
 		}

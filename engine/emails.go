@@ -62,3 +62,25 @@ func (x *emailIndex) Clear() {
 	x.m = nil
 	x.mu.Unlock()
 }
+
+// Membership is a workspace an e-mail address is a user of.
+type Membership struct{ ID, Name string }
+
+// Memberships returns the workspaces whose users include email (any case),
+// by name; none for an unknown address.
+func (e *Engine) Memberships(email string) []Membership {
+	var out []Membership
+	for _, ref := range e.people.emails.get(email) {
+		m := ask(ref.act, func(w *workspace) Membership {
+			if w.Users[ref.id] == nil {
+				return Membership{}
+			}
+			return Membership{ID: w.ID.String(), Name: w.Name}
+		})
+		if m.ID != "" {
+			out = append(out, m)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Membership) int { return strings.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name)) })
+	return out
+}
