@@ -7,6 +7,11 @@ package main
 // time steps. Names start with "ppl".
 
 import (
+	"bytes"
+	"io"
+	"mime/quotedprintable"
+	"net"
+	"net/mail"
 	"net/url"
 	"regexp"
 	"strings"
@@ -438,4 +443,58 @@ func pplTwoFactorRequired(t *testing.T, s *dashServer) {
 	}
 	pplWantFlash(t, s, "make it optional", s.post(t, "/settings/two-factor/require", owner, url.Values{"required": {"off"}}),
 		"/settings/two-factor", "Two-factor sign-in is now optional in this workspace.")
+}
+
+// TestDashboardInviteMail: with --smtp-relay the invitation's link is also
+// sent by e-mail through the relay (and shown all the same); a relay that
+// cannot be reached leaves the link shown with a message.
+func TestDashboardInviteMail(t *testing.T) {
+	sink := dlStartSink(t)
+	s := dashStartChild(t, "invite mail", dlFlags(sink)[1:]...)
+	w := s.workspace(t, "mail", nil)
+	owner := s.login(t, w.users["owner"])
+	r := s.post(t, "/settings/invites", owner, url.Values{"email": {"New.Tech@Mail.test"}, "role": {"member"}})
+	inputs := dashAll(dashParse(t, r.body), "input", "id", "invite-link")
+	if r.status != 200 || len(inputs) != 1 || !strings.Contains(dashVisible(r.body), "Invitation for new.tech@mail.test made. It was sent by e-mail; you will not see it again.") {
+		t.Fatalf("invite with a relay: %s", r)
+	}
+	link := dashAttr(inputs[0], "value")
+	msgs := sink.messages()
+	if len(msgs) != 1 || msgs[0].from != dlFrom || strings.Join(msgs[0].to, ",") != "new.tech@mail.test" {
+		t.Fatalf("the relay got %d messages (%+v), want one from %s to new.tech@mail.test", len(msgs), msgs, dlFrom)
+	}
+	m, err := mail.ReadMessage(bytes.NewReader(msgs[0].data))
+	if err != nil {
+		t.Fatalf("read the invitation e-mail: %v", err)
+	}
+	body, err := io.ReadAll(quotedprintable.NewReader(m.Body))
+	if err != nil {
+		t.Fatalf("decode the invitation e-mail: %v", err)
+	}
+	if got := m.Header.Get("Subject"); got != "You are invited to MSP mail on backupmon" {
+		t.Errorf("Subject %q", got)
+	}
+	for _, want := range []string{"Owner of mail (owner@mail.test) invites you to the workspace MSP mail on backupmon, as member.", "\n" + link + "\n"} {
+		if !strings.Contains(strings.ReplaceAll(string(body), "\r\n", "\n"), want) {
+			t.Errorf("the e-mail lacks %q:\n%s", want, body)
+		}
+	}
+	if r := s.accept(t, strings.TrimPrefix(link, s.c.PublicURL), "New Tech", "a long password 9"); r.status != 303 {
+		t.Errorf("accept the mailed link: %s", r)
+	}
+
+	// A relay nobody answers on.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := l.Addr().String()
+	l.Close()
+	s2 := dashStartChild(t, "invite mail, no relay", "--smtp-relay", dead, "--smtp-from", dlFrom)
+	w2 := s2.workspace(t, "nomail", nil)
+	r = s2.post(t, "/settings/invites", s2.login(t, w2.users["owner"]), url.Values{"email": {"x@nomail.test"}, "role": {"viewer"}})
+	if r.status != 200 || len(dashAll(dashParse(t, r.body), "input", "id", "invite-link")) != 1 ||
+		!strings.Contains(dashVisible(r.body), "The e-mail could not be sent; copy the link to them instead.") {
+		t.Errorf("invite with a dead relay: %s", r)
+	}
 }
