@@ -145,7 +145,9 @@ func (s *Server) login(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	if l.TwoFactor {
-		v.Pending = s.pendingToken(email, l, s.eng.Now().UnixMilli()+pendingMs)
+		// The second step names the workspace, so that a cluster sends it
+		// to the same shard.
+		v.Pending, v.Workspace = s.pendingToken(email, l, s.eng.Now().UnixMilli()+pendingMs), l.WorkspaceID
 		s.renderLogin(ctx, fasthttp.StatusOK, v)
 		return
 	}
