@@ -63,9 +63,9 @@ func (r *TwoFactorSet) fields(f *codec.Fields) {
 }
 
 func (r *TwoFactorSet) apply(w *Workspace) error {
-	u := w.Users[r.UserID]
-	if u == nil {
-		return fmt.Errorf("two-factor of unknown user %s", r.UserID)
+	u, err := w.twoFactorUser(r.UserID, false)
+	if err != nil {
+		return err
 	}
 	if len(r.Recovery)%32 != 0 || len(r.Recovery)/32 > 16 {
 		return fmt.Errorf("two-factor of user %s: %d bytes of recovery hashes", r.UserID, len(r.Recovery))
@@ -84,23 +84,35 @@ func (r *TwoFactorSet) apply(w *Workspace) error {
 	return nil
 }
 
+// twoFactorUser returns the user a two-factor record is about, who must
+// have two-factor sign-in on when on is set.
+func (w *Workspace) twoFactorUser(id ID, on bool) (*User, error) {
+	u := w.Users[id]
+	switch {
+	case u == nil:
+		return nil, fmt.Errorf("two-factor of unknown user %s", id)
+	case on && u.TwoFactor == nil:
+		return nil, fmt.Errorf("second factor of user %s without two-factor sign-in", id)
+	}
+	return u, nil
+}
+
 // TwoFactorUsed records a second factor accepted at a sign-in: the TOTP
 // time step of its code, or the recovery code numbered Recovery (1 and up;
 // 0: none).
 type TwoFactorUsed struct {
 	Header
 	UserID   ID
-	Step     int64
+	Step, At int64
 	Recovery byte
-	At       int64
 }
 
 func (r *TwoFactorUsed) fields(f *codec.Fields) { f.Walk(r.UserID[:], &r.Step, &r.Recovery, &r.At) }
 
 func (r *TwoFactorUsed) apply(w *Workspace) error {
-	u := w.Users[r.UserID]
-	if u == nil || u.TwoFactor == nil {
-		return fmt.Errorf("second factor of user %s without two-factor sign-in", r.UserID)
+	u, err := w.twoFactorUser(r.UserID, true)
+	if err != nil {
+		return err
 	}
 	t := u.TwoFactor
 	t.Step = max(t.Step, r.Step)

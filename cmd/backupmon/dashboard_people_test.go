@@ -31,11 +31,11 @@ const (
 
 func TestDashboardPeople(t *testing.T) {
 	s := dashStart(t)
-	t.Run("InviteLink", func(t *testing.T) { pplInviteLink(t, s) })
-	t.Run("InviteRoles", func(t *testing.T) { pplInviteRoles(t, s) })
-	t.Run("SeveralWorkspaces", func(t *testing.T) { pplSeveralWorkspaces(t, s) })
-	t.Run("TwoFactor", func(t *testing.T) { pplTwoFactor(t, s) })
-	t.Run("TwoFactorRequired", func(t *testing.T) { pplTwoFactorRequired(t, s) })
+	flows := map[string]func(*testing.T, *dashServer){"InviteLink": pplInviteLink, "InviteRoles": pplInviteRoles,
+		"SeveralWorkspaces": pplSeveralWorkspaces, "TwoFactor": pplTwoFactor, "TwoFactorRequired": pplTwoFactorRequired}
+	for _, name := range []string{"InviteLink", "InviteRoles", "SeveralWorkspaces", "TwoFactor", "TwoFactorRequired"} {
+		t.Run(name, func(t *testing.T) { flows[name](t, s) })
+	}
 }
 
 // invite posts the invitation form as u and returns the link's path.
