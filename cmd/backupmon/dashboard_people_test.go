@@ -424,7 +424,28 @@ func pplTwoFactorRequired(t *testing.T, s *dashServer) {
 	owner := s.login(t, w.users["owner"])
 	pplWantFlash(t, s, "require without using it", s.post(t, "/settings/two-factor/require", owner, url.Values{"required": {"on"}}),
 		"/settings/two-factor", "!Turn on two-factor sign-in for yourself first.")
-	pplEnable(t, s, owner)
+	secret, _ := pplEnable(t, s, owner)
+	// Codes are throttled as passwords are, on buckets of their own: five
+	// wrong ones, then 429 even for the right one.
+	s.advance(t, 300)
+	o := w.users["owner"]
+	pending := pplLoginStep1(t, s, o)
+	wrong := "123456"
+	if wrong == pplCode(t, secret, s.now) {
+		wrong = "654321"
+	}
+	for i := 1; i <= 5; i++ {
+		pplWant(t, "a wrong code", pplLoginStep2(t, s, o, pending, wrong), 401, pplCodeWrong)
+	}
+	r := pplLoginStep2(t, s, o, pending, pplCode(t, secret, s.now))
+	pplWant(t, "the right code after five wrong ones", r, 429, "Too many login attempts. Try again in a minute.")
+	if r.header.Get("Retry-After") != "60" || r.cookie(dashCookie) != nil {
+		t.Errorf("a throttled code: Retry-After %q, session %v; want 60 and none", r.header.Get("Retry-After"), r.cookie(dashCookie))
+	}
+	s.advance(t, 60)
+	if r := pplLoginStep2(t, s, o, pending, pplCode(t, secret, s.now)); r.status != 303 {
+		t.Errorf("the right code a minute later: %s, want 303", r)
+	}
 	pplWantFlash(t, s, "require", s.post(t, "/settings/two-factor/require", owner, url.Values{"required": {"on"}}),
 		"/settings/two-factor", "Two-factor sign-in is now required in this workspace.")
 	pplWantFlash(t, s, "turn off own while required", s.post(t, "/settings/two-factor/disable", owner, nil),
