@@ -27,6 +27,7 @@ func dashE2EPeople(b *dashTab) {
 		chromedp.SetValue(chromedp.CSS(`form[action="/settings/invites"] select[name=role]`), "member"))
 	b.click(`form[action="/settings/invites"] button`)
 	b.waitText("Invitation for " + tech.email + " made.")
+	b.screenshot(dashArtifacts(t), "people-invite.png")
 	link := dashEval[string](b, `document.querySelector('#invite-link').value`)
 	if !strings.HasPrefix(link, s.c.PublicURL+"/invite/"+w.id+"/") {
 		t.Fatalf("the invitation link %q is not this workspace's on this origin", link)
@@ -60,6 +61,7 @@ func dashE2EPeople(b *dashTab) {
 	if b.count("svg.qr path") != 1 {
 		t.Errorf("no QR code drawn for the secret")
 	}
+	b.screenshot(dashArtifacts(t), "people-two-factor.png")
 	b.typeIn(`input[name=code]`, pplCode(t, secret, s.now))
 	b.click(`form[action="/settings/two-factor/enable"] button`)
 	b.waitText("These are your recovery codes")
@@ -98,6 +100,7 @@ func dashE2EPeople(b *dashTab) {
 	}
 	b.do("choose the first workspace", chromedp.SetValue(chromedp.CSS(`form[action="/switch"] select`), w.id))
 	b.submit(`form[action="/switch"] button`)
+	b.screenshot(dashArtifacts(t), "people-switched.png")
 	if txt := b.text(); !strings.Contains(txt, "Switched to MSP b-people.") || !strings.Contains(txt, "Tess Tech (member · MSP b-people)") {
 		t.Fatalf("switching back:\n%s", b.snapshot())
 	}
