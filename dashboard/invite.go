@@ -35,6 +35,7 @@ func (s *Server) peopleRoutes(r *router.Router) {
 	r.POST("/settings/two-factor/enable", s.user(0, s.enableTwoFactor))
 	r.POST("/settings/two-factor/disable", s.user(0, s.disableTwoFactor))
 	r.POST("/settings/two-factor/require", s.user(canOwn, s.requireTwoFactor))
+	r.POST("/settings/users/{uid}/two-factor/reset", s.user(canManage, s.resetTwoFactor))
 	r.POST("/switch", s.user(0, s.switchWorkspace))
 }
 

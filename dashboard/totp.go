@@ -168,6 +168,29 @@ func (s *Server) disableTwoFactor(ctx *fasthttp.RequestCtx, u *engine.SessionUse
 	redirectAfter(ctx, "/settings/two-factor", err, "Not turned off", "Two-factor sign-in is off.")
 }
 
+// resetTwoFactor turns off another user's two-factor sign-in (a lost
+// phone and lost recovery codes); only an owner resets an owner's. Where
+// the workspace requires it, the user sets it up again after their
+// password.
+func (s *Server) resetTwoFactor(ctx *fasthttp.RequestCtx, u *engine.SessionUser) {
+	const back = "/settings/users"
+	uid := ctx.UserValue("uid").(string)
+	target, err := s.eng.User(u.Workspace.ID, uid)
+	if s.failed(ctx, err) {
+		return
+	}
+	switch {
+	case target.ID == u.UserID:
+		redirect(ctx, back, "Turn your own two-factor sign-in off on its page.", true)
+		return
+	case u.Role != engine.RoleOwner && target.Role == engine.RoleOwner:
+		s.errorPage(ctx, fasthttp.StatusForbidden, "Forbidden", "Only an owner can change an owner or make one.")
+		return
+	}
+	err = s.eng.DisableTwoFactor(u.Workspace.ID, uid, true, actor(u))
+	redirectAfter(ctx, back, err, "Not reset", "Two-factor sign-in of "+target.Email+" is off; they can turn it on again.")
+}
+
 // requireTwoFactor sets whether the workspace requires two-factor sign-in;
 // an owner requires it only once they use it themselves.
 func (s *Server) requireTwoFactor(ctx *fasthttp.RequestCtx, u *engine.SessionUser) {

@@ -462,6 +462,22 @@ func pplTwoFactorRequired(t *testing.T, s *dashServer) {
 	if r := s.page(t, "GET", "/jobs", m, nil); r.status != 200 {
 		t.Errorf("a page once two-factor is on: %s", r)
 	}
+	// A lost phone: a manager resets another user's second factor; the
+	// user then sets it up again after the password.
+	admin := s.login(t, w.users["admin"])
+	pplEnable(t, s, admin) // the workspace requires it of the admin too
+	pplWant(t, "an admin resets an owner's", s.post(t, "/settings/users/"+w.users["owner"].id+"/two-factor/reset", admin, nil), 403,
+		"Only an owner can change an owner or make one.")
+	pplWant(t, "a member resets", s.post(t, "/settings/users/"+w.users["owner"].id+"/two-factor/reset", m, nil), 403, dashNoRole)
+	if r := s.page(t, "GET", "/settings/users", admin, nil); len(dashAll(dashParse(t, r.body), "form", "action", "/settings/users/"+w.users["member"].id+"/two-factor/reset")) != 1 ||
+		!strings.Contains(dashVisible(r.body), "member@tfreq.test · two-factor on") {
+		t.Errorf("the users page does not offer to reset the member's two-factor: %s", r)
+	}
+	pplWantFlash(t, s, "an admin resets a member's", s.post(t, "/settings/users/"+w.users["member"].id+"/two-factor/reset", admin, nil),
+		"/settings/users", "Two-factor sign-in of member@tfreq.test is off; they can turn it on again.")
+	m = s.login(t, w.users["member"]) // the password alone, now
+	pplWantFlash(t, s, "a page after the reset", s.page(t, "GET", "/", m, nil), "/settings/two-factor",
+		"!Your workspace requires two-factor sign-in: turn it on to go on.")
 	pplWantFlash(t, s, "make it optional", s.post(t, "/settings/two-factor/require", owner, url.Values{"required": {"off"}}),
 		"/settings/two-factor", "Two-factor sign-in is now optional in this workspace.")
 }
