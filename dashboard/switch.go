@@ -106,22 +106,48 @@ func (s *Server) pendingMAC(email, hash, body string) []byte {
 	return m.Sum(nil)
 }
 
+// pendingStep is a login's signed first step, as the second step's form
+// sends it back: "<workspace>.<user>.<expires ms>.<MAC, base64url>".
+type pendingStep struct {
+	workspace, user string
+	expires         int64
+	mac             []byte
+	body            string // what the MAC signs
+}
+
+// parsePending reads a pending token; ok is false for anything that is not
+// one (the MAC is checked by the caller).
+func parsePending(token string) (p pendingStep, ok bool) {
+	parts := strings.Split(token, ".")
+	if len(parts) != 4 || parts[0] == "" || parts[1] == "" {
+		return pendingStep{}, false
+	}
+	exp, err := strconv.ParseInt(parts[2], 10, 64)
+	if err != nil || strconv.FormatInt(exp, 10) != parts[2] {
+		return pendingStep{}, false
+	}
+	// The decoder skips CR and LF: a token has one spelling only.
+	mac, err := base64.RawURLEncoding.Strict().DecodeString(parts[3])
+	if err != nil || len(mac) != sha256.Size || base64.RawURLEncoding.EncodeToString(mac) != parts[3] {
+		return pendingStep{}, false
+	}
+	return pendingStep{workspace: parts[0], user: parts[1], expires: exp, mac: mac, body: strings.Join(parts[:3], ".")}, true
+}
+
 // secondStep finishes a login with its second factor: the signed first
 // step (pending) and a TOTP or recovery code.
 func (s *Server) secondStep(ctx *fasthttp.RequestCtx, v loginView, pending, code string) {
-	parts := strings.Split(pending, ".")
+	p, ok := parsePending(pending)
 	var l engine.Login
 	found := false
-	if len(parts) == 4 {
+	if ok {
 		for _, c := range s.eng.Logins(v.Email) {
-			if c.WorkspaceID == parts[0] && c.UserID == parts[1] {
+			if c.WorkspaceID == p.workspace && c.UserID == p.user {
 				l, found = c, true
 			}
 		}
 	}
-	exp, _ := strconv.ParseInt(parts[min(2, len(parts)-1)], 10, 64)
-	mac, _ := base64.RawURLEncoding.DecodeString(parts[len(parts)-1])
-	if !found || !hmac.Equal(mac, s.pendingMAC(v.Email, l.Hash, strings.Join(parts[:3], "."))) || s.eng.Now().UnixMilli() >= exp {
+	if !found || !hmac.Equal(p.mac, s.pendingMAC(v.Email, l.Hash, p.body)) || s.eng.Now().UnixMilli() >= p.expires {
 		v.Error = "Your login took too long or was changed; start again."
 		s.renderLogin(ctx, fasthttp.StatusUnauthorized, v)
 		return
