@@ -28,15 +28,23 @@ import (
 func (s *Server) peopleRoutes(r *router.Router) {
 	r.GET("/invite/{wid}/{secret}", s.invitePage)
 	r.POST("/invite/{wid}/{secret}", s.acceptInvite)
-	r.GET("/settings/invites", s.user(0, s.invitesPage))
-	r.POST("/settings/invites", s.user(canManage, s.createInvite))
-	r.POST("/settings/invites/{iid}/revoke", s.user(canManage, s.revokeInvite))
-	r.GET("/settings/two-factor", s.user(0, s.twoFactorPage))
-	r.POST("/settings/two-factor/enable", s.user(0, s.enableTwoFactor))
-	r.POST("/settings/two-factor/disable", s.user(0, s.disableTwoFactor))
-	r.POST("/settings/two-factor/require", s.user(canOwn, s.requireTwoFactor))
-	r.POST("/settings/users/{uid}/two-factor/reset", s.user(canManage, s.resetTwoFactor))
-	r.POST("/switch", s.user(0, s.switchWorkspace))
+	for _, p := range []struct {
+		method, path string
+		need         int
+		h            handlerFunc
+	}{
+		{"GET", "/settings/invites", 0, s.invitesPage},
+		{"POST", "/settings/invites", canManage, s.createInvite},
+		{"POST", "/settings/invites/{iid}/revoke", canManage, s.revokeInvite},
+		{"GET", "/settings/two-factor", 0, s.twoFactorPage},
+		{"POST", "/settings/two-factor/enable", 0, s.enableTwoFactor},
+		{"POST", "/settings/two-factor/disable", 0, s.disableTwoFactor},
+		{"POST", "/settings/two-factor/require", canOwn, s.requireTwoFactor},
+		{"POST", "/settings/users/{uid}/two-factor/reset", canManage, s.resetTwoFactor},
+		{"POST", "/switch", 0, s.switchWorkspace},
+	} {
+		r.Handle(p.method, p.path, s.user(p.need, p.h))
+	}
 }
 
 type invitesData struct {

@@ -173,12 +173,11 @@ func (s *Server) disableTwoFactor(ctx *fasthttp.RequestCtx, u *engine.SessionUse
 // the workspace requires it, the user sets it up again after their
 // password.
 func (s *Server) resetTwoFactor(ctx *fasthttp.RequestCtx, u *engine.SessionUser) {
-	const back = "/settings/users"
-	uid := ctx.UserValue("uid").(string)
-	target, err := s.eng.User(u.Workspace.ID, uid)
-	if s.failed(ctx, err) {
+	uid, target, ok := s.targetUser(ctx, u)
+	if !ok {
 		return
 	}
+	const back = "/settings/users"
 	switch {
 	case target.ID == u.UserID:
 		redirect(ctx, back, "Turn your own two-factor sign-in off on its page.", true)
@@ -187,7 +186,7 @@ func (s *Server) resetTwoFactor(ctx *fasthttp.RequestCtx, u *engine.SessionUser)
 		s.errorPage(ctx, fasthttp.StatusForbidden, "Forbidden", "Only an owner can change an owner or make one.")
 		return
 	}
-	err = s.eng.DisableTwoFactor(u.Workspace.ID, uid, true, actor(u))
+	err := s.eng.DisableTwoFactor(u.Workspace.ID, uid, true, actor(u))
 	redirectAfter(ctx, back, err, "Not reset", "Two-factor sign-in of "+target.Email+" is off; they can turn it on again.")
 }
 
