@@ -150,10 +150,8 @@ func (e *Engine) UpdateUser(wsID, userID string, in UserInput) (UserView, error)
 			return UserView{}, err
 		}
 	}
-	if in.Hash.Set {
-		if err := checkHash(in.Hash); err != nil {
-			return UserView{}, err
-		}
+	if err := checkHash(in.Hash); in.Hash.Set && err != nil {
+		return UserView{}, err
 	}
 	return change(a, func(w *workspace, now int64) (decision[UserView], error) {
 		u := w.User(userID)

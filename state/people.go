@@ -26,17 +26,6 @@ func (w *Workspace) User(id string) *User {
 	return w.Users[uid]
 }
 
-// UserByEmail returns the workspace's user whose e-mail address is email
-// (lower case), or nil.
-func (w *Workspace) UserByEmail(email string) *User {
-	for _, u := range w.Users {
-		if u.Email == email {
-			return u
-		}
-	}
-	return nil
-}
-
 // owners counts the workspace's owners.
 func (w *Workspace) Owners() int {
 	n := 0
@@ -78,3 +67,14 @@ const (
 	SessionSeenLogMs  = 5 * MsPerMinute
 	MaxEmailChars     = 254
 )
+
+// UserByEmail returns the workspace's user whose e-mail address is email
+// (lower case), or nil.
+func (w *Workspace) UserByEmail(email string) *User {
+	for _, u := range w.Users {
+		if u.Email == email {
+			return u
+		}
+	}
+	return nil
+}

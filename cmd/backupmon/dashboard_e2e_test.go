@@ -134,13 +134,13 @@ func TestDashboardBrowser(t *testing.T) {
 		{"ThemesAndPhone", false, dashE2EScreens},
 		{"NoJavaScript", true, dashE2ENoJS},
 		{"Keyboard", false, dashE2EKeyboard},
-		{"People", false, dashE2EPeople},
 	}
 	for _, f := range flows {
 		t.Run(f.name, func(t *testing.T) {
 			f.run(dashOpenTab(t, s, bctx, f.noJS))
 		})
 	}
+	t.Run("People", func(t *testing.T) { dashE2EPeople(dashOpenTab(t, s, bctx, false)) }) // dashboard_people_e2e_test.go
 }
 
 // dashTab is one tab, in a browser context of its own.
