@@ -90,7 +90,7 @@ func (s *Server) createInvite(ctx *fasthttp.RequestCtx, u *engine.SessionUser) {
 		redirect(ctx, "/settings/invites", "Not invited: "+engine.ErrorText(err)+".", true)
 		return
 	}
-	link := siteURL(ctx) + "/invite/" + u.Workspace.ID + "/" + token
+	link := s.siteURL(ctx) + "/invite/" + u.Workspace.ID + "/" + token
 	d := invitesData{Link: link, LinkEmail: inv.Email}
 	if s.mailer != nil {
 		mctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -119,8 +119,12 @@ func (s *Server) revokeInvite(ctx *fasthttp.RequestCtx, u *engine.SessionUser) {
 	redirectAfter(ctx, "/settings/invites", err, "Not revoked", "Invitation revoked; its link no longer works.")
 }
 
-// siteURL is the scheme and host the request came to.
-func siteURL(ctx *fasthttp.RequestCtx) string {
+// siteURL is the dashboard's address: --public-url, else the scheme and
+// host the request came to.
+func (s *Server) siteURL(ctx *fasthttp.RequestCtx) string {
+	if s.publicURL != "" {
+		return s.publicURL
+	}
 	if ctx.IsTLS() {
 		return "https://" + string(ctx.Host())
 	}

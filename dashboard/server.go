@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strings"
 
 	"github.com/fasthttp/router"
 	"github.com/valyala/fasthttp"
@@ -37,6 +38,10 @@ type Config struct {
 	// Mailer, when set, sends an invitation's link by e-mail (the
 	// notifier's relay, --smtp-relay); without it the link is only shown.
 	Mailer func(ctx context.Context, to, subject, body string) error
+	// PublicURL is the dashboard's address as users reach it
+	// (--public-url), for the links of invitations; "": the address each
+	// request came to.
+	PublicURL string
 }
 
 // Server is the dashboard's HTTP handler.
@@ -50,6 +55,7 @@ type Server struct {
 	deviceKey     []byte
 	sessionPrefix string
 	mailer        func(ctx context.Context, to, subject, body string) error
+	publicURL     string
 	cop           *http.CrossOriginProtection
 	pages         *pages
 	handler       fasthttp.RequestHandler
@@ -64,7 +70,7 @@ func New(cfg Config) *Server {
 	}
 	s.deviceKey = cfg.DeviceKey
 	s.sessionPrefix = cfg.SessionPrefix
-	s.mailer = cfg.Mailer
+	s.mailer, s.publicURL = cfg.Mailer, strings.TrimRight(cfg.PublicURL, "/")
 	if len(s.deviceKey) == 0 {
 		s.deviceKey = make([]byte, 32)
 		if _, err := rand.Read(s.deviceKey); err != nil {

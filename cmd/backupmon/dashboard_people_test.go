@@ -487,7 +487,8 @@ func pplTwoFactorRequired(t *testing.T, s *dashServer) {
 // cannot be reached leaves the link shown with a message.
 func TestDashboardInviteMail(t *testing.T) {
 	sink := dlStartSink(t)
-	s := dashStartChild(t, "invite mail", dlFlags(sink)[1:]...)
+	const site = "https://backups.example.test"
+	s := dashStartChild(t, "invite mail", append(dlFlags(sink)[1:], "--public-url", site+"/")...)
 	w := s.workspace(t, "mail", nil)
 	owner := s.login(t, w.users["owner"])
 	r := s.post(t, "/settings/invites", owner, url.Values{"email": {"New.Tech@Mail.test"}, "role": {"member"}})
@@ -496,6 +497,9 @@ func TestDashboardInviteMail(t *testing.T) {
 		t.Fatalf("invite with a relay: %s", r)
 	}
 	link := dashAttr(inputs[0], "value")
+	if !strings.HasPrefix(link, site+"/invite/") {
+		t.Errorf("the link %q is not at --public-url %s", link, site)
+	}
 	msgs := sink.messages()
 	if len(msgs) != 1 || msgs[0].from != dlFrom || strings.Join(msgs[0].to, ",") != "new.tech@mail.test" {
 		t.Fatalf("the relay got %d messages (%+v), want one from %s to new.tech@mail.test", len(msgs), msgs, dlFrom)
@@ -516,7 +520,7 @@ func TestDashboardInviteMail(t *testing.T) {
 			t.Errorf("the e-mail lacks %q:\n%s", want, body)
 		}
 	}
-	if r := s.accept(t, strings.TrimPrefix(link, s.c.PublicURL), "New Tech", "a long password 9"); r.status != 303 {
+	if r := s.accept(t, strings.TrimPrefix(link, site), "New Tech", "a long password 9"); r.status != 303 {
 		t.Errorf("accept the mailed link: %s", r)
 	}
 

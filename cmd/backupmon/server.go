@@ -300,7 +300,7 @@ func (s *server) openEngine() error {
 func (s *server) servePublic() error {
 	eng, store := s.eng, s.store
 	dash := dashboard.New(dashboard.Config{Engine: eng, Hasher: s.hasher, Logger: s.logger, DeviceKey: deriveKey(s.curKey, "backupmon device cookies"),
-		Mailer: s.inviteMailer()})
+		Mailer: s.inviteMailer(), PublicURL: s.cfg.publicURL})
 	asst := assistant.New(assistant.Config{Engine: eng, Logger: s.logger})
 	s.srv.AttachParts(transport.Parts{
 		Engine: eng,
