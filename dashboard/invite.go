@@ -119,6 +119,29 @@ func (s *Server) revokeInvite(ctx *fasthttp.RequestCtx, u *engine.SessionUser) {
 	redirectAfter(ctx, "/settings/invites", err, "Not revoked", "Invitation revoked; its link no longer works.")
 }
 
+// refusedAccept answers an invitation's acceptance the engine refused
+// (400 for a field, 409 for a conflict, the link's page when it stopped
+// working meanwhile) and reports whether it did.
+func (s *Server) refusedAccept(ctx *fasthttp.RequestCtx, d inviteData, err error) bool {
+	var e *engine.Error
+	switch {
+	case err == nil:
+		return false
+	case errors.As(err, &e) && (e.Kind == engine.KindInvalid || e.Kind == engine.KindConflict):
+		d.Error = upperFirst(e.Message) + "."
+		status := fasthttp.StatusConflict
+		if e.Kind == engine.KindInvalid {
+			status = fasthttp.StatusBadRequest
+		}
+		s.renderInvite(ctx, status, d)
+	case errors.As(err, &e) && e.Kind == engine.KindNotFound:
+		s.inviteLink(ctx) // used or revoked meanwhile: that page
+	default:
+		s.failed(ctx, err)
+	}
+	return true
+}
+
 // siteURL is the dashboard's address: --public-url, else the scheme and
 // host the request came to.
 func (s *Server) siteURL(ctx *fasthttp.RequestCtx) string {
@@ -190,6 +213,13 @@ func (s *Server) acceptInvite(ctx *fasthttp.RequestCtx) {
 		s.renderInvite(ctx, fasthttp.StatusBadRequest, d)
 		return
 	}
+	// What the engine would refuse costs no hash: the name, and the
+	// address taken meanwhile.
+	wid := ctx.UserValue("wid").(string)
+	err := s.eng.CheckUser(wid, "", engine.UserInput{Email: engine.Some(inv.Email), Name: name, Role: engine.Some(inv.Role)})
+	if s.refusedAccept(ctx, d, err) {
+		return
+	}
 	h, err := s.hasher.Hash(context.Background(), string(args.Peek("password")))
 	if err != nil {
 		ctx.Response.Header.Set("Retry-After", "1")
@@ -197,21 +227,9 @@ func (s *Server) acceptInvite(ctx *fasthttp.RequestCtx) {
 		s.renderInvite(ctx, fasthttp.StatusServiceUnavailable, d)
 		return
 	}
-	_, err = s.eng.AcceptInvite(ctx.UserValue("wid").(string), hash, name, h)
-	var e *engine.Error
-	switch {
-	case err == nil:
-	case errors.As(err, &e) && (e.Kind == engine.KindInvalid || e.Kind == engine.KindConflict):
-		d.Error = upperFirst(e.Message) + "."
-		s.renderInvite(ctx, fasthttp.StatusConflict, d)
-		return
-	case errors.As(err, &e) && e.Kind == engine.KindNotFound:
-		s.inviteLink(ctx) // used or revoked meanwhile: that page
-		return
-	default:
-		s.failed(ctx, err)
+	if _, err = s.eng.AcceptInvite(wid, hash, name, h); s.refusedAccept(ctx, d, err) {
 		return
 	}
-	q := url.Values{"email": {inv.Email}, "workspace": {ctx.UserValue("wid").(string)}}
+	q := url.Values{"email": {inv.Email}, "workspace": {wid}}
 	redirect(ctx, "/login?"+q.Encode(), "Your password is set: log in to "+inv.Workspace+".", false)
 }

@@ -32,8 +32,8 @@ const (
 func TestDashboardPeople(t *testing.T) {
 	s := dashStart(t)
 	flows := map[string]func(*testing.T, *dashServer){"InviteLink": pplInviteLink, "InviteRoles": pplInviteRoles,
-		"SeveralWorkspaces": pplSeveralWorkspaces, "TwoFactor": pplTwoFactor, "TwoFactorRequired": pplTwoFactorRequired}
-	for _, name := range []string{"InviteLink", "InviteRoles", "SeveralWorkspaces", "TwoFactor", "TwoFactorRequired"} {
+		"SeveralWorkspaces": pplSeveralWorkspaces, "TwoFactor": pplTwoFactor, "TwoFactorRequired": pplTwoFactorRequired, "BadInput": pplBadInput}
+	for _, name := range []string{"InviteLink", "InviteRoles", "SeveralWorkspaces", "TwoFactor", "TwoFactorRequired", "BadInput"} {
 		t.Run(name, func(t *testing.T) { flows[name](t, s) })
 	}
 }
@@ -537,5 +537,56 @@ func TestDashboardInviteMail(t *testing.T) {
 	if r.status != 200 || len(dashAll(dashParse(t, r.body), "input", "id", "invite-link")) != 1 ||
 		!strings.Contains(dashVisible(r.body), "The e-mail could not be sent; copy the link to them instead.") {
 		t.Errorf("invite with a dead relay: %s", r)
+	}
+}
+
+// pplBadInput: hostile input to the new forms gets its message and changes
+// nothing.
+func pplBadInput(t *testing.T, s *dashServer) {
+	w := s.workspace(t, "bad", nil)
+	owner := s.login(t, w.users["owner"])
+	link := s.invite(t, owner, "bad.tech@bad.test", "member")
+	for _, tc := range []struct {
+		what, name, pw string
+		status         int
+		want           string
+	}{
+		{"a name of 201 characters", strings.Repeat("n", 201), "a long password 1", 400, "Name must be 1 to 200 characters."},
+		{"a name of invalid UTF-8", "Te\xffss", "a long password 1", 400, "Name must be valid UTF-8 text."},
+		{"a name of spaces", "   ", "a long password 1", 400, "Name is required."},
+		{"a password of 300 KiB", "Tess", strings.Repeat("p", 300<<10), 400, "Password must be at most 256 characters."},
+	} {
+		pplWant(t, "accept with "+tc.what, s.accept(t, link, tc.name, tc.pw), tc.status, tc.want)
+	}
+	pplWant(t, "a secret of 2,000 characters", s.page(t, "GET", "/invite/"+w.id+"/"+strings.Repeat("A", 2000), "", nil), 404, pplLinkBad)
+	pplWant(t, "a workspace id of junk", s.page(t, "GET", "/invite/%FF%00/x", "", nil), 404, pplLinkBad)
+	r := s.post(t, "/settings/invites", owner, url.Values{"email": {strings.Repeat("a", 100_000) + "@bad.test"}, "role": {"viewer"}})
+	pplWantFlash(t, s, "invite an address of 100,000 characters", r, "/settings/invites", "!Not invited: email must be at most 254 characters.")
+	r = s.post(t, "/settings/invites", owner, url.Values{"email": {"x@bad.test"}, "role": {"boss"}})
+	pplWantFlash(t, s, "invite with a bad role", r, "/settings/invites", "!Not invited: role must be one of: owner, admin, member, viewer.")
+	// Nothing of it changed anything: the link still works, once.
+	pplWantFlash(t, s, "accept after the bad input", s.accept(t, link, "Tess", "a long password 1"),
+		"/login?email=bad.tech%40bad.test&workspace="+w.id, "Your password is set: log in to MSP bad.")
+
+	// The second step and the set-up with junk.
+	u := w.users["admin"]
+	sess := s.login(t, u)
+	secret, _ := pplEnable(t, s, sess)
+	r = s.post(t, "/settings/two-factor/enable", sess, url.Values{"secret": {"\xff"}, "code": {"1"}})
+	pplWant(t, "enable with a junk secret", r, 400, "The set-up form was altered; open two-factor sign-in again.")
+	s.advance(t, 60)
+	pending := pplLoginStep1(t, s, u)
+	for _, tc := range []struct{ what, pending, code, want string }{
+		{"a junk step", "\xff.\x00", pplCode(t, secret, s.now), "Your login took too long or was changed; start again."},
+		{"a step of 100,000 characters", strings.Repeat(".", 100_000), pplCode(t, secret, s.now), "Your login took too long or was changed; start again."},
+		{"a code of 900 KiB", pending, strings.Repeat("1", 900<<10), pplCodeWrong},
+		{"a code of invalid UTF-8", pending, "12345\xff", pplCodeWrong},
+	} {
+		s.advance(t, 30)
+		pplWant(t, tc.what, pplLoginStep2(t, s, u, tc.pending, tc.code), 401, tc.want)
+	}
+	r = s.post(t, "/switch", sess, url.Values{"workspace": {"\xff"}})
+	if r.status != 303 || !strings.HasPrefix(s.location(r), "/login?") {
+		t.Errorf("switch to a junk workspace: %s, want 303 to the login", r)
 	}
 }
