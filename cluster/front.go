@@ -65,6 +65,13 @@ func (n *Node) Route(ctx *fasthttp.RequestCtx, public bool) bool {
 	if path == "/login" && ctx.IsPost() {
 		return n.toLogin(ctx)
 	}
+	// An invitation's link names its workspace: /invite/<wid>/<secret>.
+	if rest, ok := strings.CutPrefix(path, "/invite/"); ok {
+		wid, _, _ := strings.Cut(rest, "/")
+		if id, ok := engine.ParseID(wid); ok {
+			return n.to(ctx, public, WorkspaceShard(id, n.shards))
+		}
+	}
 	for _, name := range []string{"__Host-session", "session"} {
 		if v := ctx.Request.Header.Cookie(name); len(v) > 0 {
 			if s, ok := n.dir.secretShard(string(v)); ok {
@@ -245,10 +252,14 @@ func (n *Node) ask(c call) []int {
 	return yes
 }
 
-// toLogin sends a login to the shard of the user its e-mail address names
-// (else to any shard, which answers as for a wrong password).
+// toLogin sends a login to the shard of the workspace it names (the
+// switcher's), else of the user its e-mail address names (else to any
+// shard, which answers as for a wrong password).
 func (n *Node) toLogin(ctx *fasthttp.RequestCtx) bool {
 	form, _ := url.ParseQuery(string(ctx.Request.Body()))
+	if id, ok := engine.ParseID(form.Get("workspace")); ok {
+		return n.to(ctx, true, WorkspaceShard(id, n.shards)) // a login to a chosen workspace
+	}
 	if email := strings.TrimSpace(form.Get("email")); email != "" {
 		if shards := n.ask(call{Op: "login", Email: email}); len(shards) > 0 {
 			return n.to(ctx, true, shards[0])

@@ -214,6 +214,29 @@ func TestAnyNodeAnswers(t *testing.T) {
 				t.Fatalf("the jobs page through node %d with node 2's session: %d %.300s", i+1, r.Status, r.Body)
 			}
 		}
+		// An invitation made through node 1: its link, which names the
+		// workspace, works through every node, and once.
+		post := map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Sec-Fetch-Site": "same-origin",
+			"Origin": at(0).PublicURL, "Cookie": "__Host-session=" + session}
+		r = at(0).For(t).Do("POST", at(0).PublicURL+"/settings/invites", post, []byte(url.Values{"email": {"tech@acme.test"}, "role": {"member"}}.Encode()))
+		m := regexp.MustCompile(`/invite/[0-9a-f-]+/[A-Za-z0-9_-]{43}`).FindString(string(r.Body))
+		if r.Status != 200 || m == "" {
+			t.Fatalf("invite through node 1: %d %.300s", r.Status, r.Body)
+		}
+		for i := range 3 {
+			r := at(i).For(t).Do("GET", at(i).PublicURL+m, nil, nil)
+			if r.Status != 200 || !strings.Contains(string(r.Body), "tech@acme.test") {
+				t.Fatalf("the invitation's link through node %d: %d %.300s", i+1, r.Status, r.Body)
+			}
+		}
+		accept := []byte(url.Values{"name": {"Tech"}, "password": {"a long password 1"}, "confirm": {"a long password 1"}}.Encode())
+		hdr := map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Sec-Fetch-Site": "same-origin", "Origin": at(2).PublicURL}
+		if r := at(2).For(t).Do("POST", at(2).PublicURL+m, hdr, accept); r.Status != 303 {
+			t.Fatalf("accept through node 3: %d %.300s", r.Status, r.Body)
+		}
+		if r := at(1).For(t).Do("GET", at(1).PublicURL+m, nil, nil); r.Status != 404 {
+			t.Fatalf("the used link through node 2: %d, want 404", r.Status)
+		}
 	})
 
 	t.Run("Assistant", func(t *testing.T) {

@@ -261,9 +261,8 @@ func (s *Server) createUser(ctx *fasthttp.RequestCtx, u *engine.SessionUser) {
 func (s *Server) updateUser(ctx *fasthttp.RequestCtx, u *engine.SessionUser) {
 	args := ctx.PostArgs()
 	const back = "/settings/users"
-	uid := ctx.UserValue("uid").(string)
-	target, err := s.eng.User(u.Workspace.ID, uid)
-	if s.failed(ctx, err) {
+	uid, target, ok := s.targetUser(ctx, u)
+	if !ok {
 		return
 	}
 	in := engine.UserInput{Role: optional(args, "role"), Actor: actor(u)}
@@ -279,21 +278,28 @@ func (s *Server) updateUser(ctx *fasthttp.RequestCtx, u *engine.SessionUser) {
 		}
 		in.Hash = engine.Some(h)
 	}
-	_, err = s.eng.UpdateUser(u.Workspace.ID, uid, in)
+	_, err := s.eng.UpdateUser(u.Workspace.ID, uid, in)
 	redirectAfter(ctx, back, err, "Not changed", "User "+target.Email+" changed.")
+}
+
+// targetUser returns the id and the user the path's {uid} names, or
+// answers the page of their absence (ok false).
+func (s *Server) targetUser(ctx *fasthttp.RequestCtx, u *engine.SessionUser) (string, engine.UserView, bool) {
+	uid := ctx.UserValue("uid").(string)
+	target, err := s.eng.User(u.Workspace.ID, uid)
+	return uid, target, !s.failed(ctx, err)
 }
 
 func (s *Server) deleteUser(ctx *fasthttp.RequestCtx, u *engine.SessionUser) {
 	const back = "/settings/users"
-	uid := ctx.UserValue("uid").(string)
-	target, err := s.eng.User(u.Workspace.ID, uid)
-	if s.failed(ctx, err) {
+	uid, target, ok := s.targetUser(ctx, u)
+	if !ok {
 		return
 	}
 	if u.Role != engine.RoleOwner && target.Role == engine.RoleOwner {
 		s.errorPage(ctx, fasthttp.StatusForbidden, "Forbidden", "Only an owner can delete an owner.")
 		return
 	}
-	err = s.eng.DeleteUser(u.Workspace.ID, uid, actor(u))
+	err := s.eng.DeleteUser(u.Workspace.ID, uid, actor(u))
 	redirectAfter(ctx, back, err, "Not deleted", "User "+target.Email+" deleted; their sessions have ended.")
 }

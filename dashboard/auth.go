@@ -77,41 +77,59 @@ func (t *throttle) bucket(key string, every time.Duration, burst int) *rate.Limi
 
 type loginView struct {
 	Email, Next, Error string
+	// Workspace is the workspace to log in to ("": the first whose user
+	// the password opens); Pending, when set, asks for the second factor
+	// of a login whose password was right (secondStep).
+	Workspace, Pending string
 }
 
 func (s *Server) loginPage(ctx *fasthttp.RequestCtx) {
-	if _, ok := s.session(ctx); ok {
-		ctx.Redirect(localPath(string(ctx.QueryArgs().Peek("next"))), fasthttp.StatusSeeOther)
+	q := ctx.QueryArgs()
+	v := loginView{Next: string(q.Peek("next")), Email: string(q.Peek("email")), Workspace: string(q.Peek("workspace"))}
+	// A browser signed in stays so, unless it asks to log in to another
+	// workspace (the switcher).
+	if su, ok := s.session(ctx); ok && (v.Workspace == "" || v.Workspace == su.Workspace.ID) {
+		ctx.Redirect(localPath(v.Next), fasthttp.StatusSeeOther)
 		return
 	}
-	s.renderLogin(ctx, fasthttp.StatusOK, loginView{Next: string(ctx.QueryArgs().Peek("next"))})
+	s.renderLogin(ctx, fasthttp.StatusOK, v)
 }
 
 func (s *Server) renderLogin(ctx *fasthttp.RequestCtx, status int, v loginView) {
-	s.render(ctx, status, "login", &view{Title: "Log in", Theme: theme(ctx), Data: v})
+	w := &view{Title: "Log in", Theme: theme(ctx), Data: v}
+	w.Flash, w.FlashError = takeFlash(ctx)
+	s.render(ctx, status, "login", w)
 }
 
-// login checks an e-mail address and password and starts a session.
+// login checks an e-mail address and password and starts a session, or
+// asks for the second factor of a user who has one.
 func (s *Server) login(ctx *fasthttp.RequestCtx) {
 	args := ctx.PostArgs()
 	email := strings.TrimSpace(string(args.Peek("email")))
 	pw := string(args.Peek("password"))
-	v := loginView{Email: email, Next: string(args.Peek("next"))}
+	v := loginView{Email: email, Next: string(args.Peek("next")), Workspace: string(args.Peek("workspace"))}
 	addr := addrKey(remoteAddr(ctx))
-	if !s.throttle.allow(addr, strings.ToLower(email), s.device(ctx, email), s.eng.Now()) {
+	// A second factor's guesses are counted apart from the password's, on
+	// buckets of the same size: a login spends one of each.
+	user, device := strings.ToLower(email), s.device(ctx, email)
+	pending := string(args.Peek("pending"))
+	if pending != "" {
+		user = "code:" + user
+		if device != "" {
+			device = "code:" + device
+		}
+	}
+	if !s.throttle.allow(addr, user, device, s.eng.Now()) {
 		ctx.Response.Header.Set("Retry-After", "60")
 		v.Error = "Too many login attempts. Try again in a minute."
 		s.renderLogin(ctx, fasthttp.StatusTooManyRequests, v)
 		return
 	}
-	l, found := s.eng.LoginFor(email)
-	var ok bool
-	var err error
-	if found {
-		ok, err = s.hasher.Check(context.Background(), l.Hash, pw)
-	} else {
-		err = s.hasher.CheckDummy(context.Background(), pw)
+	if pending != "" {
+		s.secondStep(ctx, v, pending, string(args.Peek("code")))
+		return
 	}
+	l, ok, err := s.checkLogin(email, v.Workspace, pw)
 	if errors.Is(err, password.ErrBusy) {
 		ctx.Response.Header.Set("Retry-After", "1")
 		v.Error = "The server is busy; try again in a moment."
@@ -126,19 +144,59 @@ func (s *Server) login(ctx *fasthttp.RequestCtx) {
 		s.renderLogin(ctx, fasthttp.StatusUnauthorized, v)
 		return
 	}
+	if l.TwoFactor {
+		// The second step names the workspace, so that a cluster sends it
+		// to the same shard.
+		v.Pending, v.Workspace = s.pendingToken(email, l, s.eng.Now().UnixMilli()+pendingMs), l.WorkspaceID
+		s.renderLogin(ctx, fasthttp.StatusOK, v)
+		return
+	}
+	s.startSession(ctx, v, func(hash [32]byte) error { return s.eng.StartSession(l.WorkspaceID, l.UserID, l.Hash, hash) })
+}
+
+// checkLogin checks pw against the users email names (in workspace only,
+// when set), in turn, and returns the first it opens. An unknown address
+// spends a hash all the same.
+func (s *Server) checkLogin(email, workspace, pw string) (engine.Login, bool, error) {
+	var err error
+	tried := false
+	for _, l := range s.eng.Logins(email) {
+		if workspace != "" && l.WorkspaceID != workspace {
+			continue
+		}
+		tried = true
+		var ok bool
+		if ok, err = s.hasher.Check(context.Background(), l.Hash, pw); ok || errors.Is(err, password.ErrBusy) {
+			return l, ok, err
+		}
+	}
+	if !tried {
+		err = s.hasher.CheckDummy(context.Background(), pw)
+	}
+	return engine.Login{}, false, err
+}
+
+// startSession starts a session with start (which records it by the
+// SHA-256 of its secret) and gives the browser its cookie; a session the
+// browser held already is kept for the workspace switcher.
+func (s *Server) startSession(ctx *fasthttp.RequestCtx, v loginView, start func(hash [32]byte) error) {
 	secret := make([]byte, 32)
 	if _, err := rand.Read(secret); err != nil {
 		s.errorPage(ctx, fasthttp.StatusInternalServerError, "Something went wrong", "No session could be started; try again.")
 		return
 	}
 	value := s.sessionPrefix + base64.RawURLEncoding.EncodeToString(secret)
-	if err := s.eng.StartSession(l.WorkspaceID, l.UserID, l.Hash, sha256.Sum256([]byte(value))); err != nil {
-		v.Error = "Wrong e-mail address or password."
+	if err := start(sha256.Sum256([]byte(value))); err != nil {
+		if errors.Is(err, errHandled) {
+			return
+		}
+		v.Error, v.Pending = "Wrong e-mail address or password.", ""
 		s.renderLogin(ctx, fasthttp.StatusUnauthorized, v)
 		return
 	}
+	s.setOthers(ctx, append([]string{string(ctx.Request.Header.Cookie(s.cookieName()))}, s.others(ctx)...), value)
 	s.setSessionCookie(ctx, value, sessionMaxAge)
-	s.setDeviceCookie(ctx, email)
+	s.setDeviceCookie(ctx, v.Email)
 	ctx.Redirect(localPath(v.Next), fasthttp.StatusSeeOther)
 }
 
@@ -159,14 +217,19 @@ func (s *Server) setSessionCookie(ctx *fasthttp.RequestCtx, value string, maxAge
 	ctx.Response.Header.SetCookie(c)
 }
 
-// logout ends the request's session, if any.
+// logout ends the request's session, if any, and the other workspaces'
+// sessions the browser holds.
 func (s *Server) logout(ctx *fasthttp.RequestCtx) {
-	if v := ctx.Request.Header.Cookie(s.cookieName()); len(v) > 0 {
-		if err := s.eng.EndSession(sha256.Sum256(v)); err != nil {
+	for _, v := range append([]string{string(ctx.Request.Header.Cookie(s.cookieName()))}, s.others(ctx)...) {
+		if v == "" {
+			continue
+		}
+		if err := s.eng.EndSession(sha256.Sum256([]byte(v))); err != nil {
 			s.errorPage(ctx, fasthttp.StatusServiceUnavailable, "Something went wrong", "The session could not be ended; try again.")
 			return
 		}
 	}
+	s.setOthers(ctx, nil, "")
 	s.setSessionCookie(ctx, "", 0)
 	ctx.Redirect("/login", fasthttp.StatusSeeOther)
 }

@@ -30,7 +30,7 @@ type pages struct {
 	sets map[string]*template.Template
 }
 
-var pageNames = []string{"login", "error", "queue", "clients", "client", "jobs", "job", "alerts", "keys", "channels", "users", "activity", "setup_jobform"}
+var pageNames = []string{"login", "error", "queue", "clients", "client", "jobs", "job", "alerts", "keys", "channels", "users", "activity", "setup_jobform", "invite", "invites", "totp"}
 
 func loadPages() *pages {
 	base := template.Must(template.New("").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/partials.html", "templates/setup_parts.html"))
@@ -55,6 +55,9 @@ type view struct {
 	Now        int64
 	Data       any
 	loc        *time.Location
+	// Switch lists the workspaces the user's e-mail address belongs to,
+	// for the header's switcher (when more than one).
+	Switch []engine.Membership
 }
 
 func (s *Server) newView(ctx *fasthttp.RequestCtx, u *engine.SessionUser, title, nav string, data any) *view {
@@ -62,6 +65,9 @@ func (s *Server) newView(ctx *fasthttp.RequestCtx, u *engine.SessionUser, title,
 		CanTriage: allowed(u.Role, canTriage), CanManage: allowed(u.Role, canManage),
 		Now: s.eng.Now().UnixMilli(), Data: data, loc: u.Workspace.Loc}
 	v.Flash, v.FlashError = takeFlash(ctx)
+	if list := s.eng.Memberships(u.Email); len(list) > 1 {
+		v.Switch = list
+	}
 	return v
 }
 

@@ -4,12 +4,14 @@
 package dashboard
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strings"
 
 	"github.com/fasthttp/router"
 	"github.com/valyala/fasthttp"
@@ -33,6 +35,13 @@ type Config struct {
 	// SessionPrefix goes before every session cookie's value: a cluster's
 	// shard, so that any node finds the session's owner.
 	SessionPrefix string
+	// Mailer, when set, sends an invitation's link by e-mail (the
+	// notifier's relay, --smtp-relay); without it the link is only shown.
+	Mailer func(ctx context.Context, to, subject, body string) error
+	// PublicURL is the dashboard's address as users reach it
+	// (--public-url), for the links of invitations; "": the address each
+	// request came to.
+	PublicURL string
 }
 
 // Server is the dashboard's HTTP handler.
@@ -45,6 +54,8 @@ type Server struct {
 	// deviceKey signs device cookies.
 	deviceKey     []byte
 	sessionPrefix string
+	mailer        func(ctx context.Context, to, subject, body string) error
+	publicURL     string
 	cop           *http.CrossOriginProtection
 	pages         *pages
 	handler       fasthttp.RequestHandler
@@ -59,6 +70,7 @@ func New(cfg Config) *Server {
 	}
 	s.deviceKey = cfg.DeviceKey
 	s.sessionPrefix = cfg.SessionPrefix
+	s.mailer, s.publicURL = cfg.Mailer, strings.TrimRight(cfg.PublicURL, "/")
 	if len(s.deviceKey) == 0 {
 		s.deviceKey = make([]byte, 32)
 		if _, err := rand.Read(s.deviceKey); err != nil {
@@ -79,6 +91,7 @@ func (s *Server) Handler() fasthttp.RequestHandler { return s.handler }
 const (
 	canTriage = iota + 1 // acknowledge, snooze, resolve, pause, resume
 	canManage            // keys, channels, escalations, users
+	canOwn               // the workspace's sign-in rules
 )
 
 func allowed(role string, need int) bool {
@@ -87,6 +100,8 @@ func allowed(role string, need int) bool {
 		return role == engine.RoleOwner || role == engine.RoleAdmin || role == engine.RoleMember
 	case canManage:
 		return role == engine.RoleOwner || role == engine.RoleAdmin
+	case canOwn:
+		return role == engine.RoleOwner
 	}
 	return true
 }
@@ -130,6 +145,7 @@ func (s *Server) routes() fasthttp.RequestHandler {
 	r.POST("/settings/users/{uid}/delete", s.user(canManage, s.deleteUser))
 	r.GET("/settings/activity", s.user(0, s.activityPage))
 	s.setupRoutes(r) // setup.go
+	s.peopleRoutes(r)
 
 	r.NotFound = func(ctx *fasthttp.RequestCtx) {
 		s.errorPage(ctx, fasthttp.StatusNotFound, "Not found", "There is no page at this address.")
@@ -193,6 +209,9 @@ func (s *Server) user(need int, h handlerFunc) fasthttp.RequestHandler {
 			}
 			next := string(ctx.URI().RequestURI())
 			ctx.Redirect("/login?next="+url.QueryEscape(next), fasthttp.StatusSeeOther)
+			return
+		}
+		if u.MustSetUpTwoFactor && !s.twoFactorSetUp(ctx) {
 			return
 		}
 		if !allowed(u.Role, need) {

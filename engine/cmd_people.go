@@ -79,16 +79,24 @@ func (e *Engine) CheckUser(wsID, userID string, in UserInput) error {
 		}
 	}
 	if creating {
-		if _, taken := e.people.emails.Load(email); taken {
-			return conflict("a user with this email already exists")
+		a, err := e.workspaceActor(wsID)
+		if err != nil {
+			return err
+		}
+		if ask(a, func(w *workspace) bool { return w.UserByEmail(email) != nil }) {
+			return errEmailTaken()
 		}
 	}
 	return nil
 }
 
-// CreateUser adds a dashboard user. E-mail addresses are unique across the
-// whole server (a login names no workspace): a taken one is a KindConflict
-// error. It returns KindInvalid errors naming the field at fault.
+// errEmailTaken is the answer to a second user of one e-mail address in a
+// workspace.
+func errEmailTaken() *Error { return conflict("a user with this email already exists") }
+
+// CreateUser adds a dashboard user. An e-mail address is one user's in a
+// workspace (it may be another workspace's user too): a taken one is a
+// KindConflict error. It returns KindInvalid errors naming the field at fault.
 func (e *Engine) CreateUser(wsID string, in UserInput) (UserView, error) {
 	a, err := e.workspaceActor(wsID)
 	if err != nil {
@@ -107,12 +115,10 @@ func (e *Engine) CreateUser(wsID string, in UserInput) (UserView, error) {
 	if err := checkHash(in.Hash); err != nil {
 		return UserView{}, err
 	}
-	e.people.mu.Lock()
-	defer e.people.mu.Unlock()
-	if _, taken := e.people.emails.Load(email); taken {
-		return UserView{}, conflict("a user with this email already exists")
-	}
 	return change(a, func(w *workspace, now int64) (decision[UserView], error) {
+		if w.UserByEmail(email) != nil {
+			return decision[UserView]{}, errEmailTaken()
+		}
 		rec := &state.UserCreated{ID: w.IDs.Next(now), ActivityID: w.IDs.Next(now), Email: email, Name: in.Name.V,
 			Role: in.Role.V, Hash: in.Hash.V, CreatedAt: now, Actor: in.Actor}
 		return decision[UserView]{rec: rec, answer: func(w *workspace) UserView { return userView(w.Users[rec.ID]) }}, nil
@@ -144,13 +150,9 @@ func (e *Engine) UpdateUser(wsID, userID string, in UserInput) (UserView, error)
 			return UserView{}, err
 		}
 	}
-	if in.Hash.Set {
-		if err := checkHash(in.Hash); err != nil {
-			return UserView{}, err
-		}
+	if err := checkHash(in.Hash); in.Hash.Set && err != nil {
+		return UserView{}, err
 	}
-	e.people.mu.Lock()
-	defer e.people.mu.Unlock()
 	return change(a, func(w *workspace, now int64) (decision[UserView], error) {
 		u := w.User(userID)
 		if u == nil {
@@ -158,8 +160,8 @@ func (e *Engine) UpdateUser(wsID, userID string, in UserInput) (UserView, error)
 		}
 		rec := &state.UserUpdated{ID: u.ID, At: now, Actor: in.Actor}
 		if in.Email.Set && email != u.Email {
-			if _, taken := e.people.emails.Load(email); taken {
-				return decision[UserView]{}, conflict("a user with this email already exists")
+			if w.UserByEmail(email) != nil {
+				return decision[UserView]{}, errEmailTaken()
 			}
 			rec.Fields |= state.UserEmail
 			rec.Email = email
@@ -203,34 +205,50 @@ func (e *Engine) DeleteUser(wsID, userID, actor string) error {
 	}, func(r state.Removal) state.Record { return &state.UserDeleted{Removal: r} })
 }
 
-// Login is what a login needs to know of the user an e-mail address names.
+// Login is what a login needs to know of one user an e-mail address names.
 type Login struct {
 	WorkspaceID, UserID string
 	// Hash is the user's encoded password hash.
 	Hash string
+	// TwoFactor is whether the user signs in with a second factor.
+	TwoFactor bool
 }
 
-// LoginFor returns the user whose e-mail address is email (without regard
-// to case); ok is false when there is none.
+// LoginFor returns the first user (by workspace id) whose e-mail address is
+// email (without regard to case); ok is false when there is none.
 func (e *Engine) LoginFor(email string) (l Login, ok bool) {
-	v, found := e.people.emails.Load(strings.ToLower(email))
-	if !found {
+	ls := e.Logins(email)
+	if len(ls) == 0 {
 		return Login{}, false
 	}
-	ref := v.(*personRef)
-	return ask2(ref.act, func(w *workspace) (Login, bool) {
-		u := w.Users[ref.id]
-		if u == nil {
-			return Login{}, false
+	return ls[0], true
+}
+
+// Logins returns every user whose e-mail address is email (without regard
+// to case), one per workspace, by workspace id; none when there is none.
+func (e *Engine) Logins(email string) []Login {
+	var out []Login
+	for _, ref := range e.people.emails.get(email) {
+		l, ok := ask2(ref.act, func(w *workspace) (Login, bool) {
+			u := w.Users[ref.id]
+			if u == nil {
+				return Login{}, false
+			}
+			return Login{WorkspaceID: w.ID.String(), UserID: u.ID.String(), Hash: u.Hash, TwoFactor: u.TwoFactor != nil}, true
+		})
+		if ok {
+			out = append(out, l)
 		}
-		return Login{WorkspaceID: w.ID.String(), UserID: u.ID.String(), Hash: u.Hash}, true
-	})
+	}
+	return out
 }
 
 // StartSession records a login of userID whose session secret hashes to
 // hash, once the password was checked against hash. It fails with a
-// KindNotFound error when the user is gone, and a KindConflict error when
-// the password hash the login checked is no longer the user's.
+// KindNotFound error when the user is gone, a KindConflict error when the
+// password hash the login checked is no longer the user's, and
+// ErrSecondFactor for a user who signs in with a second factor
+// (StartSessionTwoFactor).
 func (e *Engine) StartSession(wsID, userID, checkedHash string, hash [32]byte) error {
 	_, err := command(e, wsID, func(w *workspace, now int64) (decision[struct{}], error) {
 		u := w.User(userID)
@@ -239,6 +257,9 @@ func (e *Engine) StartSession(wsID, userID, checkedHash string, hash [32]byte) e
 		}
 		if u.Hash != checkedHash {
 			return decision[struct{}]{}, conflict("the password changed")
+		}
+		if u.TwoFactor != nil {
+			return decision[struct{}]{}, ErrSecondFactor
 		}
 		return decision[struct{}]{rec: &state.SessionStarted{ID: w.IDs.Next(now), UserID: u.ID, Hash: hash, At: now}}, nil
 	})
@@ -249,6 +270,12 @@ func (e *Engine) StartSession(wsID, userID, checkedHash string, hash [32]byte) e
 type SessionUser struct {
 	SessionID, UserID, Email, Name, Role string
 	Workspace                            BoardWorkspace
+	// TwoFactor is whether the user signs in with a second factor, with
+	// RecoveryLeft unused recovery codes; TwoFactorRequired whether the
+	// workspace requires it, and MustSetUpTwoFactor is set when it does
+	// and the user has not turned it on.
+	TwoFactor, TwoFactorRequired, MustSetUpTwoFactor bool
+	RecoveryLeft                                     int
 }
 
 // Session returns the user of the session whose secret hashes to hash, and
@@ -275,8 +302,12 @@ func (e *Engine) Session(hash [32]byte) (su SessionUser, ok bool) {
 			ref.act.logAsync(&state.SessionSeen{Mark: state.Mark{ID: s.ID, At: now}})
 		}
 		u := s.User
-		return SessionUser{SessionID: s.ID.String(), UserID: u.ID.String(), Email: u.Email, Name: u.Name, Role: u.Role,
-			Workspace: w.boardWorkspace(now)}, true
+		su := SessionUser{SessionID: s.ID.String(), UserID: u.ID.String(), Email: u.Email, Name: u.Name, Role: u.Role,
+			Workspace: w.boardWorkspace(now), TwoFactor: u.TwoFactor != nil, TwoFactorRequired: w.TwoFactorRequired, MustSetUpTwoFactor: w.TwoFactorRequired && u.TwoFactor == nil}
+		if u.TwoFactor != nil {
+			su.RecoveryLeft = u.TwoFactor.RecoveryLeft()
+		}
+		return su, true
 	})
 }
 

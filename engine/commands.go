@@ -63,6 +63,18 @@ var changes = []changeEntry{
 	{"Engine.StartSession", []string{"SessionStarted"}},
 	{"Engine.Session", []string{"SessionSeen", "SessionEnded"}},
 	{"Engine.EndSession", []string{"SessionEnded"}},
+	{"Engine.Logins", nil}, // reads the logins of an e-mail address
+	// Invitations (cmd_invites.go).
+	{"Engine.CreateInvite", []string{"InviteCreated"}},
+	{"Engine.Invites", nil}, // lists them
+	{"Engine.Invite", nil},  // reads one link's invitation
+	{"Engine.RevokeInvite", []string{"InviteEnded"}},
+	{"Engine.AcceptInvite", []string{"InviteEnded"}},
+	// Two-factor sign-in (cmd_twofactor.go).
+	{"Engine.StartSessionTwoFactor", []string{"TwoFactorUsed", "SessionStarted"}},
+	{"Engine.EnableTwoFactor", []string{"TwoFactorSet"}},
+	{"Engine.DisableTwoFactor", []string{"TwoFactorSet"}},
+	{"Engine.RequireTwoFactor", []string{"TwoFactorRequired"}},
 	// The development clock (cmd_clock.go).
 	{"Engine.SetClock", []string{"ClockSet"}},
 	// A cluster's shard moving to another node (handover.go).

@@ -24,7 +24,7 @@ func (a *actor) IngestRemoved(token string) { a.eng.ingestRemoved(token) }
 func (a *actor) UserAdded(w *state.Workspace, u *state.User) { a.eng.userAdded(w, u) }
 
 // UserRemoved drops a user's e-mail address.
-func (a *actor) UserRemoved(email string) { a.eng.userRemoved(email) }
+func (a *actor) UserRemoved(email string) { a.eng.userRemoved(a.ws.ID, email) }
 
 // SessionAdded indexes a session's hash.
 func (a *actor) SessionAdded(w *state.Workspace, s *state.Session) { a.eng.sessionAdded(w, s) }

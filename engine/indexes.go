@@ -53,11 +53,11 @@ func (e *Engine) ingestAddress(j *state.Job) string {
 }
 
 // people indexes users by e-mail address and sessions by the SHA-256 of
-// their secret, across workspaces: a login names no workspace.
+// their secret, across workspaces: a login names no workspace, and one
+// e-mail address may be a user of several workspaces (emails.go).
 type people struct {
-	mu       sync.Mutex // serialises the changes that must keep e-mail addresses unique
-	emails   sync.Map   // lower-case e-mail → *personRef
-	sessions sync.Map   // [32]byte → *personRef (id: the session's)
+	emails   emailIndex
+	sessions sync.Map // [32]byte → *personRef (id: the session's)
 }
 
 type personRef struct {
@@ -66,10 +66,10 @@ type personRef struct {
 }
 
 func (e *Engine) userAdded(w *state.Workspace, u *state.User) {
-	e.people.emails.Store(u.Email, &personRef{act: e.actor(w.ID), id: u.ID})
+	e.people.emails.put(u.Email, w.ID, &personRef{act: e.actor(w.ID), id: u.ID})
 }
 
-func (e *Engine) userRemoved(email string) { e.people.emails.Delete(email) }
+func (e *Engine) userRemoved(wsID state.ID, email string) { e.people.emails.drop(email, wsID) }
 
 func (e *Engine) sessionAdded(w *state.Workspace, s *state.Session) {
 	e.people.sessions.Store(s.Hash, &personRef{act: e.actor(w.ID), id: s.ID})

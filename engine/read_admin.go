@@ -369,10 +369,13 @@ type UserView struct {
 	Name      string     `json:"name"`
 	Role      string     `json:"role"`
 	CreatedAt state.Time `json:"createdAt"`
+	// TwoFactor is whether the user signs in with a second factor: for
+	// the dashboard's users page, never in the admin API's answers.
+	TwoFactor bool `json:"-"`
 }
 
 func userView(u *state.User) UserView {
-	return UserView{ID: u.ID.String(), Email: u.Email, Name: u.Name, Role: u.Role, CreatedAt: state.Time(u.CreatedAt)}
+	return UserView{ID: u.ID.String(), Email: u.Email, Name: u.Name, Role: u.Role, CreatedAt: state.Time(u.CreatedAt), TwoFactor: u.TwoFactor != nil}
 }
 
 // Users returns the workspace's users by e-mail address.

@@ -50,8 +50,7 @@ func (n *Notifier) sendEmail(ctx context.Context, nt engine.Notice) error {
 	if cfg.Relay == "" {
 		return errors.New(FailureNoRelay)
 	}
-	host, _, err := net.SplitHostPort(cfg.Relay)
-	if err != nil {
+	if _, _, err := net.SplitHostPort(cfg.Relay); err != nil {
 		return fmt.Errorf("invalid SMTP relay %q: %w", cfg.Relay, err)
 	}
 	from, err := parseAddress("sender", cfg.From)
@@ -62,8 +61,17 @@ func (n *Notifier) sendEmail(ctx context.Context, nt engine.Notice) error {
 	if err != nil {
 		return err
 	}
-	msg := EmailMessage(nt, from, to, n.now())
+	return n.relay(ctx, from, to, EmailMessage(nt, from, to, n.now()))
+}
 
+// relay sends msg from from to to through the relay, with the SMTP
+// dialogue sendEmail describes.
+func (n *Notifier) relay(ctx context.Context, from, to *mail.Address, msg []byte) error {
+	cfg := n.smtp
+	host, _, err := net.SplitHostPort(cfg.Relay)
+	if err != nil {
+		return fmt.Errorf("invalid SMTP relay %q: %w", cfg.Relay, err)
+	}
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "tcp", cfg.Relay)
 	if err != nil {

@@ -82,6 +82,10 @@ type Workspace struct {
 	// Dashboard users and their live sessions (people.go).
 	Users    map[ID]*User
 	Sessions map[ID]*Session
+	// Open invitations (rec_invites.go; nil until the first) and whether
+	// two-factor sign-in is required (rec_twofactor.go).
+	Invites           map[ID]*Invite
+	TwoFactorRequired bool
 
 	// Report e-mails whose status could not be read, oldest first
 	// (mail.go), and the raw messages records let go of since the mail

@@ -6,6 +6,7 @@ type User struct {
 	ID                      ID
 	Email, Name, Role, Hash string
 	CreatedAt               int64
+	TwoFactor               *TwoFactor // nil: off (rec_twofactor.go)
 }
 
 type Session struct {
@@ -66,3 +67,14 @@ const (
 	SessionSeenLogMs  = 5 * MsPerMinute
 	MaxEmailChars     = 254
 )
+
+// UserByEmail returns the workspace's user whose e-mail address is email
+// (lower case), or nil.
+func (w *Workspace) UserByEmail(email string) *User {
+	for _, u := range w.Users {
+		if u.Email == email {
+			return u
+		}
+	}
+	return nil
+}

@@ -42,4 +42,9 @@ var registry = [256]kind{
 	TypeClientUpdatedBy:   {make: func() Record { return new(ClientUpdatedBy) }},
 	TypeJobCreatedBy:      {make: func() Record { return new(JobCreatedBy) }},
 	TypeJobDeletedBy:      {make: func() Record { return new(JobDeletedBy) }},
+	TypeInviteCreated:     {make: func() Record { return new(InviteCreated) }, keepsFigures: true},
+	TypeInviteEnded:       {make: func() Record { return new(InviteEnded) }, keepsFigures: true},
+	TypeTwoFactorSet:      {make: func() Record { return new(TwoFactorSet) }, keepsFigures: true},
+	TypeTwoFactorUsed:     {make: func() Record { return new(TwoFactorUsed) }, keepsFigures: true},
+	TypeTwoFactorRequired: {make: func() Record { return new(TwoFactorRequired) }, keepsFigures: true},
 }

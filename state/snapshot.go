@@ -20,7 +20,7 @@ import (
 // adds a version and reads the older ones through the version checks in
 // the walk (and the migrations they call).
 const (
-	SnapshotVersion       = 9
+	SnapshotVersion       = 10
 	OldestSnapshotVersion = 5
 )
 
@@ -133,7 +133,12 @@ func (w *Workspace) walk(s *snap) error {
 		return err
 	}
 	if s.since(9) {
-		return w.walkSizeDrops(s)
+		if err := w.walkSizeDrops(s); err != nil {
+			return err
+		}
+	}
+	if s.since(10) {
+		return w.walkPeople(s)
 	}
 	return nil
 }

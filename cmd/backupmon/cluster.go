@@ -153,7 +153,7 @@ func (s *server) buildShard(shard int, eng *engine.Engine) (*cluster.Stack, erro
 		Hasher: s.hasher, PublicURL: s.cfg.publicURL, ReadTimeout: s.cfg.limits.readTimeout,
 	})
 	dash := dashboard.New(dashboard.Config{Engine: eng, Hasher: s.hasher, Logger: s.logger,
-		DeviceKey: deriveKey(s.curKey, "backupmon device cookies"), SessionPrefix: cluster.SessionPrefix(shard)})
+		DeviceKey: deriveKey(s.curKey, "backupmon device cookies"), SessionPrefix: cluster.SessionPrefix(shard), Mailer: s.inviteMailer(), PublicURL: s.cfg.publicURL})
 	asst := assistant.New(assistant.Config{Engine: eng, Logger: s.logger})
 	srv.AttachParts(transport.Parts{
 		Engine:    eng,

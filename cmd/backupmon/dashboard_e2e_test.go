@@ -142,6 +142,7 @@ func TestDashboardBrowser(t *testing.T) {
 			f.run(dashOpenTab(t, s, bctx, f.noJS))
 		})
 	}
+	t.Run("People", func(t *testing.T) { dashE2EPeople(dashOpenTab(t, s, bctx, false)) }) // dashboard_people_e2e_test.go
 }
 
 // dashTab is one tab, in a browser context of its own.

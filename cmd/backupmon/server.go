@@ -299,7 +299,8 @@ func (s *server) openEngine() error {
 // server built on it, and serves the public listener.
 func (s *server) servePublic() error {
 	eng, store := s.eng, s.store
-	dash := dashboard.New(dashboard.Config{Engine: eng, Hasher: s.hasher, Logger: s.logger, DeviceKey: deriveKey(s.curKey, "backupmon device cookies")})
+	dash := dashboard.New(dashboard.Config{Engine: eng, Hasher: s.hasher, Logger: s.logger, DeviceKey: deriveKey(s.curKey, "backupmon device cookies"),
+		Mailer: s.inviteMailer(), PublicURL: s.cfg.publicURL})
 	asst := assistant.New(assistant.Config{Engine: eng, Logger: s.logger})
 	s.srv.AttachParts(transport.Parts{
 		Engine: eng,
@@ -411,4 +412,13 @@ func (s *server) close() error {
 		}
 	}
 	return nil
+}
+
+// inviteMailer is how the dashboard sends an invitation's link: through the
+// notifier's relay with --smtp-relay, else not at all (nil).
+func (s *server) inviteMailer() func(ctx context.Context, to, subject, body string) error {
+	if s.cfg.smtpRelay == "" || s.notifier == nil {
+		return nil
+	}
+	return s.notifier.SendText
 }

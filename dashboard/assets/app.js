@@ -232,4 +232,16 @@
     var row = document.querySelector('[data-row="' + CSS.escape(cursorKey) + '"]');
     if (row) setCursor(row, false);
   });
+
+  // ---------- Copy buttons: data-copy names the field to copy ----------
+
+  document.addEventListener('click', function (e) {
+    var btn = e.target.closest ? e.target.closest('[data-copy]') : null;
+    if (!btn) return;
+    var field = document.querySelector(btn.getAttribute('data-copy'));
+    if (!field) return;
+    field.select();
+    if (navigator.clipboard) navigator.clipboard.writeText(field.value);
+    btn.textContent = 'Copied';
+  });
 })();
