@@ -43,6 +43,13 @@ var changes = []changeEntry{
 	{"Engine.DropUnparsed", []string{"UnparsedGone"}},
 	{"Engine.RotateIngestAddress", []string{"IngestRotated"}},
 	{"Engine.IngestDomain", nil}, // a setting
+	// Parsing rules (cmd_rules.go).
+	{"Engine.SaveParseRule", []string{"RuleSaved"}},
+	{"Engine.DeleteParseRule", []string{"RuleDeleted"}},
+	{"Engine.OrderParseRules", []string{"RulesOrdered"}},
+	{"Engine.ParseRules", nil},
+	{"Engine.GetParseRule", nil},
+	{"Engine.UnparsedRefs", nil},
 	// Notifications (cmd_notify.go).
 	{"Engine.CreateChannel", []string{"ChannelCreated"}},
 	{"Engine.DeleteChannel", []string{"ChannelDeleted"}},

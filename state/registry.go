@@ -37,4 +37,7 @@ var registry = [256]kind{
 	TypeSessionStarted:    {make: func() Record { return new(SessionStarted) }, keepsFigures: true},
 	TypeSessionSeen:       {make: func() Record { return new(SessionSeen) }, keepsFigures: true},
 	TypeSessionEnded:      {make: func() Record { return new(SessionEnded) }, keepsFigures: true},
+	TypeRuleSaved:         {make: func() Record { return new(RuleSaved) }, keepsFigures: true},
+	TypeRuleDeleted:       {make: func() Record { return new(RuleDeleted) }, keepsFigures: true},
+	TypeRulesOrdered:      {make: func() Record { return new(RulesOrdered) }, keepsFigures: true},
 }

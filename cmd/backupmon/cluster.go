@@ -155,8 +155,11 @@ func (s *server) buildShard(shard int, eng *engine.Engine) (*cluster.Stack, erro
 	dash := dashboard.New(dashboard.Config{Engine: eng, Hasher: s.hasher, Logger: s.logger,
 		DeviceKey: deriveKey(s.curKey, "backupmon device cookies"), SessionPrefix: cluster.SessionPrefix(shard)})
 	asst := assistant.New(assistant.Config{Engine: eng, Logger: s.logger})
+	var rules transport.RulesMail
+	rules.Raw, rules.Reread = smtpin.RulesFor(eng, s.node.MailStore())
 	srv.AttachParts(transport.Parts{
 		Engine:    eng,
+		Rules:     rules,
 		Dashboard: dash.Handler(),
 		Assistant: func(r *http.Request, key engine.AssistantKey, base string) (int, http.Header, []byte) {
 			return asst.Serve(r, key, base)

@@ -301,8 +301,11 @@ func (s *server) servePublic() error {
 	eng, store := s.eng, s.store
 	dash := dashboard.New(dashboard.Config{Engine: eng, Hasher: s.hasher, Logger: s.logger, DeviceKey: deriveKey(s.curKey, "backupmon device cookies")})
 	asst := assistant.New(assistant.Config{Engine: eng, Logger: s.logger})
+	var rules transport.RulesMail
+	rules.Raw, rules.Reread = smtpin.RulesFor(eng, store)
 	s.srv.AttachParts(transport.Parts{
 		Engine: eng,
+		Rules:  rules,
 		Reparse: func(wsID, id string) (engine.MailReply, error) {
 			return smtpin.Reparse(eng, store, smtpin.Suggestions, wsID, id)
 		},
