@@ -120,7 +120,7 @@ func TryAnswer(rd mailrules.Reading) any {
 		if v.IsZero() {
 			return nil
 		}
-		s := v.UTC().Format("2006-01-02T15:04:05Z")
+		s := v.UTC().Format("2006-01-02T15:04:05.000Z")
 		return &s
 	}
 	t.StartedAt, t.CompletedAt = stamp(r.StartedAt), stamp(r.CompletedAt)
