@@ -247,6 +247,7 @@ func (a *actor) mailReport(w *workspace, j *state.Job, in *MailInput, now int64,
 		a.eng.dropRaw(dropped)
 		reply <- ans
 	})
+	a.askAI(w, j, rec, in, now) // logged after the report, never waited for
 }
 
 // decideMail builds the record of an accepted report e-mail: the Report

@@ -89,6 +89,7 @@ type Workspace struct {
 	Unparsed   []*UnparsedMail
 	droppedRaw []string
 	RulesState              // the workspace's parsing rules (rec_rules.go)
+	AIState                 // the model's suggestions: prompt, queue, calls (rec_ai.go)
 	Pending    atomic.Int64 // pending deliveries, read by the metrics off the actor
 	TrialNoted int64        // the trialEndsAt a TrialEnded record noted
 

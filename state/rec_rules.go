@@ -144,7 +144,8 @@ type RulesState struct {
 	RulesKey   string
 }
 
-// walkRules walks the rules at the end of a snapshot (layout 8).
+// walkRules walks the rules, then the suggestions' state, at the end of a
+// snapshot (layout 8).
 func (w *Workspace) walkRules(s *snap) error {
 	if err := walkList(s, &w.ParseRules, func() *ParseRule { return &ParseRule{} }, (*ParseRule).walk); err != nil {
 		return err
@@ -152,5 +153,5 @@ func (w *Workspace) walkRules(s *snap) error {
 	if s.reading() {
 		w.setRules(w.ParseRules)
 	}
-	return nil
+	return w.walkAI(s)
 }

@@ -41,6 +41,7 @@ func (s *Server) ruleRoutes(r *router.Router, a func(string, fasthttp.RequestHan
 	r.PUT(rules+"/{rid}", a("rule_update", s.adminSaveRule(true)))
 	r.DELETE(rules+"/{rid}", a("rule_delete", adminRemove(s, "rid", (*engine.Engine).DeleteParseRule)))
 	r.POST(rules+"/{rid}/reread", a("rule_reread", s.adminRereadRule))
+	s.aiRoutes(r, a)
 }
 
 // ruleProblem turns a rule's problem into the admin API's 400.

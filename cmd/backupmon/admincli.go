@@ -127,6 +127,8 @@ var cliCommands = []cliCommand{
 	{group: "rule", verb: "order", method: "PUT", path: "/workspaces/{wid}/parsing-rules", help: "put the parsing rules in order", flags: []cliFlag{{"ids", "ids", "comma-separated rule ids, first tried first", kList}}},
 	{group: "rule", verb: "try", method: "POST", path: "/workspaces/{wid}/parsing-rules/try", help: "try a rule on a mail: --body '{\"rule\": {...}, \"unparsedId\": \"...\"}' (or \"mail\": the pasted mail)"},
 	{group: "rule", verb: "reread", method: "POST", path: "/workspaces/{wid}/parsing-rules/{rid}/reread", help: "read again every unparsed e-mail the rule matches"},
+	{group: "ai-prompt", verb: "get", method: "GET", path: "/workspaces/{wid}/ai-prompt", help: "show the prompt the model is given for failure suggestions"},
+	{group: "ai-prompt", verb: "set", method: "PUT", path: "/workspaces/{wid}/ai-prompt", help: "set the model's prompt (--prompt '' for the default)", flags: []cliFlag{{"prompt", "prompt", "the system prompt", kString}}},
 	{group: "user", verb: "create", method: "POST", path: "/workspaces/{wid}/users", help: "add a dashboard user", flags: userFlags},
 	{group: "user", verb: "list", method: "GET", path: "/workspaces/{wid}/users", help: "list the dashboard users (never a password)"},
 	{group: "user", verb: "get", method: "GET", path: "/workspaces/{wid}/users/{userid}", help: "show a dashboard user"},

@@ -406,6 +406,15 @@ func TestCLISubcommands(t *testing.T) {
 	s.must(t, "rule", "delete", "--workspace", wid, "--rule", rid)
 	cliWantError(t, "rule get, deleted", s.cli(t, "rule", "get", "--workspace", wid, "--rule", rid), 404, "NOT_FOUND")
 
+	// The model's prompt: the default until set, back to it with "".
+	if g := s.must(t, "ai-prompt", "get", "--workspace", wid).data(); g["default"] != true || !strings.Contains(g["prompt"].(string), "untrusted") {
+		t.Errorf("ai-prompt get: %v", g)
+	}
+	if g := s.must(t, "ai-prompt", "set", "--workspace", wid, "--prompt", "Be brief.").data(); g["prompt"] != "Be brief." || g["default"] != false {
+		t.Errorf("ai-prompt set: %v", g)
+	}
+	cliWantError(t, "ai-prompt set, too long", s.cli(t, "ai-prompt", "set", "--workspace", wid, "--prompt", strings.Repeat("x", 4001)), 400, "INVALID_REQUEST")
+
 	// Dashboard users: the password is hashed, never shown.
 	usr := s.must(t, "user", "create", "--workspace", wid, "--email", "Ann@Example.test", "--name", "Ann", "--role", "owner", "--password", "correct horse battery").data()
 	if usr["email"] != "ann@example.test" || usr["role"] != "owner" || usr["password"] != nil || len(usr) != 5 {

@@ -52,6 +52,7 @@ type server struct {
 	eng      *engine.Engine
 	notifier *notify.Notifier
 	mail     *smtpin.Server
+	ai       *aiAsker // the model's questions; nil: off
 
 	// A cluster's node (cluster.go), and the development clock its shards
 	// share.
@@ -292,6 +293,7 @@ func (s *server) openEngine() error {
 	})
 	eng.SetDeliverer(s.notifier)
 	s.metrics.ObserveOutbox(eng.PendingDeliveries)
+	s.ai = startAI(s.cfg.ai, eng, s.logger)
 	return nil
 }
 
@@ -405,6 +407,7 @@ func (s *server) close() error {
 	if s.notifier != nil {
 		s.notifier.Close()
 	}
+	s.ai.close()
 	if s.node != nil {
 		s.node.Stop() // each shard closes with a snapshot; its lease goes to the next owner
 	}
