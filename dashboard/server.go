@@ -33,6 +33,8 @@ type Config struct {
 	// SessionPrefix goes before every session cookie's value: a cluster's
 	// shard, so that any node finds the session's owner.
 	SessionPrefix string
+	// Rules is the mail path of the parsing rules page (rules.go).
+	Rules RulesMail
 }
 
 // Server is the dashboard's HTTP handler.
@@ -48,6 +50,7 @@ type Server struct {
 	cop           *http.CrossOriginProtection
 	pages         *pages
 	handler       fasthttp.RequestHandler
+	rulesMail     RulesMail
 }
 
 // New builds a Server.
@@ -59,6 +62,7 @@ func New(cfg Config) *Server {
 	}
 	s.deviceKey = cfg.DeviceKey
 	s.sessionPrefix = cfg.SessionPrefix
+	s.rulesMail = cfg.Rules
 	if len(s.deviceKey) == 0 {
 		s.deviceKey = make([]byte, 32)
 		if _, err := rand.Read(s.deviceKey); err != nil {
@@ -129,6 +133,7 @@ func (s *Server) routes() fasthttp.RequestHandler {
 	r.POST("/settings/users/{uid}", s.user(canManage, s.updateUser))
 	r.POST("/settings/users/{uid}/delete", s.user(canManage, s.deleteUser))
 	r.GET("/settings/activity", s.user(0, s.activityPage))
+	s.ruleRoutes(r)
 
 	r.NotFound = func(ctx *fasthttp.RequestCtx) {
 		s.errorPage(ctx, fasthttp.StatusNotFound, "Not found", "There is no page at this address.")

@@ -134,6 +134,7 @@ func TestDashboardBrowser(t *testing.T) {
 		{"ThemesAndPhone", false, dashE2EScreens},
 		{"NoJavaScript", true, dashE2ENoJS},
 		{"Keyboard", false, dashE2EKeyboard},
+		{"ParsingRules", false, dashE2ERules},
 	}
 	for _, f := range flows {
 		t.Run(f.name, func(t *testing.T) {

@@ -301,10 +301,11 @@ func (s *server) openEngine() error {
 // server built on it, and serves the public listener.
 func (s *server) servePublic() error {
 	eng, store := s.eng, s.store
-	dash := dashboard.New(dashboard.Config{Engine: eng, Hasher: s.hasher, Logger: s.logger, DeviceKey: deriveKey(s.curKey, "backupmon device cookies")})
-	asst := assistant.New(assistant.Config{Engine: eng, Logger: s.logger})
 	var rules transport.RulesMail
 	rules.Raw, rules.Reread = smtpin.RulesFor(eng, store)
+	dash := dashboard.New(dashboard.Config{Engine: eng, Hasher: s.hasher, Logger: s.logger, DeviceKey: deriveKey(s.curKey, "backupmon device cookies"),
+		Rules: dashboard.RulesMail(rules)})
+	asst := assistant.New(assistant.Config{Engine: eng, Logger: s.logger})
 	s.srv.AttachParts(transport.Parts{
 		Engine: eng,
 		Rules:  rules,
