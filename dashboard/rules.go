@@ -22,13 +22,9 @@ import (
 // field, with why a field is empty), save it, order and delete rules, and
 // re-read the unparsed mails a rule matches; owners set the model's prompt.
 
-// RulesMail is the mail path the page needs: a kept mail's raw message and
-// the re-read of the mails a rule matches; nil members make those actions
-// say that mails are not kept here.
-type RulesMail struct {
-	Raw    func(wsID, unparsedID string) ([]byte, error)
-	Reread func(wsID, spec string) ([]smtpin.Reread, error)
-}
+// RulesMail is the mail path the page needs; nil members make its
+// actions say that mails are not kept here.
+type RulesMail = smtpin.RulesMail
 
 // maxPasted bounds a pasted mail.
 const maxPasted = 1 << 20

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"strings"
 	"unicode/utf8"
 
@@ -73,15 +74,9 @@ var aiBackoff = []int64{state.MsPerMinute, 5 * state.MsPerMinute, 15 * state.MsP
 // SetAI sets the model's asker and limits (off until called), and asks the
 // questions queued before (after recovery, those due now).
 func (e *Engine) SetAI(asker AIAsker, lim AILimits) {
-	if lim.CallsPerDay <= 0 {
-		lim.CallsPerDay = DefaultAICallsPerDay
-	}
-	if lim.MaxAttempts <= 0 {
-		lim.MaxAttempts = defaultAIAttempts
-	}
-	if lim.MaxAgeMs <= 0 {
-		lim.MaxAgeMs = defaultAIMaxAgeMs
-	}
+	lim.CallsPerDay = cmp.Or(max(lim.CallsPerDay, 0), DefaultAICallsPerDay)
+	lim.MaxAttempts = cmp.Or(max(lim.MaxAttempts, 0), defaultAIAttempts)
+	lim.MaxAgeMs = cmp.Or(max(lim.MaxAgeMs, 0), defaultAIMaxAgeMs)
 	e.ai.Store(&aiBox{asker: asker, lim: lim})
 	for _, a := range e.sortedActors() {
 		a.send(func(w *workspace) { a.dispatchAI(e.nowMs()) })

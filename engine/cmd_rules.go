@@ -38,12 +38,16 @@ func (w *workspace) mailRules() *MailRules {
 // ParseRuleView is a rule as the admin API and the dashboard show it: its
 // id, name, place in the order (from 1) and the rule's JSON.
 type ParseRuleView struct {
-	ID        string           `json:"id"`
-	Name      string           `json:"name"`
-	Position  int              `json:"position"`
-	Rule      jsonx.RawMessage `json:"rule"`
-	CreatedAt state.Time       `json:"createdAt"`
-	UpdatedAt state.Time       `json:"updatedAt"`
+	ID, Name string
+	Position int              // from 1: the order the rules are tried in
+	Rule     jsonx.RawMessage // the rule as saved (canonical JSON)
+	// CreatedAt and UpdatedAt are when it was made and last changed.
+	CreatedAt, UpdatedAt state.Time
+}
+
+// MarshalJSON writes the view with the admin API's member names.
+func (v ParseRuleView) MarshalJSON() ([]byte, error) {
+	return jsonx.Marshal(map[string]any{"id": v.ID, "name": v.Name, "position": v.Position, "rule": v.Rule, "createdAt": v.CreatedAt, "updatedAt": v.UpdatedAt})
 }
 
 func ruleView(w *workspace, p *state.ParseRule) ParseRuleView {
@@ -109,14 +113,9 @@ func (e *Engine) SaveParseRule(wsID, id, name, spec string) (ParseRuleView, erro
 
 // DeleteParseRule deletes a rule; KindNotFound when there is none.
 func (e *Engine) DeleteParseRule(wsID, id string) error {
-	_, err := command(e, wsID, func(w *workspace, now int64) (decision[struct{}], error) {
-		p := w.ParseRule(id)
-		if p == nil {
-			return decision[struct{}]{}, notFound("parsing rule")
-		}
-		return decision[struct{}]{rec: &state.RuleDeleted{Mark: state.Mark{ID: p.ID, At: now}}}, nil
-	})
-	return err
+	return e.remove(wsID, "", func(w *workspace) (state.ID, error) {
+		return lookup(id, "parsing rule", func(id state.ID) bool { return w.ParseRule(id.String()) != nil })
+	}, func(r state.Removal) state.Record { return &state.RuleDeleted{Removal: r} })
 }
 
 // OrderParseRules puts the rules in the order ids gives, which must name

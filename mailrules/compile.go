@@ -225,22 +225,21 @@ func compileTime(field string, f *TimeField) (*timePlace, error) {
 	return tp, nil
 }
 
+// compileSize checks a size's unit and grouping, then its place.
 func compileSize(field string, f *SizeField) (*sizePlace, error) {
 	if f == nil {
 		return nil, nil
+	}
+	unit := strings.ToLower(f.Unit)
+	if _, ok := unitBytes[unit]; !ok && unit != "" {
+		return nil, problem(field+".unit", `%s.unit must be one of B, KB, MB, GB, TB (or "" to read it from the mail)`, field)
+	}
+	if !strings.Contains(`,. '`, f.Grouping) || len(f.Grouping) > 1 {
+		return nil, problem(field+".grouping", `%s.grouping must be one of "," "." " " "'" or ""`, field)
 	}
 	p, err := compilePlace(field, &f.Field)
 	if err != nil {
 		return nil, err
 	}
-	sp := &sizePlace{place: *p, unit: strings.ToLower(f.Unit), grouping: f.Grouping}
-	if _, ok := unitBytes[sp.unit]; !ok && sp.unit != "" {
-		return nil, problem(field+".unit", `%s.unit must be one of B, KB, MB, GB, TB (or "" to read it from the mail)`, field)
-	}
-	switch f.Grouping {
-	case "", ",", ".", " ", "'":
-	default:
-		return nil, problem(field+".grouping", `%s.grouping must be one of "," "." " " "'" or ""`, field)
-	}
-	return sp, nil
+	return &sizePlace{place: *p, unit: unit, grouping: f.Grouping}, nil
 }

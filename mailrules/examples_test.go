@@ -10,29 +10,20 @@ import (
 
 // The two worked examples of the README: products no parser reads.
 
-// baculaRule reads Bacula director job reports.
-const baculaRule = `{
-  "name": "Bacula",
-  "match": {"from": {"contains": "bacula"}, "subject": {"regexp": "^Bacula: Backup"}},
-  "status": {"in": {"after": "Termination:"}, "ok": ["Backup OK"], "warning": ["OK -- with warnings"], "failed": ["Error", "Fatal Error", "Canceled"]},
-  "jobName": {"regexp": "(?m)^Job:\\s+(\\S+?)\\.\\d{4}-"},
-  "startedAt": {"after": "Start time:", "format": "DD-MMM-YYYY HH:mm:ss", "zone": "Europe/Paris"},
-  "completedAt": {"after": "End time:", "format": "DD-MMM-YYYY HH:mm:ss", "zone": "Europe/Paris"},
-  "size": {"regexp": "SD Bytes Written:\\s+([\\d,]+)", "unit": "B", "grouping": ","},
-  "error": {"regexp": "(?m)Error: (?:\\S+:\\d+ )?(.+)$"}
-}`
+// The rules of the README's worked examples: Bacula director job reports,
+// and Proxmox VE vzdump reports (a plain-text table).
+var (
+	baculaRule  = mustRead("testdata/bacula-rule.json")
+	proxmoxRule = mustRead("testdata/proxmox-rule.json")
+)
 
-// proxmoxRule reads Proxmox VE vzdump reports (a plain-text table).
-const proxmoxRule = `{
-  "name": "Proxmox vzdump",
-  "match": {"subject": {"contains": "vzdump backup status"}},
-  "status": {"in": {"column": "Status"}, "ok": ["ok"], "failed": ["err", "error"]},
-  "jobName": {"column": "Name"},
-  "startedAt": {"after": "Start:", "format": "YYYY-MM-DD HH:mm:ss"},
-  "completedAt": {"after": "End:", "format": "YYYY-MM-DD HH:mm:ss"},
-  "size": {"column": "Size"},
-  "error": {"after": "ERROR:"}
-}`
+func mustRead(name string) string {
+	b, err := os.ReadFile(name)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
 
 func readSample(t *testing.T, name string) *mailparse.Message {
 	t.Helper()

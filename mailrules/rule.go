@@ -36,12 +36,7 @@ type Rule struct {
 	// Status says which words mean ok, warning and failed, and where to
 	// look for them (default: the subject, then the body).
 	Status StatusWords `json:"status"`
-	// Where the fields are; nil: not read.
-	JobName     *Field     `json:"jobName,omitempty"`
-	StartedAt   *TimeField `json:"startedAt,omitempty"`
-	CompletedAt *TimeField `json:"completedAt,omitempty"`
-	Size        *SizeField `json:"size,omitempty"`
-	Error       *Field     `json:"error,omitempty"`
+	Places             // where the fields are (their members sit in the rule's JSON)
 	// Route says which job a mail belongs to: "address" (default) the job
 	// of the ingest address it was sent to; "jobName" the workspace's job
 	// whose name is the job name the rule read (an address shared by
@@ -49,10 +44,22 @@ type Rule struct {
 	Route string `json:"route,omitempty"`
 }
 
+// Places says where a rule finds each field; nil: not read.
+type Places struct {
+	JobName *Field `json:"jobName,omitempty"`
+	// StartedAt and CompletedAt are where the run's start and end are.
+	StartedAt   *TimeField `json:"startedAt,omitempty"`
+	CompletedAt *TimeField `json:"completedAt,omitempty"`
+	Size        *SizeField `json:"size,omitempty"`
+	Error       *Field     `json:"error,omitempty"` // the error or warning text
+}
+
 // Match says which mails a rule reads: every test given must hold, and at
 // least one must be given.
 type Match struct {
-	From    *Test `json:"from,omitempty"`
+	From *Test `json:"from,omitempty"` // the From header as written
+	// Subject is the decoded subject; Body the text body's lines (or the
+	// HTML body's, rendered), joined by line breaks.
 	Subject *Test `json:"subject,omitempty"`
 	Body    *Test `json:"body,omitempty"`
 }

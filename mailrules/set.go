@@ -3,6 +3,8 @@ package mailrules
 import (
 	"fmt"
 	"log/slog"
+	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -32,6 +34,12 @@ func NewSet(specs []string) *Set {
 	return s
 }
 
+// slots bounds the rule readings running at once, those cut at their time
+// included (a regular expression cannot be stopped; it ends in time linear
+// in the mail): a slow rule holds its slot until it ends, so slow rules
+// slow down rule readings only, and use at most this many processors.
+var slots = make(chan struct{}, max(2, runtime.GOMAXPROCS(0)))
+
 // Outcome is what a workspace's rules made of a mail.
 type Outcome struct {
 	// Matched says a rule took the mail: Reading holds its result, or,
@@ -53,24 +61,27 @@ func (s *Set) Read(m *mailparse.Message, custom bool) Outcome {
 }
 
 func (s *Set) read(m *mailparse.Message, custom bool, limit time.Duration) Outcome {
-	if s == nil || len(s.rules) == 0 || m == nil {
+	if s == nil || m == nil || !slices.ContainsFunc(s.rules, func(c *compiled) bool { return custom || c.Override }) {
 		return Outcome{}
+	}
+	timer := time.NewTimer(limit)
+	defer timer.Stop()
+	select {
+	case slots <- struct{}{}:
+	case <-timer.C:
+		return timedOut() // every slot is taken by rules still running
 	}
 	var spent atomic.Bool
 	done := make(chan Outcome, 1)
 	go func() {
+		defer func() { <-slots }()
 		t := newMailText(m, spent.Load)
 		for _, c := range s.rules {
 			if !custom && !c.Override {
 				continue
 			}
-			ok, why := c.matches(t)
-			if spent.Load() {
-				break
-			}
-			if !ok {
-				_ = why
-				continue
+			if ok, _ := c.matches(t); !ok || spent.Load() {
+				continue // out of time: the next rule's first check says so
 			}
 			rd := c.read(t)
 			o := Outcome{Matched: true, Reading: rd, Route: c.Route}
@@ -82,8 +93,6 @@ func (s *Set) read(m *mailparse.Message, custom bool, limit time.Duration) Outco
 		}
 		done <- Outcome{}
 	}()
-	timer := time.NewTimer(limit)
-	defer timer.Stop()
 	select {
 	case o := <-done:
 		if spent.Load() {
@@ -107,9 +116,18 @@ func Try(r Rule, m *mailparse.Message) (Reading, error) {
 	if err != nil {
 		return Reading{}, err
 	}
+	timer := time.NewTimer(TimePerMail)
+	defer timer.Stop()
+	out := Reading{Rule: c.Name, Why: errOutOfTime(), Fields: []FieldReading{}}
+	select {
+	case slots <- struct{}{}:
+	case <-timer.C:
+		return out, nil
+	}
 	var spent atomic.Bool
 	done := make(chan Reading, 1)
 	go func() {
+		defer func() { <-slots }()
 		t := newMailText(m, spent.Load)
 		ok, why := c.matches(t)
 		if !ok {
@@ -118,17 +136,15 @@ func Try(r Rule, m *mailparse.Message) (Reading, error) {
 		}
 		done <- c.read(t)
 	}()
-	timer := time.NewTimer(TimePerMail)
-	defer timer.Stop()
 	select {
 	case rd := <-done:
 		if spent.Load() {
-			return Reading{Rule: c.Name, Why: errOutOfTime(), Fields: []FieldReading{}}, nil
+			return out, nil
 		}
 		return rd, nil
 	case <-timer.C:
 		spent.Store(true)
-		return Reading{Rule: c.Name, Why: errOutOfTime(), Fields: []FieldReading{}}, nil
+		return out, nil
 	}
 }
 

@@ -112,12 +112,21 @@ func Raw(eng *engine.Engine, store RawStore, wsID, id string) ([]byte, error) {
 	return store.Get(ref.RawRef)
 }
 
-// RulesFor returns the mail path of the parsing-rule endpoints over eng
-// and store: the raw message of an unparsed e-mail, and the re-read of the
-// ones a rule matches.
-func RulesFor(eng *engine.Engine, store RawStore) (raw func(wsID, id string) ([]byte, error), reread func(wsID, spec string) ([]Reread, error)) {
-	return func(wsID, id string) ([]byte, error) { return Raw(eng, store, wsID, id) },
-		func(wsID, spec string) ([]Reread, error) {
+// RulesMail is the mail path of the parsing-rule pages and endpoints: the
+// raw message of an unparsed e-mail (Raw), and the re-read of the ones a
+// rule (its checked JSON) matches (ReparseMatching). A nil member means
+// mails are not kept.
+type RulesMail struct {
+	Raw    func(wsID, unparsedID string) ([]byte, error)
+	Reread func(wsID, spec string) ([]Reread, error)
+}
+
+// RulesFor returns the RulesMail over eng and store.
+func RulesFor(eng *engine.Engine, store RawStore) RulesMail {
+	return RulesMail{
+		Raw: func(wsID, id string) ([]byte, error) { return Raw(eng, store, wsID, id) },
+		Reread: func(wsID, spec string) ([]Reread, error) {
 			return ReparseMatching(eng, store, Suggestions, wsID, spec)
-		}
+		},
+	}
 }

@@ -44,7 +44,7 @@ func (r *RuleSaved) apply(w *Workspace) error {
 	p := new(ParseRule)
 	*p = r.ParseRule
 	list := slices.Clone(w.ParseRules) // copy on write: the mail listener reads the old list
-	if i := slices.IndexFunc(list, func(x *ParseRule) bool { return x.ID == p.ID }); i >= 0 {
+	if i := w.ruleIndex(p.ID); i >= 0 {
 		p.CreatedAt = list[i].CreatedAt
 		list[i] = p
 	} else {
@@ -55,19 +55,24 @@ func (r *RuleSaved) apply(w *Workspace) error {
 	return nil
 }
 
-// RuleDeleted records that a rule is gone.
+// ruleIndex returns the place of rule id in the order, or -1.
+func (w *Workspace) ruleIndex(id ID) int {
+	return slices.IndexFunc(w.ParseRules, func(x *ParseRule) bool { return x.ID == id })
+}
+
+// RuleDeleted records that a rule is gone (Removal: who, when; no
+// activity is logged for rules).
 type RuleDeleted struct {
 	Header
-	Mark
+	Removal
 }
 
 func (r *RuleDeleted) apply(w *Workspace) error {
-	i := slices.IndexFunc(w.ParseRules, func(x *ParseRule) bool { return x.ID == r.ID })
-	if i < 0 {
-		return fmt.Errorf("delete unknown parsing rule %s", r.ID)
+	if i := w.ruleIndex(r.ID); i >= 0 {
+		w.setRules(slices.Delete(slices.Clone(w.ParseRules), i, i+1))
+		return nil
 	}
-	w.setRules(slices.Delete(slices.Clone(w.ParseRules), i, i+1))
-	return nil
+	return fmt.Errorf("delete unknown parsing rule %s", r.ID)
 }
 
 // RulesOrdered records the rules' new order: IDs names every rule once.
@@ -88,7 +93,7 @@ func (r *RulesOrdered) apply(w *Workspace) error {
 	}
 	list := make([]*ParseRule, 0, len(r.IDs))
 	for _, id := range r.IDs {
-		i := slices.IndexFunc(w.ParseRules, func(x *ParseRule) bool { return x.ID == id })
+		i := w.ruleIndex(id)
 		if i < 0 || slices.Contains(list, w.ParseRules[i]) {
 			return fmt.Errorf("order unknown or repeated parsing rule %s", id)
 		}
@@ -115,13 +120,9 @@ func (w *Workspace) setRules(list []*ParseRule) {
 
 // ParseRule returns the rule id names, nil when none.
 func (w *Workspace) ParseRule(id string) *ParseRule {
-	pid, ok := ParseID(id)
-	if !ok {
-		return nil
-	}
-	for _, p := range w.ParseRules {
-		if p.ID == pid {
-			return p
+	if pid, ok := ParseID(id); ok {
+		if i := w.ruleIndex(pid); i >= 0 {
+			return w.ParseRules[i]
 		}
 	}
 	return nil

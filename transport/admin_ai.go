@@ -18,6 +18,25 @@ func (s *Server) aiRoutes(r *router.Router, a func(string, fasthttp.RequestHandl
 	r.PUT(p, a("ai_prompt_set", s.adminSetAIPrompt))
 }
 
+// oneMember reads a body of one member, name, with read; on a problem, or
+// when the member is absent (must says so), it answers and returns false.
+func oneMember[T any](s *Server, ctx *fasthttp.RequestCtx, name string, read func(*fields, string) engine.Opt[T], must string) (engine.Opt[T], bool) {
+	f := s.body(ctx, false)
+	if f == nil {
+		return engine.Opt[T]{}, false
+	}
+	v := read(f, name)
+	err := f.finish()
+	if err == nil && !v.Set {
+		err = &engine.Error{Kind: engine.KindInvalid, Field: name, Message: must}
+	}
+	if err != nil {
+		s.adminFail(ctx, err)
+		return v, false
+	}
+	return v, true
+}
+
 // aiPromptView is the prompt the model is given, and whether it is the
 // default.
 type aiPromptView struct {
@@ -41,17 +60,8 @@ func (s *Server) adminAIPrompt(ctx *fasthttp.RequestCtx) {
 
 // adminSetAIPrompt sets {prompt}; null or "" goes back to the default.
 func (s *Server) adminSetAIPrompt(ctx *fasthttp.RequestCtx) {
-	f := s.body(ctx, false)
-	if f == nil {
-		return
-	}
-	p := f.str("prompt")
-	if err := f.finish(); err != nil {
-		s.adminFail(ctx, err)
-		return
-	}
-	if !p.Set {
-		s.adminFail(ctx, &engine.Error{Kind: engine.KindInvalid, Field: "prompt", Message: "prompt is required (null for the default)"})
+	p, ok := oneMember(s, ctx, "prompt", (*fields).str, "prompt is required (null for the default)")
+	if !ok {
 		return
 	}
 	wsID := pathParam(ctx, "wid")

@@ -8,6 +8,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"backupmon/engine"
+	"backupmon/jsonx"
 	"backupmon/mailparse"
 	"backupmon/mailrules"
 	"backupmon/mailstore"
@@ -20,13 +21,7 @@ import (
 
 // RulesMail is what the parsing-rule endpoints need of the mail path; a nil
 // member makes its endpoint answer 409.
-type RulesMail struct {
-	// Raw returns the raw message of an unparsed e-mail.
-	Raw func(wsID, unparsedID string) ([]byte, error)
-	// Reread reads again the unparsed e-mails a rule (its checked JSON)
-	// matches.
-	Reread func(wsID, spec string) ([]smtpin.Reread, error)
-}
+type RulesMail = smtpin.RulesMail
 
 // MaxPastedMail bounds a mail pasted into a try.
 const MaxPastedMail = 1 << 20
@@ -73,17 +68,8 @@ func (s *Server) adminSaveRule(update bool) fasthttp.RequestHandler {
 
 // adminOrderRules puts the rules in the order of {ids}.
 func (s *Server) adminOrderRules(ctx *fasthttp.RequestCtx) {
-	f := s.body(ctx, false)
-	if f == nil {
-		return
-	}
-	ids := f.strings("ids")
-	if err := f.finish(); err != nil {
-		s.adminFail(ctx, err)
-		return
-	}
-	if !ids.Set || ids.Null {
-		s.adminFail(ctx, &engine.Error{Kind: engine.KindInvalid, Field: "ids", Message: "ids is required"})
+	ids, ok := oneMember(s, ctx, "ids", (*fields).strings, "ids is required")
+	if !ok {
 		return
 	}
 	v, err := s.eng.OrderParseRules(pathParam(ctx, "wid"), ids.V)
@@ -99,13 +85,18 @@ type tryAnswer struct {
 
 // tryResult is a reading's report in the Report API's terms.
 type tryResult struct {
-	Status          string  `json:"status"`
-	JobName         string  `json:"jobName"`
-	StartedAt       *string `json:"startedAt"`
-	CompletedAt     *string `json:"completedAt"`
-	DurationSeconds *int64  `json:"durationSeconds"`
-	SizeBytes       *int64  `json:"sizeBytes"`
-	Summary         string  `json:"summary"`
+	Status, JobName string // ok, warn or failed; the job named in the mail
+	// StartedAt and CompletedAt are timestamps (null: not stated).
+	StartedAt, CompletedAt *string
+	// DurationSeconds and SizeBytes are null when not stated.
+	DurationSeconds, SizeBytes *int64
+	Summary                    string // the error or warning text
+}
+
+// MarshalJSON writes the result with the Report API's member names.
+func (t *tryResult) MarshalJSON() ([]byte, error) {
+	return jsonx.Marshal(map[string]any{"status": t.Status, "jobName": t.JobName, "startedAt": t.StartedAt, "completedAt": t.CompletedAt,
+		"durationSeconds": t.DurationSeconds, "sizeBytes": t.SizeBytes, "summary": t.Summary})
 }
 
 // TryAnswer builds what a try shows of rd: its fields, and the report when

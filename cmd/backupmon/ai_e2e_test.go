@@ -11,7 +11,6 @@ import (
 	"net/http/httptest"
 	"regexp"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -24,14 +23,16 @@ import (
 type aiFake struct {
 	srv   *httptest.Server
 	down  atomic.Bool
-	mu    sync.Mutex
-	calls map[string]int // by job name
+	calls map[string]*atomic.Int64 // by job name (the tests' job names; "" any other)
 }
 
 var aiJobRe = regexp.MustCompile(`Backup job: (\S+)`)
 
 func newAIFake(t *testing.T) *aiFake {
-	f := &aiFake{calls: map[string]int{}}
+	f := &aiFake{calls: map[string]*atomic.Int64{}}
+	for _, j := range []string{"", "good", "malformed", "injected", "enum", "oversized", "late", "first", "second", "a", "b", "c"} {
+		f.calls[j] = new(atomic.Int64)
+	}
 	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var req struct {
 			Model    string `json:"model"`
@@ -42,12 +43,10 @@ func newAIFake(t *testing.T) *aiFake {
 			return
 		}
 		job := ""
-		if m := aiJobRe.FindStringSubmatch(req.Messages[1].Content); m != nil {
+		if m := aiJobRe.FindStringSubmatch(req.Messages[1].Content); m != nil && f.calls[m[1]] != nil {
 			job = m[1]
 		}
-		f.mu.Lock()
-		f.calls[job]++
-		f.mu.Unlock()
+		f.calls[job].Add(1)
 		if f.down.Load() {
 			w.WriteHeader(503)
 			return
@@ -78,18 +77,12 @@ func newAIFake(t *testing.T) *aiFake {
 	return f
 }
 
-func (f *aiFake) count(job string) int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.calls[job]
-}
+func (f *aiFake) count(job string) int { return int(f.calls[job].Load()) }
 
 func (f *aiFake) total() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
 	n := 0
 	for _, c := range f.calls {
-		n += c
+		n += int(c.Load())
 	}
 	return n
 }

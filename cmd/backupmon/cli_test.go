@@ -41,7 +41,7 @@ func startCLIServer(t *testing.T, dir string, start time.Time) *cliServer {
 	}
 	s := &cliServer{store: store}
 	s.Server = testserver.Start(t, testserver.Options{Dir: dir, Start: start, Configure: func(cfg *transport.Config, eng *engine.Engine) {
-		cfg.Rules.Raw, cfg.Rules.Reread = smtpin.RulesFor(eng, store)
+		cfg.Rules = smtpin.RulesFor(eng, store)
 		cfg.Reparse = func(wsID, id string) (engine.MailReply, error) {
 			return smtpin.Reparse(eng, store, smtpin.Suggestions, wsID, id)
 		}

@@ -152,10 +152,9 @@ func (s *server) buildShard(shard int, eng *engine.Engine) (*cluster.Stack, erro
 		Engine: eng, Logger: s.logger, Metrics: s.metrics, AdminToken: s.token, DevClock: s.cfg.devClock, CursorKey: s.curKey,
 		Hasher: s.hasher, PublicURL: s.cfg.publicURL, ReadTimeout: s.cfg.limits.readTimeout,
 	})
-	var rules transport.RulesMail
-	rules.Raw, rules.Reread = smtpin.RulesFor(eng, s.node.MailStore())
+	rules := smtpin.RulesFor(eng, s.node.MailStore())
 	dash := dashboard.New(dashboard.Config{Engine: eng, Hasher: s.hasher, Logger: s.logger,
-		DeviceKey: deriveKey(s.curKey, "backupmon device cookies"), SessionPrefix: cluster.SessionPrefix(shard), Rules: dashboard.RulesMail(rules)})
+		DeviceKey: deriveKey(s.curKey, "backupmon device cookies"), SessionPrefix: cluster.SessionPrefix(shard), Rules: rules})
 	asst := assistant.New(assistant.Config{Engine: eng, Logger: s.logger})
 	srv.AttachParts(transport.Parts{
 		Engine:    eng,

@@ -301,10 +301,9 @@ func (s *server) openEngine() error {
 // server built on it, and serves the public listener.
 func (s *server) servePublic() error {
 	eng, store := s.eng, s.store
-	var rules transport.RulesMail
-	rules.Raw, rules.Reread = smtpin.RulesFor(eng, store)
+	rules := smtpin.RulesFor(eng, store)
 	dash := dashboard.New(dashboard.Config{Engine: eng, Hasher: s.hasher, Logger: s.logger, DeviceKey: deriveKey(s.curKey, "backupmon device cookies"),
-		Rules: dashboard.RulesMail(rules)})
+		Rules: rules})
 	asst := assistant.New(assistant.Config{Engine: eng, Logger: s.logger})
 	s.srv.AttachParts(transport.Parts{
 		Engine: eng,
