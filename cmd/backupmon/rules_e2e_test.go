@@ -6,6 +6,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -187,4 +188,35 @@ func TestRulesStayWithinTheirTime(t *testing.T) {
 	if l := s.unparsed(); len(l) != 2 || l[0].Reason != "the parsing rules ran out of time (200 ms per mail)" {
 		t.Fatalf("unparsed: %+v", l)
 	}
+
+	// At most 50 rules, and no pattern over 500 bytes.
+	for i := 3; i < 50; i++ {
+		s.c.AdminInto(201, "POST", s.path("/parsing-rules"), map[string]any{
+			"name": fmt.Sprint("r", i), "match": map[string]any{"from": map[string]any{"contains": "nobody"}},
+			"status": map[string]any{"ok": []string{"ok"}, "failed": []string{"failed"}}}, nil)
+	}
+	r := s.c.Admin("POST", s.path("/parsing-rules"), map[string]any{
+		"name": "one too many", "match": map[string]any{"from": map[string]any{"contains": "nobody"}},
+		"status": map[string]any{"ok": []string{"ok"}, "failed": []string{"failed"}}})
+	if r.Status != 409 || !strings.Contains(string(r.Body), "at most 50 parsing rules") {
+		t.Errorf("the 51st rule: %d %s", r.Status, r.Body)
+	}
+	r = s.c.Admin("PUT", s.path("/parsing-rules/"+s.rules()[0]), map[string]any{
+		"name": "long", "match": map[string]any{"body": map[string]any{"regexp": strings.Repeat("a", 501)}},
+		"status": map[string]any{"ok": []string{"ok"}, "failed": []string{"failed"}}})
+	if r.Status != 400 || !strings.Contains(string(r.Body), "match.body.regexp must be at most 500 bytes") {
+		t.Errorf("a long pattern: %d %s", r.Status, r.Body)
+	}
+}
+
+// rules returns the ids of the workspace's rules in their order.
+func (s *mlServer) rules() []string {
+	s.t.Helper()
+	var list []struct{ ID string }
+	s.c.AdminInto(200, "GET", s.path("/parsing-rules"), nil, &list)
+	ids := make([]string, len(list))
+	for i, r := range list {
+		ids[i] = r.ID
+	}
+	return ids
 }
