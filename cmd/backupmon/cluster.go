@@ -168,7 +168,8 @@ func (s *server) buildShard(shard int, eng *engine.Engine) (*cluster.Stack, erro
 		},
 	})
 	pub, adm := srv.Handlers()
-	return &cluster.Stack{Public: pub, Admin: adm}, nil
+	ai := startAI(s.cfg.ai, eng, s.logger) // the model's questions of this shard's workspaces
+	return &cluster.Stack{Public: pub, Admin: adm, Close: ai.close}, nil
 }
 
 // clusterDemo, with --demo, has one node create the demo workspace on a
