@@ -133,8 +133,7 @@ func TestDashboardBrowser(t *testing.T) {
 		{"DayGridDST", false, dashE2EDayGrid},
 		{"ThemesAndPhone", false, dashE2EScreens},
 		{"NoJavaScript", true, dashE2ENoJS},
-		{"Keyboard", false, dashE2EKeyboard},
-		{"ParsingRules", false, dashE2ERules},
+		{"Keyboard", false, dashE2EKeyboard}, {"ParsingRules", false, dashE2ERules},
 	}
 	for _, f := range flows {
 		t.Run(f.name, func(t *testing.T) {
