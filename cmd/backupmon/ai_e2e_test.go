@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync/atomic"
@@ -122,10 +123,13 @@ func (s *mlServer) aiAlerts() (map[string]aiAlert, string) {
 	return out, body
 }
 
-// failJob makes a generic job named name and sends it a failed report.
+// failJob makes a generic weekly job named name (not missing while the
+// tests move the clock by a day: a missing alert's text has no suggestion)
+// and sends it a failed report.
 func (s *mlServer) failJob(name string) {
 	s.t.Helper()
-	_, addr := s.job(name, "generic")
+	id, addr := s.job(name, "generic")
+	s.c.AdminInto(200, "PATCH", s.path("/jobs/"+id), map[string]any{"schedule": map[string]any{"intervalMinutes": 10080}}, nil)
 	s.mustSend(addr, mlGeneric(name+"-1", "Failed", mlT0.Add(-time.Minute), "Write failed: no space left on device", "n/a"))
 }
 
@@ -196,8 +200,11 @@ func TestAISuggestions(t *testing.T) {
 func TestAIEndpointDownForADay(t *testing.T) {
 	f := newAIFake(t)
 	f.down.Store(true)
-	s, flags := aiStart(t, f)
+	s, flags := aiStart(t, f, "--snapshot-every", "5")
 	s.failJob("first")
+	s.c.AdminInto(201, "POST", s.path("/parsing-rules"), map[string]any{"name": "kept", "match": map[string]any{"from": map[string]any{"contains": "x"}},
+		"status": map[string]any{"ok": []string{"ok"}, "failed": []string{"failed"}}}, nil)
+	s.c.AdminInto(200, "PUT", s.path("/ai-prompt"), map[string]any{"prompt": "Be brief."}, nil)
 	for h := 1; h <= 24; h++ {
 		if h == 12 {
 			start := time.Now()
@@ -205,7 +212,23 @@ func TestAIEndpointDownForADay(t *testing.T) {
 			if d := time.Since(start); d > 2*time.Second {
 				t.Errorf("a report waited %v while the endpoint was down", d)
 			}
+			// Killed once a snapshot holds the queue, the rule and the
+			// prompt: the restart starts from it.
+			deadline := time.Now().Add(10 * time.Second)
+			for snaps, _ := filepath.Glob(filepath.Join(s.c.DataDir, "snapshots", "*.snap")); len(snaps) == 0; snaps, _ = filepath.Glob(filepath.Join(s.c.DataDir, "snapshots", "*.snap")) {
+				if time.Now().After(deadline) {
+					t.Fatal("no snapshot taken")
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
 			s.c = s.c.Restart("mail server with a model after SIGKILL", flags...)
+			var rules []struct{ Name string }
+			s.c.AdminInto(200, "GET", s.path("/parsing-rules"), nil, &rules)
+			var prompt struct{ Prompt string }
+			s.c.AdminInto(200, "GET", s.path("/ai-prompt"), nil, &prompt)
+			if len(rules) != 1 || rules[0].Name != "kept" || prompt.Prompt != "Be brief." {
+				t.Fatalf("after the restart: rules %+v, prompt %q", rules, prompt.Prompt)
+			}
 		}
 		s.c.Advance(time.Hour)
 	}
