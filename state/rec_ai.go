@@ -112,7 +112,9 @@ func (r *AIAnswered) apply(w *Workspace) error {
 	}
 	switch r.Outcome {
 	case AISuggested:
-		if a := w.Alerts[r.AlertID]; a != nil {
+		// Only for the text asked about: a missed due time may have
+		// raised the alert with another since.
+		if a := w.Alerts[r.AlertID]; a != nil && a.Summary == it.Text {
 			a.AI = &aiNote{Cause: r.Cause, Confidence: r.Confidence, Category: r.Category}
 		}
 		w.AIQueue = slices.Delete(slices.Clone(w.AIQueue), i, i+1)
