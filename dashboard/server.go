@@ -42,6 +42,8 @@ type Config struct {
 	// (--public-url), for the links of invitations; "": the address each
 	// request came to.
 	PublicURL string
+	// Rules is the mail path of the parsing rules page (rules.go).
+	Rules RulesMail
 }
 
 // Server is the dashboard's HTTP handler.
@@ -59,6 +61,7 @@ type Server struct {
 	cop           *http.CrossOriginProtection
 	pages         *pages
 	handler       fasthttp.RequestHandler
+	rulesMail     RulesMail
 }
 
 // New builds a Server.
@@ -71,6 +74,7 @@ func New(cfg Config) *Server {
 	s.deviceKey = cfg.DeviceKey
 	s.sessionPrefix = cfg.SessionPrefix
 	s.mailer, s.publicURL = cfg.Mailer, strings.TrimRight(cfg.PublicURL, "/")
+	s.rulesMail = cfg.Rules
 	if len(s.deviceKey) == 0 {
 		s.deviceKey = make([]byte, 32)
 		if _, err := rand.Read(s.deviceKey); err != nil {
@@ -146,6 +150,7 @@ func (s *Server) routes() fasthttp.RequestHandler {
 	r.GET("/settings/activity", s.user(0, s.activityPage))
 	s.setupRoutes(r) // setup.go
 	s.peopleRoutes(r)
+	s.ruleRoutes(r)
 
 	r.NotFound = func(ctx *fasthttp.RequestCtx) {
 		s.errorPage(ctx, fasthttp.StatusNotFound, "Not found", "There is no page at this address.")

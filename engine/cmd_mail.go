@@ -35,6 +35,11 @@ type MailInput struct {
 
 	Reason, Subject, From, RawRef string // unreadable e-mails only
 	Size                          int64
+
+	// A parsing rule's reading: Rule names it; with RouteByName the report
+	// is recorded for the workspace's job named JobName (routeMail).
+	Rule, JobName string
+	RouteByName   bool
 }
 
 // MailOutcome is what became of an e-mail for one recipient.
@@ -66,6 +71,9 @@ type MailReply struct {
 	ResultID   state.ID
 	AlertID    state.ID
 	Superseded bool
+	// Rules are the workspace's parsing rules, for an accepted recipient
+	// (nil: none).
+	Rules *MailRules `json:",omitempty"`
 }
 
 // IngestDomain returns the domain of the engine's ingest addresses.
@@ -116,7 +124,7 @@ func (e *Engine) MailRecipient(token string) MailReply {
 		if s := capRetry(j, now); s > 0 {
 			return MailReply{Outcome: MailCapReached, Vendor: j.Vendor, RetryAfter: s}
 		}
-		return MailReply{Outcome: MailAccepted, Vendor: j.Vendor}
+		return MailReply{Outcome: MailAccepted, Vendor: j.Vendor, Rules: w.mailRules()}
 	})
 	if !ok {
 		return MailReply{Outcome: MailNotRecorded}
@@ -162,6 +170,7 @@ func (e *Engine) Mail(token string, in *MailInput) MailReply {
 			ch <- MailReply{Outcome: MailInactive, Vendor: j.Vendor}
 			return
 		}
+		j = w.routeMail(j, in)
 		if in.Status == 0 {
 			a.mailUnparsed(w, j, in, now, ch)
 			return
@@ -238,6 +247,7 @@ func (a *actor) mailReport(w *workspace, j *state.Job, in *MailInput, now int64,
 		a.eng.dropRaw(dropped)
 		reply <- ans
 	})
+	a.askAI(w, j, rec, in, now) // logged after the report, never waited for
 }
 
 // decideMail builds the record of an accepted report e-mail: the Report
@@ -388,6 +398,10 @@ func (e *Engine) Reparsed(wsID, id string, in *MailInput) (MailReply, error) {
 			return
 		}
 		in.MessageID, in.Digest = u.MessageID, u.Digest
+		if j = w.routeMail(j, in); in.Status == 0 {
+			refused <- conflict("the e-mail still cannot be read: %s", in.Reason)
+			return
+		}
 		a.mailReport(w, j, in, now, u.ID, replies)
 	}) {
 		return MailReply{}, ErrClosed

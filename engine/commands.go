@@ -43,11 +43,23 @@ var changes = []changeEntry{
 	{"Engine.ResumeJob", []string{"JobUpdated"}},
 	// Report e-mails (cmd_mail.go).
 	{"Engine.MailRecipient", nil}, // checks a recipient only
-	{"Engine.Mail", []string{"Report", "MailUnparsed"}},
-	{"Engine.Reparsed", []string{"Report", "UnparsedGone"}},
+	{"Engine.Mail", []string{"Report", "MailUnparsed", "AIQueued"}},
+	{"Engine.Reparsed", []string{"Report", "UnparsedGone", "AIQueued"}},
 	{"Engine.DropUnparsed", []string{"UnparsedGone"}},
 	{"Engine.RotateIngestAddress", []string{"IngestRotated"}},
 	{"Engine.IngestDomain", nil}, // a setting
+	// Parsing rules (cmd_rules.go).
+	{"Engine.SaveParseRule", []string{"RuleSaved"}},
+	{"Engine.DeleteParseRule", []string{"RuleDeleted"}},
+	{"Engine.OrderParseRules", []string{"RulesOrdered"}},
+	{"Engine.ParseRules", nil},
+	{"Engine.GetParseRule", nil},
+	{"Engine.UnparsedRefs", nil},
+	// Suggestions from a model (cmd_ai.go).
+	{"Engine.SetAI", []string{"AIAnswered"}},
+	{"Engine.AIDone", []string{"AIAnswered"}},
+	{"Engine.AIPrompt", nil},
+	{"Engine.SetAIPrompt", []string{"AIPromptSet"}},
 	// Notifications (cmd_notify.go).
 	{"Engine.CreateChannel", []string{"ChannelCreated"}},
 	{"Engine.DeleteChannel", []string{"ChannelDeleted"}},
@@ -88,6 +100,7 @@ var changes = []changeEntry{
 	{"timer: an alert's escalation instant comes", []string{"Escalated"}},
 	{"timer: a delivery's attempt is due or times out", []string{"DeliveryAttempted"}},
 	{"timer: a trial ends", []string{"TrialEnded"}},
+	{"timer: a model question is due", []string{"AIAnswered"}},
 	// Reads that note something (read_rest.go).
 	{"Engine.REST: a counted request on a plan with a quota", []string{"RESTUsage"}},
 	{"Engine.REST: a REST key's first use", []string{"KeyFirstUsed"}},

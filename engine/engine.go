@@ -119,6 +119,7 @@ type Engine struct {
 	ready     atomic.Bool
 
 	deliv atomic.Pointer[delivererBox] // where notices go; nil until SetDeliverer
+	ai    atomic.Pointer[aiBox]        // the model's asker; nil until SetAI (cmd_ai.go)
 }
 
 // Errors returned by engine commands.

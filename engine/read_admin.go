@@ -319,6 +319,16 @@ type UnparsedRef struct {
 	ID, JobID string
 	Vendor    string // the job's vendor now (it may have been corrected)
 	RawRef    string
+	Rules     *MailRules // the workspace's parsing rules now
+}
+
+// unparsedRef returns u's reference.
+func (w *workspace) unparsedRef(u *state.UnparsedMail) UnparsedRef {
+	r := UnparsedRef{ID: u.ID.String(), JobID: u.JobID.String(), Vendor: u.Vendor, RawRef: u.RawRef, Rules: w.mailRules()}
+	if j := w.Jobs[u.JobID]; j != nil {
+		r.Vendor = j.Vendor
+	}
+	return r
 }
 
 // UnparsedMail returns one unparsed e-mail's reference; a KindNotFound
@@ -333,11 +343,8 @@ func (e *Engine) UnparsedMail(wsID, id string) (UnparsedRef, error) {
 		if u == nil {
 			return nil
 		}
-		r := &UnparsedRef{ID: u.ID.String(), JobID: u.JobID.String(), Vendor: u.Vendor, RawRef: u.RawRef}
-		if j := w.Jobs[u.JobID]; j != nil {
-			r.Vendor = j.Vendor
-		}
-		return r
+		r := w.unparsedRef(u)
+		return &r
 	})
 	if !ok {
 		return UnparsedRef{}, ErrClosed

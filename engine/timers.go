@@ -71,6 +71,9 @@ func (w *workspace) rebuildTimers(now int64) {
 		w.timers.Push(d.NextAt, timer{kind: state.TimerDelivery, del: d})
 	}
 	w.scheduleTrial()
+	for _, it := range w.AIQueue {
+		w.timers.Push(it.NextAt, timer{kind: state.TimerAI})
+	}
 }
 
 // scheduleAlert sets the timer of an unresolved alert's next escalation
@@ -136,6 +139,8 @@ func (a *actor) fire(t timer, now int64) state.Record {
 		}
 	case state.TimerDelivery:
 		return a.deliveryDue(t.del, now)
+	case state.TimerAI:
+		a.dispatchAI(now)
 	case state.TimerTrial:
 		if w.Plan == "trial" && w.TrialEndsAt != 0 && w.TrialEndsAt <= now && w.TrialNoted != w.TrialEndsAt {
 			return &state.TrialEnded{ActivityID: w.IDs.Next(now), At: w.TrialEndsAt}

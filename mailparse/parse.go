@@ -77,20 +77,37 @@ func Parse(vendor string, raw []byte) (Result, *Message, error) {
 	if err != nil {
 		return Result{}, m, &UnreadableError{Reason: err.Error()}
 	}
+	r, err := ParseMessage(vendor, m)
+	return r, m, err
+}
+
+// ParseMessage reads a decoded message with vendor's parser: Parse after
+// Read. It returns an *UnreadableError as Parse does.
+func ParseMessage(vendor string, m *Message) (Result, error) {
+	p := parsers[vendor]
+	if p == nil {
+		return Result{}, unreadable("no parser for vendor %q", vendor)
+	}
 	r, err := p.Parse(m)
 	if err != nil {
 		var ue *UnreadableError
 		if !errors.As(err, &ue) {
 			err = &UnreadableError{Reason: err.Error()}
 		}
-		return Result{}, m, err
+		return Result{}, err
 	}
 	if r.Status == Unknown {
-		return Result{}, m, unreadable("the %s parser found no status in the mail", vendor)
+		return Result{}, unreadable("the %s parser found no status in the mail", vendor)
 	}
 	r.finish()
-	return r, m, nil
+	return r, nil
 }
+
+// Finish completes a result read elsewhere (a workspace's parsing rules)
+// as Parse completes its own: the duration from the start and end, or a
+// missing end from the other two, and the summary and job name cleaned and
+// cut.
+func (r *Result) Finish() { r.finish() }
 
 // finish fills what follows from the rest: the duration from the start and
 // end, a missing end or start from the other and the duration; and cuts the

@@ -226,6 +226,7 @@ func (b backend) NewSession(*smtp.Conn) (smtp.Session, error) {
 type recipient struct {
 	token  string
 	vendor string
+	rules  *engine.MailRules
 }
 
 type session struct {
@@ -262,7 +263,7 @@ func (ss *session) Rcpt(to string, _ *smtp.RcptOptions) error {
 	if err := ss.s.refusal(r); err != nil {
 		return err
 	}
-	ss.rcpts = append(ss.rcpts, recipient{token: token, vendor: r.Vendor})
+	ss.rcpts = append(ss.rcpts, recipient{token: token, vendor: r.Vendor, rules: r.Rules})
 	return nil
 }
 
@@ -352,12 +353,16 @@ func (ss *session) Data(r io.Reader) error {
 		return &smtp.SMTPError{Code: 554, EnhancedCode: smtp.EnhancedCode{5, 5, 1}, Message: "No valid recipients"}
 	}
 	var worst error
-	parsed := map[string]*parse{} // by vendor: each parser reads the message once
+	parsed := map[string]*parse{} // by vendor and rules: each parser reads the message once
 	for _, rc := range ss.rcpts {
-		p := parsed[rc.vendor]
+		k := rc.vendor
+		if rc.rules != nil {
+			k += "\x00" + rc.rules.Key
+		}
+		p := parsed[k]
 		if p == nil {
-			p = readMail(ss.s.cfg.Suggest, rc.vendor, raw)
-			parsed[rc.vendor] = p
+			p = readMail(ss.s.cfg.Suggest, rc.vendor, rc.rules, raw)
+			parsed[k] = p
 		}
 		if err := ss.s.deliver(rc, p, raw); err != nil && worse(err, worst) {
 			worst = err
@@ -387,11 +392,12 @@ type parse struct {
 	unread bool
 }
 
-// readMail reads raw with vendor's parser into the engine's input, with
-// the suggestion for its text when suggest is set.
-func readMail(suggest func(vendor, text string) (engine.Suggestion, bool), vendor string, raw []byte) *parse {
-	res, m, err := mailparse.Parse(vendor, raw)
+// readMail reads raw with the workspace's parsing rules or vendor's parser
+// (readWith) into the engine's input, with the suggestion for its text when
+// suggest is set.
+func readMail(suggest func(vendor, text string) (engine.Suggestion, bool), vendor string, rules *engine.MailRules, raw []byte) *parse {
 	p := &parse{}
+	res, m, err := readWith(vendor, rules, raw, &p.in)
 	if m != nil {
 		p.in.MessageID, p.in.Subject, p.in.From = mailparse.Truncate(m.MessageID, 998), mailparse.Truncate(m.Subject, 500), mailparse.Truncate(m.From, 320)
 	} else {
@@ -499,7 +505,7 @@ func Reparse(eng *engine.Engine, store RawStore, suggest func(vendor, text strin
 	if err != nil {
 		return engine.MailReply{}, err
 	}
-	p := readMail(suggest, ref.Vendor, raw)
+	p := readMail(suggest, ref.Vendor, ref.Rules, raw)
 	if p.unread {
 		return engine.MailReply{}, &mailparse.UnreadableError{Reason: p.in.Reason}
 	}

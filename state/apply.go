@@ -85,6 +85,7 @@ const (
 	TimerEscalation uint8 = iota + 1
 	TimerDelivery
 	TimerTrial
+	TimerAI // the model's queued questions (rec_ai.go)
 )
 
 // scheduleAlert asks for the instant of an unresolved alert's next

@@ -92,6 +92,8 @@ type Workspace struct {
 	// store was last told.
 	Unparsed   []*UnparsedMail
 	droppedRaw []string
+	RulesState              // the workspace's parsing rules (rec_rules.go)
+	AIState                 // the model's suggestions: prompt, queue, calls (rec_ai.go)
 	Pending    atomic.Int64 // pending deliveries, read by the metrics off the actor
 	TrialNoted int64        // the trialEndsAt a TrialEnded record noted
 
@@ -291,11 +293,12 @@ var VendorNames = map[string]string{
 	"altaro":     "Hornetsecurity VM Backup (Altaro)",
 	"macrium":    "Macrium Reflect",
 	"generic":    "Generic",
+	"custom":     "Custom (parsing rules)",
 }
 
 // vendorOrder lists the vendor identifiers; a job keeps its vendor's index
 // (job.vx), which places its results in the result index.
-var VendorOrder = [...]string{"veeam", "acronis", "datto", "cove", "synology", "nakivo", "backupexec", "msp360", "altaro", "macrium", "generic"}
+var VendorOrder = [...]string{"veeam", "acronis", "datto", "cove", "synology", "nakivo", "backupexec", "msp360", "altaro", "macrium", "generic", "custom"}
 
 const numVendors = len(VendorOrder)
 

@@ -60,6 +60,7 @@ func (s *Server) adminHandler(extra func(r *router.Router)) fasthttp.RequestHand
 	r.GET(ws+"/unparsed", a("unparsed_list", adminRead(s, (*engine.Engine).Unparsed)))
 	r.POST(ws+"/unparsed/{uid}/reparse", a("unparsed_reparse", s.adminReparse))
 	r.DELETE(ws+"/unparsed/{uid}", a("unparsed_delete", adminRemove(s, "uid", (*engine.Engine).DropUnparsed)))
+	s.ruleRoutes(r, a)
 	r.POST(ws+"/users", a("user_create", s.adminCreateUser))
 	r.GET(ws+"/users", a("user_list", adminRead(s, (*engine.Engine).Users)))
 	r.GET(ws+"/users/{uid}", a("user_get", adminReadOne(s, "uid", (*engine.Engine).User)))

@@ -44,6 +44,11 @@ func (s *Server) adminReparse(ctx *fasthttp.RequestCtx) {
 		s.adminFail(ctx, err)
 		return
 	}
+	adminData(ctx, fasthttp.StatusOK, reparseAnswerOf(id, r))
+}
+
+// reparseAnswerOf is the answer of unparsed e-mail id's re-read.
+func reparseAnswerOf(id string, r engine.MailReply) reparseAnswer {
 	ans := reparseAnswer{UnparsedID: id, Status: statusWord(r.Status), Duplicate: r.Outcome == engine.MailDuplicate, Superseded: r.Superseded}
 	if !r.ResultID.IsZero() {
 		v := r.ResultID.String()
@@ -53,7 +58,7 @@ func (s *Server) adminReparse(ctx *fasthttp.RequestCtx) {
 		v := r.AlertID.String()
 		ans.AlertID = &v
 	}
-	adminData(ctx, fasthttp.StatusOK, ans)
+	return ans
 }
 
 // statusWord is the Report API's word for a report status.

@@ -43,6 +43,8 @@ type Config struct {
 	// Reparse reads an unparsed report e-mail again (POST
 	// .../unparsed/{id}/reparse); nil: the endpoint answers 409.
 	Reparse func(wsID, id string) (engine.MailReply, error)
+	// Rules is the mail path of the parsing-rule endpoints (admin_rules.go).
+	Rules RulesMail
 	// Hasher hashes the passwords the admin API sets; default: one slot.
 	Hasher *password.Hasher
 	// Dashboard serves every public path outside /api/ (decisions.md 11);
@@ -99,6 +101,7 @@ type Server struct {
 	cursors  cursorCodec
 	marks    reportMarks // Report API requests whose body is being read
 	reparse  func(wsID, id string) (engine.MailReply, error)
+	rules    RulesMail
 	hasher   *password.Hasher
 	dash     fasthttp.RequestHandler
 
@@ -117,7 +120,7 @@ type Server struct {
 // New builds a Server from cfg. Without cfg.Engine, the admin listener
 // answers as a server still starting until Attach.
 func New(cfg Config) *Server {
-	s := &Server{log: cfg.Logger, metrics: cfg.Metrics, token: sha256.Sum256([]byte(cfg.AdminToken)), hasToken: cfg.AdminToken != "", dev: cfg.DevClock, tls: cfg.TLS, reparse: cfg.Reparse, hasher: cfg.Hasher, dash: cfg.Dashboard,
+	s := &Server{log: cfg.Logger, metrics: cfg.Metrics, token: sha256.Sum256([]byte(cfg.AdminToken)), hasToken: cfg.AdminToken != "", dev: cfg.DevClock, tls: cfg.TLS, reparse: cfg.Reparse, rules: cfg.Rules, hasher: cfg.Hasher, dash: cfg.Dashboard,
 		assistant: cfg.Assistant, publicURL: strings.TrimRight(cfg.PublicURL, "/"), routeTo: cfg.Route, ready: cfg.Ready, status: cfg.ClusterStatus,
 		publicConns: limits(cfg.PublicConns, DefaultPublicConns, DefaultPublicConnsPerAddress),
 		adminConns:  limits(cfg.AdminConns, DefaultAdminConns, DefaultAdminConnsPerAddress)}
@@ -164,6 +167,7 @@ type Parts struct {
 	Reparse   func(wsID, id string) (engine.MailReply, error)
 	Dashboard fasthttp.RequestHandler
 	Assistant Assistant
+	Rules     RulesMail // the parsing-rule endpoints' mail path (admin_rules.go)
 }
 
 // Attached reports whether the engine is attached.
@@ -178,6 +182,9 @@ func (s *Server) AttachParts(p Parts) {
 	}
 	if p.Dashboard != nil {
 		s.dash = p.Dashboard
+	}
+	if p.Rules.Raw != nil {
+		s.rules = p.Rules
 	}
 	if p.Assistant != nil {
 		s.assistant = p.Assistant

@@ -43,7 +43,7 @@ type cliCommand struct {
 }
 
 var idFlags = map[string]string{"{wid}": "workspace", "{cid}": "client", "{jid}": "job", "{kid}": "key", "{aid}": "alert",
-	"{chid}": "channel", "{eid}": "escalation", "{uid}": "unparsed", "{userid}": "user"}
+	"{chid}": "channel", "{eid}": "escalation", "{uid}": "unparsed", "{userid}": "user", "{rid}": "rule"}
 
 var workspaceFlags = []cliFlag{
 	{"name", "name", "workspace name", kString},
@@ -62,7 +62,7 @@ var userFlags = []cliFlag{
 
 var jobFlags = []cliFlag{
 	{"name", "name", "job name", kString},
-	{"vendor", "vendor", "backup product: veeam, acronis, datto, cove, synology, nakivo, backupexec, msp360, altaro, macrium, generic", kString},
+	{"vendor", "vendor", "backup product: veeam, acronis, datto, cove, synology, nakivo, backupexec, msp360, altaro, macrium, generic, custom (parsing rules only)", kString},
 	{"device-name", "device.name", "device name", kString},
 	{"device-type", "device.type", "server, workstation, vm, nas, cloud, database or other", kString},
 	{"hostname", "device.hostname", "device hostname", kString},
@@ -119,6 +119,16 @@ var cliCommands = []cliCommand{
 	{group: "unparsed", verb: "list", method: "GET", path: "/workspaces/{wid}/unparsed", help: "list report e-mails that could not be read, newest first, with the reason"},
 	{group: "unparsed", verb: "reparse", method: "POST", path: "/workspaces/{wid}/unparsed/{uid}/reparse", help: "read an unparsed e-mail again with its job's parser"},
 	{group: "unparsed", verb: "delete", method: "DELETE", path: "/workspaces/{wid}/unparsed/{uid}", help: "drop an unparsed e-mail and its kept copy"},
+	{group: "rule", verb: "list", method: "GET", path: "/workspaces/{wid}/parsing-rules", help: "list the workspace's parsing rules in their order"},
+	{group: "rule", verb: "create", method: "POST", path: "/workspaces/{wid}/parsing-rules", help: "add a parsing rule (last): --body '<rule JSON>' (README: parsing rules)"},
+	{group: "rule", verb: "get", method: "GET", path: "/workspaces/{wid}/parsing-rules/{rid}", help: "show a parsing rule"},
+	{group: "rule", verb: "update", method: "PUT", path: "/workspaces/{wid}/parsing-rules/{rid}", help: "replace a parsing rule: --body '<rule JSON>'"},
+	{group: "rule", verb: "delete", method: "DELETE", path: "/workspaces/{wid}/parsing-rules/{rid}", help: "delete a parsing rule"},
+	{group: "rule", verb: "order", method: "PUT", path: "/workspaces/{wid}/parsing-rules", help: "put the parsing rules in order", flags: []cliFlag{{"ids", "ids", "comma-separated rule ids, first tried first", kList}}},
+	{group: "rule", verb: "try", method: "POST", path: "/workspaces/{wid}/parsing-rules/try", help: "try a rule on a mail: --body '{\"rule\": {...}, \"unparsedId\": \"...\"}' (or \"mail\": the pasted mail)"},
+	{group: "rule", verb: "reread", method: "POST", path: "/workspaces/{wid}/parsing-rules/{rid}/reread", help: "read again every unparsed e-mail the rule matches"},
+	{group: "ai-prompt", verb: "get", method: "GET", path: "/workspaces/{wid}/ai-prompt", help: "show the prompt the model is given for failure suggestions"},
+	{group: "ai-prompt", verb: "set", method: "PUT", path: "/workspaces/{wid}/ai-prompt", help: "set the model's prompt (--prompt '' for the default)", flags: []cliFlag{{"prompt", "prompt", "the system prompt", kString}}},
 	{group: "user", verb: "create", method: "POST", path: "/workspaces/{wid}/users", help: "add a dashboard user", flags: userFlags},
 	{group: "user", verb: "list", method: "GET", path: "/workspaces/{wid}/users", help: "list the dashboard users (never a password)"},
 	{group: "user", verb: "get", method: "GET", path: "/workspaces/{wid}/users/{userid}", help: "show a dashboard user"},
@@ -238,7 +248,7 @@ func adminCLI(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		reqBody = strings.NewReader(*rawBody)
-	} else if cmd.method == "POST" || cmd.method == "PATCH" {
+	} else if cmd.method == "POST" || cmd.method == "PATCH" || cmd.method == "PUT" {
 		b, _ := jsonx.Marshal(body)
 		reqBody = bytes.NewReader(b)
 	}

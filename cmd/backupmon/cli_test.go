@@ -41,6 +41,7 @@ func startCLIServer(t *testing.T, dir string, start time.Time) *cliServer {
 	}
 	s := &cliServer{store: store}
 	s.Server = testserver.Start(t, testserver.Options{Dir: dir, Start: start, Configure: func(cfg *transport.Config, eng *engine.Engine) {
+		cfg.Rules = smtpin.RulesFor(eng, store)
 		cfg.Reparse = func(wsID, id string) (engine.MailReply, error) {
 			return smtpin.Reparse(eng, store, smtpin.Suggestions, wsID, id)
 		}
@@ -364,6 +365,55 @@ func TestCLISubcommands(t *testing.T) {
 		t.Errorf("unparsed list after reparse and delete: %v", l)
 	}
 	cliWantError(t, "unparsed delete, gone", s.cli(t, "unparsed", "delete", "--workspace", wid, "--unparsed", ul[1]["id"].(string)), 404, "NOT_FOUND")
+
+	// Parsing rules: made, tried on a kept mail, listed, changed,
+	// ordered, used to re-read the mail, deleted.
+	cjob := s.must(t, "job", "create", "--workspace", wid, "--client-id", cid, "--name", "Nightly dump", "--vendor", "custom",
+		"--device-name", "db", "--device-type", "database", "--hostname", "db02", "--interval-minutes", "1440").data()
+	caddr := cjob["ingestAddress"].(string)
+	cref, err := s.store.Put([]byte("Subject: nightly dump\r\nMessage-ID: <c1@db02>\r\n\r\nDump result: done\r\nSize: 12 MB\r\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := s.Eng.Mail(caddr[:strings.IndexByte(caddr, '@')], &engine.MailInput{MessageID: "c1", Reason: "no parsing rule of the workspace matches the mail", RawRef: cref}); r.Outcome != engine.MailKeptUnparsed {
+		t.Fatalf("custom job's mail: %+v", r)
+	}
+	cu := s.must(t, "unparsed", "list", "--workspace", wid).list()[0]["id"].(string)
+	ruleJSON := `{"name":"dump","match":{"subject":{"contains":"nightly dump"}},"status":{"in":{"after":"Dump result"},"ok":["done"],"failed":["failed"]},"size":{"after":"Size"}}`
+	cliWantError(t, "rule create, bad regexp", s.cli(t, "rule", "create", "--workspace", wid, "--body", `{"name":"x","match":{"body":{"regexp":"(a"}},"status":{"ok":["ok"],"failed":["f"]}}`), 400, "INVALID_REQUEST")
+	tried := s.must(t, "rule", "try", "--workspace", wid, "--body", `{"rule":`+ruleJSON+`,"unparsedId":"`+cu+`"}`).data()
+	if tried["matched"] != true || tried["result"].(map[string]any)["sizeBytes"] != float64(12<<20) {
+		t.Errorf("rule try: %v", tried)
+	}
+	rule := s.must(t, "rule", "create", "--workspace", wid, "--body", ruleJSON).data()
+	rid := rule["id"].(string)
+	rule2 := s.must(t, "rule", "create", "--workspace", wid, "--body", `{"name":"other","match":{"from":{"contains":"nobody"}},"status":{"ok":["ok"],"failed":["f"]}}`).data()
+	if g := s.must(t, "rule", "update", "--workspace", wid, "--rule", rid, "--body", strings.Replace(ruleJSON, `"dump"`, `"dump v2"`, 1)).data(); g["name"] != "dump v2" || g["position"] != float64(1) {
+		t.Errorf("rule update: %v", g)
+	}
+	if l := s.must(t, "rule", "order", "--workspace", wid, "--ids", rule2["id"].(string)+","+rid).list(); len(l) != 2 || l[0]["id"] != rule2["id"] {
+		t.Errorf("rule order: %v", l)
+	}
+	if g := s.must(t, "rule", "get", "--workspace", wid, "--rule", rid).data(); g["position"] != float64(2) {
+		t.Errorf("rule get: %v", g)
+	}
+	if l := s.must(t, "rule", "list", "--workspace", wid).list(); len(l) != 2 {
+		t.Errorf("rule list: %v", l)
+	}
+	if r := s.must(t, "rule", "reread", "--workspace", wid, "--rule", rid).data(); len(r["reread"].([]any)) != 1 {
+		t.Errorf("rule reread: %v", r)
+	}
+	s.must(t, "rule", "delete", "--workspace", wid, "--rule", rid)
+	cliWantError(t, "rule get, deleted", s.cli(t, "rule", "get", "--workspace", wid, "--rule", rid), 404, "NOT_FOUND")
+
+	// The model's prompt: the default until set, back to it with "".
+	if g := s.must(t, "ai-prompt", "get", "--workspace", wid).data(); g["default"] != true || !strings.Contains(g["prompt"].(string), "untrusted") {
+		t.Errorf("ai-prompt get: %v", g)
+	}
+	if g := s.must(t, "ai-prompt", "set", "--workspace", wid, "--prompt", "Be brief.").data(); g["prompt"] != "Be brief." || g["default"] != false {
+		t.Errorf("ai-prompt set: %v", g)
+	}
+	cliWantError(t, "ai-prompt set, too long", s.cli(t, "ai-prompt", "set", "--workspace", wid, "--prompt", strings.Repeat("x", 4001)), 400, "INVALID_REQUEST")
 
 	// Dashboard users: the password is hashed, never shown.
 	usr := s.must(t, "user", "create", "--workspace", wid, "--email", "Ann@Example.test", "--name", "Ann", "--role", "owner", "--password", "correct horse battery").data()

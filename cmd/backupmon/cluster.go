@@ -152,11 +152,13 @@ func (s *server) buildShard(shard int, eng *engine.Engine) (*cluster.Stack, erro
 		Engine: eng, Logger: s.logger, Metrics: s.metrics, AdminToken: s.token, DevClock: s.cfg.devClock, CursorKey: s.curKey,
 		Hasher: s.hasher, PublicURL: s.cfg.publicURL, ReadTimeout: s.cfg.limits.readTimeout,
 	})
+	rules := smtpin.RulesFor(eng, s.node.MailStore())
 	dash := dashboard.New(dashboard.Config{Engine: eng, Hasher: s.hasher, Logger: s.logger,
-		DeviceKey: deriveKey(s.curKey, "backupmon device cookies"), SessionPrefix: cluster.SessionPrefix(shard), Mailer: s.inviteMailer(), PublicURL: s.cfg.publicURL})
+		DeviceKey: deriveKey(s.curKey, "backupmon device cookies"), SessionPrefix: cluster.SessionPrefix(shard), Mailer: s.inviteMailer(), PublicURL: s.cfg.publicURL, Rules: rules})
 	asst := assistant.New(assistant.Config{Engine: eng, Logger: s.logger})
 	srv.AttachParts(transport.Parts{
 		Engine:    eng,
+		Rules:     rules,
 		Dashboard: dash.Handler(),
 		Assistant: func(r *http.Request, key engine.AssistantKey, base string) (int, http.Header, []byte) {
 			return asst.Serve(r, key, base)
@@ -166,7 +168,8 @@ func (s *server) buildShard(shard int, eng *engine.Engine) (*cluster.Stack, erro
 		},
 	})
 	pub, adm := srv.Handlers()
-	return &cluster.Stack{Public: pub, Admin: adm}, nil
+	ai := startAI(s.cfg.ai, eng, s.logger) // the model's questions of this shard's workspaces
+	return &cluster.Stack{Public: pub, Admin: adm, Close: ai.close}, nil
 }
 
 // clusterDemo, with --demo, has one node create the demo workspace on a

@@ -135,6 +135,7 @@ func TestDashboardBrowser(t *testing.T) {
 		{"NoJavaScript", true, dashE2ENoJS},
 		{"Keyboard", false, dashE2EKeyboard},
 		{"SetUpAndTrends", false, dashE2ESetup}, // dashboard_setup_e2e_test.go
+		{"ParsingRules", false, dashE2ERules},
 	}
 	flows = append(flows, dashRoughFlow) // dashboard_rough_e2e_test.go
 	for _, f := range flows {

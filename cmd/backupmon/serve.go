@@ -62,6 +62,9 @@ type serveConfig struct {
 	clusterReplicas   int
 	clusterPeerListen string
 
+	// ai configures the model's suggestions (ai.go).
+	ai aiConfig
+
 	// beforeOpen, when set (tests only), runs after the admin listener
 	// serves and before the engine's recovery starts, so that a test can
 	// hold the server in its starting state.
@@ -114,6 +117,7 @@ func parseServeFlags(args []string) (*serveConfig, error) {
 	fs.StringVar(&c.publicURL, "public-url", envDefault("public-url", ""), "the dashboard's address as users reach it, e.g. https://backups.example.com, for the links the assistant server gives (default: the address each request was sent to)")
 	fs.StringVar(&c.smtpTLSKey, "smtp-tls-key", envDefault("smtp-tls-key", ""), "private key file for --smtp-tls-cert")
 	fs.BoolVar(&c.allowPrivateWebhooks, "allow-private-webhooks", envBool("allow-private-webhooks"), "let webhook and Slack channels reach loopback, private, link-local and other internal addresses, for installs inside a private network (cloud metadata addresses and the admin listener stay refused)")
+	addAIFlags(fs, &c.ai)
 	fs.StringVar(&c.cluster, "cluster", envDefault("cluster", ""), "run as a node of a cluster on these NATS servers (JetStream), e.g. nats://h1:4222,nats://h2:4222,nats://h3:4222 (default: a single node)")
 	fs.StringVar(&c.nodeID, "node-id", envDefault("node-id", ""), "this node's name in the cluster (required with --cluster)")
 	clusterShards := envDefault("cluster-shards", "8")
@@ -139,6 +143,9 @@ func parseServeFlags(args []string) (*serveConfig, error) {
 			return nil, fmt.Errorf("--snapshot-every must be a positive integer, not %q", snapEvery)
 		}
 		c.snapshotEvery = n
+	}
+	if err := c.ai.check(); err != nil {
+		return nil, err
 	}
 	if (c.tlsCert == "") != (c.tlsKey == "") {
 		return nil, errors.New("--tls-cert and --tls-key go together")

@@ -52,6 +52,7 @@ type server struct {
 	eng      *engine.Engine
 	notifier *notify.Notifier
 	mail     *smtpin.Server
+	ai       *aiAsker // the model's questions; nil: off
 
 	// A cluster's node (cluster.go), and the development clock its shards
 	// share.
@@ -292,6 +293,7 @@ func (s *server) openEngine() error {
 	})
 	eng.SetDeliverer(s.notifier)
 	s.metrics.ObserveOutbox(eng.PendingDeliveries)
+	s.ai = startAI(s.cfg.ai, eng, s.logger)
 	return nil
 }
 
@@ -299,11 +301,13 @@ func (s *server) openEngine() error {
 // server built on it, and serves the public listener.
 func (s *server) servePublic() error {
 	eng, store := s.eng, s.store
+	rules := smtpin.RulesFor(eng, store)
 	dash := dashboard.New(dashboard.Config{Engine: eng, Hasher: s.hasher, Logger: s.logger, DeviceKey: deriveKey(s.curKey, "backupmon device cookies"),
-		Mailer: s.inviteMailer(), PublicURL: s.cfg.publicURL})
+		Mailer: s.inviteMailer(), PublicURL: s.cfg.publicURL, Rules: rules})
 	asst := assistant.New(assistant.Config{Engine: eng, Logger: s.logger})
 	s.srv.AttachParts(transport.Parts{
 		Engine: eng,
+		Rules:  rules,
 		Reparse: func(wsID, id string) (engine.MailReply, error) {
 			return smtpin.Reparse(eng, store, smtpin.Suggestions, wsID, id)
 		},
@@ -403,6 +407,7 @@ func (s *server) close() error {
 	if s.notifier != nil {
 		s.notifier.Close()
 	}
+	s.ai.close()
 	if s.node != nil {
 		s.node.Stop() // each shard closes with a snapshot; its lease goes to the next owner
 	}
