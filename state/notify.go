@@ -15,6 +15,9 @@ type Channel struct {
 	Secret      string
 	MinSeverity uint8
 	CreatedAt   int64
+
+	Settings, Secrets []Setting   // the types of psa.go; secrets are never shown
+	Maps              []ClientMap // PSA channels: clients' companies
 }
 
 // escalation is a rule: an alert still open afterMinutes after it opened
@@ -76,11 +79,21 @@ type alertEvent struct {
 	at    int64
 	view  int64 // the time the notice shows the alert and job at
 	rules []ID  // escalated: the rules whose channels it goes to
+	// followers: only to the channels that follow the alert's life
+	// (FollowsAlert), with note (who did it and what they wrote)
+	followers bool
+	note      string
 }
 
 // emit queues an alert event of the record being applied.
 func (w *Workspace) emit(a *Alert, event string, at int64, rules []ID) {
 	w.events = append(w.events, alertEvent{al: a, event: event, at: at, view: at, rules: rules})
+}
+
+// emitFollowers queues an event that goes only to the channels that
+// follow the alert's life, with a person's note.
+func (w *Workspace) emitFollowers(a *Alert, event string, at int64, note string) {
+	w.events = append(w.events, alertEvent{al: a, event: event, at: at, view: at, followers: true, note: note})
 }
 
 // flushEvents turns the events of the record just applied into deliveries,
@@ -102,7 +115,7 @@ func (w *Workspace) flushEvents(seq uint64) {
 			}
 		} else {
 			for _, c := range w.Channels {
-				if ev.al.Severity >= c.MinSeverity {
+				if ev.al.Severity >= c.MinSeverity && (!ev.followers || FollowsAlert(c.Type)) {
 					targets = append(targets, c)
 				}
 			}
@@ -122,7 +135,10 @@ func (w *Workspace) flushEvents(seq uint64) {
 			AlertType:     AlertTypeName(ev.al.Type),
 			Severity:      SeverityName(ev.al.Severity),
 			Summary:       ev.al.Summary,
+			AlertID:       ev.al.ID,
+			Note:          ev.note,
 		}
+		notice.SizeBytes, notice.DurationSeconds = lastRunFacts(j)
 		for _, c := range targets {
 			d := &Delivery{
 				ID: derivedID(ev.at, seq, n), ChannelID: c.ID, AlertID: ev.al.ID, JobID: j.ID,

@@ -20,7 +20,7 @@ import (
 // adds a version and reads the older ones through the version checks in
 // the walk (and the migrations they call).
 const (
-	SnapshotVersion       = 6
+	SnapshotVersion       = 7
 	OldestSnapshotVersion = 5
 )
 
@@ -129,7 +129,13 @@ func (w *Workspace) walk(s *snap) error {
 	if err := walkMap(s, w.Users, func() *User { return &User{} }, (*User).walk, nil); err != nil {
 		return err
 	}
-	return walkMap(s, w.Sessions, func() *Session { return &Session{} }, (*Session).walk, func(x *Session) bool { return x.alive(s.now) })
+	if err := walkMap(s, w.Sessions, func() *Session { return &Session{} }, (*Session).walk, func(x *Session) bool { return x.alive(s.now) }); err != nil {
+		return err
+	}
+	if s.since(7) {
+		return w.walkPSA(s)
+	}
+	return nil
 }
 
 // entity is a value of a workspace's snapshot: walk walks its fields and,
