@@ -36,9 +36,9 @@ const EventTest = "test"
 type settingKind uint8
 
 const (
-	kindText settingKind = iota
-	kindURL              // an absolute http(s) URL, checked like a webhook's
-	kindNumber           // a positive integer (a PSA's id)
+	kindText   settingKind = iota
+	kindURL                // an absolute http(s) URL, checked like a webhook's
+	kindNumber             // a positive integer (a PSA's id)
 )
 
 // settingSpec is one setting or secret a channel type takes.
