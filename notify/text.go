@@ -11,10 +11,13 @@ import (
 // Slack message's lead and the e-mail body's event line) and what follows
 // the e-mail subject (nothing for the opening).
 var eventTexts = map[string]struct{ wording, subjectSuffix string }{
-	engine.EventOpened:    {"Alert opened", ""},
-	engine.EventRaised:    {"Alert raised", " (alert raised)"},
-	engine.EventEscalated: {"Alert still open (escalated)", " (still open, escalated)"},
-	engine.EventResolved:  {"Recovered", " (recovered)"},
+	engine.EventOpened:       {"Alert opened", ""},
+	engine.EventRaised:       {"Alert raised", " (alert raised)"},
+	engine.EventEscalated:    {"Alert still open (escalated)", " (still open, escalated)"},
+	engine.EventResolved:     {"Recovered", " (recovered)"},
+	engine.EventAcknowledged: {"Alert acknowledged", " (acknowledged)"},
+	engine.EventSnoozed:      {"Alert snoozed", " (snoozed)"},
+	engine.EventTest:         {"Test notification", " (test)"},
 }
 
 // eventWording is what a person reads for an event (see eventTexts); an
