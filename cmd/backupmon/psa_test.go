@@ -45,14 +45,14 @@ func psStart(t *testing.T) *psServer {
 
 func (s *psServer) path(p string) string { return "/workspaces/" + s.ws + p }
 
-// job makes an hourly job of client.
+// job makes a daily job of client.
 func (s *psServer) job(client, name string) string {
 	s.t.Helper()
 	var j struct{ ID string }
 	s.c.AdminInto(201, "POST", s.path("/jobs"), map[string]any{
 		"clientId": client, "name": name, "vendor": "veeam",
 		"device":   map[string]any{"name": "fs01", "type": "server", "hostname": "fs01.acme.local"},
-		"schedule": map[string]any{"intervalMinutes": 60},
+		"schedule": map[string]any{"intervalMinutes": 1440},
 	}, &j)
 	return j.ID
 }

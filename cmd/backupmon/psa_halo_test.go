@@ -1,0 +1,70 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"backupmon/internal/psafake"
+)
+
+// TestPSAHaloPSAAlertLife: on a HaloPSA, an alert's life makes one ticket
+// for the mapped client (its summary ending with the alert's id, by which
+// a retry would find it), an action per later step and the closing
+// status; the access token is taken by the client-credentials grant,
+// kept, taken again once it has expired on our clock, and again when the
+// resource server refuses it (401); an unmapped client's ticket goes to
+// the default client.
+func TestPSAHaloPSAAlertLife(t *testing.T) {
+	f := psafake.NewHaloPSA()
+	t.Cleanup(f.Srv.Close)
+	s := psStart(t)
+	var ch struct{ ID string }
+	s.c.AdminInto(201, "POST", s.path("/channels"), map[string]any{
+		"type": "halopsa", "name": "Halo",
+		"settings": map[string]string{
+			"url": f.APIURL(), "authUrl": f.AuthURL(), "tenant": f.Tenant, "clientId": f.ClientID,
+			"defaultCompany": "99", "closedStatus": "9", "ticketType": "21", "priority": "4",
+		},
+		"secrets": map[string]string{"clientSecret": f.ClientSecret},
+	}, &ch)
+	s.c.MustAdmin(200, "PUT", s.path("/channels/"+ch.ID+"/clients/"+s.acme), map[string]any{"company": "12"})
+
+	job := s.job(s.acme, "Exchange")
+	alert := s.report(job, `{"status":"failed"}`)
+	s.wait("the opening", delivered(1))
+	s.c.MustAdmin(200, "POST", s.path("/alerts/"+alert+"/acknowledge"), map[string]any{})
+	s.wait("the acknowledgement", delivered(2))
+	if g := f.Grants(); g != 1 {
+		t.Errorf("%d tokens granted, want 1 kept for both steps", g)
+	}
+	s.c.Advance(2 * time.Hour) // past the token's expires_in of 3600 s
+	s.report(job, `{"status":"ok"}`)
+	s.wait("the recovery", delivered(3))
+	if g := f.Grants(); g != 2 {
+		t.Errorf("%d tokens granted, want 2: the expired one renewed", g)
+	}
+	tickets := f.Tickets()
+	if len(tickets) != 1 {
+		t.Fatalf("%d tickets, want 1: %+v", len(tickets), tickets)
+	}
+	tk := tickets[0]
+	if tk.ClientID != 12 || tk.TypeID != 21 || tk.PriorityID != 4 || tk.StatusID != 9 || !strings.HasSuffix(tk.Summary, " [backupmon "+alert+"]") {
+		t.Errorf("ticket %+v: want client 12, type 21, priority 4, closed with status 9, the alert's id ending its summary", tk)
+	}
+	if len(tk.Actions) != 2 || tk.Actions[0].Note != "Acknowledged by admin" || !tk.Actions[0].Hidden ||
+		!strings.HasPrefix(tk.Actions[1].Note, "Recovered") || tk.Actions[1].Hidden {
+		t.Errorf("actions %+v: want the acknowledgement (hidden) and the recovery note (shown)", tk.Actions)
+	}
+
+	f.RevokeTokens()
+	s.report(s.job(s.beta, "Beta files"), `{"status":"failed"}`)
+	s.wait("the unmapped client's opening", delivered(4))
+	tickets = f.Tickets()
+	if len(tickets) != 2 || tickets[1].ClientID != 99 {
+		t.Fatalf("the unmapped client's ticket: %+v, want client 99", tickets)
+	}
+	if g := f.Grants(); g != 3 {
+		t.Errorf("%d tokens granted, want 3: the refused one renewed", g)
+	}
+}
