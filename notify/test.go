@@ -50,9 +50,9 @@ func (n *Notifier) test(ctx context.Context, nt engine.Notice) (string, error) {
 			return "", err
 		}
 		h := http.Header{HeaderSignature: {Signature(nt.Channel.Secret, body)}, HeaderEvent: {nt.Event}, HeaderDelivery: {nt.Delivery.String()}}
-		return n.answer(n.call(ctx, apiRequest{method: http.MethodPost, url: nt.Channel.URL, header: h, body: body}, nil))
+		return n.answer(n.call(ctx, apiRequest{method: http.MethodPost, url: nt.Channel.URL, header: h, body: body}, anyMessage))
 	case engine.ChannelSlack:
-		return n.answer(n.call(ctx, apiRequest{method: http.MethodPost, url: nt.Channel.URL, body: SlackBody(nt)}, nil))
+		return n.answer(n.call(ctx, apiRequest{method: http.MethodPost, url: nt.Channel.URL, body: SlackBody(nt)}, anyMessage))
 	case engine.ChannelTeams:
 		return n.answer(n.call(ctx, apiRequest{method: http.MethodPost, url: secretOf(nt.Channel, "url"), body: TeamsBody(nt, n.dashboard)}, teamsMessage))
 	case engine.ChannelEmail:
@@ -84,4 +84,14 @@ func (n *Notifier) answer(body []byte, err error) (string, error) {
 		return "", err
 	}
 	return plainMessage(body), nil
+}
+
+// anyMessage reads the message of a receiver's JSON error body in the
+// shapes most common ({"message"}, {"error": "..."}, {"error":
+// {"message"}}), or "".
+func anyMessage(b []byte) string {
+	if m := jsonMessage(b, "message", "error_description", "error"); m != "" {
+		return m
+	}
+	return teamsMessage(b)
 }
