@@ -30,7 +30,7 @@ type pages struct {
 	sets map[string]*template.Template
 }
 
-var pageNames = []string{"login", "error", "queue", "clients", "client", "jobs", "job", "alerts", "keys", "channels", "users", "activity"}
+var pageNames = []string{"login", "error", "queue", "clients", "client", "jobs", "job", "alerts", "keys", "channels", "users", "activity", "psaclients"}
 
 func loadPages() *pages {
 	base := template.Must(template.New("").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/partials.html"))
@@ -181,6 +181,7 @@ var funcs = template.FuncMap{
 		return template.URL("?" + q.Encode())
 	},
 	"add": func(a, b int) int { return a + b },
+	"psa": isPSA,
 	"rows": func(v *view, jobs []engine.BoardJob) any {
 		return struct {
 			V    *view

@@ -33,6 +33,9 @@ type Config struct {
 	// SessionPrefix goes before every session cookie's value: a cluster's
 	// shard, so that any node finds the session's owner.
 	SessionPrefix string
+	// TestChannel sends a channel's test now and says whether the remote
+	// took it and what it answered; nil: tests are not offered.
+	TestChannel func(n engine.Notice) (ok bool, answer string)
 }
 
 // Server is the dashboard's HTTP handler.
@@ -45,6 +48,7 @@ type Server struct {
 	// deviceKey signs device cookies.
 	deviceKey     []byte
 	sessionPrefix string
+	test          func(n engine.Notice) (ok bool, answer string) // Config.TestChannel
 	cop           *http.CrossOriginProtection
 	pages         *pages
 	handler       fasthttp.RequestHandler
@@ -59,6 +63,7 @@ func New(cfg Config) *Server {
 	}
 	s.deviceKey = cfg.DeviceKey
 	s.sessionPrefix = cfg.SessionPrefix
+	s.test = cfg.TestChannel
 	if len(s.deviceKey) == 0 {
 		s.deviceKey = make([]byte, 32)
 		if _, err := rand.Read(s.deviceKey); err != nil {
@@ -87,6 +92,8 @@ func allowed(role string, need int) bool {
 		return role == engine.RoleOwner || role == engine.RoleAdmin || role == engine.RoleMember
 	case canManage:
 		return role == engine.RoleOwner || role == engine.RoleAdmin
+	case canOwn:
+		return role == engine.RoleOwner
 	}
 	return true
 }
@@ -122,6 +129,9 @@ func (s *Server) routes() fasthttp.RequestHandler {
 	r.GET("/settings/channels", s.user(0, s.channelsPage))
 	r.POST("/settings/channels", s.user(canManage, s.createChannel))
 	r.POST("/settings/channels/{chid}/delete", s.user(canManage, s.deleteChannel))
+	r.POST("/settings/channels/{chid}/test", s.user(canManage, s.testChannel))
+	r.GET("/settings/companies", s.user(0, s.psaClientsPage))
+	r.POST("/settings/channels/{chid}/clients/{cid}", s.user(canOwn, s.mapClient))
 	r.POST("/settings/escalations", s.user(canManage, s.createEscalation))
 	r.POST("/settings/escalations/{eid}/delete", s.user(canManage, s.deleteEscalation))
 	r.GET("/settings/users", s.user(0, s.usersPage))

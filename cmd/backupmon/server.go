@@ -304,7 +304,7 @@ func (s *server) openEngine() error {
 // server built on it, and serves the public listener.
 func (s *server) servePublic() error {
 	eng, store := s.eng, s.store
-	dash := dashboard.New(dashboard.Config{Engine: eng, Hasher: s.hasher, Logger: s.logger, DeviceKey: deriveKey(s.curKey, "backupmon device cookies")})
+	dash := dashboard.New(dashboard.Config{Engine: eng, Hasher: s.hasher, Logger: s.logger, DeviceKey: deriveKey(s.curKey, "backupmon device cookies"), TestChannel: s.testChannel})
 	asst := assistant.New(assistant.Config{Engine: eng, Logger: s.logger})
 	s.srv.AttachParts(transport.Parts{
 		Engine: eng,
