@@ -7,6 +7,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"backupmon/engine"
+	"backupmon/state"
 )
 
 // The dashboard's side of the channels of issue 23: the forms that add a
@@ -41,7 +42,7 @@ func sec(name, label string) psaField {
 // psaForms are the forms of the channel types of issue 23, in the order
 // of the page.
 var psaForms = []psaForm{
-	{engine.ChannelConnectWise, "ConnectWise PSA", []psaField{
+	{state.ChannelConnectWise, "ConnectWise PSA", []psaField{
 		req("settings.url", "API URL", "https://api-na.myconnectwise.net/v4_6_release/apis/3.0"),
 		req("settings.company", "Company ID (as at login)", ""), req("settings.publicKey", "Public key", ""),
 		sec("secrets.privateKey", "Private key"), req("settings.clientId", "clientId", "from developer.connectwise.com"),
@@ -49,7 +50,7 @@ var psaForms = []psaForm{
 		req("settings.closedStatus", "Closing status", "Closed (resolved)"), opt("settings.ticketType", "Ticket type", ""),
 		opt("settings.priority", "Priority", ""), opt("settings.raisedPriority", "Priority once raised", ""),
 	}},
-	{engine.ChannelAutotask, "Autotask", []psaField{
+	{state.ChannelAutotask, "Autotask", []psaField{
 		req("settings.username", "API user name", ""), req("settings.integrationCode", "API integration code", ""),
 		sec("secrets.secret", "Secret"), opt("settings.zoneUrl", "Zone lookup URL", "https://webservices.autotask.net/atservicesrest"),
 		req("settings.defaultCompany", "Default company id", "for unmapped clients"), req("settings.queue", "Queue id", ""),
@@ -57,15 +58,15 @@ var psaForms = []psaForm{
 		opt("settings.status", "New ticket status id", "1"), opt("settings.closedStatus", "Closing status id", "5"),
 		opt("settings.ticketType", "Ticket type id", ""),
 	}},
-	{engine.ChannelHaloPSA, "HaloPSA", []psaField{
+	{state.ChannelHaloPSA, "HaloPSA", []psaField{
 		req("settings.url", "Resource server", "https://yourcompany.halopsa.com/api"),
 		req("settings.authUrl", "Authorisation server", "https://yourcompany.halopsa.com/auth"),
 		opt("settings.tenant", "Tenant", "hosted instances"), req("settings.clientId", "Client ID", ""), sec("secrets.clientSecret", "Client secret"),
 		req("settings.defaultCompany", "Default client id", "for unmapped clients"), req("settings.closedStatus", "Closing status id", ""),
 		opt("settings.ticketType", "Ticket type id", ""), opt("settings.priority", "Priority id", ""), opt("settings.raisedPriority", "Priority id once raised", ""),
 	}},
-	{engine.ChannelTeams, "Microsoft Teams", []psaField{sec("secrets.url", "Workflows (or incoming webhook) URL")}},
-	{engine.ChannelPagerDuty, "PagerDuty", []psaField{
+	{state.ChannelTeams, "Microsoft Teams", []psaField{sec("secrets.url", "Workflows (or incoming webhook) URL")}},
+	{state.ChannelPagerDuty, "PagerDuty", []psaField{
 		sec("secrets.routingKey", "Integration key (Events API v2)"), opt("settings.url", "Events API URL", "https://events.pagerduty.com/v2/enqueue"),
 	}},
 }
@@ -82,7 +83,7 @@ func isNewType(t string) bool {
 
 // isPSA reports whether channel type t maps clients to companies.
 func isPSA(t string) bool {
-	return t == engine.ChannelConnectWise || t == engine.ChannelAutotask || t == engine.ChannelHaloPSA
+	return t == state.ChannelConnectWise || t == state.ChannelAutotask || t == state.ChannelHaloPSA
 }
 
 // channelMaps reads a channel form's settings.* and secrets.* fields.
@@ -160,18 +161,9 @@ func (s *Server) psaClientsPage(ctx *fasthttp.RequestCtx, u *engine.SessionUser)
 		}
 	}
 	for _, m := range list {
-		r := psaClientRow{ID: m.ClientID, Name: m.ClientName, Mapped: m.Mapped}
-		r.Company, r.Board, r.TicketType = deref(m.Company), deref(m.Board), deref(m.TicketType)
-		d.Clients = append(d.Clients, r)
+		d.Clients = append(d.Clients, psaClientRow{ID: m.ClientID, Name: m.ClientName, Mapped: m.Mapped, Company: m.Company, Board: m.Board, TicketType: m.TicketType})
 	}
 	s.render(ctx, fasthttp.StatusOK, "psaclients", s.newView(ctx, u, "Companies of "+d.Channel.Name, "settings", d))
-}
-
-func deref(p *string) string {
-	if p == nil {
-		return ""
-	}
-	return *p
 }
 
 // mapClient sets or (with unmap) removes a client's company.

@@ -7,27 +7,13 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"backupmon/jsonx"
 	"backupmon/state"
 )
 
 // Commands of the channels that follow an alert in another system (PSA
 // tickets, PagerDuty incidents) and of Teams: their settings, the clients'
 // PSA companies, the ticket an attempt made, and a channel's test.
-
-// Channel types of issue 23.
-const (
-	ChannelConnectWise = state.ChannelConnectWise
-	ChannelAutotask    = state.ChannelAutotask
-	ChannelHaloPSA     = state.ChannelHaloPSA
-	ChannelTeams       = state.ChannelTeams
-	ChannelPagerDuty   = state.ChannelPagerDuty
-)
-
-// Events sent only to the channels that follow an alert's life.
-const (
-	EventAcknowledged = state.EventAcknowledged
-	EventSnoozed      = state.EventSnoozed
-)
 
 // EventTest is the event of a channel's test notice (ChannelTestNotice).
 const EventTest = "test"
@@ -55,7 +41,7 @@ type channelSpec struct{ settings, secrets []settingSpec }
 // channelSpecs lists the settings of each channel type of issue 23
 // (decisions.md 7, "PSA, Teams and PagerDuty channels").
 var channelSpecs = map[string]channelSpec{
-	ChannelConnectWise: {
+	state.ChannelConnectWise: {
 		settings: []settingSpec{
 			{"url", true, kindURL}, {"company", true, kindText}, {"publicKey", true, kindText}, {"clientId", true, kindText},
 			{"defaultCompany", true, kindText}, {"board", true, kindText}, {"closedStatus", true, kindText},
@@ -63,7 +49,7 @@ var channelSpecs = map[string]channelSpec{
 		},
 		secrets: []settingSpec{{"privateKey", true, kindText}},
 	},
-	ChannelAutotask: {
+	state.ChannelAutotask: {
 		settings: []settingSpec{
 			{"username", true, kindText}, {"integrationCode", true, kindText}, {"zoneUrl", false, kindURL},
 			{"defaultCompany", true, kindNumber}, {"queue", true, kindNumber}, {"priority", true, kindNumber},
@@ -72,7 +58,7 @@ var channelSpecs = map[string]channelSpec{
 		},
 		secrets: []settingSpec{{"secret", true, kindText}},
 	},
-	ChannelHaloPSA: {
+	state.ChannelHaloPSA: {
 		settings: []settingSpec{
 			{"url", true, kindURL}, {"authUrl", true, kindURL}, {"tenant", false, kindText}, {"clientId", true, kindText},
 			{"defaultCompany", true, kindNumber}, {"closedStatus", true, kindNumber}, {"ticketType", false, kindNumber},
@@ -80,8 +66,8 @@ var channelSpecs = map[string]channelSpec{
 		},
 		secrets: []settingSpec{{"clientSecret", true, kindText}},
 	},
-	ChannelTeams:     {secrets: []settingSpec{{"url", true, kindURL}}},
-	ChannelPagerDuty: {settings: []settingSpec{{"url", false, kindURL}}, secrets: []settingSpec{{"routingKey", true, kindText}}},
+	state.ChannelTeams:     {secrets: []settingSpec{{"url", true, kindURL}}},
+	state.ChannelPagerDuty: {settings: []settingSpec{{"url", false, kindURL}}, secrets: []settingSpec{{"routingKey", true, kindText}}},
 }
 
 // maxSettingChars bounds a setting's or secret's value.
@@ -150,7 +136,7 @@ func (e *Engine) ticketChannel(in ChannelInput, minSev uint8) (*state.TicketChan
 	if err != nil {
 		return nil, err
 	}
-	if in.Type.V == ChannelPagerDuty && len(state.Lookup(secrets, "routingKey")) != 32 {
+	if in.Type.V == state.ChannelPagerDuty && len(state.Lookup(secrets, "routingKey")) != 32 {
 		// Events API v2: "Length of 'routing_key' is incorrect (should be 32 characters)".
 		return nil, invalid("secrets.routingKey", "secrets.routingKey must be the 32-character integration key of an Events API v2 integration")
 	}
@@ -165,32 +151,40 @@ type ClientMapInput struct {
 }
 
 // ClientMapView is one client's PSA company in a channel: Mapped false
-// when it has none and the channel's default company takes its tickets.
+// when it has none and the channel's default company takes its tickets;
+// Company, Board and TicketType are "" where not set (null in JSON).
 type ClientMapView struct {
-	ClientID   string  `json:"clientId"`
-	ClientName string  `json:"clientName"`
-	Mapped     bool    `json:"mapped"`
-	Company    *string `json:"company"`
-	Board      *string `json:"board"`
-	TicketType *string `json:"ticketType"`
+	ClientID, ClientName       string
+	Mapped                     bool
+	Company, Board, TicketType string
+}
+
+// MarshalJSON writes {clientId, clientName, mapped, company, board,
+// ticketType}, null for a value not set.
+func (v ClientMapView) MarshalJSON() ([]byte, error) {
+	b := append([]byte(`{"clientId":`), jsonString(v.ClientID)...)
+	b = append(append(b, `,"clientName":`...), jsonString(v.ClientName)...)
+	b = strconv.AppendBool(append(b, `,"mapped":`...), v.Mapped)
+	for _, f := range [...][2]string{{"company", v.Company}, {"board", v.Board}, {"ticketType", v.TicketType}} {
+		b = append(append(b, `,"`+f[0]+`":`...), jsonString(f[1])...)
+	}
+	return append(b, '}'), nil
+}
+
+// jsonString is s as a JSON string, or null when empty.
+func jsonString(s string) []byte {
+	if s == "" {
+		return []byte("null")
+	}
+	return jsonx.AppendString(nil, s)
 }
 
 func clientMapView(c *state.Client, m *state.ClientMap) ClientMapView {
 	v := ClientMapView{ClientID: c.ID.String(), ClientName: c.Name}
 	if m != nil {
-		v.Mapped = true
-		v.Company = optString(m.Company)
-		v.Board = optString(m.Board)
-		v.TicketType = optString(m.Ticket)
+		v.Mapped, v.Company, v.Board, v.TicketType = true, m.Company, m.Board, m.Ticket
 	}
 	return v
-}
-
-func optString(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
 }
 
 // psaChannel finds a PSA channel of the workspace by its id, or answers
@@ -303,7 +297,7 @@ func (w *workspace) clientMapped(chID, cID string, now int64) (*state.ClientMapp
 // ConnectWise takes the company's identifier and the board's and type's
 // names.
 func checkMapIDs(channelType string, in ClientMapInput) *Error {
-	if channelType == ChannelConnectWise {
+	if channelType == state.ChannelConnectWise {
 		return nil
 	}
 	for _, f := range []struct {
@@ -323,7 +317,7 @@ func checkMapIDs(channelType string, in ClientMapInput) *Error {
 // channelTypes are the channel types a workspace can create.
 var channelTypes = map[string]bool{
 	state.ChannelWebhook: true, state.ChannelSlack: true, state.ChannelEmail: true,
-	ChannelConnectWise: true, ChannelAutotask: true, ChannelHaloPSA: true, ChannelTeams: true, ChannelPagerDuty: true,
+	state.ChannelConnectWise: true, state.ChannelAutotask: true, state.ChannelHaloPSA: true, state.ChannelTeams: true, state.ChannelPagerDuty: true,
 }
 
 const channelTypeList = "webhook, slack, email, connectwise, autotask, halopsa, teams, pagerduty"

@@ -39,7 +39,7 @@ func (h psHold) none(t *testing.T, what string) {
 // to AcmeCo.
 func psChannel(t *testing.T, e *Engine, ws string) string {
 	t.Helper()
-	ch, err := e.CreateChannel(ws, ChannelInput{Type: Some(ChannelConnectWise), Name: Some("CW"),
+	ch, err := e.CreateChannel(ws, ChannelInput{Type: Some(state.ChannelConnectWise), Name: Some("CW"),
 		Settings: map[string]string{"url": "https://cw.example.com/v4_6_release/apis/3.0", "company": "msp", "publicKey": "pub",
 			"clientId": "cid", "defaultCompany": "Catchall", "board": "Service Desk", "closedStatus": "Closed"},
 		Secrets: map[string]string{"privateKey": "priv"}})
@@ -86,7 +86,7 @@ func TestPSAOneAtATimeAndDurable(t *testing.T) {
 	defer e.Close()
 	maps, err := e.ClientMaps(ws, psChannelID(t, e, ws))
 	check(t, "client maps", err)
-	if len(maps) != 1 || !maps[0].Mapped || *maps[0].Company != "AcmeCo" {
+	if len(maps) != 1 || !maps[0].Mapped || maps[0].Company != "AcmeCo" {
 		t.Fatalf("client maps after the restart: %+v", maps)
 	}
 	hold = make(psHold, 16)
@@ -134,12 +134,12 @@ func TestPSAChannelChecks(t *testing.T) {
 		field  string
 		prefix string
 	}{
-		{"a setting missing", ChannelInput{Type: Some(ChannelPagerDuty), Name: Some("p")}, "secrets.routingKey", "secrets.routingKey is required"},
-		{"a short routing key", ChannelInput{Type: Some(ChannelPagerDuty), Name: Some("p"), Secrets: map[string]string{"routingKey": "short"}}, "secrets.routingKey", "secrets.routingKey must be the 32-character"},
-		{"an unknown setting", ChannelInput{Type: Some(ChannelPagerDuty), Name: Some("p"), Secrets: map[string]string{"routingKey": key32}, Settings: map[string]string{"colour": "red"}}, "settings.colour", `unknown field "settings.colour"`},
-		{"a url at the top", ChannelInput{Type: Some(ChannelTeams), Name: Some("t"), URL: Some("https://x.example.com"), Secrets: map[string]string{"url": "https://x.example.com"}}, "url", "url is only for webhook and slack channels"},
-		{"a bad url", ChannelInput{Type: Some(ChannelTeams), Name: Some("t"), Secrets: map[string]string{"url": "ftp://x"}}, "secrets.url", "secrets.url must be an absolute http or https URL"},
-		{"an id not a number", ChannelInput{Type: Some(ChannelHaloPSA), Name: Some("h"), Settings: map[string]string{"url": "https://h.example.com/api", "authUrl": "https://h.example.com/auth",
+		{"a setting missing", ChannelInput{Type: Some(state.ChannelPagerDuty), Name: Some("p")}, "secrets.routingKey", "secrets.routingKey is required"},
+		{"a short routing key", ChannelInput{Type: Some(state.ChannelPagerDuty), Name: Some("p"), Secrets: map[string]string{"routingKey": "short"}}, "secrets.routingKey", "secrets.routingKey must be the 32-character"},
+		{"an unknown setting", ChannelInput{Type: Some(state.ChannelPagerDuty), Name: Some("p"), Secrets: map[string]string{"routingKey": key32}, Settings: map[string]string{"colour": "red"}}, "settings.colour", `unknown field "settings.colour"`},
+		{"a url at the top", ChannelInput{Type: Some(state.ChannelTeams), Name: Some("t"), URL: Some("https://x.example.com"), Secrets: map[string]string{"url": "https://x.example.com"}}, "url", "url is only for webhook and slack channels"},
+		{"a bad url", ChannelInput{Type: Some(state.ChannelTeams), Name: Some("t"), Secrets: map[string]string{"url": "ftp://x"}}, "secrets.url", "secrets.url must be an absolute http or https URL"},
+		{"an id not a number", ChannelInput{Type: Some(state.ChannelHaloPSA), Name: Some("h"), Settings: map[string]string{"url": "https://h.example.com/api", "authUrl": "https://h.example.com/auth",
 			"clientId": "c", "defaultCompany": "twelve", "closedStatus": "9"}, Secrets: map[string]string{"clientSecret": "s"}}, "settings.defaultCompany", "settings.defaultCompany must be a positive integer"},
 		{"settings on a webhook", ChannelInput{Type: Some(state.ChannelWebhook), Name: Some("w"), URL: Some("https://x.example.com"), Settings: map[string]string{"a": "b"}}, "settings", "settings and secrets are not for webhook channels"},
 	} {

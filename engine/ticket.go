@@ -45,7 +45,7 @@ func (w *workspace) ticketTarget(n *state.Notice, d *state.Delivery) {
 // ConnectWise board, an Autotask queue; HaloPSA has none (its ticket type
 // routes).
 func boardKey(channelType string) string {
-	if channelType == ChannelAutotask {
+	if channelType == state.ChannelAutotask {
 		return "queue"
 	}
 	return "board"

@@ -2,10 +2,8 @@ package notify
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 
 	"backupmon/engine"
@@ -83,7 +81,7 @@ func (a *autotask) zone(ctx context.Context) (string, error) {
 		URL string `json:"url"`
 	}
 	if jsonx.Unmarshal(b, &z) != nil || z.URL == "" {
-		return "", errors.New("looking up the zone: the answer carries no url")
+		return "", &stepError{step: "looking up the zone", err: errNoURL}
 	}
 	a.base = strings.TrimRight(z.URL, "/") + "/V1.0"
 	a.n.zones.Store(key, a.base)
@@ -100,13 +98,6 @@ func (a *autotask) do(ctx context.Context, method, path string, body any) ([]byt
 		req.body = jsonBody(body)
 	}
 	return a.n.call(ctx, req, atMessage)
-}
-
-// number is an Autotask id setting as a JSON number (settings are
-// checked positive integers when the channel is made).
-func number(s string) int64 {
-	n, _ := strconv.ParseInt(s, 10, 64)
-	return n
 }
 
 func (a *autotask) find(ctx context.Context, alertID string) (string, error) {
@@ -126,18 +117,7 @@ func (a *autotask) find(ctx context.Context, alertID string) (string, error) {
 	if len(res.Items) == 0 {
 		return "", nil
 	}
-	return strconv.FormatInt(res.Items[0].ID, 10), nil
-}
-
-// itemID reads the id of what a create made: {"itemId": n}.
-func itemID(b []byte) (string, error) {
-	var made struct {
-		ItemID int64 `json:"itemId"`
-	}
-	if jsonx.Unmarshal(b, &made) != nil || made.ItemID == 0 {
-		return "", errNoID
-	}
-	return strconv.FormatInt(made.ItemID, 10), nil
+	return idText(res.Items[0].ID), nil
 }
 
 func (a *autotask) create(ctx context.Context, nt engine.Notice, f facts) (string, error) {
@@ -174,40 +154,19 @@ func (a *autotask) note(ctx context.Context, ticket, text string, resolution boo
 	return err
 }
 
-// update changes one field of ticket (PATCH of the entity with its id).
-func (a *autotask) update(ctx context.Context, ticket, field, value string) error {
-	_, err := a.do(ctx, http.MethodPatch, "/Tickets", map[string]any{"id": number(ticket), field: number(value)})
-	return err
-}
-
-func (a *autotask) raise(ctx context.Context, ticket string) error {
-	if p := settingOf(a.ch, "raisedPriority"); p != "" {
-		return a.update(ctx, ticket, "priority", p)
-	}
-	return nil
-}
-
-func (a *autotask) close(ctx context.Context, ticket string) error {
-	s := settingOf(a.ch, "closedStatus")
-	if s == "" {
-		s = atStatusComplete
-	}
-	return a.update(ctx, ticket, "status", s)
+// updateOf sets the status or the priority of ticket (PATCH of the
+// entity with its id).
+func (a *autotask) updateOf(ticket string, field ticketField, value string) (string, string, any) {
+	name := [...]string{fieldStatus: "status", fieldPriority: "priority"}[field]
+	return http.MethodPatch, "/Tickets", map[string]any{"id": number(ticket), name: number(value)}
 }
 
 // test looks the zone up and reads the default company.
 func (a *autotask) test(ctx context.Context) (string, error) {
-	b, err := a.do(ctx, http.MethodGet, "/Companies/"+url.PathEscape(settingOf(a.ch, "defaultCompany")), nil)
+	id := settingOf(a.ch, "defaultCompany")
+	name, err := readName(ctx, a, "/Companies/"+url.PathEscape(id), "no company "+id, "item", "companyName")
 	if err != nil {
 		return "", err
 	}
-	var res struct {
-		Item *struct {
-			CompanyName string `json:"companyName"`
-		} `json:"item"`
-	}
-	if jsonx.Unmarshal(b, &res) != nil || res.Item == nil {
-		return "", &RemoteError{Status: http.StatusNotFound, Message: "no company " + settingOf(a.ch, "defaultCompany")}
-	}
-	return "Autotask zone " + a.base + ", default company " + res.Item.CompanyName, nil
+	return "Autotask zone " + a.base + ", default company " + name, nil
 }

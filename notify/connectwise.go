@@ -102,17 +102,7 @@ func (c *connectWise) create(ctx context.Context, nt engine.Notice, f facts) (st
 	if p := settingOf(c.ch, "priority"); p != "" {
 		t["priority"] = map[string]string{"name": p}
 	}
-	b, err := c.do(ctx, http.MethodPost, "/service/tickets", t)
-	if err != nil {
-		return "", err
-	}
-	var made struct {
-		ID int64 `json:"id"`
-	}
-	if jsonx.Unmarshal(b, &made) != nil || made.ID == 0 {
-		return "", errNoID
-	}
-	return strconv.FormatInt(made.ID, 10), nil
+	return madeID(c.do(ctx, http.MethodPost, "/service/tickets", t))
 }
 
 func (c *connectWise) note(ctx context.Context, ticket, text string, resolution bool) error {
@@ -121,36 +111,22 @@ func (c *connectWise) note(ctx context.Context, ticket, text string, resolution 
 	return err
 }
 
-// patch replaces one reference field of ticket by name (JSON Patch).
-func (c *connectWise) patch(ctx context.Context, ticket, path, name string) error {
-	ops := []map[string]any{{"op": "replace", "path": path, "value": map[string]string{"name": name}}}
-	_, err := c.do(ctx, http.MethodPatch, "/service/tickets/"+url.PathEscape(ticket), ops)
-	return err
-}
-
-func (c *connectWise) raise(ctx context.Context, ticket string) error {
-	if p := settingOf(c.ch, "raisedPriority"); p != "" {
-		return c.patch(ctx, ticket, "priority", p)
-	}
-	return nil
-}
-
-func (c *connectWise) close(ctx context.Context, ticket string) error {
-	return c.patch(ctx, ticket, "status", settingOf(c.ch, "closedStatus"))
+// updateOf replaces the status or the priority of ticket by name (JSON
+// Patch).
+func (c *connectWise) updateOf(ticket string, field ticketField, name string) (string, string, any) {
+	path := [...]string{fieldStatus: "status", fieldPriority: "priority"}[field]
+	return http.MethodPatch, "/service/tickets/" + url.PathEscape(ticket), []map[string]any{{"op": "replace", "path": path, "value": map[string]string{"name": name}}}
 }
 
 // test reads the system's information, then the default company.
 func (c *connectWise) test(ctx context.Context) (string, error) {
-	b, err := c.do(ctx, http.MethodGet, "/system/info", nil)
+	version, err := readName(ctx, c, "/system/info", "no version in /system/info", "version")
 	if err != nil {
 		return "", err
 	}
-	var info struct {
-		Version string `json:"version"`
-	}
-	_ = jsonx.Unmarshal(b, &info)
-	q := url.Values{"conditions": {`identifier="` + settingOf(c.ch, "defaultCompany") + `"`}, "fields": {"id,name"}}
-	b, err = c.do(ctx, http.MethodGet, "/company/companies?"+q.Encode(), nil)
+	id := settingOf(c.ch, "defaultCompany")
+	q := url.Values{"conditions": {`identifier="` + id + `"`}, "fields": {"id,name"}}
+	b, err := c.do(ctx, http.MethodGet, "/company/companies?"+q.Encode(), nil)
 	if err != nil {
 		return "", err
 	}
@@ -158,7 +134,7 @@ func (c *connectWise) test(ctx context.Context) (string, error) {
 		Name string `json:"name"`
 	}
 	if jsonx.Unmarshal(b, &list) != nil || len(list) == 0 {
-		return "", &RemoteError{Status: http.StatusNotFound, Message: "no company with identifier " + strconv.Quote(settingOf(c.ch, "defaultCompany"))}
+		return "", &RemoteError{Status: http.StatusNotFound, Message: "no company with identifier " + id}
 	}
-	return "ConnectWise " + info.Version + ", default company " + list[0].Name, nil
+	return "ConnectWise " + version + ", default company " + list[0].Name, nil
 }

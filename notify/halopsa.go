@@ -151,17 +151,7 @@ func (h *haloPSA) create(ctx context.Context, nt engine.Notice, f facts) (string
 	if p := settingOf(h.ch, "priority"); p != "" {
 		t["priority_id"] = number(p)
 	}
-	b, err := h.do(ctx, http.MethodPost, "/Tickets", []any{t})
-	if err != nil {
-		return "", err
-	}
-	var made struct {
-		ID int64 `json:"id"`
-	}
-	if jsonx.Unmarshal(b, &made) != nil || made.ID == 0 {
-		return "", errNoID
-	}
-	return strconv.FormatInt(made.ID, 10), nil
+	return madeID(h.do(ctx, http.MethodPost, "/Tickets", []any{t}))
 }
 
 func (h *haloPSA) note(ctx context.Context, ticket, text string, resolution bool) error {
@@ -170,32 +160,19 @@ func (h *haloPSA) note(ctx context.Context, ticket, text string, resolution bool
 	return err
 }
 
-// update changes one field of ticket (POST of the ticket with its id).
-func (h *haloPSA) update(ctx context.Context, ticket, field, value string) error {
-	_, err := h.do(ctx, http.MethodPost, "/Tickets", []any{map[string]any{"id": number(ticket), field: number(value)}})
-	return err
-}
-
-func (h *haloPSA) raise(ctx context.Context, ticket string) error {
-	if p := settingOf(h.ch, "raisedPriority"); p != "" {
-		return h.update(ctx, ticket, "priority_id", p)
-	}
-	return nil
-}
-
-func (h *haloPSA) close(ctx context.Context, ticket string) error {
-	return h.update(ctx, ticket, "status_id", settingOf(h.ch, "closedStatus"))
+// updateOf sets the status or the priority of ticket (POST of the ticket
+// with its id).
+func (h *haloPSA) updateOf(ticket string, field ticketField, value string) (string, string, any) {
+	name := [...]string{fieldStatus: "status_id", fieldPriority: "priority_id"}[field]
+	return http.MethodPost, "/Tickets", []any{map[string]any{"id": number(ticket), name: number(value)}}
 }
 
 // test gets a token and reads the default client.
 func (h *haloPSA) test(ctx context.Context) (string, error) {
-	b, err := h.do(ctx, http.MethodGet, "/Client/"+url.PathEscape(settingOf(h.ch, "defaultCompany")), nil)
+	id := settingOf(h.ch, "defaultCompany")
+	name, err := readName(ctx, h, "/Client/"+url.PathEscape(id), "no client "+id, "name")
 	if err != nil {
 		return "", err
 	}
-	var c struct {
-		Name string `json:"name"`
-	}
-	_ = jsonx.Unmarshal(b, &c)
-	return "HaloPSA token granted, default client " + c.Name, nil
+	return "HaloPSA token granted, default client " + name, nil
 }

@@ -20,6 +20,7 @@ import (
 	"unicode/utf8"
 
 	"backupmon/engine"
+	"backupmon/state"
 )
 
 // Defaults of the Options left at their zero value.
@@ -289,11 +290,11 @@ func (n *Notifier) send(nt engine.Notice) (out engine.Outcome) {
 		err = n.sendSlack(ctx, nt)
 	case engine.ChannelEmail:
 		err = n.sendEmail(ctx, nt)
-	case engine.ChannelTeams:
+	case state.ChannelTeams:
 		err = n.sendTeams(ctx, nt)
-	case engine.ChannelPagerDuty:
+	case state.ChannelPagerDuty:
 		_, err = n.sendPagerDuty(ctx, nt, nt.AlertID.String())
-	case engine.ChannelConnectWise, engine.ChannelAutotask, engine.ChannelHaloPSA:
+	case state.ChannelConnectWise, state.ChannelAutotask, state.ChannelHaloPSA:
 		out.Ticket, err = n.sendTicket(ctx, nt)
 	default:
 		err = fmt.Errorf("unknown channel type %q", nt.Channel.Type)

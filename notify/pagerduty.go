@@ -7,6 +7,7 @@ import (
 
 	"backupmon/engine"
 	"backupmon/jsonx"
+	"backupmon/state"
 )
 
 // PagerDuty Events API v2 (decisions.md 7, the pages cited there): one
@@ -41,7 +42,7 @@ func pdMessage(b []byte) string {
 // pdAction is the event_action of an event.
 func pdAction(event string) string {
 	switch event {
-	case engine.EventAcknowledged, engine.EventSnoozed:
+	case state.EventAcknowledged, state.EventSnoozed:
 		return "acknowledge"
 	case engine.EventResolved:
 		return "resolve"

@@ -53,28 +53,28 @@ func TestRemoteRefusals(t *testing.T) {
 		failure   string
 		permanent bool
 	}{
-		{"connectwise, a wrong key", psaNotice(engine.ChannelConnectWise, cwSettings(), []string{"privateKey", "nope"}),
+		{"connectwise, a wrong key", psaNotice(state.ChannelConnectWise, cwSettings(), []string{"privateKey", "nope"}),
 			"finding the alert's ticket: HTTP 401: Unauthorized: Incorrect public/private key", true},
 		{"connectwise, an unknown company", func() engine.Notice {
-			nt := psaNotice(engine.ChannelConnectWise, cwSettings(), []string{"privateKey", cw.PrivateKey})
+			nt := psaNotice(state.ChannelConnectWise, cwSettings(), []string{"privateKey", cw.PrivateKey})
 			nt.Channel.Company = "Nobody"
 			nt.Channel.Board = "Service Desk"
 			return nt
 		}(), `creating the ticket: HTTP 400: InvalidObject: ticket object is invalid (Company "Nobody" not found)`, true},
 		{"autotask, an unknown company", func() engine.Notice {
-			nt := psaNotice(engine.ChannelAutotask, []string{"username", at.Username, "integrationCode", at.IntegrationCode, "zoneUrl", at.ZoneURL(), "priority", "2"}, []string{"secret", at.Secret})
+			nt := psaNotice(state.ChannelAutotask, []string{"username", at.Username, "integrationCode", at.IntegrationCode, "zoneUrl", at.ZoneURL(), "priority", "2"}, []string{"secret", at.Secret})
 			nt.Channel.Company, nt.Channel.Board = "5", "29683"
 			return nt
 		}(), "creating the ticket: HTTP 400: companyID 5 does not exist", true},
-		{"autotask, an unknown user", psaNotice(engine.ChannelAutotask, []string{"username", "who@example.com", "integrationCode", at.IntegrationCode, "zoneUrl", at.ZoneURL()}, []string{"secret", at.Secret}),
+		{"autotask, an unknown user", psaNotice(state.ChannelAutotask, []string{"username", "who@example.com", "integrationCode", at.IntegrationCode, "zoneUrl", at.ZoneURL()}, []string{"secret", at.Secret}),
 			"finding the alert's ticket: looking up the zone: HTTP 404: Zone information could not be determined for the user", true},
-		{"halopsa, a wrong secret", psaNotice(engine.ChannelHaloPSA, []string{"url", halo.APIURL(), "authUrl", halo.AuthURL(), "tenant", halo.Tenant, "clientId", halo.ClientID}, []string{"clientSecret", "nope"}),
+		{"halopsa, a wrong secret", psaNotice(state.ChannelHaloPSA, []string{"url", halo.APIURL(), "authUrl", halo.AuthURL(), "tenant", halo.Tenant, "clientId", halo.ClientID}, []string{"clientSecret", "nope"}),
 			"finding the alert's ticket: getting a token: HTTP 400: The client credentials are invalid", true},
-		{"pagerduty, an unknown routing key", psaNotice(engine.ChannelPagerDuty, []string{"url", pd.URL()}, []string{"routingKey", strings.Repeat("x", 32)}),
+		{"pagerduty, an unknown routing key", psaNotice(state.ChannelPagerDuty, []string{"url", pd.URL()}, []string{"routingKey", strings.Repeat("x", 32)}),
 			"HTTP 400: Event object is invalid: Invalid routing key", true},
-		{"teams, a URL without its signature", psaNotice(engine.ChannelTeams, nil, []string{"url", teams.Srv.URL + "/workflows/1f2e"}),
+		{"teams, a URL without its signature", psaNotice(state.ChannelTeams, nil, []string{"url", teams.Srv.URL + "/workflows/1f2e"}),
 			"HTTP 401: The request must be authenticated", true},
-		{"pagerduty, unreachable", psaNotice(engine.ChannelPagerDuty, []string{"url", "http://" + closedAddr(t) + "/v2/enqueue"}, []string{"routingKey", pd.RoutingKey}),
+		{"pagerduty, unreachable", psaNotice(state.ChannelPagerDuty, []string{"url", "http://" + closedAddr(t) + "/v2/enqueue"}, []string{"routingKey", pd.RoutingKey}),
 			"", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -131,7 +131,7 @@ func FuzzErrorBodies(f *testing.F) {
 // The summary a PSA gets is cut to its limit, and the description carries
 // the facts and the alert's id.
 func TestTicketText(t *testing.T) {
-	nt := psaNotice(engine.ChannelConnectWise, nil, nil)
+	nt := psaNotice(state.ChannelConnectWise, nil, nil)
 	nt.JobName = strings.Repeat("very long job name ", 10)
 	if s := truncate(headline(nt), cwSummaryMax); utf8.RuneCountInString(s) != cwSummaryMax || !strings.HasSuffix(s, "…") {
 		t.Errorf("summary %q: want %d characters ending with …", s, cwSummaryMax)

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"backupmon/engine"
+	"backupmon/state"
 )
 
 // A channel's test: one notice made up for it, sent at once (not through
@@ -53,14 +54,14 @@ func (n *Notifier) test(ctx context.Context, nt engine.Notice) (string, error) {
 		return n.answer(n.call(ctx, apiRequest{method: http.MethodPost, url: nt.Channel.URL, header: h, body: body}, anyMessage))
 	case engine.ChannelSlack:
 		return n.answer(n.call(ctx, apiRequest{method: http.MethodPost, url: nt.Channel.URL, body: SlackBody(nt)}, anyMessage))
-	case engine.ChannelTeams:
+	case state.ChannelTeams:
 		return n.answer(n.call(ctx, apiRequest{method: http.MethodPost, url: secretOf(nt.Channel, "url"), body: TeamsBody(nt, n.dashboard)}, teamsMessage))
 	case engine.ChannelEmail:
 		if err := n.sendEmail(ctx, nt); err != nil {
 			return "", err
 		}
 		return "the SMTP relay accepted the message to " + nt.Channel.To, nil
-	case engine.ChannelPagerDuty:
+	case state.ChannelPagerDuty:
 		key := "backupmon-test-" + nt.Delivery.String()
 		msg, err := n.sendPagerDuty(ctx, nt, key)
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"backupmon/engine"
 	"backupmon/jsonx"
+	"backupmon/state"
 )
 
 // What a ticket, an incident or a card says of an alert: the same facts
@@ -108,7 +109,7 @@ func ticketDescription(nt engine.Notice, f facts) string {
 // the person's note or the alert's text.
 func eventNote(nt engine.Notice) string {
 	switch nt.Event {
-	case engine.EventAcknowledged, engine.EventSnoozed:
+	case state.EventAcknowledged, state.EventSnoozed:
 		return nt.Note
 	case engine.EventResolved:
 		if nt.Note != "" {

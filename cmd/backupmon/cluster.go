@@ -83,7 +83,7 @@ func (s *server) joinCluster() error {
 			}
 		},
 		DashboardURL: s.cfg.publicURL,
-		Observe: s.metrics.ObserveNotification,
+		Observe:      s.metrics.ObserveNotification,
 		SMTP: notify.SMTPConfig{
 			Relay: s.cfg.smtpRelay, From: s.cfg.smtpFrom,
 			Username: s.cfg.smtpUsername, Password: s.cfg.smtpPassword, StartTLS: s.cfg.smtpStartTLS,

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"net/url"
+	"strings"
 	"testing"
 
 	"backupmon/internal/psafake"
@@ -49,5 +51,65 @@ func TestPSACLIChannelTest(t *testing.T) {
 	r := cliRunRaw(t, "channel", "test", "--admin-url", s.c.AdminURL, "--admin-token", testserver.AdminToken, "--workspace", s.ws, "--channel", ch)
 	if r.code != 0 || r.data()["ok"] != true || r.data()["answer"] != "ConnectWise v2024.1.99999, default company Unassigned clients" {
 		t.Fatalf("channel test: exit %d, %s %s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestPSADashboard: in the dashboard's settings an owner adds a
+// ConnectWise channel (its private key never shown again), maps a client
+// to a company, sees the other client marked unmapped with the default
+// company, and sends the channel a test whose answer the page shows; an
+// admin may test but not add such a channel, and the admin API's
+// channel record shows the settings without the secret.
+func TestPSADashboard(t *testing.T) {
+	f := psafake.NewConnectWise()
+	t.Cleanup(f.Srv.Close)
+	s := dashStartChild(t, "psa dashboard server", "--allow-private-webhooks")
+	w := s.workspace(t, "psa", nil)
+	owner := s.login(t, w.users["owner"])
+	admin := s.login(t, w.users["admin"])
+
+	form := url.Values{"type": {"connectwise"}, "name": {"Service desk"},
+		"settings.url": {f.URL()}, "settings.company": {f.Company}, "settings.publicKey": {f.PublicKey},
+		"secrets.privateKey": {f.PrivateKey}, "settings.clientId": {f.ClientID}, "settings.defaultCompany": {"Catchall"},
+		"settings.board": {"Service Desk"}, "settings.closedStatus": {"Closed (resolved)"}}
+	if r := s.post(t, "/settings/channels", admin, form); r.status != 303 || !strings.Contains(r.flash(), "only owners") {
+		t.Fatalf("an admin adding a ConnectWise channel: %s, flash %q", r, r.flash())
+	}
+	if r := s.post(t, "/settings/channels", owner, form); r.status != 303 || r.flash() != "Channel added." {
+		t.Fatalf("the owner adding a ConnectWise channel: %s, flash %q", r, r.flash())
+	}
+	var chs []struct {
+		ID, Type   string
+		Settings   map[string]string
+		SecretsSet []string
+	}
+	s.admin(t, "GET", w.path("/channels"), nil, 200, &chs)
+	if len(chs) != 1 || chs[0].Type != "connectwise" || chs[0].Settings["board"] != "Service Desk" || len(chs[0].SecretsSet) != 1 {
+		t.Fatalf("channels %+v", chs)
+	}
+	ch := chs[0].ID
+	page := s.page(t, "GET", "/settings/channels", owner, nil)
+	if strings.Contains(page.body, f.PrivateKey) || !strings.Contains(page.body, "/settings/companies?channel="+ch) || !strings.Contains(page.body, "Send a test") {
+		t.Fatalf("channels page: the private key shown, or no Companies link or test button: %s", page)
+	}
+
+	if r := s.post(t, "/settings/channels/"+ch+"/clients/"+w.clients[0], admin, url.Values{"company": {"AcmeCo"}}); r.status != 403 || !strings.Contains(r.body, dashNoRole) {
+		t.Fatalf("an admin mapping a client: %s", r)
+	}
+	if r := s.post(t, "/settings/channels/"+ch+"/clients/"+w.clients[0], owner, url.Values{"company": {"AcmeCo"}}); r.status != 303 || r.flash() != "Company saved." {
+		t.Fatalf("mapping a client: %s, flash %q", r, r.flash())
+	}
+	text := dashVisible(s.page(t, "GET", "/settings/companies?channel="+ch, owner, nil).body)
+	for _, want := range []string{"Harbour Dental AcmeCo", "Kestrel Law unmapped default: Catchall"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the companies page lacks %q: %s", want, text)
+		}
+	}
+
+	if r := s.post(t, "/settings/channels/"+ch+"/test", admin, url.Values{}); r.status != 303 || r.flash() != "Test of Service desk sent: ConnectWise v2024.1.99999, default company Unassigned clients" {
+		t.Fatalf("the test: %s, flash %q", r, r.flash())
+	}
+	if len(f.Tickets()) != 0 {
+		t.Error("the test made a ticket")
 	}
 }

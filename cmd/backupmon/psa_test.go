@@ -70,27 +70,44 @@ type psDelivery struct {
 	LastError    *string
 }
 
-func (s *psServer) deliveries() []psDelivery {
-	s.t.Helper()
-	var list []psDelivery
+// deliveries lists the outbox, newest first.
+func (s *psServer) deliveries() (list []psDelivery) {
 	s.c.AdminInto(200, "GET", s.path("/deliveries"), nil, &list)
 	return list
 }
 
-// wait polls the outbox until done holds of it (newest first).
+// wait polls the outbox until done holds of it (newest first), for at
+// most 15 s.
 func (s *psServer) wait(what string, done func([]psDelivery) bool) []psDelivery {
 	s.t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
-	for {
-		list := s.deliveries()
-		if done(list) {
-			return list
-		}
-		if time.Now().After(deadline) {
-			s.t.Fatalf("%s: not within 15 s; deliveries (newest first): %+v", what, list)
-		}
+	list := s.deliveries()
+	for ; !done(list) && time.Now().Before(deadline); list = s.deliveries() {
 		time.Sleep(20 * time.Millisecond)
 	}
+	if !done(list) {
+		s.t.Fatalf("%s: not within 15 s; deliveries (newest first): %+v", what, list)
+	}
+	return list
+}
+
+// psOne returns the one element of list, failing unless there is exactly
+// one.
+func psOne[T any](t *testing.T, what string, list []T) T {
+	t.Helper()
+	if len(list) != 1 {
+		t.Fatalf("%d %s, want exactly 1: %+v", len(list), what, list)
+	}
+	return list[0]
+}
+
+// channel creates a channel of type typ with settings and secrets and
+// returns its id.
+func (s *psServer) channel(typ string, settings, secrets map[string]string) string {
+	s.t.Helper()
+	var ch struct{ ID string }
+	s.c.AdminInto(201, "POST", s.path("/channels"), map[string]any{"type": typ, "name": typ, "settings": settings, "secrets": secrets}, &ch)
+	return ch.ID
 }
 
 // delivered reports whether there are n deliveries, all delivered.
@@ -168,11 +185,7 @@ func TestPSAConnectWiseAlertLife(t *testing.T) {
 	s.report(job, `{"status":"ok"}`)
 	s.wait("the recovery", delivered(5))
 
-	tickets := f.Tickets()
-	if len(tickets) != 1 {
-		t.Fatalf("%d tickets, want exactly 1: %+v", len(tickets), tickets)
-	}
-	tk := tickets[0]
+	tk := psOne(t, "tickets", f.Tickets())
 	if tk.XRef != alert || tk.Company != "AcmeCo" || tk.Board != "Service Desk" {
 		t.Errorf("ticket %+v: want externalXRef %s, company AcmeCo, board Service Desk", tk, alert)
 	}
@@ -208,7 +221,7 @@ func TestPSAConnectWiseAlertLife(t *testing.T) {
 	// A client without a mapping: its ticket goes to the default company.
 	other := s.report(s.job(s.beta, "Beta backup"), `{"status":"failed"}`)
 	s.wait("the unmapped client's opening", delivered(6))
-	tickets = f.Tickets()
+	tickets := f.Tickets()
 	if len(tickets) != 2 || tickets[1].XRef != other || tickets[1].Company != "Catchall" {
 		t.Fatalf("the unmapped client's ticket: %+v, want company Catchall", tickets)
 	}

@@ -5,7 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -63,23 +63,23 @@ func (f *Autotask) ZoneLookups() int {
 
 // Tickets returns copies of the tickets made.
 func (f *Autotask) Tickets() []ATTicket {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	out := make([]ATTicket, 0, len(f.tickets))
-	for _, t := range f.tickets {
-		c := *t
-		c.Notes = append([]ATNote(nil), t.Notes...)
-		out = append(out, c)
-	}
-	return out
+	return copies(&f.mu, f.tickets, func(t ATTicket) ATTicket { t.Notes = slices.Clone(t.Notes); return t })
 }
 
 func atErrors(w http.ResponseWriter, status int, msgs ...string) {
 	writeJSON(w, status, map[string]any{"errors": msgs})
 }
 
-var atNotesPath = regexp.MustCompile(`^/Tickets/(\d+)/Notes$`)
-var atCompanyPath = regexp.MustCompile(`^/Companies/(\d+)$`)
+// atID reads the id between prefix and suffix of path, or -1.
+func atID(path, prefix, suffix string) int64 {
+	rest, ok := strings.CutPrefix(path, prefix)
+	if rest, ok2 := strings.CutSuffix(rest, suffix); ok && ok2 {
+		if id, err := strconv.ParseInt(rest, 10, 64); err == nil && id > 0 {
+			return id
+		}
+	}
+	return -1
+}
 
 func (f *Autotask) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
@@ -114,11 +114,10 @@ func (f *Autotask) serve(w http.ResponseWriter, r *http.Request) {
 		f.create(w, body)
 	case path == "/Tickets" && r.Method == http.MethodPatch:
 		f.update(w, body)
-	case atNotesPath.MatchString(path) && r.Method == http.MethodPost:
-		id, _ := strconv.ParseInt(atNotesPath.FindStringSubmatch(path)[1], 10, 64)
-		f.note(w, f.ticket(id), body)
-	case atCompanyPath.MatchString(path) && r.Method == http.MethodGet:
-		id, _ := strconv.ParseInt(atCompanyPath.FindStringSubmatch(path)[1], 10, 64)
+	case atID(path, "/Tickets/", "/Notes") > 0 && r.Method == http.MethodPost:
+		f.note(w, f.ticket(atID(path, "/Tickets/", "/Notes")), body)
+	case atID(path, "/Companies/", "") > 0 && r.Method == http.MethodGet:
+		id := atID(path, "/Companies/", "")
 		name, ok := f.Companies[id]
 		if !ok {
 			writeJSON(w, http.StatusOK, map[string]any{"item": nil})
@@ -131,12 +130,7 @@ func (f *Autotask) serve(w http.ResponseWriter, r *http.Request) {
 }
 
 func (f *Autotask) ticket(id int64) *ATTicket {
-	for _, t := range f.tickets {
-		if t.ID == id {
-			return t
-		}
-	}
-	return nil
+	return find(f.tickets, func(t *ATTicket) bool { return t.ID == id })
 }
 
 func (f *Autotask) query(w http.ResponseWriter, body []byte) {

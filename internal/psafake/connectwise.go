@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -83,15 +84,7 @@ func (f *ConnectWise) URL() string { return f.Srv.URL + "/v4_6_release/apis/3.0"
 
 // Tickets returns copies of the tickets made.
 func (f *ConnectWise) Tickets() []CWTicket {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	out := make([]CWTicket, 0, len(f.tickets))
-	for _, t := range f.tickets {
-		c := *t
-		c.Notes = append([]CWNote(nil), t.Notes...)
-		out = append(out, c)
-	}
-	return out
+	return copies(&f.mu, f.tickets, func(t CWTicket) CWTicket { t.Notes = slices.Clone(t.Notes); return t })
 }
 
 // cwError writes ConnectWise's error body.
@@ -175,12 +168,7 @@ func conditionValue(cond, field string) string {
 
 func (f *ConnectWise) ticket(id string) *CWTicket {
 	n, _ := strconv.Atoi(id)
-	for _, t := range f.tickets {
-		if t.ID == n {
-			return t
-		}
-	}
-	return nil
+	return find(f.tickets, func(t *CWTicket) bool { return t.ID == n })
 }
 
 func invalidTicket(w http.ResponseWriter, code, msg, field string) {
@@ -308,4 +296,36 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// copies returns copies of the values list points to, each made by clone,
+// read under mu.
+func copies[T any](mu *sync.Mutex, list []*T, clone func(T) T) []T {
+	mu.Lock()
+	defer mu.Unlock()
+	out := make([]T, 0, len(list))
+	for _, t := range list {
+		out = append(out, clone(*t))
+	}
+	return out
+}
+
+// decodeOne reads a body that must be a JSON array of exactly one object
+// of what (HaloPSA's shape) into *v, or answers 400 and returns false.
+func decodeOne[T any](w http.ResponseWriter, body []byte, what string, v *T) bool {
+	var list []T
+	if err := json.Unmarshal(body, &list); err != nil || len(list) != 1 {
+		writeJSON(w, http.StatusBadRequest, "The body must be an array of "+what)
+		return false
+	}
+	*v = list[0]
+	return true
+}
+
+// find returns the first of list that match holds of, or nil.
+func find[T any](list []*T, match func(*T) bool) *T {
+	if i := slices.IndexFunc(list, match); i >= 0 {
+		return list[i]
+	}
+	return nil
 }

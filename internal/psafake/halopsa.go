@@ -3,12 +3,12 @@ package psafake
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -77,15 +77,7 @@ func (f *HaloPSA) RevokeTokens() {
 
 // Tickets returns copies of the tickets made.
 func (f *HaloPSA) Tickets() []HaloTicket {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	out := make([]HaloTicket, 0, len(f.tickets))
-	for _, t := range f.tickets {
-		c := *t
-		c.Actions = append([]HaloAction(nil), t.Actions...)
-		out = append(out, c)
-	}
-	return out
+	return copies(&f.mu, f.tickets, func(t HaloTicket) HaloTicket { t.Actions = slices.Clone(t.Actions); return t })
 }
 
 var haloClientPath = regexp.MustCompile(`^/api/Client/(\d+)$`)
@@ -160,29 +152,30 @@ func (f *HaloPSA) token(w http.ResponseWriter, r *http.Request, body []byte) {
 }
 
 func (f *HaloPSA) ticket(id int) *HaloTicket {
-	for _, t := range f.tickets {
-		if t.ID == id {
-			return t
-		}
-	}
-	return nil
+	return find(f.tickets, func(t *HaloTicket) bool { return t.ID == id })
+}
+
+// haloIn is an element of the arrays POSTed to /api/Tickets (a ticket,
+// its id set for an update) and /api/Actions (an action).
+type haloIn struct {
+	ID         int    `json:"id"`
+	Summary    string `json:"summary"`
+	Details    string `json:"details"`
+	ClientID   int    `json:"client_id"`
+	TypeID     int    `json:"tickettype_id"`
+	PriorityID int    `json:"priority_id"`
+	StatusID   int    `json:"status_id"`
+	TicketID   int    `json:"ticket_id"`
+	Note       string `json:"note"`
+	Outcome    string `json:"outcome"`
+	Hidden     bool   `json:"hiddenfromuser"`
 }
 
 func (f *HaloPSA) postTickets(w http.ResponseWriter, body []byte) {
-	var list []struct {
-		ID         int    `json:"id"`
-		Summary    string `json:"summary"`
-		Details    string `json:"details"`
-		ClientID   int    `json:"client_id"`
-		TypeID     int    `json:"tickettype_id"`
-		PriorityID int    `json:"priority_id"`
-		StatusID   int    `json:"status_id"`
-	}
-	if err := json.Unmarshal(body, &list); err != nil || len(list) != 1 {
-		writeJSON(w, http.StatusBadRequest, "The body must be an array of tickets")
+	var in haloIn
+	if !decodeOne(w, body, "tickets", &in) {
 		return
 	}
-	in := list[0]
 	if in.ID != 0 {
 		t := f.ticket(in.ID)
 		if t == nil {
@@ -212,21 +205,15 @@ func (f *HaloPSA) postTickets(w http.ResponseWriter, body []byte) {
 }
 
 func (f *HaloPSA) postActions(w http.ResponseWriter, body []byte) {
-	var list []struct {
-		TicketID int    `json:"ticket_id"`
-		Note     string `json:"note"`
-		Outcome  string `json:"outcome"`
-		Hidden   bool   `json:"hiddenfromuser"`
-	}
-	if err := json.Unmarshal(body, &list); err != nil || len(list) != 1 {
-		writeJSON(w, http.StatusBadRequest, "The body must be an array of actions")
+	var in haloIn
+	if !decodeOne(w, body, "actions", &in) {
 		return
 	}
-	t := f.ticket(list[0].TicketID)
+	t := f.ticket(in.TicketID)
 	if t == nil {
-		writeJSON(w, http.StatusBadRequest, "Ticket "+strconv.Itoa(list[0].TicketID)+" not found")
+		writeJSON(w, http.StatusBadRequest, "Ticket "+strconv.Itoa(in.TicketID)+" not found")
 		return
 	}
-	t.Actions = append(t.Actions, HaloAction{Note: list[0].Note, Outcome: list[0].Outcome, Hidden: list[0].Hidden})
+	t.Actions = append(t.Actions, HaloAction{Note: in.Note, Outcome: in.Outcome, Hidden: in.Hidden})
 	writeJSON(w, http.StatusCreated, map[string]any{"id": len(t.Actions), "ticket_id": t.ID})
 }
