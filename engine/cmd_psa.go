@@ -105,7 +105,11 @@ func checkSettings(name string, given map[string]string, specs []settingSpec, ch
 			}
 			if checkURL != nil {
 				if err := checkURL(v); err != nil {
-					return nil, invalid(field, "%s", err.Error())
+					msg := err.Error() // "url must not point at an internal address: ..."
+					if rest, ok := strings.CutPrefix(msg, "url "); ok {
+						msg = field + " " + rest
+					}
+					return nil, invalid(field, "%s", msg)
 				}
 			}
 		case kindNumber:

@@ -280,3 +280,19 @@ func TestPSACredentialErrorStops(t *testing.T) {
 		t.Fatalf("%d tickets made with a refused key", n)
 	}
 }
+
+// TestPSAInternalAddress: without --allow-private-webhooks a PSA's API
+// address that points at an internal address is refused at creation,
+// naming the setting, and nothing is made.
+func TestPSAInternalAddress(t *testing.T) {
+	c := testserver.StartChild(t, "psa server without private addresses", t.TempDir(), "--dev-clock")
+	ws := c.NewWorkspace(map[string]any{"name": "PSA MSP", "plan": "pro"})
+	r := c.Admin("POST", "/workspaces/"+ws+"/channels", map[string]any{"type": "teams", "name": "T", "secrets": map[string]string{"url": "http://10.0.0.5/hook"}})
+	want := `{"error":{"code":"INVALID_REQUEST","message":"secrets.url must not point at an internal address: 10.0.0.5 is a private address (see --allow-private-webhooks)"}}`
+	if r.Status != 400 || strings.TrimSpace(string(r.Body)) != want {
+		t.Fatalf("an internal Teams URL: %d %s\nwant 400 %s", r.Status, r.Body, want)
+	}
+	if n := len(c.MustAdmin(200, "GET", "/workspaces/"+ws+"/channels", nil).List()); n != 0 {
+		t.Fatalf("%d channels made", n)
+	}
+}
