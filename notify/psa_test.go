@@ -145,3 +145,38 @@ func TestTicketText(t *testing.T) {
 		}
 	}
 }
+
+// An opening whose earlier attempt made the ticket but lost the answer
+// finds that ticket by the alert's id in each PSA, and makes no second.
+func TestTicketFoundAgain(t *testing.T) {
+	cw, at, halo := psafake.NewConnectWise(), psafake.NewAutotask(), psafake.NewHaloPSA()
+	for _, srv := range []interface{ Close() }{cw.Srv, at.Srv, halo.Srv} {
+		t.Cleanup(srv.Close)
+	}
+	for _, tc := range []struct {
+		name, company, board string
+		nt                   engine.Notice
+		tickets              func() int
+	}{
+		{"connectwise", "AcmeCo", "Service Desk", psaNotice(state.ChannelConnectWise, []string{"url", cw.URL(), "company", cw.Company, "publicKey", cw.PublicKey, "clientId", cw.ClientID},
+			[]string{"privateKey", cw.PrivateKey}), func() int { return len(cw.Tickets()) }},
+		{"autotask", "174", "29683", psaNotice(state.ChannelAutotask, []string{"username", at.Username, "integrationCode", at.IntegrationCode, "zoneUrl", at.ZoneURL(), "priority", "2"},
+			[]string{"secret", at.Secret}), func() int { return len(at.Tickets()) }},
+		{"halopsa", "12", "", psaNotice(state.ChannelHaloPSA, []string{"url", halo.APIURL(), "authUrl", halo.AuthURL(), "tenant", halo.Tenant, "clientId", halo.ClientID},
+			[]string{"clientSecret", halo.ClientSecret}), func() int { return len(halo.Tickets()) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			nt := tc.nt
+			nt.Channel.Company, nt.Channel.Board = tc.company, tc.board
+			first := psaSend(t, nt)
+			if first.Failure != "" || first.Ticket == "" || tc.tickets() != 1 {
+				t.Fatalf("the first attempt: %+v, %d tickets", first, tc.tickets())
+			}
+			nt.Attempt++ // the engine never heard of the ticket: no Channel.Ticket
+			again := psaSend(t, nt)
+			if again.Failure != "" || again.Ticket != first.Ticket || tc.tickets() != 1 {
+				t.Fatalf("the retry: %+v, %d tickets; want ticket %s found, still 1 ticket", again, tc.tickets(), first.Ticket)
+			}
+		})
+	}
+}
