@@ -186,6 +186,13 @@ func (s *Server) createChannel(ctx *fasthttp.RequestCtx, u *engine.SessionUser) 
 	args := ctx.PostArgs()
 	in := engine.ChannelInput{Type: optional(args, "type"), Name: optional(args, "name"), URL: optional(args, "url"),
 		To: optional(args, "to"), MinSeverity: optional(args, "minSeverity"), Actor: actor(u)}
+	if isNewType(in.Type.V) {
+		if !allowed(u.Role, canOwn) {
+			redirect(ctx, "/settings/channels", "Not added: only owners add PSA, Teams and PagerDuty channels (they hold credentials).", true)
+			return
+		}
+		in.Settings, in.Secrets = channelMaps(args)
+	}
 	v, err := s.eng.CreateChannel(u.Workspace.ID, in)
 	if err != nil {
 		redirect(ctx, "/settings/channels", "Not added: "+engine.ErrorText(err)+".", true)

@@ -224,6 +224,9 @@ type channelsData struct {
 	Escalations []engine.EscalationView
 	Names       map[string]string // channel id → name
 	Secret      string            // a new webhook's signing secret, shown once
+	Forms       []psaForm         // the forms of the channel types of issue 23 (psa.go)
+	Owner       bool              // may add those and map clients
+	Testable    bool              // the server tests channels
 }
 
 func (s *Server) channelsPage(ctx *fasthttp.RequestCtx, u *engine.SessionUser) {
@@ -245,7 +248,8 @@ func (s *Server) renderChannels(ctx *fasthttp.RequestCtx, u *engine.SessionUser,
 	for _, c := range chs {
 		names[c.ID] = c.Name
 	}
-	s.render(ctx, fasthttp.StatusOK, "channels", s.newView(ctx, u, "Channels and escalations", "settings", channelsData{chs, escs, names, secret}))
+	s.render(ctx, fasthttp.StatusOK, "channels", s.newView(ctx, u, "Channels and escalations", "settings", channelsData{Channels: chs, Escalations: escs, Names: names, Secret: secret,
+		Forms: psaForms, Owner: allowed(u.Role, canOwn), Testable: s.test != nil}))
 }
 
 type usersData struct {

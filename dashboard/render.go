@@ -30,7 +30,7 @@ type pages struct {
 	sets map[string]*template.Template
 }
 
-var pageNames = []string{"login", "error", "queue", "clients", "client", "jobs", "job", "alerts", "keys", "channels", "users", "activity", "setup_jobform", "invite", "invites", "totp", "rules"}
+var pageNames = []string{"login", "error", "queue", "clients", "client", "jobs", "job", "alerts", "keys", "channels", "users", "activity", "setup_jobform", "invite", "invites", "totp", "rules", "psaclients"}
 
 func loadPages() *pages {
 	base := template.Must(template.New("").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/partials.html", "templates/setup_parts.html"))
@@ -170,6 +170,7 @@ var funcs = template.FuncMap{
 	},
 	"add":  func(a, b int) int { return a + b },
 	"list": func(v ...string) []string { return v },
+	"psa":  isPSA,
 	"rows": func(v *view, jobs []engine.BoardJob) any {
 		return struct {
 			V    *view

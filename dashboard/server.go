@@ -44,6 +44,9 @@ type Config struct {
 	PublicURL string
 	// Rules is the mail path of the parsing rules page (rules.go).
 	Rules RulesMail
+	// TestChannel sends a channel's test now and says whether the remote
+	// took it and what it answered; nil: tests are not offered.
+	TestChannel func(n engine.Notice) (ok bool, answer string)
 }
 
 // Server is the dashboard's HTTP handler.
@@ -58,6 +61,7 @@ type Server struct {
 	sessionPrefix string
 	mailer        func(ctx context.Context, to, subject, body string) error
 	publicURL     string
+	test          func(n engine.Notice) (ok bool, answer string) // Config.TestChannel
 	cop           *http.CrossOriginProtection
 	pages         *pages
 	handler       fasthttp.RequestHandler
@@ -75,6 +79,7 @@ func New(cfg Config) *Server {
 	s.sessionPrefix = cfg.SessionPrefix
 	s.mailer, s.publicURL = cfg.Mailer, strings.TrimRight(cfg.PublicURL, "/")
 	s.rulesMail = cfg.Rules
+	s.test = cfg.TestChannel
 	if len(s.deviceKey) == 0 {
 		s.deviceKey = make([]byte, 32)
 		if _, err := rand.Read(s.deviceKey); err != nil {
@@ -95,7 +100,7 @@ func (s *Server) Handler() fasthttp.RequestHandler { return s.handler }
 const (
 	canTriage = iota + 1 // acknowledge, snooze, resolve, pause, resume
 	canManage            // keys, channels, escalations, users
-	canOwn               // the workspace's sign-in rules
+	canOwn               // the workspace's sign-in rules, PSA credentials and company maps
 )
 
 func allowed(role string, need int) bool {
@@ -141,6 +146,9 @@ func (s *Server) routes() fasthttp.RequestHandler {
 	r.GET("/settings/channels", s.user(0, s.channelsPage))
 	r.POST("/settings/channels", s.user(canManage, s.createChannel))
 	r.POST("/settings/channels/{chid}/delete", s.user(canManage, s.deleteChannel))
+	r.POST("/settings/channels/{chid}/test", s.user(canManage, s.testChannel))
+	r.GET("/settings/companies", s.user(0, s.psaClientsPage))
+	r.POST("/settings/channels/{chid}/clients/{cid}", s.user(canOwn, s.mapClient))
 	r.POST("/settings/escalations", s.user(canManage, s.createEscalation))
 	r.POST("/settings/escalations/{eid}/delete", s.user(canManage, s.deleteEscalation))
 	r.GET("/settings/users", s.user(0, s.usersPage))

@@ -15,6 +15,9 @@ import (
 // ChannelInput is the body of POST /workspaces/{wid}/channels.
 type ChannelInput struct {
 	Type, Name, URL, To, MinSeverity Opt[string]
+	// Settings and Secrets configure the channel types of cmd_psa.go
+	// (nil when absent); secrets are never shown again.
+	Settings, Secrets map[string]string
 	// Actor is who creates it, for the activity log ("" is the admin API).
 	Actor string
 }
@@ -40,7 +43,7 @@ const (
 // checkChannel validates a channel body: a webhook or slack channel needs
 // an http(s) url, an e-mail channel one address in to.
 func checkChannel(in ChannelInput) (minSev uint8, err *Error) {
-	if err := checkEnum("type", in.Type, map[string]bool{state.ChannelWebhook: true, state.ChannelSlack: true, state.ChannelEmail: true}, "webhook, slack, email", true); err != nil {
+	if err := checkEnum("type", in.Type, channelTypes, channelTypeList, true); err != nil {
 		return 0, err
 	}
 	if err := checkName("name", in.Name, true); err != nil {
@@ -54,6 +57,12 @@ func checkChannel(in ChannelInput) (minSev uint8, err *Error) {
 		if in.MinSeverity.V == "critical" {
 			minSev = state.SeverityCritical
 		}
+	}
+	if _, ok := channelSpecs[in.Type.V]; ok {
+		return minSev, nil // checked by ticketChannel
+	}
+	if in.Settings != nil || in.Secrets != nil {
+		return 0, invalid("settings", "settings and secrets are not for %s channels", in.Type.V)
 	}
 	if in.Type.V == state.ChannelEmail {
 		if in.URL.Set && !in.URL.Null {
@@ -100,6 +109,9 @@ func (e *Engine) CreateChannel(wsID string, in ChannelInput) (ChannelView, error
 	minSev, verr := checkChannel(in)
 	if verr != nil {
 		return ChannelView{}, verr
+	}
+	if _, ok := channelSpecs[in.Type.V]; ok {
+		return e.createTicketChannel(a, in, minSev)
 	}
 	if check := e.opts.CheckChannelURL; check != nil && in.Type.V != ChannelEmail {
 		if err := check(in.URL.V); err != nil {

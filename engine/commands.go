@@ -61,11 +61,17 @@ var changes = []changeEntry{
 	{"Engine.AIPrompt", nil},
 	{"Engine.SetAIPrompt", []string{"AIPromptSet"}},
 	// Notifications (cmd_notify.go).
-	{"Engine.CreateChannel", []string{"ChannelCreated"}},
+	{"Engine.CreateChannel", []string{"ChannelCreated", "TicketChannelCreated"}},
 	{"Engine.DeleteChannel", []string{"ChannelDeleted"}},
 	{"Engine.CreateEscalation", []string{"EscalationCreated"}},
 	{"Engine.DeleteEscalation", []string{"EscalationDeleted"}},
 	{"Engine.DeliveryDone", []string{"DeliveryAttempted"}},
+	// PSA, Teams and PagerDuty channels (cmd_psa.go, ticket.go).
+	{"Engine.ClientMaps", nil}, // reads a PSA channel's client mappings
+	{"Engine.MapClient", []string{"ClientMapped"}},
+	{"Engine.UnmapClient", []string{"ClientMapped"}},
+	{"Engine.DeliveryOutcome", []string{"TicketLinked", "DeliveryAttempted"}},
+	{"Engine.ChannelTestNotice", nil}, // reads a channel for its test
 	// People (cmd_people.go).
 	{"Engine.CheckUser", nil}, // checks a user change before its password is hashed
 	{"Engine.CreateUser", []string{"UserCreated"}},

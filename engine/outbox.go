@@ -82,8 +82,8 @@ func (a *actor) takeFresh(now int64) []state.Notice {
 // startAttempt marks the next attempt of d in flight and returns its
 // notice; without a deliverer it leaves d waiting (SetDeliverer starts it).
 func (a *actor) startAttempt(d *state.Delivery, now int64) (state.Notice, bool) {
-	if a.eng.deliverer() == nil {
-		return state.Notice{}, false
+	if a.eng.deliverer() == nil || a.ws.Blocked(d) {
+		return state.Notice{}, false // a blocked one starts when the one before it ends
 	}
 	d.InFlight = true
 	d.InFlightUntil = now + state.DeliveryAttemptMs
@@ -92,6 +92,7 @@ func (a *actor) startAttempt(d *state.Delivery, now int64) (state.Notice, bool) 
 	n.Delivery = d.ID
 	n.Attempt = d.Attempts + 1
 	n.Channel = a.ws.noticeChannel(d.ChannelID)
+	a.ws.ticketTarget(&n, d)
 	return n, true
 }
 

@@ -427,6 +427,10 @@ type ChannelView struct {
 	MinSeverity string     `json:"minSeverity"`
 	CreatedAt   state.Time `json:"createdAt"`
 	Secret      string     `json:"secret,omitempty"`
+	// Settings and SecretsSet: the channel types of cmd_psa.go (the
+	// names of the secrets set, never their values).
+	Settings   map[string]string `json:"settings,omitempty"`
+	SecretsSet []string          `json:"secretsSet,omitempty"`
 }
 
 // EscalationView is an escalation rule record.
@@ -463,6 +467,15 @@ func channelView(c *state.Channel) ChannelView {
 	if c.To != "" {
 		t := c.To
 		v.To = &t
+	}
+	if _, ok := channelSpecs[c.Type]; ok {
+		v.Settings = make(map[string]string, len(c.Settings))
+		for _, s := range c.Settings {
+			v.Settings[s.Key] = s.Value
+		}
+		for _, s := range c.Secrets {
+			v.SecretsSet = append(v.SecretsSet, s.Key)
+		}
 	}
 	return v
 }

@@ -20,6 +20,7 @@ import (
 	"unicode/utf8"
 
 	"backupmon/engine"
+	"backupmon/state"
 )
 
 // Defaults of the Options left at their zero value.
@@ -53,6 +54,14 @@ type Options struct {
 	// from the Notifier's goroutines, never from inside Deliver, possibly
 	// from several goroutines at once. Nil discards the outcomes.
 	Done func(ws, delivery engine.ID, attempt int, failure string)
+	// Outcome, when not nil, receives every attempt's outcome instead of
+	// Done, with what Done does not say: whether the failure is for good
+	// (a remote 4xx no retry can mend) and the ticket a PSA attempt found
+	// or made.
+	Outcome func(ws, delivery engine.ID, attempt int, o engine.Outcome)
+	// DashboardURL is the dashboard's address as users reach it, for the
+	// job links of tickets, incidents and cards ("" none).
+	DashboardURL string
 	// Now is the clock of the webhook's sentAt and the e-mail's Date;
 	// time.Now when nil.
 	Now func() time.Time
@@ -98,21 +107,24 @@ type Options struct {
 // implements engine.Deliverer. Make one with New; its methods are safe for
 // concurrent use.
 type Notifier struct {
-	done     func(ws, delivery engine.ID, attempt int, failure string)
-	observe  func(channelType string, ok bool, took time.Duration)
-	now      func() time.Time
-	timeout  time.Duration
-	smtp     SMTPConfig
-	helo     string
-	log      *slog.Logger
-	http     *http.Client
-	tr       *http.Transport
-	queue    chan engine.Notice
-	mu       sync.RWMutex // guards closed and the sends on queue against close(queue)
-	closed   bool
-	closing  atomic.Bool // set when Close begins: workers stop attempting
-	workers  sync.WaitGroup
-	rejected sync.WaitGroup // the goroutines reporting refused notices
+	report    func(ws, delivery engine.ID, attempt int, o engine.Outcome)
+	dashboard string
+	zones     sync.Map // Autotask zone lookups: zone URL and user → REST address
+	tokens    sync.Map // HaloPSA access tokens by channel and credentials
+	observe   func(channelType string, ok bool, took time.Duration)
+	now       func() time.Time
+	timeout   time.Duration
+	smtp      SMTPConfig
+	helo      string
+	log       *slog.Logger
+	http      *http.Client
+	tr        *http.Transport
+	queue     chan engine.Notice
+	mu        sync.RWMutex // guards closed and the sends on queue against close(queue)
+	closed    bool
+	closing   atomic.Bool // set when Close begins: workers stop attempting
+	workers   sync.WaitGroup
+	rejected  sync.WaitGroup // the goroutines reporting refused notices
 }
 
 var _ engine.Deliverer = (*Notifier)(nil)
@@ -133,20 +145,25 @@ func New(opts Options) *Notifier {
 	if opts.Done == nil {
 		opts.Done = func(engine.ID, engine.ID, int, string) {}
 	}
+	if opts.Outcome == nil {
+		done := opts.Done
+		opts.Outcome = func(ws, id engine.ID, attempt int, o engine.Outcome) { done(ws, id, attempt, o.Failure) }
+	}
 	if opts.proxy == nil {
 		opts.proxy = http.ProxyFromEnvironment
 	}
 	tr := guardedTransport(newGuard(opts.AllowPrivate, opts.AdminListener), opts.proxy, opts.afterCheck)
 	tr.MaxIdleConnsPerHost = opts.Workers
 	n := &Notifier{
-		done:    opts.Done,
-		observe: opts.Observe,
-		now:     opts.Now,
-		timeout: opts.Timeout,
-		smtp:    opts.SMTP,
-		helo:    heloName(),
-		log:     opts.Logger,
-		tr:      tr,
+		report:    opts.Outcome,
+		dashboard: opts.DashboardURL,
+		observe:   opts.Observe,
+		now:       opts.Now,
+		timeout:   opts.Timeout,
+		smtp:      opts.SMTP,
+		helo:      heloName(),
+		log:       opts.Logger,
+		tr:        tr,
 		http: &http.Client{
 			Transport: tr,
 			// A redirect is the receiver's answer, not a place to
@@ -196,10 +213,10 @@ func (n *Notifier) reject(nt engine.Notice, failure string) {
 	n.log.Warn("notification not attempted", noticeAttrs(nt), slog.String("failure", failure))
 	if n.closed {
 		// Close has returned or is returning: it no longer waits.
-		go n.done(nt.Workspace, nt.Delivery, nt.Attempt, failure)
+		go n.done(nt, failure)
 		return
 	}
-	n.rejected.Go(func() { n.done(nt.Workspace, nt.Delivery, nt.Attempt, failure) })
+	n.rejected.Go(func() { n.done(nt, failure) })
 }
 
 // Close stops accepting notices, lets the attempts in flight finish (each
@@ -224,7 +241,7 @@ func (n *Notifier) work() {
 	for nt := range n.queue {
 		if n.closing.Load() {
 			n.log.Warn("notification not attempted", noticeAttrs(nt), slog.String("failure", FailureClosed))
-			n.done(nt.Workspace, nt.Delivery, nt.Attempt, FailureClosed)
+			n.done(nt, FailureClosed)
 			continue
 		}
 		n.attempt(nt)
@@ -234,7 +251,8 @@ func (n *Notifier) work() {
 // attempt makes one attempt and reports it.
 func (n *Notifier) attempt(nt engine.Notice) {
 	start := time.Now()
-	failure := n.send(nt)
+	out := n.send(nt)
+	failure := out.Failure
 	took := time.Since(start)
 	if n.observe != nil {
 		n.observe(nt.Channel.Type, failure == "", took)
@@ -244,17 +262,22 @@ func (n *Notifier) attempt(nt engine.Notice) {
 	} else {
 		n.log.Warn("notification failed", noticeAttrs(nt), slog.Duration("took", took), slog.String("failure", failure))
 	}
-	n.done(nt.Workspace, nt.Delivery, nt.Attempt, failure)
+	n.report(nt.Workspace, nt.Delivery, nt.Attempt, out)
 }
 
-// send makes one attempt and returns "" or its failure. A panic in the
+// done reports an attempt not made, for failure.
+func (n *Notifier) done(nt engine.Notice, failure string) {
+	n.report(nt.Workspace, nt.Delivery, nt.Attempt, engine.Outcome{Failure: failure})
+}
+
+// send makes one attempt and returns its outcome. A panic in the
 // channel's code is a failure, not the end of the process.
-func (n *Notifier) send(nt engine.Notice) (failure string) {
+func (n *Notifier) send(nt engine.Notice) (out engine.Outcome) {
 	defer func() {
 		if p := recover(); p != nil {
 			n.log.Error("notification attempt panicked", noticeAttrs(nt),
 				slog.Any("panic", p), slog.String("stack", string(debug.Stack())))
-			failure = cleanFailure(fmt.Sprintf("internal error: %v", p))
+			out = engine.Outcome{Failure: cleanFailure(fmt.Sprintf("internal error: %v", p))}
 		}
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), n.timeout)
@@ -267,13 +290,19 @@ func (n *Notifier) send(nt engine.Notice) (failure string) {
 		err = n.sendSlack(ctx, nt)
 	case engine.ChannelEmail:
 		err = n.sendEmail(ctx, nt)
+	case state.ChannelTeams:
+		err = n.sendTeams(ctx, nt)
+	case state.ChannelPagerDuty:
+		_, err = n.sendPagerDuty(ctx, nt, nt.AlertID.String())
+	case state.ChannelConnectWise, state.ChannelAutotask, state.ChannelHaloPSA:
+		out.Ticket, err = n.sendTicket(ctx, nt)
 	default:
 		err = fmt.Errorf("unknown channel type %q", nt.Channel.Type)
 	}
-	if err == nil {
-		return ""
+	if err != nil {
+		out.Failure, out.Permanent = n.outcomeOf(err)
 	}
-	return n.failure(err)
+	return out
 }
 
 // failure turns an attempt's error into the text Done receives. Timeouts

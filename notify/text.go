@@ -5,17 +5,21 @@ import (
 	"unicode"
 
 	"backupmon/engine"
+	"backupmon/state"
 )
 
 // eventTexts are what a person reads for each event: its wording (the
 // Slack message's lead and the e-mail body's event line) and what follows
 // the e-mail subject (nothing for the opening).
 var eventTexts = map[string]struct{ wording, subjectSuffix string }{
-	engine.EventOpened:    {"Alert opened", ""},
-	engine.EventRaised:    {"Alert raised", " (alert raised)"},
-	engine.EventEscalated: {"Alert still open (escalated)", " (still open, escalated)"},
-	engine.EventResolved:  {"Recovered", " (recovered)"},
-	engine.EventSizeDrop:  {"Notice", " (notice, no alert)"},
+	engine.EventOpened:      {"Alert opened", ""},
+	engine.EventRaised:      {"Alert raised", " (alert raised)"},
+	engine.EventEscalated:   {"Alert still open (escalated)", " (still open, escalated)"},
+	engine.EventResolved:    {"Recovered", " (recovered)"},
+	state.EventAcknowledged: {"Alert acknowledged", " (acknowledged)"},
+	state.EventSnoozed:      {"Alert snoozed", " (snoozed)"},
+	engine.EventTest:        {"Test notification", " (test)"},
+	engine.EventSizeDrop:    {"Notice", " (notice, no alert)"},
 }
 
 // eventWording is what a person reads for an event (see eventTexts); an

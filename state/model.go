@@ -218,7 +218,8 @@ type Alert struct {
 	AcknowledgedAt int64
 	SnoozedUntil   int64
 	ResolvedAt     int64
-	EscChecked     int64 // escalation instants up to this one are done
+	EscChecked     int64        // escalation instants up to this one are done
+	Tickets        []TicketLink // its tickets in PSA channels (psa.go)
 }
 
 type Key struct {

@@ -24,6 +24,16 @@ type NoticeChannel struct {
 	URL    string // webhook and slack
 	To     string // email: the recipient address
 	Secret string // webhook: the signing secret
+
+	// The channels of psa.go: their settings and secrets, the ticket the
+	// alert already has in it ("" none), and the PSA company (board,
+	// ticket type) of the alert's client; Mapped is false when the client
+	// has no mapping and the channel's defaults apply.
+	Settings, Secrets []Setting
+	Ticket            string
+	Company, Board    string
+	TicketType        string
+	Mapped            bool
 }
 
 // Notice is one delivery attempt the engine hands to its Deliverer: the
@@ -46,4 +56,9 @@ type Notice struct {
 	AlertType     string // failed, missing, warning, integrity
 	Severity      string // warning, critical
 	Summary       string
+
+	AlertID         ID
+	Note            string // acknowledged, snoozed, resolved by hand: who, and their note
+	SizeBytes       int64  // the last run's size; -1 none
+	DurationSeconds int64  // the last run's duration; -1 none
 }

@@ -15,6 +15,9 @@ type Channel struct {
 	Secret      string
 	MinSeverity uint8
 	CreatedAt   int64
+
+	Settings, Secrets []Setting   // the types of psa.go; secrets are never shown
+	Maps              []ClientMap // PSA channels: clients' companies
 }
 
 // escalation is a rule: an alert still open afterMinutes after it opened
@@ -80,11 +83,21 @@ type alertEvent struct {
 	// the job and what the notice says, at warning severity.
 	job     *Job
 	summary string
+	// followers: only to the channels that follow the alert's life
+	// (FollowsAlert), with note (who did it and what they wrote)
+	followers bool
+	note      string
 }
 
 // emit queues an alert event of the record being applied.
 func (w *Workspace) emit(a *Alert, event string, at int64, rules []ID) {
 	w.events = append(w.events, alertEvent{al: a, event: event, at: at, view: at, rules: rules})
+}
+
+// emitFollowers queues an event that goes only to the channels that
+// follow the alert's life, with a person's note.
+func (w *Workspace) emitFollowers(a *Alert, event string, at int64, note string) {
+	w.events = append(w.events, alertEvent{al: a, event: event, at: at, view: at, followers: true, note: note})
 }
 
 // flushEvents turns the events of the record just applied into deliveries,
@@ -110,7 +123,7 @@ func (w *Workspace) flushEvents(seq uint64) {
 				sev = ev.al.Severity
 			}
 			for _, c := range w.Channels {
-				if sev >= c.MinSeverity {
+				if sev >= c.MinSeverity && (!ev.followers || FollowsAlert(c.Type)) {
 					targets = append(targets, c)
 				}
 			}
@@ -154,11 +167,13 @@ func (w *Workspace) eventNotice(ev *alertEvent) (*Notice, ID) {
 		Severity:      SeverityName(SeverityWarning),
 		Summary:       ev.summary,
 	}
+	n.SizeBytes, n.DurationSeconds = lastRunFacts(j)
 	if ev.al == nil {
 		return n, ID{}
 	}
 	n.Alert = AppendAlert(nil, ev.al, ev.view)
 	n.AlertType, n.Severity = AlertTypeName(ev.al.Type), SeverityName(ev.al.Severity)
+	n.AlertID, n.Note = ev.al.ID, ev.note
 	return n, ev.al.ID
 }
 

@@ -56,6 +56,7 @@ func (r *AlertChanged) apply(w *Workspace) error {
 	default:
 		return fmt.Errorf("alert %s: unknown action %d", r.AlertID, r.Action)
 	}
+	w.emitFollowers(a, typ, r.At, actionNote(r))
 	w.addActivity(Activity{ID: r.ActivityID, At: r.At, Type: typ, Actor: r.Actor, AlertID: a.ID, JobID: a.Job.ID, SubjectName: a.Job.Name, Note: r.Note})
 	return nil
 }

@@ -70,6 +70,7 @@ func (r *DeliveryAttempted) apply(w *Workspace) error {
 	d.Notice = nil
 	d.NextAt = 0
 	w.Pending.Add(-1)
+	w.releaseNext(d, r.At)
 	return nil
 }
 

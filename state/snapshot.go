@@ -132,6 +132,11 @@ func (w *Workspace) walk(s *snap) error {
 	if err := walkMap(s, w.Sessions, func() *Session { return &Session{} }, (*Session).walk, func(x *Session) bool { return x.alive(s.now) }); err != nil {
 		return err
 	}
+	if s.since(7) {
+		if err := w.walkPSA(s); err != nil {
+			return err
+		}
+	}
 	if s.since(8) {
 		if err := w.walkRules(s); err != nil {
 			return err

@@ -52,6 +52,10 @@ func (s *Server) adminHandler(extra func(r *router.Router)) fasthttp.RequestHand
 	r.POST(ws+"/channels", a("channel_create", adminCreate(s, channelInput, (*engine.Engine).CreateChannel)))
 	r.GET(ws+"/channels", a("channel_list", adminRead(s, (*engine.Engine).Channels)))
 	r.DELETE(ws+"/channels/{chid}", a("channel_delete", adminRemove(s, "chid", byAdmin((*engine.Engine).DeleteChannel))))
+	r.POST(ws+"/channels/{chid}/test", a("channel_test", s.adminTestChannel))
+	r.GET(ws+"/channels/{chid}/clients", a("channel_clients", adminReadOne(s, "chid", (*engine.Engine).ClientMaps)))
+	r.PUT(ws+"/channels/{chid}/clients/{cid}", a("channel_client_map", s.adminMapClient))
+	r.DELETE(ws+"/channels/{chid}/clients/{cid}", a("channel_client_unmap", s.adminUnmapClient))
 	r.POST(ws+"/escalations", a("escalation_create", adminCreate(s, escalationInput, (*engine.Engine).CreateEscalation)))
 	r.GET(ws+"/escalations", a("escalation_list", adminRead(s, (*engine.Engine).Escalations)))
 	r.DELETE(ws+"/escalations/{eid}", a("escalation_delete", adminRemove(s, "eid", byAdmin((*engine.Engine).DeleteEscalation))))
@@ -267,7 +271,8 @@ func keyInput(f *fields) engine.KeyInput {
 }
 
 func channelInput(f *fields) engine.ChannelInput {
-	return engine.ChannelInput{Type: f.str("type"), Name: f.str("name"), URL: f.str("url"), To: f.str("to"), MinSeverity: f.str("minSeverity")}
+	return engine.ChannelInput{Type: f.str("type"), Name: f.str("name"), URL: f.str("url"), To: f.str("to"), MinSeverity: f.str("minSeverity"),
+		Settings: f.stringMap("settings"), Secrets: f.stringMap("secrets")}
 }
 
 func escalationInput(f *fields) engine.EscalationInput {

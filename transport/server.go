@@ -105,11 +105,12 @@ type Server struct {
 	hasher   *password.Hasher
 	dash     fasthttp.RequestHandler
 
-	assistant Assistant
-	publicURL string
-	routeTo   func(ctx *fasthttp.RequestCtx, public bool) bool
-	ready     func() bool
-	status    func() ([]byte, error)
+	assistant   Assistant
+	testChannel func(n engine.Notice) (ok bool, answer string)
+	publicURL   string
+	routeTo     func(ctx *fasthttp.RequestCtx, public bool) bool
+	ready       func() bool
+	status      func() ([]byte, error)
 
 	publicConns, adminConns connlimit.Limits
 
@@ -168,6 +169,10 @@ type Parts struct {
 	Dashboard fasthttp.RequestHandler
 	Assistant Assistant
 	Rules     RulesMail // the parsing-rule endpoints' mail path (admin_rules.go)
+	// TestChannel sends a channel's test notice now and says whether the
+	// remote took it and what it answered (POST .../channels/{chid}/test);
+	// nil: that endpoint answers 409.
+	TestChannel func(n engine.Notice) (ok bool, answer string)
 }
 
 // Attached reports whether the engine is attached.
@@ -189,6 +194,7 @@ func (s *Server) AttachParts(p Parts) {
 	if p.Assistant != nil {
 		s.assistant = p.Assistant
 	}
+	s.testChannel = p.TestChannel
 	s.attached.Store(true)
 }
 

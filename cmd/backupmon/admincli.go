@@ -25,6 +25,7 @@ const (
 	kFloat
 	kBool
 	kList
+	kPairs // key=value, the flag repeated: a JSON object of strings
 )
 
 // cliFlag maps one command-line flag to a body field (a dotted path for
@@ -103,11 +104,20 @@ var cliCommands = []cliCommand{
 		{"until", "until", "snooze until (ISO 8601 with zone)", kString}, {"note", "note", "note for the activity log", kString}}},
 	{group: "alert", verb: "resolve", method: "POST", path: "/workspaces/{wid}/alerts/{aid}/resolve", help: "resolve an alert", flags: []cliFlag{{"note", "note", "note for the activity log", kString}}},
 	{group: "channel", verb: "create", method: "POST", path: "/workspaces/{wid}/channels", help: "create a notification channel (a webhook's secret is shown once)", flags: []cliFlag{
-		{"type", "type", "webhook, slack or email", kString},
+		{"type", "type", "webhook, slack, email, connectwise, autotask, halopsa, teams or pagerduty", kString},
 		{"name", "name", "channel name", kString},
 		{"url", "url", "webhook and slack: the http(s) URL to POST to", kString},
 		{"to", "to", "email: the recipient address", kString},
-		{"min-severity", "minSeverity", "warning (default) or critical", kString}}},
+		{"min-severity", "minSeverity", "warning (default) or critical", kString},
+		{"setting", "settings", "connectwise, autotask, halopsa, pagerduty: a setting as key=value (repeat the flag), e.g. board=Service Desk", kPairs},
+		{"secret", "secrets", "a secret as key=value (repeat the flag), e.g. privateKey=...; never shown again", kPairs}}},
+	{group: "channel", verb: "test", method: "POST", path: "/workspaces/{wid}/channels/{chid}/test", help: "send a channel a test now and show what it answered"},
+	{group: "channel", verb: "clients", method: "GET", path: "/workspaces/{wid}/channels/{chid}/clients", help: "list every client with its company in a PSA channel (mapped false: the default)"},
+	{group: "channel", verb: "map", method: "PUT", path: "/workspaces/{wid}/channels/{chid}/clients/{cid}", help: "send a client's tickets to a PSA company", flags: []cliFlag{
+		{"company", "company", "the company: ConnectWise identifier, Autotask or HaloPSA id", kString},
+		{"board", "board", "ConnectWise board name or Autotask queue id (default: the channel's)", kString},
+		{"ticket-type", "ticketType", "ticket type (default: the channel's)", kString}}},
+	{group: "channel", verb: "unmap", method: "DELETE", path: "/workspaces/{wid}/channels/{chid}/clients/{cid}", help: "send a client's tickets to the channel's default company"},
 	{group: "channel", verb: "list", method: "GET", path: "/workspaces/{wid}/channels", help: "list notification channels (no secrets)"},
 	{group: "channel", verb: "delete", method: "DELETE", path: "/workspaces/{wid}/channels/{chid}", help: "delete a channel, its escalations and pending deliveries"},
 	{group: "escalation", verb: "create", method: "POST", path: "/workspaces/{wid}/escalations", help: "notify a channel of alerts still open after some minutes", flags: []cliFlag{
@@ -200,7 +210,13 @@ func adminCLI(args []string, stdout, stderr io.Writer) int {
 	}
 	values := map[string]*string{}
 	for _, f := range cmd.flags {
-		values[f.name] = fs.String(f.name, "", flagHelp(cmd, f))
+		v := new(string)
+		values[f.name] = v
+		if f.kind == kPairs {
+			fs.Var(pairsFlag{v}, f.name, flagHelp(cmd, f))
+		} else {
+			fs.StringVar(v, f.name, "", flagHelp(cmd, f))
+		}
 	}
 	if err := fs.Parse(args[2:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -326,6 +342,16 @@ func cliValue(f cliFlag, raw string) (any, error) {
 			return nil, errors.New("not true or false")
 		}
 		return b, nil
+	case kPairs:
+		m := map[string]string{}
+		for _, line := range strings.Split(strings.TrimPrefix(raw, "\n"), "\n") {
+			k, v, ok := strings.Cut(line, "=")
+			if !ok || k == "" {
+				return nil, fmt.Errorf("%q is not key=value", line)
+			}
+			m[k] = v
+		}
+		return m, nil
 	case kList:
 		list := []string{}
 		for _, s := range strings.Split(raw, ",") {
@@ -404,5 +430,24 @@ func printCluster(w io.Writer, answer []byte) error {
 			fmt.Fprintf(w, "       problem: %s\n", o.Problem)
 		}
 	}
+	return nil
+}
+
+// pairsFlag is a flag that may be repeated: each value is kept on a line
+// of its own (a kPairs flag's key=value).
+type pairsFlag struct{ s *string }
+
+func (p pairsFlag) String() string {
+	if p.s == nil {
+		return ""
+	}
+	return *p.s
+}
+
+func (p pairsFlag) Set(v string) error {
+	if strings.Contains(v, "\n") {
+		return errors.New("a value must be one line")
+	}
+	*p.s += "\n" + v
 	return nil
 }

@@ -329,6 +329,7 @@ func TestCLISubcommands(t *testing.T) {
 	if r := s.must(t, "delivery", "list", "--workspace", wid); r.json == nil || len(r.list()) != 0 {
 		t.Errorf("delivery list: %s", r.stdout)
 	}
+	psaCLI(t, s, wid, cid) // the PSA channels' subcommands (psa_cli_test.go)
 
 	// job rotate-ingest-address; unparsed list / reparse / delete, with
 	// two unreadable e-mails put in as the SMTP listener would.

@@ -77,12 +77,13 @@ func (s *server) joinCluster() error {
 		return err
 	}
 	s.notifier = notify.New(notify.Options{
-		Done: func(ws, id engine.ID, attempt int, failure string) {
+		Outcome: func(ws, id engine.ID, attempt int, o engine.Outcome) {
 			if eng := node.Engine(ws); eng != nil {
-				eng.DeliveryDone(ws, id, attempt, failure)
+				eng.DeliveryOutcome(ws, id, attempt, o)
 			}
 		},
-		Observe: s.metrics.ObserveNotification,
+		DashboardURL: s.cfg.publicURL,
+		Observe:      s.metrics.ObserveNotification,
 		SMTP: notify.SMTPConfig{
 			Relay: s.cfg.smtpRelay, From: s.cfg.smtpFrom,
 			Username: s.cfg.smtpUsername, Password: s.cfg.smtpPassword, StartTLS: s.cfg.smtpStartTLS,

@@ -274,14 +274,19 @@ func (s *server) openEngine() error {
 		}
 	}
 	eng := s.eng
+	dashboard := s.cfg.publicURL
+	if dashboard == "" {
+		dashboard = s.publicURL
+	}
 	s.notifier = notify.New(notify.Options{
-		Done: func(ws, id engine.ID, attempt int, failure string) {
-			if err := eng.DeliveryDone(ws, id, attempt, failure); err != nil {
+		Outcome: func(ws, id engine.ID, attempt int, o engine.Outcome) {
+			if err := eng.DeliveryOutcome(ws, id, attempt, o); err != nil {
 				s.logger.Warn("delivery outcome for an unknown workspace", "workspace", ws, "delivery", id, "err", err)
 			}
 		},
-		Observe: s.metrics.ObserveNotification,
-		Now:     eng.Now,
+		DashboardURL: dashboard,
+		Observe:      s.metrics.ObserveNotification,
+		Now:          eng.Now,
 		SMTP: notify.SMTPConfig{
 			Relay: s.cfg.smtpRelay, From: s.cfg.smtpFrom,
 			Username: s.cfg.smtpUsername, Password: s.cfg.smtpPassword,
@@ -303,7 +308,7 @@ func (s *server) servePublic() error {
 	eng, store := s.eng, s.store
 	rules := smtpin.RulesFor(eng, store)
 	dash := dashboard.New(dashboard.Config{Engine: eng, Hasher: s.hasher, Logger: s.logger, DeviceKey: deriveKey(s.curKey, "backupmon device cookies"),
-		Mailer: s.inviteMailer(), PublicURL: s.cfg.publicURL, Rules: rules})
+		Mailer: s.inviteMailer(), PublicURL: s.cfg.publicURL, Rules: rules, TestChannel: s.testChannel})
 	asst := assistant.New(assistant.Config{Engine: eng, Logger: s.logger})
 	s.srv.AttachParts(transport.Parts{
 		Engine: eng,
@@ -315,10 +320,17 @@ func (s *server) servePublic() error {
 		Assistant: func(r *http.Request, key engine.AssistantKey, base string) (int, http.Header, []byte) {
 			return asst.Serve(r, key, base)
 		},
+		TestChannel: s.testChannel,
 	})
 	ln := s.pubLn
 	go func() { s.errc <- s.srv.ServePublic(ln) }()
 	return nil
+}
+
+// testChannel sends a channel's test now through the notifier.
+func (s *server) testChannel(n engine.Notice) (bool, string) {
+	r := s.notifier.Test(n)
+	return r.OK, r.Answer
 }
 
 // serveMail serves the SMTP listener of report e-mails, when there is one.
