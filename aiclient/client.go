@@ -9,7 +9,6 @@ package aiclient
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,6 +19,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"backupmon/jsonx"
 	"backupmon/suggest"
 )
 
@@ -108,7 +108,7 @@ func (c *Client) Ask(ctx context.Context, prompt string, f Facts) (suggest.Sugge
 	if prompt == "" {
 		prompt = DefaultPrompt
 	}
-	body, err := json.Marshal(map[string]any{
+	body, err := jsonx.Marshal(map[string]any{
 		"model": c.cfg.Model,
 		"messages": []map[string]string{
 			{"role": "system", "content": prompt},
@@ -162,7 +162,7 @@ func ParseResponse(raw []byte) (suggest.Suggestion, error) {
 			} `json:"message"`
 		} `json:"choices"`
 	}
-	if err := json.Unmarshal(raw, &r); err != nil || len(r.Choices) == 0 {
+	if err := jsonx.Unmarshal(raw, &r); err != nil || len(r.Choices) == 0 {
 		return suggest.Suggestion{}, fmt.Errorf("%w: not a chat-completions response: %q", ErrDropped, cut(raw))
 	}
 	return ParseAnswer(r.Choices[0].Message.Content)
@@ -189,16 +189,11 @@ func ParseAnswer(content string) (suggest.Suggestion, error) {
 		Confidence  *string `json:"confidence"`
 		Category    *string `json:"category"`
 	}
-	d := json.NewDecoder(strings.NewReader(s))
-	d.DisallowUnknownFields()
-	if err := d.Decode(&a); err != nil {
+	switch err := jsonx.UnmarshalStrict([]byte(s), &a); {
+	case errors.Is(err, jsonx.ErrTrailing):
+		return drop("text after the JSON object")
+	case err != nil:
 		return drop("not one JSON object of the three members")
-	}
-	if d.More() {
-		return drop("text after the JSON object")
-	}
-	if _, err := d.Token(); err != io.EOF {
-		return drop("text after the JSON object")
 	}
 	if a.LikelyCause == nil || a.Confidence == nil || a.Category == nil {
 		return drop("a member is missing")

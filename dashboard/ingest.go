@@ -26,6 +26,7 @@ type jobSetup struct {
 	Secret           string // a report key just made, shown once
 	KeyName          string
 	KeyError         string
+	AddressHidden    bool // the ingest address is for owners and admins
 }
 
 // recipientSetting says where each product takes an e-mail recipient
@@ -75,6 +76,9 @@ func (s *Server) renderJobPage(ctx *fasthttp.RequestCtx, u *engine.SessionUser, 
 	}
 	js := &d.Setup
 	js.JobSetup, js.Days, js.Secret, js.KeyError = set, days, secret, keyErr
+	if !allowed(u.Role, canManage) { // an admin-only secret, as in the APIs
+		js.IngestAddress, js.AddressHidden = "", true
+	}
 	js.DurationChart = trendChart(v, set.Trend, set.Trend.Durations, durationAxis, "duration", 0)
 	js.SizeChart = trendChart(v, set.Trend, set.Trend.Sizes, sizeAxis, "size", set.Trend.DropAt)
 	js.Recipients, js.Generic = recipientSetting[p.Job.Vendor], p.Job.Vendor == "generic"

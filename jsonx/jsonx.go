@@ -5,7 +5,10 @@
 package jsonx
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"io"
 
 	gojson "github.com/goccy/go-json"
 )
@@ -35,3 +38,32 @@ func Unmarshal(data []byte, v any) (err error) {
 
 // Valid reports whether data is one valid JSON value.
 func Valid(data []byte) bool { return gojson.Valid(data) }
+
+// ErrTrailing is UnmarshalStrict's error for text after the one value.
+var ErrTrailing = errors.New("text after the JSON object")
+
+// UnmarshalStrict decodes data, one JSON value with nothing but white
+// space after it, into v, refusing object members v has no field for
+// (input from outside whose every member must mean something: a parsing
+// rule, a model's answer). It returns the decoder's error (naming an
+// unknown member), or one for text after the value; a panic inside the
+// library is an error, as in Unmarshal.
+func UnmarshalStrict(data []byte, v any) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("jsonx: decoder panic: %v", p)
+		}
+	}()
+	d := gojson.NewDecoder(bytes.NewReader(data))
+	d.DisallowUnknownFields()
+	if err := d.Decode(v); err != nil {
+		return err
+	}
+	if d.More() {
+		return ErrTrailing
+	}
+	if _, err := d.Token(); err != io.EOF {
+		return ErrTrailing
+	}
+	return nil
+}

@@ -7,11 +7,11 @@
 package mailrules
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
+
+	"backupmon/jsonx"
 )
 
 // Limits of rules (decisions.md, parsing rules).
@@ -134,18 +134,13 @@ func Decode(spec []byte) (Rule, string, error) {
 	if len(spec) > MaxSpec {
 		return r, "", problem("body", "a rule's JSON is at most %d bytes", MaxSpec)
 	}
-	d := json.NewDecoder(bytes.NewReader(spec))
-	d.DisallowUnknownFields()
-	if err := d.Decode(&r); err != nil {
+	if err := jsonx.UnmarshalStrict(spec, &r); err != nil {
 		return r, "", problem("body", "the rule is not valid: %s", strings.TrimPrefix(err.Error(), "json: "))
-	}
-	if d.More() {
-		return r, "", problem("body", "the rule is not valid: text after the JSON object")
 	}
 	if _, err := Compile(r); err != nil {
 		return r, "", err
 	}
-	canon, err := json.Marshal(r)
+	canon, err := jsonx.Marshal(r)
 	if err != nil {
 		return r, "", fmt.Errorf("encode rule: %w", err)
 	}
