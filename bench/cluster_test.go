@@ -64,7 +64,11 @@ func TestClusterRunsEndToEnd(t *testing.T) {
 			if !p.records && p.r.nodes.records > float64(res.workspaces) {
 				t.Errorf("%v records appended", p.r.nodes.records)
 			}
-			if strings.HasSuffix(p.name, "paced") && (p.r.rate() < 0.8*c.readPace || p.r.rate() > 1.1*c.readPace) {
+			// Paced: never above the pace; below it only as far as a
+			// machine busy with other tests holds the generator back (a
+			// pacer that does not pace sends several times the pace, one
+			// that does not send sends nothing).
+			if strings.HasSuffix(p.name, "paced") && (p.r.rate() < 0.5*c.readPace || p.r.rate() > 1.1*c.readPace) {
 				t.Errorf("%.0f requests/s, paced at %.0f", p.r.rate(), c.readPace)
 			}
 			num := `[\d,]+`
