@@ -21,6 +21,8 @@ import (
 	"time"
 )
 
+// dashE2EDay walks the day (see above) from b, the owner's tab, and a tab
+// of the technician's opened from it; any step that breaks fails the flow.
 func dashE2EDay(b *dashTab) {
 	t, s := b.t, b.s
 	w := s.workspace(t, "b-day", nil)
