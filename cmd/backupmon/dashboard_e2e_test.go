@@ -136,6 +136,7 @@ func TestDashboardBrowser(t *testing.T) {
 		{"Keyboard", false, dashE2EKeyboard},
 		{"SetUpAndTrends", false, dashE2ESetup}, // dashboard_setup_e2e_test.go
 		{"ParsingRules", false, dashE2ERules},
+		{"TechnicianDay", false, dashE2EDay}, // dashboard_day_e2e_test.go
 	}
 	flows = append(flows, dashRoughFlow) // dashboard_rough_e2e_test.go
 	for _, f := range flows {

@@ -1,9 +1,5 @@
 package main
 
-import (
-	"github.com/chromedp/chromedp"
-)
-
 // dashRoughFlow is dashE2ERough as a flow of TestDashboardBrowser.
 var dashRoughFlow = struct {
 	name string
@@ -24,18 +20,9 @@ func dashE2ERough(b *dashTab) {
 	b.loginNew("b-rough", dashJobs, "owner")
 
 	for _, width := range []int64{1366, 390} {
-		name := map[int64]string{1366: "desktop", 390: "phone"}[width]
-		if width == 390 {
-			b.do("emulate a phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile, chromedp.EmulateTouch))
-		} else {
-			b.do("a desktop window", chromedp.EmulateViewport(1366, 900))
-		}
-
-		b.open("/jobs")
-		rem := dashEval[float64](b, `parseFloat(getComputedStyle(document.documentElement).fontSize)`)
-		if h := dashEval[float64](b, `document.querySelector('.filters input[type=search]').getBoundingClientRect().height`); h <= 0 || h >= 3*rem {
-			t.Errorf("%s: the search box is %.1f px tall, want under 3 rem (%.0f px)", name, h, 3*rem)
-		}
+		name := dashWidths[width]
+		b.viewport(width)
+		b.searchBox(name)
 		if got := b.screenshot(dir, "rough-jobs-"+name+".png"); got != int(width) {
 			t.Errorf("%s: the jobs screenshot is %d px wide, want %d", name, got, width)
 		}
@@ -59,7 +46,7 @@ func dashE2ERough(b *dashTab) {
 				}
 			}
 		} else {
-			dashRoughPhoneHeader(b)
+			dashRoughHeader(b, name)
 		}
 		if got := b.screenshot(dir, "rough-queue-"+name+".png"); got != int(width) {
 			t.Errorf("%s: the queue screenshot is %d px wide, want %d", name, got, width)
@@ -70,13 +57,13 @@ func dashE2ERough(b *dashTab) {
 			t.Errorf("%s: the 404 page has %d Settings links in its header, want 1", name, n)
 		}
 		if width == 390 {
-			dashRoughPhoneHeader(b)
+			dashRoughHeader(b, name)
 		}
 	}
 
 	// The API reference: Swagger UI renders the document under the page's
 	// policy (a violation fails the flow), with nothing from elsewhere.
-	b.do("a desktop window", chromedp.EmulateViewport(1366, 900))
+	b.viewport(1366)
 	b.open("/api/v1/docs")
 	b.waitFor("Swagger UI's rendering of the document", `document.querySelector('.swagger-ui .info .title') && document.querySelector('.swagger-ui .info .title').textContent.includes('backupmon') && document.querySelectorAll('.opblock').length > 0`)
 	if n := b.count(`.opblock-tag-section`); n < 5 {
@@ -88,40 +75,20 @@ func dashE2ERough(b *dashTab) {
 	b.screenshot(dir, "rough-api-docs-desktop.png")
 }
 
-// dashRoughPhoneHeader checks the header of the page open on a phone: one
-// line (every link and the account button on the same row, the header no
-// taller than one), Settings on screen and the topmost element at its
-// middle, and the account menu opening with Log out.
-func dashRoughPhoneHeader(b *dashTab) {
+// dashRoughHeader checks the header of the page open on a phone (name
+// starts the messages): one line of the 5 pages and the account button,
+// with Settings reachable (dashHeaderOneLine), and the account menu
+// opening with Log out.
+func dashRoughHeader(b *dashTab, name string) {
 	t := b.t
-	rows := dashEval[[]float64](b, `[...document.querySelectorAll('header.top nav a, header.top .account > summary')].filter(e => e.getClientRects().length).map(e => Math.round(e.getBoundingClientRect().top + e.getBoundingClientRect().height / 2))`)
-	if len(rows) != 6 {
-		t.Errorf("phone: %d visible links and buttons in the header, want the 5 pages and the account", len(rows))
-	}
-	for _, y := range rows {
-		if y != rows[0] {
-			t.Errorf("phone: the header's links and account button sit on more than one line (middles at %v)", rows)
-			break
-		}
-	}
-	if h := dashEval[float64](b, `document.querySelector('header.top').getBoundingClientRect().height`); h > 56 {
-		t.Errorf("phone: the header is %.0f px tall, want one line (at most 56 px)", h)
-	}
-	if !dashEval[bool](b, `(() => {
-		const a = document.querySelector('header.top nav a[href="/settings/keys"]');
-		const r = a.getBoundingClientRect();
-		return r.width > 0 && r.left >= 0 && r.right <= innerWidth && r.top >= 0 &&
-			document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2) === a;
-	})()`) {
-		t.Errorf("phone: the Settings link is not on screen, or something covers it\n%s", b.snapshot())
-	}
+	dashHeaderOneLine(b, name, 6)
 	b.click(`header.top .account > summary`)
 	if !dashEval[bool](b, `(() => {
 		const btn = [...document.querySelectorAll('.account-menu form[action="/logout"] button')][0];
 		const r = btn.getBoundingClientRect();
 		return r.width > 0 && r.right <= innerWidth && btn.textContent === 'Log out';
 	})()`) {
-		t.Errorf("phone: the account menu does not open with Log out\n%s", b.snapshot())
+		t.Errorf("%s: the account menu does not open with Log out\n%s", name, b.snapshot())
 	}
 	b.click(`header.top .account > summary`)
 }
