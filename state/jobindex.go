@@ -52,23 +52,22 @@ func StatusIndex(s string) int {
 // add puts j in its vendor and last-result lists, and in its status list
 // when it has one, and marks its status to be worked out again.
 func (x *jobIndex) add(j *Job) {
-	x.ByVendor[j.Vx] = insertOrdered(x.ByVendor[j.Vx], j, JobBefore)
-	x.ByLast[j.LastResult] = insertOrdered(x.ByLast[j.LastResult], j, JobBefore)
-	if j.idxStatus > 0 {
-		s := j.idxStatus - 1
-		x.ByStatus[s] = insertOrdered(x.ByStatus[s], j, JobBefore)
-	}
+	x.inLists(j, insertOrdered[*Job])
 	x.Touch(j)
 }
 
 // remove takes j out of every list (j.key must be the key it was added
 // with); its status list is remembered for add.
-func (x *jobIndex) remove(j *Job) {
-	x.ByVendor[j.Vx] = removeOrdered(x.ByVendor[j.Vx], j, JobBefore)
-	x.ByLast[j.LastResult] = removeOrdered(x.ByLast[j.LastResult], j, JobBefore)
+func (x *jobIndex) remove(j *Job) { x.inLists(j, removeOrdered[*Job]) }
+
+// inLists applies op (insertOrdered or removeOrdered) to each list j
+// belongs in: its vendor's, its last result's and its status's, if any.
+func (x *jobIndex) inLists(j *Job, op func([]*Job, *Job, func(a, b *Job) bool) []*Job) {
+	x.ByVendor[j.Vx] = op(x.ByVendor[j.Vx], j, JobBefore)
+	x.ByLast[j.LastResult] = op(x.ByLast[j.LastResult], j, JobBefore)
 	if j.idxStatus > 0 {
 		s := j.idxStatus - 1
-		x.ByStatus[s] = removeOrdered(x.ByStatus[s], j, JobBefore)
+		x.ByStatus[s] = op(x.ByStatus[s], j, JobBefore)
 	}
 }
 
@@ -119,14 +118,7 @@ func (w *Workspace) AdvanceTimers(now int64) {
 		x.touchAll(w.JobList)
 	}
 	x.timesAt = now
-	for _, j := range x.Retime {
-		j.Retime = false
-		if w.Jobs[j.ID] == j { // not deleted since
-			w.retimeJob(j, now)
-		}
-	}
-	clear(x.Retime)
-	x.Retime = x.Retime[:0]
+	w.drain(&x.Retime, func(j *Job) { j.Retime = false }, func(j *Job) { w.retimeJob(j, now) })
 	for len(x.Timers) > 0 && x.Timers[0].At <= now {
 		j := x.Timers[0].V
 		x.Timers.Remove(j)
@@ -142,6 +134,20 @@ func (w *Workspace) retimeJob(j *Job, now int64) {
 	if w.JobStatus(j, now) == StatusMissing {
 		w.queueMissed(j, now)
 	}
+}
+
+// drain empties the queue *q, keeping its memory: each job's queued flag
+// is cleared (unmark), and do runs for those still in the workspace (not
+// deleted since they were queued), in order.
+func (w *Workspace) drain(q *[]*Job, unmark, do func(*Job)) {
+	for _, j := range *q {
+		unmark(j)
+		if w.Jobs[j.ID] == j {
+			do(j)
+		}
+	}
+	clear(*q)
+	*q = (*q)[:0]
 }
 
 // touchAll marks every job of list.
@@ -168,14 +174,7 @@ func (w *Workspace) AdvanceJobIndex(now int64) {
 		w.rebuildStatusLists(now)
 		return
 	}
-	for _, j := range x.dirty {
-		j.dirty = false
-		if w.Jobs[j.ID] == j { // not deleted since
-			w.reindexStatus(j, now)
-		}
-	}
-	clear(x.dirty)
-	x.dirty = x.dirty[:0]
+	w.drain(&x.dirty, func(j *Job) { j.dirty = false }, func(j *Job) { w.reindexStatus(j, now) })
 }
 
 // reindexStatus moves j to the list of its status at now.

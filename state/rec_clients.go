@@ -39,8 +39,7 @@ func (r *ClientCreated) applyBy(w *Workspace, actor string) error {
 	}
 	w.Clients[r.ID] = c
 	w.indexClient(c)
-	w.IDs.Observe(r.ID)
-	w.addActivity(Activity{ID: r.ActivityID, At: r.CreatedAt, Type: "client.created", Actor: actorOr(actor), SubjectID: r.ID, SubjectName: r.Name})
+	w.added(r.ID, Activity{ID: r.ActivityID, At: r.CreatedAt, Type: "client.created", Actor: actorOr(actor), SubjectID: r.ID, SubjectName: r.Name})
 	return nil
 }
 
@@ -143,8 +142,7 @@ func (r *JobCreated) applyBy(w *Workspace, actor string) error {
 	w.Jobs[r.ID] = j
 	c.Jobs[r.ID] = j
 	w.indexJob(j)
-	w.IDs.Observe(r.ID)
-	w.addActivity(Activity{ID: r.ActivityID, At: r.CreatedAt, Type: "job.created", Actor: actorOr(actor), JobID: r.ID, SubjectName: r.Name})
+	w.added(r.ID, Activity{ID: r.ActivityID, At: r.CreatedAt, Type: "job.created", Actor: actorOr(actor), JobID: r.ID, SubjectName: r.Name})
 	w.hooks.IngestAdded(w, j)
 	return nil
 }

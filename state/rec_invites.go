@@ -65,8 +65,7 @@ func (r *InviteCreated) fields(f *codec.Fields) {
 func (r *InviteCreated) apply(w *Workspace) error {
 	i := &Invite{ID: r.ID, Email: r.Email, Role: r.Role, Hash: r.Hash, CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt, By: actorOr(r.Actor)}
 	w.invites()[i.ID] = i
-	w.IDs.Observe(i.ID)
-	w.addActivity(Activity{ID: r.ActivityID, At: r.CreatedAt, Type: "invite.created", Actor: i.By, SubjectID: i.ID, SubjectName: i.Email})
+	w.added(i.ID, Activity{ID: r.ActivityID, At: r.CreatedAt, Type: "invite.created", Actor: i.By, SubjectID: i.ID, SubjectName: i.Email})
 	return nil
 }
 
@@ -97,8 +96,7 @@ func (r *InviteEnded) apply(w *Workspace) error {
 	}
 	u := &User{ID: r.UserID, Email: i.Email, Name: r.Name, Role: i.Role, Hash: r.Hash, CreatedAt: r.At}
 	w.Users[u.ID] = u
-	w.IDs.Observe(u.ID)
-	w.addActivity(Activity{ID: r.ActivityID, At: r.At, Type: "invite.accepted", Actor: "user:" + u.Email, SubjectID: u.ID, SubjectName: u.Email})
+	w.added(u.ID, Activity{ID: r.ActivityID, At: r.At, Type: "invite.accepted", Actor: "user:" + u.Email, SubjectID: u.ID, SubjectName: u.Email})
 	w.hooks.UserAdded(w, u)
 	return nil
 }

@@ -92,8 +92,7 @@ func (r *ChannelCreated) fields(f *codec.Fields) {
 func (r *ChannelCreated) apply(w *Workspace) error {
 	c := &Channel{ID: r.ID, Type: r.ChannelType, Name: r.Name, URL: r.URL, To: r.To, Secret: r.Secret, MinSeverity: r.MinSeverity, CreatedAt: r.CreatedAt}
 	w.Channels = append(w.Channels, c)
-	w.IDs.Observe(r.ID)
-	w.addActivity(Activity{ID: r.ActivityID, At: r.CreatedAt, Type: "channel.created", Actor: actorOr(r.Actor), SubjectID: r.ID, SubjectName: r.Name})
+	w.added(r.ID, Activity{ID: r.ActivityID, At: r.CreatedAt, Type: "channel.created", Actor: actorOr(r.Actor), SubjectID: r.ID, SubjectName: r.Name})
 	return nil
 }
 

@@ -43,8 +43,7 @@ func (r *UserCreated) fields(f *codec.Fields) {
 func (r *UserCreated) apply(w *Workspace) error {
 	u := &User{ID: r.ID, Email: r.Email, Name: r.Name, Role: r.Role, Hash: r.Hash, CreatedAt: r.CreatedAt}
 	w.Users[u.ID] = u
-	w.IDs.Observe(u.ID)
-	w.addActivity(Activity{ID: r.ActivityID, At: r.CreatedAt, Type: "user.created", Actor: actorOr(r.Actor), SubjectID: u.ID, SubjectName: u.Email})
+	w.added(u.ID, Activity{ID: r.ActivityID, At: r.CreatedAt, Type: "user.created", Actor: actorOr(r.Actor), SubjectID: u.ID, SubjectName: u.Email})
 	w.hooks.UserAdded(w, u)
 	return nil
 }

@@ -227,8 +227,7 @@ func (r *KeyCreated) fields(f *codec.Fields) {
 func (r *KeyCreated) apply(w *Workspace) error {
 	k := &Key{ID: r.ID, Name: r.Name, Type: r.KeyType, Prefix: r.Prefix, Source: "api:" + r.Prefix, Hash: r.Hash, Scopes: r.Scopes, ReadWrite: r.ReadWrite, CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt}
 	w.Keys[r.ID] = k
-	w.IDs.Observe(r.ID)
-	w.addActivity(Activity{ID: r.ActivityID, At: r.CreatedAt, Type: "key.created", Actor: actorOr(r.Actor), KeyID: r.ID, KeyName: r.Name})
+	w.added(r.ID, Activity{ID: r.ActivityID, At: r.CreatedAt, Type: "key.created", Actor: actorOr(r.Actor), KeyID: r.ID, KeyName: r.Name})
 	w.hooks.KeyAdded(w, k)
 	return nil
 }
