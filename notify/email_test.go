@@ -8,157 +8,30 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"errors"
 	"io"
-	"log"
 	"math/big"
 	"mime"
 	"mime/quotedprintable"
 	"net"
 	"net/mail"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/emersion/go-sasl"
-	"github.com/emersion/go-smtp"
-
 	"backupmon/engine"
+	"backupmon/internal/smtpsink"
 )
 
-// sunk is one message an smtpSink accepted.
-type sunk struct {
-	from     string
-	to       []string
-	data     []byte
-	tls      bool
-	authUser string
-}
-
-// smtpSink is a local SMTP server that keeps what it is sent.
-type smtpSink struct {
-	addr     string
-	accepted atomic.Int32 // TCP connections
-
-	user, pass   string // when user is set, MAIL needs AUTH PLAIN with these
-	insecureAuth bool   // offer AUTH without TLS
-	rejectRcpt   bool   // answer RCPT with 550
-
-	mu   sync.Mutex
-	msgs []sunk
-}
-
-func (s *smtpSink) messages() []sunk {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]sunk(nil), s.msgs...)
-}
-
-// startSink runs an smtpSink until the test ends; with cert, it offers
-// STARTTLS (and AUTH once under TLS).
-func startSink(t *testing.T, cert *tls.Certificate, configure func(*smtpSink)) *smtpSink {
+// startSink runs a local SMTP sink until the test ends; with cert, it
+// offers STARTTLS (and AUTH once under TLS).
+func startSink(t *testing.T, cert *tls.Certificate, configure func(*smtpsink.Options)) *smtpsink.Sink {
 	t.Helper()
-	sink := &smtpSink{}
+	opts := smtpsink.Options{Cert: cert}
 	if configure != nil {
-		configure(sink)
+		configure(&opts)
 	}
-	srv := smtp.NewServer(smtp.BackendFunc(func(c *smtp.Conn) (smtp.Session, error) {
-		return &sinkSession{sink: sink, conn: c}, nil
-	}))
-	srv.Domain = "sink.localhost"
-	srv.ReadTimeout = 5 * time.Second
-	srv.WriteTimeout = 5 * time.Second
-	srv.ErrorLog = log.New(t.Output(), "smtp sink: ", 0)
-	srv.AllowInsecureAuth = sink.insecureAuth
-	if cert != nil {
-		srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{*cert}, MinVersion: tls.VersionTLS12}
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sink.addr = l.Addr().String()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		srv.Serve(countingListener{l, &sink.accepted})
-	}()
-	t.Cleanup(func() {
-		// Closing the listener too: a Close that comes before Serve has
-		// registered it (a test that never dialled) would leave Serve
-		// waiting in Accept for ever.
-		srv.Close()
-		l.Close()
-		<-done
-	})
-	return sink
+	return smtpsink.Start(t, opts)
 }
-
-type countingListener struct {
-	net.Listener
-	n *atomic.Int32
-}
-
-func (l countingListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err == nil {
-		l.n.Add(1)
-	}
-	return c, err
-}
-
-type sinkSession struct {
-	sink     *smtpSink
-	conn     *smtp.Conn
-	authUser string
-	from     string
-	to       []string
-}
-
-func (s *sinkSession) AuthMechanisms() []string { return []string{sasl.Plain} }
-
-func (s *sinkSession) Auth(string) (sasl.Server, error) {
-	return sasl.NewPlainServer(func(_, user, pass string) error {
-		if user != s.sink.user || pass != s.sink.pass {
-			return errors.New("invalid credentials")
-		}
-		s.authUser = user
-		return nil
-	}), nil
-}
-
-func (s *sinkSession) Mail(from string, _ *smtp.MailOptions) error {
-	if s.sink.user != "" && s.authUser == "" {
-		return smtp.ErrAuthRequired
-	}
-	s.from = from
-	return nil
-}
-
-func (s *sinkSession) Rcpt(to string, _ *smtp.RcptOptions) error {
-	if s.sink.rejectRcpt {
-		return &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 1, 1}, Message: "No such user here"}
-	}
-	s.to = append(s.to, to)
-	return nil
-}
-
-func (s *sinkSession) Data(r io.Reader) error {
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return err
-	}
-	_, isTLS := s.conn.TLSConnectionState()
-	s.sink.mu.Lock()
-	s.sink.msgs = append(s.sink.msgs, sunk{s.from, s.to, data, isTLS, s.authUser})
-	s.sink.mu.Unlock()
-	return nil
-}
-
-func (s *sinkSession) Reset()        { s.from, s.to = "", nil }
-func (s *sinkSession) Logout() error { return nil }
 
 // selfSigned makes a certificate for 127.0.0.1 and the pool that trusts it.
 func selfSigned(t *testing.T) (*tls.Certificate, *x509.CertPool) {
@@ -217,9 +90,9 @@ func TestEmail(t *testing.T) {
 	cert, pool := selfSigned(t)
 	tests := []struct {
 		name        string
-		cert        bool              // the sink offers STARTTLS
-		sink        func(*smtpSink)   // the sink's settings
-		cfg         func(*SMTPConfig) // the Notifier's, after Relay and From
+		cert        bool                    // the sink offers STARTTLS
+		sink        func(*smtpsink.Options) // the sink's settings
+		cfg         func(*SMTPConfig)       // the Notifier's, after Relay and From
 		edit        func(*engine.Notice)
 		wantFailure string // "" success; else a prefix
 		wantContain string
@@ -230,7 +103,7 @@ func TestEmail(t *testing.T) {
 	}{
 		{name: "plain relay", wantSubject: "[backupmon] critical: Backup failed on Acme / nightly-db"},
 		{name: "STARTTLS required, AUTH PLAIN", cert: true, wantTLS: true, wantAuth: "alerts",
-			sink: func(s *smtpSink) { s.user, s.pass = "alerts", "pa55" },
+			sink: func(o *smtpsink.Options) { o.User, o.Pass = "alerts", "pa55" },
 			cfg: func(c *SMTPConfig) {
 				c.StartTLS, c.Username, c.Password = true, "alerts", "pa55"
 				c.TLSConfig = &tls.Config{RootCAs: pool}
@@ -244,19 +117,19 @@ func TestEmail(t *testing.T) {
 		{name: "STARTTLS required but not offered", cfg: func(c *SMTPConfig) { c.StartTLS = true },
 			wantFailure: "smtp: relay does not offer STARTTLS"},
 		{name: "AUTH PLAIN without TLS to localhost (net/smtp allows it there only)", wantAuth: "alerts",
-			sink:        func(s *smtpSink) { s.user, s.pass, s.insecureAuth = "alerts", "pa55", true },
+			sink:        func(o *smtpsink.Options) { o.User, o.Pass, o.InsecureAuth = "alerts", "pa55", true },
 			cfg:         func(c *SMTPConfig) { c.Username, c.Password = "alerts", "pa55" },
 			wantSubject: "[backupmon] critical: Backup failed on Acme / nightly-db"},
 		{name: "AUTH not offered without TLS", cfg: func(c *SMTPConfig) { c.Username, c.Password = "alerts", "pa55" },
 			wantFailure: "smtp: relay does not offer AUTH"},
 		{name: "wrong password", cert: true, wantContain: "invalid credentials",
-			sink: func(s *smtpSink) { s.user, s.pass = "alerts", "pa55" },
+			sink: func(o *smtpsink.Options) { o.User, o.Pass = "alerts", "pa55" },
 			cfg: func(c *SMTPConfig) {
 				c.Username, c.Password = "alerts", "wrong"
 				c.TLSConfig = &tls.Config{RootCAs: pool}
 			},
 			wantFailure: "smtp: AUTH: "},
-		{name: "RCPT rejected with 550", sink: func(s *smtpSink) { s.rejectRcpt = true },
+		{name: "RCPT rejected with 550", sink: func(o *smtpsink.Options) { o.RejectRcpt = true },
 			wantFailure: "smtp: RCPT TO: 550", wantContain: "No such user here"},
 		{name: "non-ASCII names, other event", wantSubject: "[backupmon] warning: Backup missing on Zürich AG / Sauvegarde quotidienne – NAS (still open, escalated)",
 			edit: func(n *engine.Notice) {
@@ -283,7 +156,7 @@ func TestEmail(t *testing.T) {
 				c = cert
 			}
 			sink := startSink(t, c, tt.sink)
-			cfg := SMTPConfig{Relay: sink.addr, From: "Backupmon <alerts@backupmon.example>"}
+			cfg := SMTPConfig{Relay: sink.Addr, From: "Backupmon <alerts@backupmon.example>"}
 			if tt.cfg != nil {
 				tt.cfg(&cfg)
 			}
@@ -293,14 +166,14 @@ func TestEmail(t *testing.T) {
 				tt.edit(&nt)
 			}
 			failure := sendOne(t, n, rec, nt)
-			if tt.noConnect && sink.accepted.Load() != 0 {
+			if tt.noConnect && sink.Accepted.Load() != 0 {
 				t.Errorf("the relay was contacted")
 			}
 			if tt.wantFailure != "" || tt.wantContain != "" {
 				if !strings.HasPrefix(failure, tt.wantFailure) || !strings.Contains(failure, tt.wantContain) {
 					t.Fatalf("failure %q, want %q…%q", failure, tt.wantFailure, tt.wantContain)
 				}
-				if msgs := sink.messages(); len(msgs) != 0 {
+				if msgs := sink.Messages(); len(msgs) != 0 {
 					t.Fatalf("a failed attempt delivered %d messages", len(msgs))
 				}
 				return
@@ -308,36 +181,36 @@ func TestEmail(t *testing.T) {
 			if failure != "" {
 				t.Fatalf("failure %q", failure)
 			}
-			msgs := sink.messages()
+			msgs := sink.Messages()
 			if len(msgs) != 1 {
 				t.Fatalf("%d messages, want 1", len(msgs))
 			}
 			checkEmail(t, msgs[0], nt, tt.wantSubject)
-			if msgs[0].tls != tt.wantTLS || msgs[0].authUser != tt.wantAuth {
-				t.Errorf("tls %v auth %q, want %v %q", msgs[0].tls, msgs[0].authUser, tt.wantTLS, tt.wantAuth)
+			if msgs[0].TLS != tt.wantTLS || msgs[0].AuthUser != tt.wantAuth {
+				t.Errorf("tls %v auth %q, want %v %q", msgs[0].TLS, msgs[0].AuthUser, tt.wantTLS, tt.wantAuth)
 			}
 		})
 	}
 }
 
 // checkEmail checks the envelope, headers and decoded body of m.
-func checkEmail(t *testing.T, m sunk, nt engine.Notice, wantSubject string) {
+func checkEmail(t *testing.T, m smtpsink.Mail, nt engine.Notice, wantSubject string) {
 	t.Helper()
-	if m.from != "alerts@backupmon.example" || len(m.to) != 1 || m.to[0] != nt.Channel.To {
-		t.Errorf("envelope MAIL FROM %q RCPT TO %q", m.from, m.to)
+	if m.From != "alerts@backupmon.example" || len(m.To) != 1 || m.To[0] != nt.Channel.To {
+		t.Errorf("envelope MAIL FROM %q RCPT TO %q", m.From, m.To)
 	}
-	if bytes.Contains(bytes.ReplaceAll(m.data, []byte("\r\n"), nil), []byte("\n")) ||
-		bytes.Contains(bytes.ReplaceAll(m.data, []byte("\r\n"), nil), []byte("\r")) {
-		t.Errorf("a line does not end with CRLF:\n%q", m.data)
+	if bytes.Contains(bytes.ReplaceAll(m.Data, []byte("\r\n"), nil), []byte("\n")) ||
+		bytes.Contains(bytes.ReplaceAll(m.Data, []byte("\r\n"), nil), []byte("\r")) {
+		t.Errorf("a line does not end with CRLF:\n%q", m.Data)
 	}
-	for _, line := range strings.Split(string(m.data), "\r\n") {
+	for _, line := range strings.Split(string(m.Data), "\r\n") {
 		if len(line) > 78 && !strings.HasPrefix(line, "From:") {
 			t.Errorf("line of %d characters: %q", len(line), line)
 		}
 	}
-	msg, err := mail.ReadMessage(bytes.NewReader(m.data))
+	msg, err := mail.ReadMessage(bytes.NewReader(m.Data))
 	if err != nil {
-		t.Fatalf("message does not parse: %v\n%s", err, m.data)
+		t.Fatalf("message does not parse: %v\n%s", err, m.Data)
 	}
 	h := msg.Header
 	subject, err := new(mime.WordDecoder).DecodeHeader(h.Get("Subject"))

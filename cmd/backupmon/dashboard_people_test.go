@@ -500,11 +500,11 @@ func TestDashboardInviteMail(t *testing.T) {
 	if !strings.HasPrefix(link, site+"/invite/") {
 		t.Errorf("the link %q is not at --public-url %s", link, site)
 	}
-	msgs := sink.messages()
-	if len(msgs) != 1 || msgs[0].from != dlFrom || strings.Join(msgs[0].to, ",") != "new.tech@mail.test" {
+	msgs := sink.Messages()
+	if len(msgs) != 1 || msgs[0].From != dlFrom || strings.Join(msgs[0].To, ",") != "new.tech@mail.test" {
 		t.Fatalf("the relay got %d messages (%+v), want one from %s to new.tech@mail.test", len(msgs), msgs, dlFrom)
 	}
-	m, err := mail.ReadMessage(bytes.NewReader(msgs[0].data))
+	m, err := mail.ReadMessage(bytes.NewReader(msgs[0].Data))
 	if err != nil {
 		t.Fatalf("read the invitation e-mail: %v", err)
 	}

@@ -15,14 +15,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"log"
 	"maps"
 	"mime"
 	"mime/quotedprintable"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/mail"
@@ -32,9 +29,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/emersion/go-sasl"
-	"github.com/emersion/go-smtp"
-
+	"backupmon/internal/smtpsink"
 	"backupmon/internal/testserver"
 )
 
@@ -176,102 +171,12 @@ func (h dlHook) decode(t *testing.T, secret string) dlBody {
 // ---------------------------------------------------------------------------
 // The SMTP sink
 
-// dlMail is one message the sink accepted.
-type dlMail struct {
-	from string
-	to   []string
-	data []byte
-	user string // the AUTH PLAIN user
-}
-
-type dlSink struct {
-	addr string
-	mu   sync.Mutex
-	msgs []dlMail
-}
-
-func (s *dlSink) messages() []dlMail {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.msgs)
-}
-
 // dlStartSink runs a local SMTP server without TLS that requires AUTH PLAIN
 // with dlSMTPUser and dlSMTPPass (over plain text, which net/smtp allows to
 // 127.0.0.1) and keeps every message.
-func dlStartSink(t *testing.T) *dlSink {
-	t.Helper()
-	sink := &dlSink{}
-	srv := smtp.NewServer(smtp.BackendFunc(func(*smtp.Conn) (smtp.Session, error) {
-		return &dlSession{sink: sink}, nil
-	}))
-	srv.Domain = "sink.localhost"
-	srv.AllowInsecureAuth = true
-	srv.ReadTimeout = 10 * time.Second
-	srv.WriteTimeout = 10 * time.Second
-	srv.ErrorLog = log.New(io.Discard, "", 0)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sink.addr = l.Addr().String()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		srv.Serve(l)
-	}()
-	t.Cleanup(func() {
-		srv.Close()
-		<-done
-	})
-	return sink
+func dlStartSink(t *testing.T) *smtpsink.Sink {
+	return smtpsink.Start(t, smtpsink.Options{User: dlSMTPUser, Pass: dlSMTPPass, InsecureAuth: true})
 }
-
-type dlSession struct {
-	sink *dlSink
-	user string
-	from string
-	to   []string
-}
-
-func (s *dlSession) AuthMechanisms() []string { return []string{sasl.Plain} }
-
-func (s *dlSession) Auth(string) (sasl.Server, error) {
-	return sasl.NewPlainServer(func(_, user, pass string) error {
-		if user != dlSMTPUser || pass != dlSMTPPass {
-			return errors.New("invalid credentials")
-		}
-		s.user = user
-		return nil
-	}), nil
-}
-
-func (s *dlSession) Mail(from string, _ *smtp.MailOptions) error {
-	if s.user == "" {
-		return smtp.ErrAuthRequired
-	}
-	s.from = from
-	return nil
-}
-
-func (s *dlSession) Rcpt(to string, _ *smtp.RcptOptions) error {
-	s.to = append(s.to, to)
-	return nil
-}
-
-func (s *dlSession) Data(r io.Reader) error {
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return err
-	}
-	s.sink.mu.Lock()
-	s.sink.msgs = append(s.sink.msgs, dlMail{from: s.from, to: s.to, data: data, user: s.user})
-	s.sink.mu.Unlock()
-	return nil
-}
-
-func (s *dlSession) Reset()        { s.from, s.to = "", nil }
-func (s *dlSession) Logout() error { return nil }
 
 // ---------------------------------------------------------------------------
 // The server and its admin API
@@ -281,15 +186,15 @@ func (s *dlSession) Logout() error { return nil }
 type dlServer struct {
 	t    *testing.T
 	c    *testserver.Child
-	sink *dlSink
+	sink *smtpsink.Sink
 
 	ws, client, key string
 }
 
 // dlFlags are the serve flags of every child of these tests; the webhook
 // receivers are local, so internal addresses are allowed.
-func dlFlags(sink *dlSink) []string {
-	return []string{"--dev-clock", "--smtp-relay", sink.addr, "--smtp-from", "Backupmon <" + dlFrom + ">",
+func dlFlags(sink *smtpsink.Sink) []string {
+	return []string{"--dev-clock", "--smtp-relay", sink.Addr, "--smtp-from", "Backupmon <" + dlFrom + ">",
 		"--smtp-username", dlSMTPUser, "--smtp-password", dlSMTPPass, "--allow-private-webhooks"}
 }
 
@@ -677,7 +582,7 @@ func TestDeliveryEmail(t *testing.T) {
 	a1 := s.report(s.job(failedJob), "failed")
 	a2 := s.report(s.job(warnJob), "warn")
 	list := s.waitDeliveries("both e-mails delivered", func(l []dlDelivery) bool { return allIn(l, 2, "delivered") })
-	msgs := s.sink.messages()
+	msgs := s.sink.Messages()
 	if len(msgs) != 2 {
 		t.Fatalf("the sink got %d messages, want 2 (deliveries:\n%s)", len(msgs), dlList(list))
 	}
@@ -686,12 +591,12 @@ func TestDeliveryEmail(t *testing.T) {
 	seen := map[string]bool{}
 	dec := new(mime.WordDecoder)
 	for _, m := range msgs {
-		if m.from != dlFrom || !slices.Equal(m.to, []string{"ops@example.com"}) || m.user != dlSMTPUser {
-			t.Errorf("envelope from %q to %v (auth %q)", m.from, m.to, m.user)
+		if m.From != dlFrom || !slices.Equal(m.To, []string{"ops@example.com"}) || m.AuthUser != dlSMTPUser {
+			t.Errorf("envelope from %q to %v (auth %q)", m.From, m.To, m.AuthUser)
 		}
-		msg, err := mail.ReadMessage(bytes.NewReader(m.data))
+		msg, err := mail.ReadMessage(bytes.NewReader(m.Data))
 		if err != nil {
-			t.Fatalf("message: %v\n%s", err, m.data)
+			t.Fatalf("message: %v\n%s", err, m.Data)
 		}
 		subject, err := dec.DecodeHeader(msg.Header.Get("Subject"))
 		if err != nil {
