@@ -49,7 +49,10 @@ func TestGoldenDataDirectories(t *testing.T) {
 			defer e.Close()
 			got, err := json.MarshalIndent(takeViews(t, e), "", " ")
 			check(t, "encode the views", err)
-			sameJSON(t, "the golden "+name+" opened", normalViews(t, withoutAlertJobNames(t, got)), normalViews(t, withoutAdminRecentResults(t, want)))
+			if name == "format1" { // written before alert actions named their job and the admin job view listed its results once
+				got, want = withoutAlertJobNames(t, got), withoutAdminRecentResults(t, want)
+			}
+			sameJSON(t, "the golden "+name+" opened", normalViews(t, got), normalViews(t, want))
 		})
 	}
 }
