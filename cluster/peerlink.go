@@ -50,6 +50,12 @@ var peerCalls = sync.Pool{New: func() any {
 // not dial, or the connection broke before the answer came.
 var errUnreached = errors.New("the peer could not be reached")
 
+// maxPeerCalls bounds the requests waiting on one connection, as
+// fasthttp's MaxConns bounded the exchanges in flight before: past it a
+// request is not sent there (the front tries NATS), so that a peer that
+// stopped does not find thousands of stale requests when it goes on.
+const maxPeerCalls = 1024
+
 // peerDialTimeout bounds dialling a peer (then the front tries NATS).
 const peerDialTimeout = time.Second
 
@@ -92,16 +98,32 @@ func (l *link) do(shard int, req []byte, timeout time.Duration, use func(answer 
 	}
 	c := peerCalls.Get().(*peerCall)
 	lc.mu.Lock()
-	if lc.err != nil {
+	if lc.err != nil || len(lc.calls) >= maxPeerCalls {
+		err := lc.err
 		lc.mu.Unlock()
 		peerCalls.Put(c)
-		return fmt.Errorf("%w: %w", errUnreached, lc.err)
+		if err == nil {
+			err = fmt.Errorf("%d requests waiting on the connection", maxPeerCalls)
+		}
+		return fmt.Errorf("%w: %w", errUnreached, err)
 	}
 	lc.next++
 	id := lc.next
 	lc.calls[id] = c
 	lc.mu.Unlock()
-	if err := lc.out.send(func(b []byte) []byte { return appendRequestFrame(b, id, shard, req) }); err != nil {
+	switch err := lc.out.send(func(b []byte) []byte { return appendRequestFrame(b, id, shard, req) }); {
+	case errors.Is(err, errPeerBacklog): // not sent: the connection stays
+		lc.mu.Lock()
+		_, waiting := lc.calls[id]
+		delete(lc.calls, id)
+		lc.mu.Unlock()
+		if waiting {
+			peerCalls.Put(c)
+			return fmt.Errorf("%w: %w", errUnreached, err)
+		}
+		<-c.done // the connection broke meanwhile and answered the call
+		return l.finish(c, use)
+	case err != nil:
 		l.broken(lc, err) // answers this call too
 	}
 	c.timer.Reset(timeout)
@@ -119,6 +141,13 @@ func (l *link) do(shard int, req []byte, timeout time.Duration, use func(answer 
 		}
 		<-c.done // the answer is being handed over
 	}
+	return l.finish(c, use)
+}
+
+// finish hands an answered call's answer to use (or returns its error as
+// errUnreached) and returns the call to the pool.
+func (l *link) finish(c *peerCall, use func(answer []byte) error) error {
+	var err error
 	if c.err == nil {
 		err = use(c.answer)
 	} else {

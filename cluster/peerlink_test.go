@@ -254,3 +254,40 @@ func FuzzReadFrame(f *testing.F) {
 		}
 	})
 }
+
+// TestLinkBoundsWaitingRequests: a peer that takes no answers out (it
+// stopped) holds at most maxPeerCalls requests of a front; the next one is
+// not sent there (errUnreached: the front tries NATS), so the peer finds
+// no flood of stale requests when it goes on.
+func TestLinkBoundsWaitingRequests(t *testing.T) {
+	p := startFakePeer(t, func(int, []byte) string { return "" }) // never answers
+	l := newLink(p.ln.Addr().String(), []byte("k"))
+	defer l.close()
+	var wg sync.WaitGroup
+	for range maxPeerCalls {
+		wg.Add(1)
+		go func() { defer wg.Done(); ask(l, 1, "x", 3*time.Second) }()
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		lc, err := l.conn()
+		if err != nil {
+			t.Fatal(err)
+		}
+		lc.mu.Lock()
+		n := len(lc.calls)
+		lc.mu.Unlock()
+		if n == maxPeerCalls {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d requests waiting, want %d", n, maxPeerCalls)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	start := time.Now()
+	if _, err := ask(l, 1, "one more", 3*time.Second); !errors.Is(err, errUnreached) || time.Since(start) > time.Second {
+		t.Fatalf("request %d: %v after %v, want errUnreached at once", maxPeerCalls+1, err, time.Since(start))
+	}
+	wg.Wait() // the others time out
+}

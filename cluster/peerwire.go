@@ -97,6 +97,15 @@ func newSender(conn net.Conn) *sender {
 // that long (stopped, or its network gone) loses the connection.
 const peerWriteWait = 10 * time.Second
 
+// maxPeerBacklog bounds the bytes waiting behind a write in progress: a
+// peer that stopped reading (stopped, or its network gone) is not sent
+// more until it reads again (errPeerBacklog).
+const maxPeerBacklog = 8 << 20
+
+// errPeerBacklog is a frame refused because too much waits behind a write
+// that does not finish: the connection stays, the frame is not sent.
+var errPeerBacklog = errors.New("peer connection backlogged")
+
 // errSenderClosed ends a sender that was closed, not failed.
 var errSenderClosed = errors.New("peer connection closed")
 
@@ -109,6 +118,9 @@ func (s *sender) send(add func([]byte) []byte) error {
 	defer s.mu.Unlock()
 	if s.failed != nil {
 		return s.failed
+	}
+	if s.writing && len(s.out) > maxPeerBacklog {
+		return errPeerBacklog
 	}
 	s.out = add(s.out)
 	if s.writing {
