@@ -113,11 +113,7 @@ func (l *link) do(shard int, req []byte, timeout time.Duration, use func(answer 
 	lc.mu.Unlock()
 	switch err := lc.out.send(func(b []byte) []byte { return appendRequestFrame(b, id, shard, req) }); {
 	case errors.Is(err, errPeerBacklog): // not sent: the connection stays
-		lc.mu.Lock()
-		_, waiting := lc.calls[id]
-		delete(lc.calls, id)
-		lc.mu.Unlock()
-		if waiting {
+		if lc.withdraw(id) {
 			peerCalls.Put(c)
 			return fmt.Errorf("%w: %w", errUnreached, err)
 		}
@@ -131,17 +127,23 @@ func (l *link) do(shard int, req []byte, timeout time.Duration, use func(answer 
 	case <-c.done:
 		c.timer.Stop()
 	case <-c.timer.C:
-		lc.mu.Lock()
-		_, waiting := lc.calls[id]
-		delete(lc.calls, id)
-		lc.mu.Unlock()
-		if waiting {
+		if lc.withdraw(id) {
 			peerCalls.Put(c)
 			return errPeerTimeout
 		}
 		<-c.done // the answer is being handed over
 	}
 	return l.finish(c, use)
+}
+
+// withdraw takes call id off lc and reports whether it was still waiting
+// (else its answer or its connection's failure is being handed to it).
+func (lc *linkConn) withdraw(id uint64) bool {
+	lc.mu.Lock()
+	defer lc.mu.Unlock()
+	_, waiting := lc.calls[id]
+	delete(lc.calls, id)
+	return waiting
 }
 
 // finish hands an answered call's answer to use (or returns its error as
