@@ -1,9 +1,9 @@
 package engine
 
 import (
-	"sync"
 	"time"
 
+	"backupmon/intake"
 	"backupmon/state"
 )
 
@@ -12,11 +12,8 @@ import (
 type actor struct {
 	eng   *Engine
 	ws    *workspace
-	inbox chan func(w *workspace)
+	inbox *intake.Intake[func(w *workspace)]
 	done  chan struct{} // closed when run returns
-
-	mu       sync.RWMutex // read-held by senders, so that stop can close the inbox
-	stopping bool
 
 	// The wake-up for the workspace's next timer (real clock only; see
 	// afterMessage). Only the actor's goroutine touches them.
@@ -28,14 +25,14 @@ type actor struct {
 const inboxSize = 64
 
 func newActor(e *Engine, w *workspace) *actor {
-	return &actor{eng: e, ws: w, inbox: make(chan func(*workspace), inboxSize), done: make(chan struct{})}
+	return &actor{eng: e, ws: w, inbox: intake.New[func(*workspace)](inboxSize), done: make(chan struct{})}
 }
 
 // run serves the inbox until Engine.Close closes it, running every message
 // that got in before that.
 func (a *actor) run() {
 	defer close(a.done)
-	for fn := range a.inbox {
+	for fn := range a.inbox.C {
 		a.beforeMessage()
 		fn(a.ws)
 		a.afterMessage()
@@ -48,26 +45,12 @@ func (a *actor) run() {
 // send puts fn in the inbox and reports whether it got in: once the actor
 // is stopping (Engine.Close), it refuses. A message that got in is run, and
 // so answered, even during Close.
-func (a *actor) send(fn func(w *workspace)) bool {
-	a.mu.RLock()
-	defer a.mu.RUnlock()
-	if a.stopping {
-		return false
-	}
-	a.inbox <- fn
-	return true
-}
+func (a *actor) send(fn func(w *workspace)) bool { return a.inbox.Send(fn) }
 
 // stop makes the actor refuse new messages, lets it run those already
 // queued, and waits until it has. Calling it again only waits.
 func (a *actor) stop() {
-	a.mu.Lock()
-	first := !a.stopping
-	a.stopping = true
-	a.mu.Unlock()
-	if first {
-		close(a.inbox) // no send is under way: each holds mu while it sends
-	}
+	a.inbox.Close()
 	<-a.done
 }
 

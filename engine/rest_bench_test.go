@@ -161,17 +161,17 @@ func restBenchBuild(b *testing.B, e *Engine, name string, clients, jobs, perJob 
 // resetMinute zeroes the workspace's REST requests of this minute, in its
 // actor: before any request sent after it.
 func (ws restBenchWS) resetMinute() {
-	ws.act.inbox <- func(w *workspace) { w.RESTMinuteCount = 0 }
+	ws.act.send(func(w *workspace) { w.RESTMinuteCount = 0 })
 }
 
 // firstIDs returns the ids of the workspace's first client and first job
 // (by name), read in its actor.
 func (ws restBenchWS) firstIDs() (clientID, jobID string) {
 	done := make(chan struct{})
-	ws.act.inbox <- func(w *workspace) {
+	ws.act.send(func(w *workspace) {
 		clientID, jobID = w.ClientList[0].ID.String(), w.JobList[0].ID.String()
 		close(done)
-	}
+	})
 	<-done
 	return clientID, jobID
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"backupmon/intake"
 	"backupmon/wal"
 )
 
@@ -97,9 +98,7 @@ type Log struct {
 	written atomic.Uint64
 	fail    atomic.Pointer[failure]
 
-	mu      sync.RWMutex // read-held while sending on queue, write-held to close it
-	closed  bool
-	queue   chan request
+	intake  *intake.Intake[request]
 	flights chan *flight
 	start   sync.Once
 	started atomic.Bool   // Start was called: the takeover marker goes out
@@ -137,7 +136,7 @@ func Open(ctx context.Context, opts Options) (*Log, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open stream %s: %w", opts.Stream, err)
 	}
-	l := &Log{opts: opts, stream: st, queue: make(chan request, 4096), flights: make(chan *flight, opts.Window), done: make(chan struct{})}
+	l := &Log{opts: opts, stream: st, intake: intake.New[request](4096), flights: make(chan *flight, opts.Window), done: make(chan struct{})}
 	l.first.Store(info.State.FirstSeq)
 	l.last.Store(info.State.LastSeq)
 	if info.State.Msgs == 0 {
@@ -189,13 +188,9 @@ func (l *Log) Submit(rec wal.Record, done func(lsn uint64, err error)) {
 		call(done, 0, f.err)
 		return
 	}
-	l.mu.RLock()
-	defer l.mu.RUnlock()
-	if l.closed {
+	if !l.intake.Send(request{rec: rec, done: done}) {
 		call(done, 0, ErrClosed)
-		return
 	}
-	l.queue <- request{rec: rec, done: done}
 }
 
 func call(done func(uint64, error), lsn uint64, err error) {
@@ -224,17 +219,12 @@ func (l *Log) TruncateFront(lsn uint64) error {
 // started writes nothing, not even its takeover marker; records submitted
 // to it fail with ErrClosed.
 func (l *Log) Close() error {
-	l.mu.Lock()
-	if l.closed {
-		l.mu.Unlock()
+	if !l.intake.Close() {
 		return ErrClosed
 	}
-	l.closed = true
-	close(l.queue)
-	l.mu.Unlock()
 	if !l.started.Load() {
 		// Never started (a read-only shard): no takeover marker may go out.
-		for r := range l.queue {
+		for r := range l.intake.C {
 			call(r.done, 0, ErrClosed)
 		}
 		return nil
@@ -263,7 +253,7 @@ func (l *Log) run() {
 	}
 	var batch []request
 	for {
-		first, ok := <-l.queue
+		first, ok := <-l.intake.C
 		if !ok {
 			return
 		}
@@ -273,7 +263,7 @@ func (l *Log) run() {
 	gather:
 		for m.records < l.opts.MaxRecords && m.size() < l.opts.MaxBytes {
 			select {
-			case r, ok := <-l.queue:
+			case r, ok := <-l.intake.C:
 				if !ok {
 					break gather
 				}

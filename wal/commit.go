@@ -49,14 +49,9 @@ func (l *Log) Submit(rec Record, done func(lsn uint64, err error)) {
 		call(done, 0, f.err)
 		return
 	}
-	l.mu.RLock()
-	if l.closed {
-		l.mu.RUnlock()
+	if !l.intake.Send(request{rec: rec, done: done}) {
 		call(done, 0, ErrClosed)
-		return
 	}
-	l.queue <- request{rec: rec, done: done}
-	l.mu.RUnlock()
 }
 
 // call calls done if it is not nil.
@@ -72,7 +67,7 @@ func call(done func(uint64, error), lsn uint64, err error) {
 func (l *Log) run() {
 	defer close(l.stopped)
 	for {
-		req, ok := <-l.queue
+		req, ok := <-l.intake.C
 		if !ok {
 			return
 		}
@@ -92,7 +87,7 @@ func (l *Log) run() {
 func (l *Log) gather() bool {
 	for len(l.pending) < l.opts.MaxBatch {
 		select {
-		case req, ok := <-l.queue:
+		case req, ok := <-l.intake.C:
 			if !ok {
 				return false
 			}

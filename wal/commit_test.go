@@ -52,8 +52,8 @@ func TestGroupCommit(t *testing.T) {
 				})
 			}
 			wg.Wait()
-			if len(l.queue) != n {
-				t.Fatalf("%d records queued, want %d", len(l.queue), n)
+			if len(l.intake.C) != n {
+				t.Fatalf("%d records queued, want %d", len(l.intake.C), n)
 			}
 			close(hold)
 			if _, err := tSubmit(l, nil); err != nil {

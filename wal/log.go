@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"backupmon/intake"
 	"backupmon/vfs"
 )
 
@@ -84,9 +85,7 @@ type Log struct {
 	next    atomic.Uint64 // LSN for the next record the committer takes
 	fail    atomic.Pointer[failure]
 
-	mu     sync.RWMutex // read-held while sending on queue, write-held to close it
-	closed bool
-	queue  chan request
+	intake *intake.Intake[request]
 
 	startOnce sync.Once
 	started   atomic.Bool
@@ -165,7 +164,7 @@ func openLog(dir string, opts Options, openStore func(dir string, opts Options) 
 		dir:     dir,
 		opts:    opts,
 		st:      st,
-		queue:   make(chan request, opts.QueueSize),
+		intake:  intake.New[request](opts.QueueSize),
 		stopped: make(chan struct{}),
 		pending: make([]pending, 0, opts.MaxBatch),
 	}
@@ -222,14 +221,9 @@ func (l *Log) TruncateFront(lsn uint64) error {
 // write failed, or the wrapped error from closing the files.
 func (l *Log) Close() error {
 	l.Start()
-	l.mu.Lock()
-	if l.closed {
-		l.mu.Unlock()
+	if !l.intake.Close() {
 		return ErrClosed
 	}
-	l.closed = true
-	close(l.queue)
-	l.mu.Unlock()
 	<-l.stopped
 
 	l.truncMu.Lock()
