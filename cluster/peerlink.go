@@ -193,6 +193,11 @@ func (l *link) read(lc *linkConn, c net.Conn) {
 // new connection for the next request.
 func (l *link) broken(lc *linkConn, err error) {
 	lc.out.close(err)
+	l.mu.Lock() // first, so that a call failed below that tries again dials anew
+	if l.cur == lc {
+		l.cur = nil
+	}
+	l.mu.Unlock()
 	lc.mu.Lock()
 	if lc.err == nil {
 		lc.err = err
@@ -204,11 +209,6 @@ func (l *link) broken(lc *linkConn, err error) {
 		c.err = err
 		c.done <- struct{}{}
 	}
-	l.mu.Lock()
-	if l.cur == lc {
-		l.cur = nil
-	}
-	l.mu.Unlock()
 }
 
 // close closes the link's connection; requests waiting on it fail and no
