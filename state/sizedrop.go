@@ -130,9 +130,10 @@ func lessScaled(a, pa, b, pb uint64) bool {
 
 // noteSizeDrop queues the size-drop notice of the ok result id the record
 // being applied added to j, when it is the run SizeDropOf flags and the job
-// is monitored.
+// is monitored. Without channels there is no one to tell, and the report
+// path (every ok report comes here) skips the look back over the job's runs.
 func (w *Workspace) noteSizeDrop(j *Job, id ID, at int64) {
-	if !j.Monitored(at) {
+	if len(w.Channels) == 0 || !j.Monitored(at) {
 		return
 	}
 	d := SizeDropOf(j)
