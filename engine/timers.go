@@ -143,7 +143,7 @@ func (a *actor) fire(t timer, now int64) state.Record {
 		a.dispatchAI(now)
 	case state.TimerTrial:
 		if w.Plan == "trial" && w.TrialEndsAt != 0 && w.TrialEndsAt <= now && w.TrialNoted != w.TrialEndsAt {
-			return &state.TrialEnded{ActivityID: w.IDs.Next(now), At: w.TrialEndsAt}
+			return &state.TrialEnded{Mark: state.Mark{ID: w.IDs.Next(now), At: w.TrialEndsAt}}
 		}
 	}
 	return nil

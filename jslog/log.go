@@ -16,7 +16,6 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"backupmon/intake"
 	"backupmon/wal"
 )
 
@@ -96,21 +95,13 @@ type Log struct {
 	first   atomic.Uint64 // first sequence still held
 	last    atomic.Uint64 // last sequence published (assumed acknowledged)
 	written atomic.Uint64
-	fail    atomic.Pointer[failure]
 
-	intake  *intake.Intake[request]
+	queue   *wal.Queue
 	flights chan *flight
 	start   sync.Once
 	started atomic.Bool   // Start was called: the takeover marker goes out
 	done    chan struct{} // closed when the acker returns
 	epochs  uint64        // highest epoch replayed
-}
-
-type failure struct{ err error }
-
-type request struct {
-	rec  wal.Record
-	done func(lsn uint64, err error)
 }
 
 // flight is one published message waiting for its acknowledgement.
@@ -136,7 +127,7 @@ func Open(ctx context.Context, opts Options) (*Log, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open stream %s: %w", opts.Stream, err)
 	}
-	l := &Log{opts: opts, stream: st, intake: intake.New[request](4096), flights: make(chan *flight, opts.Window), done: make(chan struct{})}
+	l := &Log{opts: opts, stream: st, queue: wal.NewQueue(4096, ErrClosed), flights: make(chan *flight, opts.Window), done: make(chan struct{})}
 	l.first.Store(info.State.FirstSeq)
 	l.last.Store(info.State.LastSeq)
 	if info.State.Msgs == 0 {
@@ -182,17 +173,11 @@ func (l *Log) Start() {
 // position order, from the log's goroutine (so it must not block). A nil
 // rec is a barrier: done is called, with the position of the last record
 // before it, once every record before it is acknowledged. After a failure
-// or Close, done is called at once with the error.
-func (l *Log) Submit(rec wal.Record, done func(lsn uint64, err error)) {
-	if f := l.fail.Load(); f != nil {
-		call(done, 0, f.err)
-		return
-	}
-	if !l.intake.Send(request{rec: rec, done: done}) {
-		call(done, 0, ErrClosed)
-	}
-}
+// or Close, or for a record of type 0, done is called at once with the
+// error.
+func (l *Log) Submit(rec wal.Record, done func(lsn uint64, err error)) { l.queue.Submit(rec, done) }
 
+// call calls done if it is not nil.
 func call(done func(uint64, error), lsn uint64, err error) {
 	if done != nil {
 		done(lsn, err)
@@ -219,26 +204,26 @@ func (l *Log) TruncateFront(lsn uint64) error {
 // started writes nothing, not even its takeover marker; records submitted
 // to it fail with ErrClosed.
 func (l *Log) Close() error {
-	if !l.intake.Close() {
+	if !l.queue.Close() {
 		return ErrClosed
 	}
 	if !l.started.Load() {
 		// Never started (a read-only shard): no takeover marker may go out.
-		for r := range l.intake.C {
-			call(r.done, 0, ErrClosed)
+		for r := range l.queue.C() {
+			call(r.Done, 0, ErrClosed)
 		}
 		return nil
 	}
 	<-l.done
-	if f := l.fail.Load(); f != nil {
-		return f.err
+	if err := l.queue.Err(); err != nil {
+		return err
 	}
 	return nil
 }
 
 // failWith records the first failure and tells OnFatal.
 func (l *Log) failWith(err error) {
-	if l.fail.CompareAndSwap(nil, &failure{err: err}) {
+	if l.queue.Fail(err) {
 		l.opts.OnFatal(err)
 	}
 }
@@ -251,9 +236,9 @@ func (l *Log) run() {
 	if err := l.takeover(); err != nil {
 		l.failWith(err)
 	}
-	var batch []request
+	var batch []wal.Request
 	for {
-		first, ok := <-l.intake.C
+		first, ok := <-l.queue.C()
 		if !ok {
 			return
 		}
@@ -263,7 +248,7 @@ func (l *Log) run() {
 	gather:
 		for m.records < l.opts.MaxRecords && m.size() < l.opts.MaxBytes {
 			select {
-			case r, ok := <-l.intake.C:
+			case r, ok := <-l.queue.C():
 				if !ok {
 					break gather
 				}
@@ -299,10 +284,10 @@ func (l *Log) takeover() error {
 // publish publishes message m, expected right after the last one, and
 // hands its requests (barriers among them) to the acker. After a failure
 // every request gets the failure.
-func (l *Log) publish(m *message, batch []request) {
-	if fail := l.fail.Load(); fail != nil {
+func (l *Log) publish(m *message, batch []wal.Request) {
+	if fail := l.queue.Err(); fail != nil {
 		for _, r := range batch {
-			call(r.done, 0, fail.err)
+			call(r.Done, 0, fail)
 		}
 		return
 	}
@@ -316,7 +301,7 @@ func (l *Log) publish(m *message, batch []request) {
 		if err != nil {
 			l.failWith(fmt.Errorf("publish to %s at %d: %w", l.opts.Stream, seq, err))
 			for _, r := range batch {
-				call(r.done, 0, l.fail.Load().err)
+				call(r.Done, 0, l.queue.Err())
 			}
 			return
 		}
@@ -325,11 +310,11 @@ func (l *Log) publish(m *message, batch []request) {
 	}
 	i := uint64(0)
 	for _, r := range batch {
-		if r.rec != nil {
+		if r.Rec != nil {
 			prev = lsnOf(seq, i)
 			i++
 		}
-		f.dones = append(f.dones, r.done)
+		f.dones = append(f.dones, r.Done)
 		f.lsns = append(f.lsns, prev)
 	}
 	l.flights <- f
@@ -349,11 +334,8 @@ func (l *Log) lastLSN() uint64 {
 func (l *Log) acker() {
 	defer close(l.done)
 	for f := range l.flights {
-		err := l.fail.Load()
-		var ferr error
-		if err != nil {
-			ferr = err.err
-		} else if f.paf != nil {
+		ferr := l.queue.Err()
+		if ferr == nil && f.paf != nil {
 			ferr = l.await(f)
 		}
 		for i, done := range f.dones {
@@ -374,7 +356,7 @@ func (l *Log) await(f *flight) error {
 	case ack := <-f.paf.Ok():
 		if ack.Sequence != f.seq {
 			l.failWith(fmt.Errorf("%s: message stored at %d, want %d: %w", l.opts.Stream, ack.Sequence, f.seq, ErrFenced))
-			return l.fail.Load().err
+			return l.queue.Err()
 		}
 		l.written.Add(uint64(f.bytes))
 		if l.opts.Observe != nil {
@@ -386,7 +368,7 @@ func (l *Log) await(f *flight) error {
 	case <-timer.C:
 		l.failWith(fmt.Errorf("append to %s at %d: no acknowledgement within %s", l.opts.Stream, f.seq, l.opts.AckTimeout))
 	}
-	return l.fail.Load().err
+	return l.queue.Err()
 }
 
 // fenceError marks JetStream's wrong-last-sequence refusal as ErrFenced.

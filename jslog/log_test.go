@@ -16,15 +16,6 @@ import (
 	"backupmon/wal"
 )
 
-// tRec is a record of the tests: a type and a payload.
-type tRec struct {
-	typ     byte
-	payload []byte
-}
-
-func (r *tRec) Type() byte                    { return r.typ }
-func (r *tRec) AppendPayload(b []byte) []byte { return append(b, r.payload...) }
-
 type got struct {
 	lsn     uint64
 	typ     byte
@@ -71,7 +62,7 @@ func open(t *testing.T, js jetstream.JetStream, epoch uint64, onFatal func(error
 }
 
 // submitWait submits rec and waits for its outcome.
-func submitWait(l *Log, rec *tRec) (uint64, error) {
+func submitWait(l *Log, rec *wal.Raw) (uint64, error) {
 	ch := make(chan struct {
 		lsn uint64
 		err error
@@ -112,7 +103,7 @@ func TestAppendReplay(t *testing.T) {
 	var fails atomic.Int32
 	for i := range n {
 		wg.Add(1)
-		l.Submit(&tRec{typ: byte(1 + i%7), payload: []byte(fmt.Sprintf("record %d", i))}, func(lsn uint64, err error) {
+		l.Submit(&wal.Raw{Typ: byte(1 + i%7), Payload: []byte(fmt.Sprintf("record %d", i))}, func(lsn uint64, err error) {
 			defer wg.Done()
 			if err != nil {
 				fails.Add(1)
@@ -163,7 +154,7 @@ func TestAppendReplay(t *testing.T) {
 		t.Fatalf("replay from %d: %d records starting %+v", lsns[1500], len(tail), tail[:min(1, len(tail))])
 	}
 	l2.Start()
-	if lsn, err := submitWait(l2, &tRec{typ: 9, payload: []byte("after takeover")}); err != nil || lsn <= lsns[n-1] {
+	if lsn, err := submitWait(l2, &wal.Raw{Typ: 9, Payload: []byte("after takeover")}); err != nil || lsn <= lsns[n-1] {
 		t.Fatalf("a record after the takeover: %d, %v", lsn, err)
 	}
 	l2.Close()
@@ -179,19 +170,19 @@ func TestFencing(t *testing.T) {
 	var fatal atomic.Pointer[error]
 	old := open(t, js, 1, func(err error) { fatals.Add(1); fatal.Store(&err) })
 	old.Start()
-	if _, err := submitWait(old, &tRec{typ: 1, payload: []byte("before")}); err != nil {
+	if _, err := submitWait(old, &wal.Raw{Typ: 1, Payload: []byte("before")}); err != nil {
 		t.Fatal(err)
 	}
 	next := open(t, js, 2, nil)
 	replayAll(t, next, 0)
 	next.Start()
-	if _, err := submitWait(next, &tRec{typ: 1, payload: []byte("new owner")}); err != nil {
+	if _, err := submitWait(next, &wal.Raw{Typ: 1, Payload: []byte("new owner")}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := submitWait(old, &tRec{typ: 1, payload: []byte("zombie")}); !errors.Is(err, ErrFenced) {
+	if _, err := submitWait(old, &wal.Raw{Typ: 1, Payload: []byte("zombie")}); !errors.Is(err, ErrFenced) {
 		t.Fatalf("the old writer's append: %v, want ErrFenced", err)
 	}
-	if _, err := submitWait(old, &tRec{typ: 1, payload: []byte("zombie 2")}); !errors.Is(err, ErrFenced) {
+	if _, err := submitWait(old, &wal.Raw{Typ: 1, Payload: []byte("zombie 2")}); !errors.Is(err, ErrFenced) {
 		t.Fatalf("the old writer's next append: %v, want ErrFenced", err)
 	}
 	if fatals.Load() != 1 || !errors.Is(*fatal.Load(), ErrFenced) {
@@ -218,7 +209,7 @@ func TestBarrierAndTruncate(t *testing.T) {
 	l.Start()
 	var last uint64
 	for i := range 10 {
-		lsn, err := submitWait(l, &tRec{typ: 1, payload: []byte{byte(i)}})
+		lsn, err := submitWait(l, &wal.Raw{Typ: 1, Payload: []byte{byte(i)}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -230,7 +221,7 @@ func TestBarrierAndTruncate(t *testing.T) {
 		t.Fatalf("barrier at %d, want %d", b, last)
 	}
 	keep := l.NextLSN()
-	lsn, err := submitWait(l, &tRec{typ: 2, payload: []byte("kept")})
+	lsn, err := submitWait(l, &wal.Raw{Typ: 2, Payload: []byte("kept")})
 	if err != nil || lsn != keep {
 		t.Fatalf("next record at %d (%v), want %d", lsn, err, keep)
 	}
@@ -261,7 +252,7 @@ func TestReplayFindsBrokenHistory(t *testing.T) {
 		{"gap", func(prev uint64) []byte { return newMessage(5, prev+7).finish() }},
 		{"older epoch", func(prev uint64) []byte { return newMessage(1, prev).finish() }},
 		{"checksum", func(prev uint64) []byte {
-			b := encodeMessage(nil, 5, prev, []wal.Record{&tRec{typ: 1, payload: []byte("x")}})
+			b := encodeMessage(nil, 5, prev, []wal.Record{&wal.Raw{Typ: 1, Payload: []byte("x")}})
 			b[len(b)-6] ^= 0x40
 			return b
 		}},
@@ -270,7 +261,7 @@ func TestReplayFindsBrokenHistory(t *testing.T) {
 			_, js := setup(t)
 			l := open(t, js, 5, nil)
 			l.Start()
-			if _, err := submitWait(l, &tRec{typ: 1, payload: []byte("ok")}); err != nil {
+			if _, err := submitWait(l, &wal.Raw{Typ: 1, Payload: []byte("ok")}); err != nil {
 				t.Fatal(err)
 			}
 			l.Close()
@@ -299,7 +290,7 @@ func TestSurvivesServerStop(t *testing.T) {
 	var acked []string
 	for i := range 50 {
 		p := fmt.Sprintf("a%d", i)
-		if _, err := submitWait(l, &tRec{typ: 1, payload: []byte(p)}); err != nil {
+		if _, err := submitWait(l, &wal.Raw{Typ: 1, Payload: []byte(p)}); err != nil {
 			t.Fatal(err)
 		}
 		acked = append(acked, p)
@@ -309,7 +300,7 @@ func TestSurvivesServerStop(t *testing.T) {
 	for i := range 50 {
 		p := fmt.Sprintf("b%d", i)
 		for {
-			_, err := submitWait(l, &tRec{typ: 2, payload: []byte(p)})
+			_, err := submitWait(l, &wal.Raw{Typ: 2, Payload: []byte(p)})
 			if err == nil {
 				acked = append(acked, p)
 				break

@@ -48,9 +48,9 @@ func newMessage(epoch, prevSeq uint64) *message {
 }
 
 // addRequest adds the record of r (nothing for a barrier).
-func (m *message) addRequest(r request) {
-	if r.rec != nil {
-		m.add(r.rec)
+func (m *message) addRequest(r wal.Request) {
+	if r.Rec != nil {
+		m.add(r.Rec)
 	}
 }
 

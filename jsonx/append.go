@@ -104,6 +104,21 @@ func AppendNullTime(b []byte, ms int64) []byte {
 	return AppendTime(b, ms)
 }
 
+// AppendWords appends words as a JSON array of strings, as they are: each
+// must be a plain word (a day, a scope) that needs no escaping.
+func AppendWords(b []byte, words []string) []byte {
+	b = append(b, '[')
+	for i, w := range words {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		b = append(b, w...)
+		b = append(b, '"')
+	}
+	return append(b, ']')
+}
+
 // AppendInt appends an integer.
 func AppendInt(b []byte, n int64) []byte { return strconv.AppendInt(b, n, 10) }
 

@@ -124,16 +124,9 @@ func (w *Workspace) encodeJob(b []byte, j *Job, now int64) ([]byte, int64) {
 	}
 	b = append(b, `,"schedule":{"intervalMinutes":`...)
 	b = jsonx.AppendInt(b, j.IntervalMinutes)
-	b = append(b, `,"expectedDays":[`...)
-	for i, d := range DaysList(j.ExpectedDays) {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, '"')
-		b = append(b, d...)
-		b = append(b, '"')
-	}
-	b = append(b, `],"graceMinutes":`...)
+	b = append(b, `,"expectedDays":`...)
+	b = jsonx.AppendWords(b, DaysList(j.ExpectedDays))
+	b = append(b, `,"graceMinutes":`...)
 	b = jsonx.AppendInt(b, j.GraceMinutes)
 	b = append(b, `,"nextExpectedAt":`...)
 	b = jsonx.AppendTime(b, due)
@@ -325,16 +318,9 @@ func AppendKeyRecord(b []byte, k *Key) []byte {
 	b = jsonx.AppendString(b, k.Prefix)
 	b = append(b, `,"type":"`...)
 	b = append(b, k.Type...)
-	b = append(b, `","scopes":[`...)
-	for i, s := range ScopeList(k.Scopes) {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, '"')
-		b = append(b, s...)
-		b = append(b, '"')
-	}
-	b = append(b, `],"createdAt":`...)
+	b = append(b, `","scopes":`...)
+	b = jsonx.AppendWords(b, ScopeList(k.Scopes))
+	b = append(b, `,"createdAt":`...)
 	b = jsonx.AppendTime(b, k.CreatedAt)
 	b = append(b, `,"expiresAt":`...)
 	b = jsonx.AppendNullTime(b, k.ExpiresAt)

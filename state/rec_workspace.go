@@ -95,18 +95,12 @@ func (r *WorkspaceUpdated) apply(w *Workspace) error {
 }
 
 // TrialEnded records that a trial workspace's trial ended (at its
-// trialEndsAt), for the activity log.
-type TrialEnded struct {
-	Header
-	ActivityID ID
-	At         int64
-}
-
-func (r *TrialEnded) fields(f *codec.Fields) { f.Walk(r.ActivityID[:], &r.At) }
+// trialEndsAt), for the activity log: its Mark's ID is the activity's.
+type TrialEnded struct{ Mark }
 
 func (r *TrialEnded) apply(w *Workspace) error {
 	w.TrialNoted = r.At
-	w.addActivity(Activity{ID: r.ActivityID, At: r.At, Type: "workspace.trial_ended", Actor: "system"})
+	w.addActivity(Activity{ID: r.ID, At: r.At, Type: "workspace.trial_ended", Actor: "system"})
 	return nil
 }
 

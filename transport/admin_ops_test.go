@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"backupmon/engine"
+	"backupmon/internal/syncbuf"
 	"backupmon/internal/testserver"
 	"backupmon/transport"
 	"backupmon/wal"
@@ -155,7 +156,7 @@ func TestAdminProbes(t *testing.T) {
 // 200, /readyz 503 starting, every other path 503 UNAVAILABLE (token or
 // not); once the engine is attached, everything answers as usual.
 func TestAdminWhileStarting(t *testing.T) {
-	logs := &testserver.LockedBuffer{}
+	logs := &syncbuf.Buffer{}
 	srv := transport.New(transport.Config{AdminToken: testserver.AdminToken, DevClock: true,
 		Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -28,7 +28,7 @@ func BenchmarkAppend(b *testing.B) {
 			start := time.Now()
 			for range k {
 				wg.Go(func() {
-					rec := &tRec{typ: 11, payload: payload}
+					rec := &Raw{Typ: 11, Payload: payload}
 					ch := make(chan error, 1)
 					done := func(_ uint64, err error) { ch <- err }
 					for left.Add(-1) >= 0 {

@@ -6,17 +6,10 @@ import (
 	"time"
 )
 
-// request is one Submit: a record (nil for a barrier) and its callback. It
-// is sent by value so that Submit does not allocate.
-type request struct {
-	rec  Record
-	done func(lsn uint64, err error)
-}
-
 // pending is a request the committer has taken, with the LSN it assigned
 // (for a barrier, the LSN of the last record taken before it).
 type pending struct {
-	request
+	Request
 	lsn uint64
 }
 
@@ -40,26 +33,7 @@ func (l *Log) Start() {
 // closed, has failed, or rec has type 0, done is called at once, on the
 // caller's goroutine, with ErrClosed, the ErrFailed error, or an error. done
 // may be nil.
-func (l *Log) Submit(rec Record, done func(lsn uint64, err error)) {
-	if rec != nil && rec.Type() == 0 {
-		call(done, 0, errZeroType)
-		return
-	}
-	if f := l.fail.Load(); f != nil {
-		call(done, 0, f.err)
-		return
-	}
-	if !l.intake.Send(request{rec: rec, done: done}) {
-		call(done, 0, ErrClosed)
-	}
-}
-
-// call calls done if it is not nil.
-func call(done func(uint64, error), lsn uint64, err error) {
-	if done != nil {
-		done(lsn, err)
-	}
-}
+func (l *Log) Submit(rec Record, done func(lsn uint64, err error)) { l.queue.Submit(rec, done) }
 
 // run is the committer: it takes what is waiting in the queue, up to
 // MaxBatch requests, writes it as one batch, and reports, until Close
@@ -67,7 +41,7 @@ func call(done func(uint64, error), lsn uint64, err error) {
 func (l *Log) run() {
 	defer close(l.stopped)
 	for {
-		req, ok := <-l.intake.C
+		req, ok := <-l.queue.C()
 		if !ok {
 			return
 		}
@@ -87,7 +61,7 @@ func (l *Log) run() {
 func (l *Log) gather() bool {
 	for len(l.pending) < l.opts.MaxBatch {
 		select {
-		case req, ok := <-l.intake.C:
+		case req, ok := <-l.queue.C():
 			if !ok {
 				return false
 			}
@@ -100,10 +74,10 @@ func (l *Log) gather() bool {
 }
 
 // take adds req to the batch and assigns its LSN.
-func (l *Log) take(req request) {
+func (l *Log) take(req Request) {
 	next := l.next.Load()
-	p := pending{request: req, lsn: next - 1}
-	if req.rec != nil {
+	p := pending{Request: req, lsn: next - 1}
+	if req.Rec != nil {
 		p.lsn = next
 		l.next.Store(next + 1)
 	}
@@ -114,8 +88,8 @@ func (l *Log) take(req request) {
 // and calls every done in order. After a failure nothing is written and
 // every done gets the ErrFailed error.
 func (l *Log) commit() {
-	if f := l.fail.Load(); f != nil {
-		l.reject(f.err)
+	if err := l.queue.Err(); err != nil {
+		l.reject(err)
 		return
 	}
 	b := &l.b
@@ -123,10 +97,10 @@ func (l *Log) commit() {
 	var bytes uint64
 	for i := range l.pending {
 		p := &l.pending[i]
-		if p.rec == nil {
+		if p.Rec == nil {
 			continue
 		}
-		l.scratch = appendFrame(l.scratch[:0], p.rec)
+		l.scratch = appendFrame(l.scratch[:0], p.Rec)
 		b.add(p.lsn, l.scratch)
 		bytes += uint64(len(l.scratch))
 	}
@@ -149,7 +123,7 @@ func (l *Log) commit() {
 	}
 	for i := range l.pending {
 		p := &l.pending[i]
-		call(p.done, p.lsn, nil)
+		call(p.Done, p.lsn, nil)
 	}
 	// The callbacks woke the batch's waiters onto this goroutine's P. Let
 	// them run before the next fsync blocks this P in a system call, where
@@ -160,7 +134,7 @@ func (l *Log) commit() {
 // reject calls every pending done with err.
 func (l *Log) reject(err error) {
 	for i := range l.pending {
-		call(l.pending[i].done, 0, err)
+		call(l.pending[i].Done, 0, err)
 	}
 }
 
@@ -168,7 +142,7 @@ func (l *Log) reject(err error) {
 // again, calls OnFatal once, and returns the error records get from now on.
 func (l *Log) failStop(cause error) error {
 	err := fmt.Errorf("%w: %w", ErrFailed, cause)
-	l.fail.Store(&failure{err: err})
+	l.queue.Fail(err)
 	l.opts.OnFatal(cause)
 	return err
 }

@@ -40,20 +40,20 @@ func TestGroupCommit(t *testing.T) {
 			l.Start()
 
 			var calls tCalls
-			l.Submit(&tRec{typ: 1, payload: []byte("first")}, calls.done(-1))
+			l.Submit(&Raw{Typ: 1, Payload: []byte("first")}, calls.done(-1))
 			<-entered
 			n := tt.submitters * tt.each
 			var wg sync.WaitGroup
 			for g := range tt.submitters {
 				wg.Go(func() {
 					for i := range tt.each {
-						l.Submit(&tRec{typ: 1, payload: tPayload(i, 30)}, calls.done(g*tt.each+i))
+						l.Submit(&Raw{Typ: 1, Payload: tPayload(i, 30)}, calls.done(g*tt.each+i))
 					}
 				})
 			}
 			wg.Wait()
-			if len(l.intake.C) != n {
-				t.Fatalf("%d records queued, want %d", len(l.intake.C), n)
+			if len(l.queue.C()) != n {
+				t.Fatalf("%d records queued, want %d", len(l.queue.C()), n)
 			}
 			close(hold)
 			if _, err := tSubmit(l, nil); err != nil {
@@ -141,15 +141,15 @@ func TestFailStop(t *testing.T) {
 			l.Start()
 
 			for i := range failOn - 1 {
-				if _, err := tSubmit(l, &tRec{typ: 1, payload: tPayload(int(i), 10)}); err != nil {
+				if _, err := tSubmit(l, &Raw{Typ: 1, Payload: tPayload(int(i), 10)}); err != nil {
 					t.Fatalf("record %d before the failure: %v", i, err)
 				}
 			}
 			var calls tCalls
-			l.Submit(&tRec{typ: 1, payload: []byte("fails")}, calls.done(0))
+			l.Submit(&Raw{Typ: 1, Payload: []byte("fails")}, calls.done(0))
 			<-entered
 			for i := 1; i <= 10; i++ { // queued behind the failing batch
-				l.Submit(&tRec{typ: 1, payload: tPayload(i, 10)}, calls.done(i))
+				l.Submit(&Raw{Typ: 1, Payload: tPayload(i, 10)}, calls.done(i))
 			}
 			l.Submit(nil, calls.done(11))
 			close(hold)
@@ -164,7 +164,7 @@ func TestFailStop(t *testing.T) {
 
 			var late tCall
 			lateCalled := false
-			l.Submit(&tRec{typ: 1, payload: []byte("late")}, func(lsn uint64, err error) {
+			l.Submit(&Raw{Typ: 1, Payload: []byte("late")}, func(lsn uint64, err error) {
 				late, lateCalled = tCall{0, lsn, err}, true
 			})
 			if !lateCalled || !errors.Is(late.err, ErrFailed) {
@@ -201,7 +201,7 @@ func TestTruncateFrontWhileWriting(t *testing.T) {
 	for g := range submitters {
 		wg.Go(func() {
 			for i := range each {
-				if _, err := tSubmit(l, &tRec{typ: 1, payload: tPayload(g*each+i, 40)}); err != nil {
+				if _, err := tSubmit(l, &Raw{Typ: 1, Payload: tPayload(g*each+i, 40)}); err != nil {
 					t.Errorf("submit: %v", err)
 					return
 				}

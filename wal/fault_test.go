@@ -29,19 +29,19 @@ func TestFailedWriteIsFatal(t *testing.T) {
 	l := tOpen(t, dir, opts)
 	l.Start()
 	for i := range 3 {
-		if lsn, err := tSubmit(l, &tRec{typ: 1, payload: tPayload(i, 16)}); err != nil || lsn != uint64(i+1) {
+		if lsn, err := tSubmit(l, &Raw{Typ: 1, Payload: tPayload(i, 16)}); err != nil || lsn != uint64(i+1) {
 			t.Fatalf("record %d before the fault: lsn %d, %v", i, lsn, err)
 		}
 	}
 	faulty.Fail(func(s vfs.Step) bool { return s.Op == vfs.OpWrite }, syscall.EIO)
 	for i := range 3 {
-		lsn, err := tSubmit(l, &tRec{typ: 1, payload: tPayload(10+i, 16)})
+		lsn, err := tSubmit(l, &Raw{Typ: 1, Payload: tPayload(10+i, 16)})
 		if lsn != 0 || !errors.Is(err, ErrFailed) || (i == 0 && !errors.Is(err, syscall.EIO)) {
 			t.Fatalf("record %d after the fault: lsn %d, %v; want ErrFailed wrapping EIO", i, lsn, err)
 		}
 	}
 	faulty.Heal() // too late: the log stays failed
-	if _, err := tSubmit(l, &tRec{typ: 1, payload: []byte("later")}); !errors.Is(err, ErrFailed) {
+	if _, err := tSubmit(l, &Raw{Typ: 1, Payload: []byte("later")}); !errors.Is(err, ErrFailed) {
 		t.Fatalf("a record once the fault is gone: %v, want ErrFailed", err)
 	}
 	if n := fatals.Load(); n != 1 {
@@ -91,7 +91,7 @@ func faultScenario(t *testing.T, dir string, fsys *vfs.Faulty) faultRun {
 	}
 	l.Start()
 	for i := range 40 {
-		if _, err := tSubmit(l, &tRec{typ: 1, payload: tPayload(i, 24)}); err != nil {
+		if _, err := tSubmit(l, &Raw{Typ: 1, Payload: tPayload(i, 24)}); err != nil {
 			run.refused++
 		} else {
 			run.acked = append(run.acked, i)
@@ -230,7 +230,7 @@ func TestDefaultOnFatalExits(t *testing.T) {
 		}
 		faulty.Fail(func(s vfs.Step) bool { return s.Op == vfs.OpSync }, syscall.ENOSPC)
 		l.Start()
-		l.Submit(&tRec{typ: 1, payload: []byte("x")}, nil)
+		l.Submit(&Raw{Typ: 1, Payload: []byte("x")}, nil)
 		time.Sleep(10 * time.Second) // the exit comes first
 		os.Exit(4)
 	}

@@ -51,7 +51,7 @@ func TestDecodeFrame(t *testing.T) {
 }
 
 func TestAppendFrameMatchesEncodeFrame(t *testing.T) {
-	rec := &tRec{typ: 3, payload: []byte("payload")}
+	rec := &Raw{Typ: 3, Payload: []byte("payload")}
 	prefix := []byte("abc")
 	got := appendFrame(bytes.Clone(prefix), rec)
 	want := encodeFrame(bytes.Clone(prefix), 3, []byte("payload"))

@@ -13,15 +13,6 @@ import (
 	"backupmon/vfs"
 )
 
-// tRec is the test record: any type byte and a payload stored as is.
-type tRec struct {
-	typ     byte
-	payload []byte
-}
-
-func (r *tRec) Type() byte                      { return r.typ }
-func (r *tRec) AppendPayload(dst []byte) []byte { return append(dst, r.payload...) }
-
 // tGot is one record as Replay handed it back.
 type tGot struct {
 	lsn     uint64
@@ -95,7 +86,7 @@ func tWrite(t testing.TB, dir string, opts Options, payloads [][]byte) {
 	l := tOpen(t, dir, opts)
 	l.Start()
 	for i, p := range payloads {
-		if _, err := tSubmit(l, &tRec{typ: 1, payload: p}); err != nil {
+		if _, err := tSubmit(l, &Raw{Typ: 1, Payload: p}); err != nil {
 			t.Fatalf("submit %d: %v", i, err)
 		}
 	}

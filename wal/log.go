@@ -11,7 +11,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"backupmon/intake"
 	"backupmon/vfs"
 )
 
@@ -83,9 +82,8 @@ type Log struct {
 	last    atomic.Uint64 // last durable LSN
 	written atomic.Uint64 // bytes of records made durable since Open
 	next    atomic.Uint64 // LSN for the next record the committer takes
-	fail    atomic.Pointer[failure]
 
-	intake *intake.Intake[request]
+	queue *Queue
 
 	startOnce sync.Once
 	started   atomic.Bool
@@ -99,9 +97,6 @@ type Log struct {
 	b       batch
 	scratch []byte
 }
-
-// failure is the error every record gets once a write has failed.
-type failure struct{ err error }
 
 // Open opens the log in dir, creating the directory and a fresh log when
 // there is none. It finishes an interrupted tidwall truncation, repairs a
@@ -164,7 +159,7 @@ func openLog(dir string, opts Options, openStore func(dir string, opts Options) 
 		dir:     dir,
 		opts:    opts,
 		st:      st,
-		intake:  intake.New[request](opts.QueueSize),
+		queue:   NewQueue(opts.QueueSize, ErrClosed),
 		stopped: make(chan struct{}),
 		pending: make([]pending, 0, opts.MaxBatch),
 	}
@@ -201,8 +196,8 @@ func (l *Log) TruncateFront(lsn uint64) error {
 	if l.storeClosed {
 		return ErrClosed
 	}
-	if f := l.fail.Load(); f != nil {
-		return f.err
+	if err := l.queue.Err(); err != nil {
+		return err
 	}
 	lsn = min(lsn, l.last.Load()+1)
 	if lsn <= l.first.Load() {
@@ -221,7 +216,7 @@ func (l *Log) TruncateFront(lsn uint64) error {
 // write failed, or the wrapped error from closing the files.
 func (l *Log) Close() error {
 	l.Start()
-	if !l.intake.Close() {
+	if !l.queue.Close() {
 		return ErrClosed
 	}
 	<-l.stopped
@@ -230,8 +225,8 @@ func (l *Log) Close() error {
 	l.storeClosed = true
 	err := l.st.Close()
 	l.truncMu.Unlock()
-	if f := l.fail.Load(); f != nil {
-		err = errors.Join(f.err, err)
+	if ferr := l.queue.Err(); ferr != nil {
+		err = errors.Join(ferr, err)
 	}
 	if err != nil {
 		return fmt.Errorf("close wal %s: %w", l.dir, err)

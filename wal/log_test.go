@@ -45,7 +45,7 @@ func TestRoundTrip(t *testing.T) {
 						p := binary.BigEndian.AppendUint32(nil, uint32(g))
 						p = binary.BigEndian.AppendUint32(p, uint32(i))
 						p = append(p, bytes.Repeat([]byte{byte(i)}, rng.IntN(300))...)
-						lsn, err := tSubmit(l, &tRec{typ: byte(1 + g), payload: p})
+						lsn, err := tSubmit(l, &Raw{Typ: byte(1 + g), Payload: p})
 						if err != nil {
 							t.Errorf("submit %d/%d: %v", g, i, err)
 							return
@@ -187,7 +187,7 @@ func TestBarrierAndNextLSN(t *testing.T) {
 	})
 	t.Run("after records", func(t *testing.T) {
 		for i := range 5 {
-			tSubmit(l, &tRec{typ: 1, payload: tPayload(i, 10)})
+			tSubmit(l, &Raw{Typ: 1, Payload: tPayload(i, 10)})
 		}
 		lsn, err := tSubmit(l, nil)
 		if err != nil || lsn != 5 {
@@ -200,19 +200,19 @@ func TestBarrierAndNextLSN(t *testing.T) {
 	t.Run("inside a batch", func(t *testing.T) {
 		var calls tCalls
 		holding.Store(true)
-		l.Submit(&tRec{typ: 1, payload: []byte("held")}, calls.done(0)) // lsn 6, held in BeforeSync
+		l.Submit(&Raw{Typ: 1, Payload: []byte("held")}, calls.done(0)) // lsn 6, held in BeforeSync
 		<-entered
 		holding.Store(false)
 		if l.NextLSN() != 7 || l.LastLSN() != 5 {
 			t.Fatalf("while held: NextLSN %d LastLSN %d, want 7 and 5", l.NextLSN(), l.LastLSN())
 		}
 		var atBarrier uint64
-		l.Submit(&tRec{typ: 1, payload: []byte("a")}, calls.done(1)) // lsn 7
+		l.Submit(&Raw{Typ: 1, Payload: []byte("a")}, calls.done(1)) // lsn 7
 		l.Submit(nil, func(lsn uint64, err error) {
 			atBarrier = l.LastLSN()
 			calls.done(2)(lsn, err)
 		})
-		l.Submit(&tRec{typ: 1, payload: []byte("b")}, calls.done(3)) // lsn 8
+		l.Submit(&Raw{Typ: 1, Payload: []byte("b")}, calls.done(3)) // lsn 8
 		if l.NextLSN() != 7 {
 			t.Fatalf("queued but not taken: NextLSN %d, want 7", l.NextLSN())
 		}
@@ -259,7 +259,7 @@ func TestCloseDrains(t *testing.T) {
 			const n = 500
 			var calls tCalls
 			for i := range n {
-				l.Submit(&tRec{typ: 1, payload: tPayload(i, 20)}, calls.done(i))
+				l.Submit(&Raw{Typ: 1, Payload: tPayload(i, 20)}, calls.done(i))
 			}
 			tClose(t, l)
 			got := calls.get()
@@ -273,7 +273,7 @@ func TestCloseDrains(t *testing.T) {
 			}
 
 			var after tCall
-			l.Submit(&tRec{typ: 1, payload: []byte("late")}, func(lsn uint64, err error) { after = tCall{0, lsn, err} })
+			l.Submit(&Raw{Typ: 1, Payload: []byte("late")}, func(lsn uint64, err error) { after = tCall{0, lsn, err} })
 			if !errors.Is(after.err, ErrClosed) {
 				t.Fatalf("submit after Close: done got %v, want ErrClosed", after)
 			}
@@ -298,11 +298,11 @@ func TestSubmitTypeZero(t *testing.T) {
 	defer l.Close()
 	l.Start()
 	var got error
-	l.Submit(&tRec{typ: 0}, func(_ uint64, err error) { got = err })
+	l.Submit(&Raw{Typ: 0}, func(_ uint64, err error) { got = err })
 	if !errors.Is(got, errZeroType) {
 		t.Fatalf("done got %v, want errZeroType", got)
 	}
-	if lsn, err := tSubmit(l, &tRec{typ: 1}); lsn != 1 || err != nil {
+	if lsn, err := tSubmit(l, &Raw{Typ: 1}); lsn != 1 || err != nil {
 		t.Fatalf("next record = (%d, %v), want (1, nil)", lsn, err)
 	}
 }
@@ -312,7 +312,7 @@ func TestSubmitDoesNotAllocate(t *testing.T) {
 	opts.QueueSize = 1000
 	l := tOpen(t, t.TempDir(), opts)
 	defer l.Close()
-	rec := &tRec{typ: 1, payload: []byte("payload")}
+	rec := &Raw{Typ: 1, Payload: []byte("payload")}
 	done := func(uint64, error) {}
 	// Not started: the records wait in the queue, so only Submit runs.
 	if n := testing.AllocsPerRun(500, func() { l.Submit(rec, done) }); n != 0 {
@@ -326,7 +326,7 @@ func TestCommitterAllocations(t *testing.T) {
 	l := tOpen(t, t.TempDir(), opts)
 	defer l.Close()
 	l.Start()
-	rec := &tRec{typ: 1, payload: bytes.Repeat([]byte("x"), 100)}
+	rec := &Raw{Typ: 1, Payload: bytes.Repeat([]byte("x"), 100)}
 	ch := make(chan error, 1)
 	done := func(_ uint64, err error) { ch <- err }
 	// Whatever tidwall allocates grows geometrically (its segment buffer),

@@ -127,7 +127,7 @@ func tCheckRepaired(t *testing.T, b *tBase, dir, name string, want int, broken [
 	}
 
 	l.Start()
-	lsn, err := tSubmit(l, &tRec{typ: 9, payload: []byte("after repair")})
+	lsn, err := tSubmit(l, &Raw{Typ: 9, Payload: []byte("after repair")})
 	if err != nil || lsn != uint64(want+1) {
 		t.Fatalf("append after repair = (%d, %v), want (%d, nil)", lsn, err, want+1)
 	}

@@ -63,7 +63,7 @@ func TestTruncateFront(t *testing.T) {
 
 			// The log takes records after the truncation, and keeps them.
 			l.Start()
-			lsn, err := tSubmit(l, &tRec{typ: 2, payload: []byte("after")})
+			lsn, err := tSubmit(l, &Raw{Typ: 2, Payload: []byte("after")})
 			if err != nil || lsn != n+1 {
 				t.Fatalf("append after truncation = (%d, %v), want (%d, nil)", lsn, err, n+1)
 			}

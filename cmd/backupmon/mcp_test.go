@@ -33,6 +33,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"backupmon/internal/syncbuf"
 	"backupmon/internal/testserver"
 )
 
@@ -1515,7 +1516,7 @@ func mcpPublicURLTest(t *testing.T) {
 
 // mcpStdioCommand returns `backupmon mcp` for the key and server, with its
 // stderr kept.
-func mcpStdioCommand(t testing.TB, key, base string) (*exec.Cmd, *testserver.LockedBuffer) {
+func mcpStdioCommand(t testing.TB, key, base string) (*exec.Cmd, *syncbuf.Buffer) {
 	t.Helper()
 	file := filepath.Join(t.TempDir(), "assistant.key")
 	if err := os.WriteFile(file, []byte(key+"\n"), 0o600); err != nil {
@@ -1527,7 +1528,7 @@ func mcpStdioCommand(t testing.TB, key, base string) (*exec.Cmd, *testserver.Loc
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
-	stderr := &testserver.LockedBuffer{}
+	stderr := &syncbuf.Buffer{}
 	cmd.Stderr = stderr
 	t.Cleanup(func() {
 		if cmd.Process != nil && cmd.ProcessState == nil {
@@ -1539,7 +1540,7 @@ func mcpStdioCommand(t testing.TB, key, base string) (*exec.Cmd, *testserver.Loc
 
 // mcpStdioClose closes the session and checks that the relay exited by
 // itself, at once and with status 0.
-func mcpStdioClose(t testing.TB, cs *mcp.ClientSession, cmd *exec.Cmd, stderr *testserver.LockedBuffer) {
+func mcpStdioClose(t testing.TB, cs *mcp.ClientSession, cmd *exec.Cmd, stderr *syncbuf.Buffer) {
 	t.Helper()
 	start := time.Now()
 	cs.Close()

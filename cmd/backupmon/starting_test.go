@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"backupmon/internal/syncbuf"
 	"backupmon/internal/testserver"
 )
 
@@ -25,7 +26,7 @@ func TestServeAnswersWhileRecovering(t *testing.T) {
 	}
 	entered, release := make(chan struct{}), make(chan struct{})
 	cfg.beforeOpen = func() { close(entered); <-release }
-	out := &testserver.LockedBuffer{}
+	out := &syncbuf.Buffer{}
 	stop := make(chan os.Signal, 1)
 	errc := make(chan error, 1)
 	go func() { errc <- run(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), out, stop) }()

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"backupmon/internal/syncbuf"
 	"crypto/sha256"
 	"fmt"
 	"io"
@@ -11,8 +12,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"backupmon/internal/testserver"
 )
 
 // A start-up that fails changes nothing on disk: a listener's port in use
@@ -93,7 +92,7 @@ func startOnce(t *testing.T, dir string, args ...string) (string, error) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := &testserver.LockedBuffer{}
+	out := &syncbuf.Buffer{}
 	stop := make(chan os.Signal, 1)
 	stop <- os.Interrupt // a start that succeeds stops at once
 	err = run(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), out, stop)

@@ -1,32 +1,9 @@
 package testserver
 
 import (
-	"bytes"
 	"fmt"
 	"strings"
-	"sync"
 )
-
-// LockedBuffer is a bytes.Buffer that a server's goroutines write while a
-// test reads it (logs, a child's output).
-type LockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-// Write appends p; it never fails.
-func (b *LockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-// String returns everything written so far.
-func (b *LockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // Tail returns the last n lines of s, saying how many came before.
 func Tail(s string, n int) string {

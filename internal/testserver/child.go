@@ -1,6 +1,7 @@
 package testserver
 
 import (
+	"backupmon/internal/syncbuf"
 	"bufio"
 	"errors"
 	"fmt"
@@ -89,8 +90,8 @@ type Child struct {
 	*Client
 	Name     string // for messages: "cycle 2" etc.
 	DataDir  string
-	Stdout   *LockedBuffer
-	Stderr   *LockedBuffer
+	Stdout   *syncbuf.Buffer
+	Stderr   *syncbuf.Buffer
 	SMTPAddr string // host:port of the SMTP listener; "" when off
 	Cmd      *exec.Cmd
 
@@ -125,7 +126,7 @@ func LaunchChild(t testing.TB, name, dataDir string, wrap func(argv []string) []
 	t.Helper()
 	bin := Binary(t)
 	c := &Child{Client: &Client{T: t, Token: AdminToken, HTTP: newHTTPClient()}, Name: name, DataDir: dataDir,
-		Stdout: &LockedBuffer{}, Stderr: &LockedBuffer{}, exited: make(chan struct{})}
+		Stdout: &syncbuf.Buffer{}, Stderr: &syncbuf.Buffer{}, exited: make(chan struct{})}
 	argv := append([]string{bin}, ChildArgs(dataDir, extra...)...)
 	if wrap != nil {
 		argv = wrap(argv)

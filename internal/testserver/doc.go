@@ -17,7 +17,7 @@
 // methods whose names say Send or Call, returning an error, for use on other
 // goroutines. Fixture and the New* methods build workspaces through the
 // admin API; SecretRe, TimeRe and TS are the value shapes both suites
-// check; CopyDir, SelfSigned, LineDiff, Tail and LockedBuffer are the small
+// check; CopyDir, SelfSigned, LineDiff and Tail are the small
 // tools both need.
 //
 // The package is for tests only: it imports testing, and nothing outside

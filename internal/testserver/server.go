@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"backupmon/engine"
+	"backupmon/internal/syncbuf"
 	"backupmon/password"
 	"backupmon/transport"
 	"backupmon/vfs"
@@ -53,7 +54,7 @@ type Server struct {
 	Clock *engine.DevClock // nil with NoDevClock
 	// Logs holds everything the engine, the log and the transport logged
 	// (at debug level), across restarts.
-	Logs *LockedBuffer
+	Logs *syncbuf.Buffer
 	// PublicAddr and AdminAddr are the listeners' host:port.
 	PublicAddr, AdminAddr string
 	// PublicDone receives what ServePublic returned, once it has.
@@ -76,7 +77,7 @@ func Start(t testing.TB, o Options) *Server {
 	if o.Start.IsZero() {
 		o.Start = T0
 	}
-	s := &Server{Client: &Client{T: t, Token: AdminToken}, opts: o, Dir: o.Dir, Logs: &LockedBuffer{}}
+	s := &Server{Client: &Client{T: t, Token: AdminToken}, opts: o, Dir: o.Dir, Logs: &syncbuf.Buffer{}}
 	s.start()
 	t.Cleanup(s.Close)
 	return s
