@@ -99,37 +99,68 @@ func ratesText(rates []float64) string {
 // server's close and issue 21's targets. It stops the server.
 func (c reportConfig) runRates(out io.Writer, server *target, f *fixture, budget int64) (reportResult, error) {
 	var res reportResult
+	reqs := newRequestSet(f)
+	// The bare handler first, at the same rates: what the same schedule
+	// costs a server that only reads each request and writes an answer.
+	var bare []rateResult
+	if !c.serverOnly {
+		args := []string{"-kind", "bare"}
+		if c.cpuProfile != "" {
+			args = append(args, "-cpuprofile", c.cpuProfile+".bare")
+		}
+		b, err := startTarget(args...)
+		if err != nil {
+			return res, err
+		}
+		// Every answer of the bare handler is the ok one: its load sends
+		// ok reports only.
+		bare, res.errors = c.runPhases(out, "bare   ", b.addr, serverProbe{cpu: b.cpu}, newReportBuilder(reqs), budget)
+		if _, err := b.stop(); err != nil {
+			return res, err
+		}
+	}
 	probe := serverProbe{cpu: server.cpu, stats: func() (int64, int64, int64, error) {
 		b, r, _, _, snaps, _, err := server.stats()
 		return b, r, snaps, err
 	}}
-	load := startOpenLoad(server.addr, c.rateConns, newOpenReportBuilder(newRequestSet(f)), budget)
-	if load.opening.total() > 0 {
-		load.opening.print(out, "opening")
-		res.errors += load.opening.total()
-	}
-	for _, r := range c.rates {
-		rr := load.run(r, c.warmup, c.duration, probe)
-		fmt.Fprintln(out, rr.line())
-		rr.errs.print(out, "rate "+thousands(int64(r)))
-		res.errors += rr.errors
-		res.rates = append(res.rates, rr)
-	}
-	load.close()
+	var errs int64
+	res.rates, errs = c.runPhases(out, "server ", server.addr, probe, newOpenReportBuilder(reqs), budget)
+	res.errors += errs
 	if err := server.finish(out, "server target", int64(res.errors), "requests"); err != nil {
 		return res, err
 	}
-	res.ratesMet = printRateTargets(out, res.rates) && res.errors == 0
+	res.ratesMet = printRateTargets(out, res.rates, bare) && res.errors == 0
 	return res, nil
+}
+
+// runPhases runs one open-loop phase per rate against addr, printing a
+// line for each after label, and returns them with the errors counted.
+func (c reportConfig) runPhases(out io.Writer, label, addr string, probe serverProbe, builder func(host []byte) requestBuilder, budget int64) ([]rateResult, int64) {
+	var rates []rateResult
+	load := startOpenLoad(addr, c.rateConns, builder, budget)
+	errs := load.opening.total()
+	if errs > 0 {
+		load.opening.print(out, label+"opening")
+	}
+	for _, r := range c.rates {
+		rr := load.run(r, c.warmup, c.duration, probe)
+		fmt.Fprintln(out, label+rr.line())
+		rr.errs.print(out, label+"rate "+thousands(int64(r)))
+		errs += rr.errors
+		rates = append(rates, rr)
+	}
+	load.close()
+	return rates, errs
 }
 
 // printRateTargets prints one target line per rate of targetOpenFromRate
 // or more: met when the rate was offered, the server's CPU per report was
 // at most targetOpenCPU and the p99 under targetOpenP99. It returns false
-// when one is not met.
-func printRateTargets(out io.Writer, rates []rateResult) bool {
+// when one is not met. bare, when it holds the same rates, adds the bare
+// handler's CPU per request at each.
+func printRateTargets(out io.Writer, rates, bare []rateResult) bool {
 	met, any := true, false
-	for _, r := range rates {
+	for i, r := range rates {
 		if r.offered < targetOpenFromRate {
 			continue
 		}
@@ -146,6 +177,10 @@ func printRateTargets(out io.Writer, rates []rateResult) bool {
 		word := "met    "
 		if !ok {
 			word, met = "NOT MET", false
+		}
+		if i < len(bare) && bare[i].answered > 0 {
+			why += fmt.Sprintf(" (the bare handler: %s/request, ×%.2f; p99 %s)", fmtMicros(bare[i].cpuPerReport()),
+				float64(cpu)/float64(bare[i].cpuPerReport()), fmtDur(bare[i].lat.quantile(0.99)))
 		}
 		fmt.Fprintf(out, "target %s  at %s reports/s: server CPU %s/report ≤ %s, p99 %s < %s%s\n",
 			word, thousands(int64(r.offered)), fmtMicros(cpu), fmtMicros(targetOpenCPU), fmtDur(p99), fmtDur(targetOpenP99), why)

@@ -16,9 +16,13 @@ import (
 // offered rate, the answered rate and the errors.
 var rateLine = regexp.MustCompile(`^rate +([\d,]+)/s: answered +([\d,]+)/s \([\d,]+ in [^)]+\)  p50 \S+  p99 \S+  max \S+  errors (\d+)  server CPU [\d.]+µs/report \([\d.]+ cores\)  [\d.]+ reports/fsync \([\d.]+ records\)( \d+ snapshots?)?  sent [\d.]+% of the schedule, send delay p99 \S+, schedule lag p99 \S+  load generator [\d.]+ cores(  RATE NOT OFFERED)?$`)
 
-// TestReportOpenLoopRunsEndToEnd runs two low rates against the server
-// target briefly: one line each, of the right shape, each rate kept within
-// a few percent, no errors, and no target line for rates below 10,000/s.
+// bareLine is the shape of the bare handler's line: no log, so no fsyncs.
+var bareLine = regexp.MustCompile(strings.Replace(rateLine.String(), `[\d.]+ reports/fsync \([\d.]+ records\)( \d+ snapshots?)?`, `reports/fsync unknown`, 1))
+
+// TestReportOpenLoopRunsEndToEnd runs two low rates against the bare
+// handler and then the server target briefly: one line each per target,
+// of the right shape, each rate kept within a few percent, no errors, and
+// no target line for rates below 10,000/s.
 func TestReportOpenLoopRunsEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a server")
@@ -34,14 +38,22 @@ func TestReportOpenLoopRunsEndToEnd(t *testing.T) {
 	if res.errors != 0 || !res.ratesMet || len(res.rates) != 2 {
 		t.Fatalf("errors %d, met %v, %d phases", res.errors, res.ratesMet, len(res.rates))
 	}
-	var lines []string
+	var lines, bare []string
 	for l := range strings.SplitSeq(out.String(), "\n") {
-		if strings.HasPrefix(l, "rate ") {
-			lines = append(lines, l)
+		if r, ok := strings.CutPrefix(l, "server rate "); ok {
+			lines = append(lines, "rate "+r)
+		}
+		if r, ok := strings.CutPrefix(l, "bare   rate "); ok {
+			bare = append(bare, "rate "+r)
 		}
 	}
-	if len(lines) != 2 {
-		t.Fatalf("%d rate lines, want 2", len(lines))
+	if len(lines) != 2 || len(bare) != 2 {
+		t.Fatalf("%d server and %d bare rate lines, want 2 each", len(lines), len(bare))
+	}
+	for i, want := range []string{"200", "400"} {
+		if m := bareLine.FindStringSubmatch(bare[i]); m == nil || m[1] != want || m[3] != "0" {
+			t.Errorf("bare line %q: not of the expected shape, or not rate %s without errors", bare[i], want)
+		}
 	}
 	for i, want := range []string{"200", "400"} {
 		m := rateLine.FindStringSubmatch(lines[i])
@@ -210,24 +222,28 @@ func TestRateTargets(t *testing.T) {
 		name  string
 		rates []rateResult
 		met   bool
-		line  string // a line the output must hold
+		line  string       // a line the output must hold
+		bare  []rateResult // the bare handler's phases, if any
 	}{
 		{"below 10,000/s only", []rateResult{phase(5000, 1, 80*time.Microsecond, 20*time.Millisecond)}, true,
-			"target not measured: no rate of 10,000 reports/s or more"},
+			"target not measured: no rate of 10,000 reports/s or more", nil},
 		{"met", []rateResult{phase(5000, 1, 80*time.Microsecond, 20*time.Millisecond), phase(10000, 1, 35*time.Microsecond, 9*time.Millisecond)}, true,
-			"target met      at 10,000 reports/s: server CPU 35.0µs/report ≤ 35.0µs, p99 9.00ms < 10.00ms"},
+			"target met      at 10,000 reports/s: server CPU 35.0µs/report ≤ 35.0µs, p99 9.00ms < 10.00ms", nil},
 		{"CPU", []rateResult{phase(20000, 1, 36*time.Microsecond, time.Millisecond)}, false,
-			"target NOT MET  at 20,000 reports/s: server CPU 36.0µs/report ≤ 35.0µs, p99 1.00ms < 10.00ms"},
+			"target NOT MET  at 20,000 reports/s: server CPU 36.0µs/report ≤ 35.0µs, p99 1.00ms < 10.00ms", nil},
 		{"p99", []rateResult{phase(10000, 1, 20*time.Microsecond, 10*time.Millisecond)}, false,
-			"target NOT MET  at 10,000 reports/s: server CPU 20.0µs/report ≤ 35.0µs, p99 10.00ms < 10.00ms"},
+			"target NOT MET  at 10,000 reports/s: server CPU 20.0µs/report ≤ 35.0µs, p99 10.00ms < 10.00ms", nil},
 		{"not offered", []rateResult{phase(10000, 0.9, 20*time.Microsecond, time.Millisecond)}, false,
-			"target NOT MET  at 10,000 reports/s: server CPU 20.0µs/report ≤ 35.0µs, p99 1.00ms < 10.00ms; rate not offered (sent 90.0%, answered 90.0% of the schedule)"},
+			"target NOT MET  at 10,000 reports/s: server CPU 20.0µs/report ≤ 35.0µs, p99 1.00ms < 10.00ms; rate not offered (sent 90.0%, answered 90.0% of the schedule)", nil},
 		{"one of two", []rateResult{phase(10000, 1, 20*time.Microsecond, time.Millisecond), phase(20000, 1, 50*time.Microsecond, time.Millisecond)}, false,
-			"target NOT MET  at 20,000 reports/s: server CPU 50.0µs/report ≤ 35.0µs, p99 1.00ms < 10.00ms"},
+			"target NOT MET  at 20,000 reports/s: server CPU 50.0µs/report ≤ 35.0µs, p99 1.00ms < 10.00ms", nil},
+		{"with the bare handler", []rateResult{phase(10000, 1, 40*time.Microsecond, time.Millisecond)}, false,
+			"target NOT MET  at 10,000 reports/s: server CPU 40.0µs/report ≤ 35.0µs, p99 1.00ms < 10.00ms (the bare handler: 16.0µs/request, ×2.50; p99 500µs)",
+			[]rateResult{phase(10000, 1, 16*time.Microsecond, 500*time.Microsecond)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer
-			met := printRateTargets(&out, tc.rates)
+			met := printRateTargets(&out, tc.rates, tc.bare)
 			if met != tc.met || !strings.Contains(out.String(), tc.line+"\n") {
 				t.Errorf("met %v, output:\n%s\nwant met %v and the line\n%s", met, out.String(), tc.met, tc.line)
 			}
