@@ -30,11 +30,15 @@ type Options struct {
 	// Start publishes a takeover marker with it, which fences every older
 	// writer.
 	Epoch uint64
-	// Window is the number of messages in flight (default 2: while they
-	// wait for their acknowledgements the records that come meanwhile
-	// gather into the next message; bench/RESULTS.md); MaxRecords
-	// and MaxBytes bound one message (default 1024 records, 900 KiB).
+	// Window is the most messages in flight (default 4: while they wait
+	// for their acknowledgements the records that come meanwhile gather
+	// into the next message). While a message of at least BatchFrom
+	// records is in flight (default 4), the next waits for its
+	// acknowledgement (turns.go): under load, fewer and fuller messages
+	// (bench/RESULTS.md). MaxRecords and MaxBytes bound one message
+	// (default 1024 records, 900 KiB).
 	Window     int
+	BatchFrom  int
 	MaxRecords int
 	MaxBytes   int
 	// AckTimeout bounds the wait for one message's acknowledgement
@@ -52,7 +56,10 @@ type Options struct {
 
 func (o Options) withDefaults() Options {
 	if o.Window <= 0 {
-		o.Window = 2
+		o.Window = 4
+	}
+	if o.BatchFrom <= 0 {
+		o.BatchFrom = 4
 	}
 	if o.MaxRecords <= 0 || o.MaxRecords > maxRecords {
 		o.MaxRecords = maxRecords
@@ -98,6 +105,7 @@ type Log struct {
 
 	queue   *wal.Queue
 	flights chan *flight
+	turns   *turns
 	start   sync.Once
 	started atomic.Bool   // Start was called: the takeover marker goes out
 	done    chan struct{} // closed when the acker returns
@@ -127,7 +135,7 @@ func Open(ctx context.Context, opts Options) (*Log, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open stream %s: %w", opts.Stream, err)
 	}
-	l := &Log{opts: opts, stream: st, queue: wal.NewQueue(4096, ErrClosed), flights: make(chan *flight, opts.Window), done: make(chan struct{})}
+	l := &Log{opts: opts, stream: st, queue: wal.NewQueue(4096, ErrClosed), flights: make(chan *flight, opts.Window), turns: newTurns(opts.Window, opts.BatchFrom), done: make(chan struct{})}
 	l.first.Store(info.State.FirstSeq)
 	l.last.Store(info.State.LastSeq)
 	if info.State.Msgs == 0 {
@@ -242,6 +250,7 @@ func (l *Log) run() {
 		if !ok {
 			return
 		}
+		l.turns.wait() // what comes meanwhile joins this message
 		m := newMessage(l.opts.Epoch, l.last.Load())
 		batch = append(batch[:0], first)
 		m.addRequest(first)
@@ -317,6 +326,7 @@ func (l *Log) publish(m *message, batch []wal.Request) {
 		f.dones = append(f.dones, r.Done)
 		f.lsns = append(f.lsns, prev)
 	}
+	l.turns.sent(f.records)
 	l.flights <- f
 }
 
@@ -345,6 +355,7 @@ func (l *Log) acker() {
 			}
 			call(done, f.lsns[i], nil)
 		}
+		l.turns.answered(f.records)
 	}
 }
 
