@@ -255,7 +255,7 @@ func Open(opts Options) (*Engine, error) {
 func (e *Engine) reset() {
 	e.actors.Range(func(k, _ any) bool { e.actors.Delete(k); return true })
 	e.keys.clear()
-	e.ingest.m.Clear()
+	e.ingest.clear()
 	e.people.emails.Clear()
 	e.people.sessions.Clear()
 	e.count.Store(0)

@@ -16,31 +16,52 @@ type ingestRef struct {
 	jobID state.ID
 }
 
-// ingestIndex maps ingest tokens to their jobs across workspaces.
+// ingestIndex maps ingest tokens to their jobs across workspaces. A plain
+// map under a lock: start-up adds one entry per job (a sync.Map's store
+// cost a fifth of loading a snapshot of jobs), and a lookup (one per mail)
+// rarely meets a writer.
 type ingestIndex struct {
-	m sync.Map // token → *ingestRef
+	mu sync.RWMutex
+	m  map[string]*ingestRef
 }
 
 func (x *ingestIndex) get(token string) *ingestRef {
-	v, ok := x.m.Load(token)
-	if !ok {
-		return nil
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.m[token]
+}
+
+func (x *ingestIndex) put(token string, r *ingestRef) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.m == nil {
+		x.m = map[string]*ingestRef{}
 	}
-	return v.(*ingestRef)
+	x.m[token] = r
+}
+
+func (x *ingestIndex) remove(token string) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	delete(x.m, token)
+}
+
+func (x *ingestIndex) clear() {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	clear(x.m)
 }
 
 func (e *Engine) ingestAdded(w *state.Workspace, j *state.Job) {
 	if j.IngestToken == "" {
 		return
 	}
-	v, _ := e.actors.Load(w.ID)
-	a, _ := v.(*actor)
-	e.ingest.m.Store(j.IngestToken, &ingestRef{act: a, jobID: j.ID})
+	e.ingest.put(j.IngestToken, &ingestRef{act: e.actor(w.ID), jobID: j.ID})
 }
 
 func (e *Engine) ingestRemoved(token string) {
 	if token != "" {
-		e.ingest.m.Delete(token)
+		e.ingest.remove(token)
 	}
 }
 
