@@ -52,19 +52,6 @@ func (x *ingestIndex) clear() {
 	clear(x.m)
 }
 
-func (e *Engine) ingestAdded(w *state.Workspace, j *state.Job) {
-	if j.IngestToken == "" {
-		return
-	}
-	e.ingest.put(j.IngestToken, &ingestRef{act: e.actor(w.ID), jobID: j.ID})
-}
-
-func (e *Engine) ingestRemoved(token string) {
-	if token != "" {
-		e.ingest.remove(token)
-	}
-}
-
 // ingestAddress returns a job's address, "" for a job without a token.
 func (e *Engine) ingestAddress(j *state.Job) string {
 	if j.IngestToken == "" {
@@ -85,36 +72,6 @@ type personRef struct {
 	act *actor
 	id  state.ID
 }
-
-func (e *Engine) userAdded(w *state.Workspace, u *state.User) {
-	e.people.emails.put(u.Email, w.ID, &personRef{act: e.actor(w.ID), id: u.ID})
-}
-
-func (e *Engine) userRemoved(wsID state.ID, email string) { e.people.emails.drop(email, wsID) }
-
-func (e *Engine) sessionAdded(w *state.Workspace, s *state.Session) {
-	e.people.sessions.Store(s.Hash, &personRef{act: e.actor(w.ID), id: s.ID})
-}
-
-func (e *Engine) sessionRemoved(hash [32]byte) { e.people.sessions.Delete(hash) }
-
-// addPeople indexes a workspace's users and sessions (a new actor).
-func (e *Engine) addPeople(w *state.Workspace) {
-	for _, u := range w.Users {
-		e.userAdded(w, u)
-	}
-	for _, s := range w.Sessions {
-		e.sessionAdded(w, s)
-	}
-}
-
-func (e *Engine) keyAdded(w *state.Workspace, k *state.Key) {
-	v, _ := e.actors.Load(w.ID)
-	a, _ := v.(*actor)
-	e.keys.put(&keyRef{hash: k.Hash, act: a, key: k})
-}
-
-func (e *Engine) keyRemoved(_ *state.Workspace, k *state.Key) { e.keys.remove(&k.Hash) }
 
 // keyIndex finds a key's workspace actor by the SHA-256 of its secret,
 // across all workspaces. It is sharded by the hash's first byte, so lookups

@@ -79,8 +79,15 @@ func plBuild(t *testing.T, workspaces int) (*plSnapshots, Options) {
 			}
 			check(t, "import", e.ImportReports(ws.ID, jv.ID, list))
 		}
-		_, err = e.CreateKey(ws.ID, KeyInput{Name: Some("report"), Type: Some("report")})
+		kv, err := e.CreateKey(ws.ID, KeyInput{Name: Some("report"), Type: Some("report")})
 		check(t, "create key", err)
+		if i%3 == 0 {
+			check(t, "revoke key", e.RevokeKey(ws.ID, kv.ID, ""))
+		}
+		if i == workspaces/2 {
+			_, err := e.SetClock(time.Time{}, time.Hour)
+			check(t, "move the clock", err)
+		}
 		_, err = e.CreateUser(ws.ID, UserInput{Email: Some("tech@example.com"), Name: Some("Tech"), Role: Some(state.RoleAdmin), Hash: Some("h")})
 		check(t, "create user", err)
 	}
@@ -94,6 +101,8 @@ func plBuild(t *testing.T, workspaces int) (*plSnapshots, Options) {
 		for _, s := range []int{k, k + 1} {
 			check(t, "start session", e.StartSession(ws, user, "h", secretHash(fmt.Sprint("session ", s))))
 		}
+		check(t, "start session", e.StartSession(ws, user, "h", secretHash(fmt.Sprint("ended ", k))))
+		check(t, "end session", e.EndSession(secretHash(fmt.Sprint("ended ", k))))
 	}
 	check(t, "close", e.Close())
 	return snaps, opts
@@ -151,13 +160,21 @@ func plDump(t *testing.T, opts Options, workers int32) (string, error) {
 
 func TestParallelLoadMatchesSerial(t *testing.T) {
 	_, opts := plBuild(t, 13)
+	plMatchSerial(t, opts, []int32{2, 3, 4, 8})
+}
+
+// plMatchSerial loads opts' engine serially and then with each number of
+// goroutines, three times each, and fails unless every load ends as the
+// serial one.
+func plMatchSerial(t *testing.T, opts Options, workers []int32) {
+	t.Helper()
 	serial, err := plDump(t, opts, 1)
 	check(t, "serial load", err)
 	plCheckWinners(t, serial)
-	for _, workers := range []int32{2, 3, 4, 8} {
-		t.Run(fmt.Sprint(workers, " decoders"), func(t *testing.T) {
+	for _, n := range workers {
+		t.Run(fmt.Sprint(n, " goroutines"), func(t *testing.T) {
 			for round := range 3 {
-				got, err := plDump(t, opts, workers)
+				got, err := plDump(t, opts, n)
 				check(t, "parallel load", err)
 				plCheckWinners(t, got)
 				if got != serial {
