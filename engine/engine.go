@@ -351,18 +351,7 @@ func (e *Engine) addActor(sw *state.Workspace) *actor {
 	a := newActor(e, w)
 	e.actors.Store(w.ID, a)
 	e.count.Add(1)
-	for _, k := range w.Keys {
-		a.KeyAdded(sw, k)
-	}
-	for _, j := range w.Jobs {
-		a.IngestAdded(sw, j)
-	}
-	for _, u := range w.Users {
-		a.UserAdded(sw, u)
-	}
-	for _, s := range w.Sessions {
-		a.SessionAdded(sw, s)
-	}
+	a.indexAll()
 	sw.ScheduleTrial(a)
 	return a
 }

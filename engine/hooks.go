@@ -28,6 +28,28 @@ func (a *actor) IngestAdded(_ *state.Workspace, j *state.Job) {
 	}
 }
 
+// indexAll indexes everything of a workspace just loaded or made: its
+// keys, its jobs' ingest tokens, its users and its sessions. Keys and
+// tokens go straight in (a snapshot holds one token per job; a kept
+// change costs an allocation each).
+func (a *actor) indexAll() {
+	w := a.ws.Workspace
+	for _, k := range w.Keys {
+		a.eng.keys.put(&keyRef{hash: k.Hash, act: a, key: k})
+	}
+	for _, j := range w.Jobs {
+		if j.IngestToken != "" {
+			a.eng.ingest.put(j.IngestToken, &ingestRef{act: a, jobID: j.ID})
+		}
+	}
+	for _, u := range w.Users {
+		a.UserAdded(w, u)
+	}
+	for _, s := range w.Sessions {
+		a.SessionAdded(w, s)
+	}
+}
+
 // IngestRemoved drops a retired ingest token.
 func (a *actor) IngestRemoved(token string) {
 	if token != "" {
