@@ -1,6 +1,8 @@
 package state
 
 import (
+	"cmp"
+	"encoding/binary"
 	"slices"
 	"sort"
 )
@@ -152,33 +154,31 @@ func (x *resultIndex) rebuild(jobs map[ID]*Job) {
 	x.each(func(p *[]ResultRef) { keys = sortRefs(*p, keys) })
 }
 
-// keyedRef is a reference with its result's receivedAt beside it.
+// keyedRef is a reference with its result's order key beside it: the id's
+// bytes as two big-endian words, which compare as the bytes do.
 type keyedRef struct {
-	at  int64
-	ref ResultRef
+	at     int64
+	hi, lo uint64
+	ref    ResultRef
 }
 
-// sortRefs sorts refs by (receivedAt, id), reading each result's time once
-// rather than at every comparison (a rebuild at start-up sorts every result
-// of the workspace), and returns keys, the scratch space, for the next
-// call.
+// sortRefs sorts refs by (receivedAt, id), reading each result once rather
+// than at every comparison (a rebuild at start-up sorts every result of
+// the workspace), and returns keys, the scratch space, for the next call.
 func sortRefs(refs []ResultRef, keys []keyedRef) []keyedRef {
 	keys = keys[:0]
 	for _, r := range refs {
-		keys = append(keys, keyedRef{at: r.Res().ReceivedAt, ref: r})
+		res := r.Res()
+		keys = append(keys, keyedRef{at: res.ReceivedAt, hi: binary.BigEndian.Uint64(res.ID[:8]), lo: binary.BigEndian.Uint64(res.ID[8:]), ref: r})
 	}
 	slices.SortFunc(keys, func(a, b keyedRef) int {
-		switch {
-		case a.at < b.at:
-			return -1
-		case a.at > b.at:
-			return 1
-		case RefOlder(&a.ref, &b.ref):
-			return -1
-		case RefOlder(&b.ref, &a.ref):
-			return 1
+		if c := cmp.Compare(a.at, b.at); c != 0 {
+			return c
 		}
-		return 0
+		if c := cmp.Compare(a.hi, b.hi); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.lo, b.lo)
 	})
 	for i := range keys {
 		refs[i] = keys[i].ref
