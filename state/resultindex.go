@@ -1,8 +1,6 @@
 package state
 
 import (
-	"cmp"
-	"encoding/binary"
 	"slices"
 	"sort"
 )
@@ -150,40 +148,18 @@ func (x *resultIndex) rebuild(jobs map[ID]*Job) {
 			*p = append(*p, ResultRef{Job: j, n: j.resultBase + uint32(i)})
 		}
 	}
-	var keys []keyedRef
-	x.each(func(p *[]ResultRef) { keys = sortRefs(*p, keys) })
-}
-
-// keyedRef is a reference with its result's order key beside it: the id's
-// bytes as two big-endian words, which compare as the bytes do.
-type keyedRef struct {
-	at     int64
-	hi, lo uint64
-	ref    ResultRef
-}
-
-// sortRefs sorts refs by (receivedAt, id), reading each result once rather
-// than at every comparison (a rebuild at start-up sorts every result of
-// the workspace), and returns keys, the scratch space, for the next call.
-func sortRefs(refs []ResultRef, keys []keyedRef) []keyedRef {
-	keys = keys[:0]
-	for _, r := range refs {
-		res := r.Res()
-		keys = append(keys, keyedRef{at: res.ReceivedAt, hi: binary.BigEndian.Uint64(res.ID[:8]), lo: binary.BigEndian.Uint64(res.ID[8:]), ref: r})
-	}
-	slices.SortFunc(keys, func(a, b keyedRef) int {
-		if c := cmp.Compare(a.at, b.at); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(a.hi, b.hi); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.lo, b.lo)
+	x.each(func(p *[]ResultRef) {
+		slices.SortFunc(*p, func(a, b ResultRef) int {
+			x, y := a.Res(), b.Res()
+			switch {
+			case Before(x.ReceivedAt, x.ID, y.ReceivedAt, y.ID):
+				return -1
+			case Before(y.ReceivedAt, y.ID, x.ReceivedAt, x.ID):
+				return 1
+			}
+			return 0
+		})
 	})
-	for i := range keys {
-		refs[i] = keys[i].ref
-	}
-	return keys
 }
 
 // walk puts into m the lists that hold results of status s (0: any) and
