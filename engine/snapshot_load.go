@@ -15,11 +15,13 @@ import (
 // Loading a snapshot's workspaces: the blobs are read one after another,
 // decoded on several cores, and their actors added in the snapshot's order.
 
-// loadWorkersOverride, when above 0, is the number of decoders a load uses
-// instead of GOMAXPROCS (tests compare a serial load with a parallel one).
+// loadWorkersOverride, when above 0, is the number of goroutines Open
+// decodes a snapshot and replays the log on, instead of GOMAXPROCS (tests
+// compare a serial load with a parallel one).
 var loadWorkersOverride atomic.Int32
 
-// loadWorkers returns how many workspaces a load decodes at once.
+// loadWorkers returns how many goroutines Open decodes workspaces and
+// replays records on.
 func loadWorkers() int {
 	if n := loadWorkersOverride.Load(); n > 0 {
 		return int(n)
