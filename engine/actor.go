@@ -19,6 +19,11 @@ type actor struct {
 	// afterMessage). Only the actor's goroutine touches them.
 	wake   *time.Timer
 	wakeAt int64
+
+	// deferred, while the log is replayed on several goroutines, keeps
+	// the changes of the indexes across workspaces for their record's
+	// turn (replay.go); nil: they are made at once.
+	deferred *indexChanges
 }
 
 // inboxSize bounds each actor's queue; senders wait when it is full.

@@ -180,20 +180,11 @@ func Open(opts Options) (*Engine, error) {
 
 	start := time.Now()
 	defer relaxGC()()
-	from := uint64(1)
-	snapLSN, err := e.snaps().Load(func(lsn uint64, r io.Reader) error {
-		e.reset()
-		return e.loadSnapshot(r)
-	})
-	switch {
-	case err == nil:
-		from = snapLSN
-		e.lastSnap.lsn = snapLSN
-	case errors.Is(err, snapshot.ErrNoSnapshot):
-		e.reset()
-	default:
+	snapLSN, err := e.loadNewestSnapshot()
+	if err != nil {
 		return nil, fmt.Errorf("open engine %s: %w", opts.Dir, err)
 	}
+	from := max(snapLSN, 1)
 	l := opts.Log
 	if l == nil {
 		wl, err := wal.Open(filepath.Join(opts.Dir, "wal"), opts.WAL)
@@ -206,15 +197,15 @@ func Open(opts Options) (*Engine, error) {
 		l.Close()
 		return nil, fmt.Errorf("open engine %s: the log starts at %d but the snapshot needs it from %d", opts.Dir, first, from)
 	}
-	replayed := 0
-	if err := l.Replay(from, func(lsn uint64, typ byte, payload []byte) error {
-		rec, err := state.Decode(typ, payload)
-		if err != nil {
-			return fmt.Errorf("record %d: %w", lsn, err)
+	replayed, err := e.replayLog(l, from, loadWorkers())
+	if errors.Is(err, errReplaySerially) {
+		// Later records of other workspaces may be applied already: the
+		// state and the error are a serial replay's.
+		if _, err = e.loadNewestSnapshot(); err == nil {
+			replayed, err = e.replayLog(l, from, 1)
 		}
-		replayed++
-		return e.replay(rec)
-	}); err != nil {
+	}
+	if err != nil {
 		if opts.Broken == nil || !opts.Broken(err) {
 			l.Close()
 			return nil, fmt.Errorf("open engine %s: replay: %w", opts.Dir, err)
@@ -250,12 +241,32 @@ func Open(opts Options) (*Engine, error) {
 	return e, nil
 }
 
+// loadNewestSnapshot empties the state and loads the newest valid snapshot;
+// it returns the snapshot's log position, 0 when there is none, or the
+// error of the snapshot store.
+func (e *Engine) loadNewestSnapshot() (uint64, error) {
+	e.imports = nil
+	lsn, err := e.snaps().Load(func(lsn uint64, r io.Reader) error {
+		e.reset()
+		return e.loadSnapshot(r)
+	})
+	switch {
+	case err == nil:
+		e.lastSnap.lsn = lsn
+		return lsn, nil
+	case errors.Is(err, snapshot.ErrNoSnapshot):
+		e.reset()
+		return 0, nil
+	}
+	return 0, err
+}
+
 // reset empties the state before a snapshot is loaded (a failed load of a
 // newer snapshot may have left part of one behind).
 func (e *Engine) reset() {
 	e.actors.Range(func(k, _ any) bool { e.actors.Delete(k); return true })
 	e.keys.clear()
-	e.ingest.m.Clear()
+	e.ingest.clear()
 	e.people.emails.Clear()
 	e.people.sessions.Clear()
 	e.count.Store(0)
@@ -306,11 +317,17 @@ func (e *Engine) replay(rec state.Record) error {
 		e.addActor(w)
 		return nil
 	}
-	v, ok := e.actors.Load(state.ID(h.Workspace))
-	if !ok {
+	a := e.actor(state.ID(h.Workspace))
+	if a == nil {
 		return fmt.Errorf("record %d of type %d for unknown workspace %s", h.Seq, rec.Type(), state.ID(h.Workspace))
 	}
-	a := v.(*actor)
+	return e.replayTo(a, rec, e.dropRaw)
+}
+
+// replayTo applies a record of a's workspace read from the log, unless the
+// snapshot holds it; drop is told the raw mails it let go of.
+func (e *Engine) replayTo(a *actor, rec state.Record, drop func(refs []string)) error {
+	h := rec.Head()
 	w := a.ws
 	if h.Seq <= w.Seq {
 		return nil // the snapshot holds it
@@ -319,7 +336,7 @@ func (e *Engine) replay(rec state.Record) error {
 		return fmt.Errorf("workspace %s: record %d follows %d: records are missing", w.ID, h.Seq, w.Seq)
 	}
 	err := w.Apply(rec, a)
-	e.dropRaw(w.TakeDropped()) // the record let them go: the store may too
+	drop(w.TakeDropped()) // the record let them go: the store may too
 	// Deliveries a replayed record made wait for their timers, rebuilt
 	// once recovery is done.
 	clear(w.Fresh)
@@ -334,13 +351,7 @@ func (e *Engine) addActor(sw *state.Workspace) *actor {
 	a := newActor(e, w)
 	e.actors.Store(w.ID, a)
 	e.count.Add(1)
-	for _, k := range w.Keys {
-		e.keyAdded(sw, k)
-	}
-	for _, j := range w.Jobs {
-		e.ingestAdded(sw, j)
-	}
-	e.addPeople(sw)
+	a.indexAll()
 	sw.ScheduleTrial(a)
 	return a
 }

@@ -9,28 +9,86 @@ import "backupmon/state"
 var _ state.Hooks = (*actor)(nil)
 
 // KeyAdded indexes a new key's hash.
-func (a *actor) KeyAdded(w *state.Workspace, k *state.Key) { a.eng.keyAdded(w, k) }
+func (a *actor) KeyAdded(_ *state.Workspace, k *state.Key) {
+	r := &keyRef{hash: k.Hash, act: a, key: k}
+	a.index(func(e *Engine) { e.keys.put(r) })
+}
 
 // KeyRemoved drops a revoked key's hash.
-func (a *actor) KeyRemoved(w *state.Workspace, k *state.Key) { a.eng.keyRemoved(w, k) }
+func (a *actor) KeyRemoved(_ *state.Workspace, k *state.Key) {
+	h := k.Hash
+	a.index(func(e *Engine) { e.keys.remove(&h) })
+}
 
 // IngestAdded indexes a job's ingest token.
-func (a *actor) IngestAdded(w *state.Workspace, j *state.Job) { a.eng.ingestAdded(w, j) }
+func (a *actor) IngestAdded(_ *state.Workspace, j *state.Job) {
+	if token := j.IngestToken; token != "" {
+		r := &ingestRef{act: a, jobID: j.ID}
+		a.index(func(e *Engine) { e.ingest.put(token, r) })
+	}
+}
+
+// indexAll indexes everything of a workspace just loaded or made: its
+// keys, its jobs' ingest tokens, its users and its sessions. Keys and
+// tokens go straight in (a snapshot holds one token per job; a kept
+// change costs an allocation each).
+func (a *actor) indexAll() {
+	w := a.ws.Workspace
+	for _, k := range w.Keys {
+		a.eng.keys.put(&keyRef{hash: k.Hash, act: a, key: k})
+	}
+	for _, j := range w.Jobs {
+		if j.IngestToken != "" {
+			a.eng.ingest.put(j.IngestToken, &ingestRef{act: a, jobID: j.ID})
+		}
+	}
+	for _, u := range w.Users {
+		a.UserAdded(w, u)
+	}
+	for _, s := range w.Sessions {
+		a.SessionAdded(w, s)
+	}
+}
 
 // IngestRemoved drops a retired ingest token.
-func (a *actor) IngestRemoved(token string) { a.eng.ingestRemoved(token) }
+func (a *actor) IngestRemoved(token string) {
+	if token != "" {
+		a.index(func(e *Engine) { e.ingest.remove(token) })
+	}
+}
 
 // UserAdded indexes a user's e-mail address.
-func (a *actor) UserAdded(w *state.Workspace, u *state.User) { a.eng.userAdded(w, u) }
+func (a *actor) UserAdded(w *state.Workspace, u *state.User) {
+	email, r := u.Email, &personRef{act: a, id: u.ID}
+	a.index(func(e *Engine) { e.people.emails.put(email, w.ID, r) })
+}
 
 // UserRemoved drops a user's e-mail address.
-func (a *actor) UserRemoved(email string) { a.eng.userRemoved(a.ws.ID, email) }
+func (a *actor) UserRemoved(email string) {
+	a.index(func(e *Engine) { e.people.emails.drop(email, a.ws.ID) })
+}
 
 // SessionAdded indexes a session's hash.
-func (a *actor) SessionAdded(w *state.Workspace, s *state.Session) { a.eng.sessionAdded(w, s) }
+func (a *actor) SessionAdded(_ *state.Workspace, s *state.Session) {
+	h, r := s.Hash, &personRef{act: a, id: s.ID}
+	a.index(func(e *Engine) { e.people.sessions.Store(h, r) })
+}
 
 // SessionRemoved drops an ended session's hash.
-func (a *actor) SessionRemoved(hash [32]byte) { a.eng.sessionRemoved(hash) }
+func (a *actor) SessionRemoved(hash [32]byte) {
+	a.index(func(e *Engine) { e.people.sessions.Delete(hash) })
+}
+
+// index makes a change of the indexes across workspaces: at once, or,
+// while the log is replayed on several goroutines, in its record's turn
+// (replay.go). The change is made of values taken now.
+func (a *actor) index(change func(e *Engine)) {
+	if a.deferred != nil {
+		a.deferred.add(change)
+		return
+	}
+	change(a.eng)
+}
 
 // Schedule sets a timer of the actor's workspace.
 func (a *actor) Schedule(at int64, kind uint8, al *state.Alert, d *state.Delivery) {

@@ -16,32 +16,40 @@ type ingestRef struct {
 	jobID state.ID
 }
 
-// ingestIndex maps ingest tokens to their jobs across workspaces.
+// ingestIndex maps ingest tokens to their jobs across workspaces. A plain
+// map under a lock: start-up adds one entry per job (a sync.Map's store
+// cost a fifth of loading a snapshot of jobs), and a lookup (one per mail)
+// rarely meets a writer.
 type ingestIndex struct {
-	m sync.Map // token → *ingestRef
+	mu sync.RWMutex
+	m  map[string]*ingestRef
 }
 
 func (x *ingestIndex) get(token string) *ingestRef {
-	v, ok := x.m.Load(token)
-	if !ok {
-		return nil
-	}
-	return v.(*ingestRef)
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.m[token]
 }
 
-func (e *Engine) ingestAdded(w *state.Workspace, j *state.Job) {
-	if j.IngestToken == "" {
-		return
+func (x *ingestIndex) put(token string, r *ingestRef) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.m == nil {
+		x.m = map[string]*ingestRef{}
 	}
-	v, _ := e.actors.Load(w.ID)
-	a, _ := v.(*actor)
-	e.ingest.m.Store(j.IngestToken, &ingestRef{act: a, jobID: j.ID})
+	x.m[token] = r
 }
 
-func (e *Engine) ingestRemoved(token string) {
-	if token != "" {
-		e.ingest.m.Delete(token)
-	}
+func (x *ingestIndex) remove(token string) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	delete(x.m, token)
+}
+
+func (x *ingestIndex) clear() {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	clear(x.m)
 }
 
 // ingestAddress returns a job's address, "" for a job without a token.
@@ -64,36 +72,6 @@ type personRef struct {
 	act *actor
 	id  state.ID
 }
-
-func (e *Engine) userAdded(w *state.Workspace, u *state.User) {
-	e.people.emails.put(u.Email, w.ID, &personRef{act: e.actor(w.ID), id: u.ID})
-}
-
-func (e *Engine) userRemoved(wsID state.ID, email string) { e.people.emails.drop(email, wsID) }
-
-func (e *Engine) sessionAdded(w *state.Workspace, s *state.Session) {
-	e.people.sessions.Store(s.Hash, &personRef{act: e.actor(w.ID), id: s.ID})
-}
-
-func (e *Engine) sessionRemoved(hash [32]byte) { e.people.sessions.Delete(hash) }
-
-// addPeople indexes a workspace's users and sessions (a new actor).
-func (e *Engine) addPeople(w *state.Workspace) {
-	for _, u := range w.Users {
-		e.userAdded(w, u)
-	}
-	for _, s := range w.Sessions {
-		e.sessionAdded(w, s)
-	}
-}
-
-func (e *Engine) keyAdded(w *state.Workspace, k *state.Key) {
-	v, _ := e.actors.Load(w.ID)
-	a, _ := v.(*actor)
-	e.keys.put(&keyRef{hash: k.Hash, act: a, key: k})
-}
-
-func (e *Engine) keyRemoved(_ *state.Workspace, k *state.Key) { e.keys.remove(&k.Hash) }
 
 // keyIndex finds a key's workspace actor by the SHA-256 of its secret,
 // across all workspaces. It is sharded by the hash's first byte, so lookups

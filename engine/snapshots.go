@@ -225,27 +225,8 @@ func (e *Engine) loadSnapshot(r io.Reader) error {
 	if err != nil {
 		return fmt.Errorf("read workspace count: %w", err)
 	}
-	var blob []byte
-	for i := uint64(0); i < count; i++ {
-		n, err := binary.ReadUvarint(br)
-		if err != nil {
-			return fmt.Errorf("read workspace %d: %w", i, err)
-		}
-		if n > 1<<40 {
-			return fmt.Errorf("workspace %d: length %d is not plausible", i, n)
-		}
-		if uint64(cap(blob)) < n {
-			blob = make([]byte, n)
-		}
-		blob = blob[:n]
-		if _, err := io.ReadFull(br, blob); err != nil {
-			return fmt.Errorf("read workspace %d: %w", i, err)
-		}
-		w, err := state.DecodeWorkspace(blob, version)
-		if err != nil {
-			return fmt.Errorf("decode workspace %d: %w", i, err)
-		}
-		e.addActor(w)
+	if err := e.loadWorkspaces(br, count, version); err != nil {
+		return err
 	}
 	if _, err := br.ReadByte(); err != io.EOF {
 		if err == nil {
