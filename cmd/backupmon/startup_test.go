@@ -1,7 +1,6 @@
 package main
 
 import (
-	"backupmon/internal/syncbuf"
 	"crypto/sha256"
 	"fmt"
 	"io"
@@ -12,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"backupmon/internal/syncbuf"
 )
 
 // A start-up that fails changes nothing on disk: a listener's port in use

@@ -1,7 +1,6 @@
 package testserver
 
 import (
-	"backupmon/internal/syncbuf"
 	"bufio"
 	"errors"
 	"fmt"
@@ -14,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"backupmon/internal/syncbuf"
 )
 
 // Child-process timeouts: generous for a loaded CI machine, short enough
