@@ -40,6 +40,12 @@ func natsCommand(args []string, out, errOut io.Writer) int {
 		fmt.Fprintln(errOut, "backupmon nats:", err)
 		return 2
 	}
+	// A port in use fails here, before the server makes its store (it would
+	// make it, then wait half a minute for a listener it cannot have).
+	if err := portsFree(*listen, *clusterListen); err != nil {
+		fmt.Fprintln(errOut, "backupmon nats:", err)
+		return 1
+	}
 	s, err := natsserver.NewServer(opts)
 	if err != nil {
 		fmt.Fprintln(errOut, "backupmon nats:", err)
@@ -109,4 +115,20 @@ func splitHostPort(s string) (string, int, error) {
 		return "", 0, fmt.Errorf("port %q", p)
 	}
 	return host, port, nil
+}
+
+// portsFree returns an error naming the first of addrs (host:port; empty
+// ones skipped) that cannot be listened on now.
+func portsFree(addrs ...string) error {
+	for _, a := range addrs {
+		if a == "" {
+			continue
+		}
+		ln, err := net.Listen("tcp", a)
+		if err != nil {
+			return fmt.Errorf("listen %s: %w", a, err)
+		}
+		ln.Close()
+	}
+	return nil
 }
