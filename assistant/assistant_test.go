@@ -8,6 +8,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"backupmon/engine"
+	"backupmon/state"
 )
 
 var fenceRE = regexp.MustCompile(`(?s)^Untrusted text from a backup report, between the two markers tagged ([0-9a-f]{16})\. [^\n]*\n<<<untrusted-report-text ([0-9a-f]{16})>>>\n(.*)\n<<<end-untrusted-report-text ([0-9a-f]{16})>>>$`)
@@ -62,6 +63,25 @@ func TestCursor(t *testing.T) {
 			if off, _ := readCursor("t", got); off != tc.offset+tc.n {
 				t.Errorf("next(%d, %d, %d) points at %d", tc.offset, tc.n, tc.total, off)
 			}
+		}
+	}
+}
+
+// A missing job's summary says how late it is as a person reads it, and
+// the expected runs it missed, as the dashboard says them.
+func TestExplainMissing(t *testing.T) {
+	for _, tc := range []struct {
+		overdue state.Overdue
+		want    string
+	}{
+		{state.Overdue{Since: 1, Minutes: 45}, "No report came in time: it is 45 min late."},
+		{state.Overdue{Since: 1, Minutes: 3366, Missed: 3}, "No report came in time: it is 2 d 8 h late, 3 expected runs missed."},
+		{state.Overdue{Since: 1, Minutes: 61, Missed: 1}, "No report came in time: it is 1 h 1 min late, 1 expected run missed."},
+	} {
+		job := engine.BoardJob{ID: "j1", Name: "Nightly", ClientName: "Acme", Status: engine.StatusMissing, Overdue: tc.overdue}
+		e := explain(engine.JobPage{Job: job}, "", base("https://backups.example"))
+		if !strings.Contains(e.Summary, `is missing. `+tc.want) {
+			t.Errorf("summary %q lacks %q", e.Summary, tc.want)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"backupmon/engine"
+	"backupmon/state"
 )
 
 // ExplainInput names the job to explain, or one of its alerts.
@@ -123,7 +124,11 @@ func summary(e Explanation, j engine.BoardJob) string {
 	fmt.Fprintf(&sb, "Job %q of client %q is %s.", j.Name, j.ClientName, j.Status)
 	switch {
 	case j.Status == engine.StatusMissing:
-		fmt.Fprintf(&sb, " No report came in time: it is %d minutes late.", j.LateMinutes)
+		fmt.Fprintf(&sb, " No report came in time: it is %s late", state.SpanText(j.Overdue.Minutes))
+		if j.Overdue.Missed > 0 {
+			fmt.Fprintf(&sb, ", %s", j.Overdue.MissedText())
+		}
+		sb.WriteString(".")
 	case e.LastProblem != nil:
 		fmt.Fprintf(&sb, " The newest problem is a %s report completed %s.", e.LastProblem.Status, e.LastProblem.CompletedAt)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"backupmon/engine"
+	"backupmon/state"
 )
 
 //go:embed templates/*.html
@@ -119,7 +120,7 @@ func (v *view) In(ms int64) string {
 }
 
 // short says d as a span of whole minutes ("2 d 8 h").
-func short(d time.Duration) string { return spanText(int64(d / time.Minute)) }
+func short(d time.Duration) string { return state.SpanText(int64(d / time.Minute)) }
 
 // Date returns ms as a date in the workspace's zone (YYYY-MM-DD).
 func (v *view) Date(ms int64) string {
@@ -153,9 +154,9 @@ var funcs = template.FuncMap{
 	"join":     strings.Join,
 	"vendor":   vendorName,
 	"minutes":  minutesText,
-	"span":     spanText,
+	"span":     state.SpanText,
 	"initials": initials,
-	"missed":   missedText,
+	"missed":   state.Overdue.MissedText,
 	"query": func(pairs ...string) template.URL {
 		q := url.Values{}
 		for i := 0; i+1 < len(pairs); i += 2 {

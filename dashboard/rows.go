@@ -4,6 +4,7 @@ import (
 	"html/template"
 
 	"backupmon/engine"
+	"backupmon/state"
 )
 
 // The attention queue's rows are written by hand rather than by
@@ -141,11 +142,11 @@ func (v *view) QueueRows(items []engine.QueueItem) template.HTML {
 		w.pill("st-", j.Status)
 		if j.Overdue.Since != 0 {
 			w.raw(` <span class="muted">`)
-			w.text(spanText(j.Overdue.Minutes))
+			w.text(state.SpanText(j.Overdue.Minutes))
 			w.raw(` late</span>`)
 			if j.Overdue.Missed != 0 {
 				w.raw(`<div class="overdue">`)
-				w.text(missedText(j.Overdue))
+				w.text(j.Overdue.MissedText())
 				w.raw(`</div>`)
 			}
 		}

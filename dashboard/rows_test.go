@@ -112,37 +112,6 @@ func FuzzQueueRows(f *testing.F) {
 	})
 }
 
-func TestSpanText(t *testing.T) {
-	for _, tc := range []struct {
-		minutes int64
-		want    string
-	}{
-		{0, "0 min"}, {1, "1 min"}, {59, "59 min"}, {60, "1 h"}, {61, "1 h 1 min"}, {185, "3 h 5 min"},
-		{1439, "23 h 59 min"}, {1440, "1 d"}, {2880, "2 d"}, {3366, "2 d 8 h"}, {1441, "1 d"}, {-5, "0 min"},
-	} {
-		t.Run(tc.want, func(t *testing.T) {
-			if got := spanText(tc.minutes); got != tc.want {
-				t.Errorf("spanText(%d) = %q, want %q", tc.minutes, got, tc.want)
-			}
-		})
-	}
-}
-
-func TestMissedText(t *testing.T) {
-	for _, tc := range []struct {
-		o    state.Overdue
-		want string
-	}{
-		{state.Overdue{Missed: 1}, "1 expected run missed"},
-		{state.Overdue{Missed: 3}, "3 expected runs missed"},
-		{state.Overdue{Missed: state.MaxMissedRuns, More: true}, "999+ expected runs missed"},
-	} {
-		if got := missedText(tc.o); got != tc.want {
-			t.Errorf("missedText(%+v) = %q, want %q", tc.o, got, tc.want)
-		}
-	}
-}
-
 // A missing alert's summary shows its due time in the workspace's zone and
 // its grace as a span; other summaries, and text that is not the engine's,
 // stay as recorded.

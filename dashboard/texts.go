@@ -1,7 +1,6 @@
 package dashboard
 
 import (
-	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -17,42 +16,8 @@ import (
 // minutes, and the missing alerts' summaries with their due time in the
 // workspace's zone.
 
-// spanText says a span of whole minutes with its two largest units, as a
-// person reads it: "45 min", "3 h 5 min", "2 d 8 h" (3,366 minutes); a
-// unit that is zero is left out ("2 d", "3 h").
-func spanText(m int64) string {
-	if m < 0 {
-		m = 0
-	}
-	d, h, mi := m/1440, m%1440/60, m%60
-	switch {
-	case d > 0 && h > 0:
-		return fmt.Sprintf("%d d %d h", d, h)
-	case d > 0:
-		return fmt.Sprintf("%d d", d)
-	case h > 0 && mi > 0:
-		return fmt.Sprintf("%d h %d min", h, mi)
-	case h > 0:
-		return fmt.Sprintf("%d h", h)
-	}
-	return fmt.Sprintf("%d min", mi)
-}
-
-// missedText says how many expected runs a job missed: "1 expected run
-// missed", "3 expected runs missed", "999+ expected runs missed".
-func missedText(o state.Overdue) string {
-	more := ""
-	if o.More {
-		more = "+"
-	}
-	if o.Missed == 1 {
-		return "1 expected run missed"
-	}
-	return strconv.Itoa(o.Missed) + more + " expected runs missed"
-}
-
 // For says how long ago ms was as a span: "2 d 8 h".
-func (v *view) For(ms int64) string { return spanText((v.Now - ms) / 60_000) }
+func (v *view) For(ms int64) string { return state.SpanText((v.Now - ms) / 60_000) }
 
 // initials returns the first letters of the first two words of name, in
 // upper case ("Demo Owner" → "DO"), or "?" for none.
@@ -106,5 +71,5 @@ func (v *view) Summary(a engine.BoardAlert) string {
 	if grace == 0 {
 		return s + "."
 	}
-	return s + ", and " + spanText(grace) + " of grace has passed."
+	return s + ", and " + state.SpanText(grace) + " of grace has passed."
 }

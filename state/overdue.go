@@ -1,5 +1,10 @@
 package state
 
+import (
+	"fmt"
+	"strconv"
+)
+
 // Overdue is how far behind its schedule a monitored job is at a moment:
 // the due time it passed without a report and the expected runs it has
 // missed since. The dashboard shows it beside the contract's figures (a
@@ -49,4 +54,41 @@ func (w *Workspace) OverdueOf(j *Job, now int64) Overdue {
 		o.Missed++
 	}
 	return o
+}
+
+// The texts of how overdue a job is, shared by the dashboard and the
+// assistant.
+
+// SpanText says a span of whole minutes with its two largest units, as a
+// person reads it: "45 min", "3 h 5 min", "2 d 8 h" (3,366 minutes); a
+// unit that is zero is left out ("2 d", "3 h").
+func SpanText(m int64) string {
+	if m < 0 {
+		m = 0
+	}
+	d, h, mi := m/1440, m%1440/60, m%60
+	switch {
+	case d > 0 && h > 0:
+		return fmt.Sprintf("%d d %d h", d, h)
+	case d > 0:
+		return fmt.Sprintf("%d d", d)
+	case h > 0 && mi > 0:
+		return fmt.Sprintf("%d h %d min", h, mi)
+	case h > 0:
+		return fmt.Sprintf("%d h", h)
+	}
+	return fmt.Sprintf("%d min", mi)
+}
+
+// MissedText says how many expected runs o counts: "1 expected run
+// missed", "3 expected runs missed", "999+ expected runs missed".
+func (o Overdue) MissedText() string {
+	more := ""
+	if o.More {
+		more = "+"
+	}
+	if o.Missed == 1 {
+		return "1 expected run missed"
+	}
+	return strconv.Itoa(o.Missed) + more + " expected runs missed"
 }

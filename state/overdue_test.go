@@ -48,3 +48,34 @@ func TestOverdueOf(t *testing.T) {
 		})
 	}
 }
+
+func TestSpanText(t *testing.T) {
+	for _, tc := range []struct {
+		minutes int64
+		want    string
+	}{
+		{0, "0 min"}, {1, "1 min"}, {59, "59 min"}, {60, "1 h"}, {61, "1 h 1 min"}, {185, "3 h 5 min"},
+		{1439, "23 h 59 min"}, {1440, "1 d"}, {2880, "2 d"}, {3366, "2 d 8 h"}, {1441, "1 d"}, {-5, "0 min"},
+	} {
+		t.Run(tc.want, func(t *testing.T) {
+			if got := SpanText(tc.minutes); got != tc.want {
+				t.Errorf("SpanText(%d) = %q, want %q", tc.minutes, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestMissedText(t *testing.T) {
+	for _, tc := range []struct {
+		o    Overdue
+		want string
+	}{
+		{Overdue{Missed: 1}, "1 expected run missed"},
+		{Overdue{Missed: 3}, "3 expected runs missed"},
+		{Overdue{Missed: MaxMissedRuns, More: true}, "999+ expected runs missed"},
+	} {
+		if got := tc.o.MissedText(); got != tc.want {
+			t.Errorf("(%+v).MissedText() = %q, want %q", tc.o, got, tc.want)
+		}
+	}
+}
