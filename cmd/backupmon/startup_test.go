@@ -165,3 +165,28 @@ func dirListing(t testing.TB, dir string) string {
 	}
 	return b.String()
 }
+
+// `backupmon nats` with a port in use says which and fails without making
+// its store directory (NATS made it, then exited from its fatal log).
+func TestNatsPortInUse(t *testing.T) {
+	port := busyPort(t)
+	for _, tc := range []struct {
+		what string
+		args []string
+	}{
+		{"client port", []string{"--listen", port}},
+		{"route port", []string{"--listen", "127.0.0.1:0", "--cluster-listen", port}},
+	} {
+		t.Run(tc.what, func(t *testing.T) {
+			store := filepath.Join(t.TempDir(), "nats")
+			var out, errOut syncbuf.Buffer
+			code := natsCommand(append(tc.args, "--store", store), &out, &errOut)
+			if code != 1 || !strings.Contains(errOut.String(), "backupmon nats: listen "+port+": ") {
+				t.Fatalf("exit %d, said %q; want 1 and the port named", code, errOut.String())
+			}
+			if _, err := os.Stat(store); !os.IsNotExist(err) {
+				t.Errorf("the failed start made %s (%v)", store, err)
+			}
+		})
+	}
+}
