@@ -33,7 +33,7 @@ type Options struct {
 	// Window is the most messages in flight (default 4: while they wait
 	// for their acknowledgements the records that come meanwhile gather
 	// into the next message). While a message of at least BatchFrom
-	// records is in flight (default 4), the next waits for its
+	// records is in flight (default 2), the next waits for its
 	// acknowledgement (turns.go): under load, fewer and fuller messages
 	// (bench/RESULTS.md). MaxRecords and MaxBytes bound one message
 	// (default 1024 records, 900 KiB).
@@ -59,7 +59,7 @@ func (o Options) withDefaults() Options {
 		o.Window = 4
 	}
 	if o.BatchFrom <= 0 {
-		o.BatchFrom = 4
+		o.BatchFrom = 2
 	}
 	if o.MaxRecords <= 0 || o.MaxRecords > maxRecords {
 		o.MaxRecords = maxRecords
