@@ -4,6 +4,7 @@ package main
 // httpFixture, each request sent to the node a route picks.
 
 import (
+	"backupmon/transport"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -33,10 +34,11 @@ func forwardedRoute(owner []int, f *httpFixture, nodes int) route {
 }
 
 // multiHostClient is the load generator's client of several servers:
-// conns connections at most to each, with loadClient's waits and timeouts.
+// conns connections at most to each (and no more than a node takes from
+// one client address), with loadClient's waits and timeouts.
 func multiHostClient(conns int) *fasthttp.Client {
 	return &fasthttp.Client{ConfigureClient: func(hc *fasthttp.HostClient) error {
-		loadSettings(hc, conns)
+		loadSettings(hc, min(conns, transport.DefaultPublicConnsPerAddress))
 		return nil
 	}}
 }
