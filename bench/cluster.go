@@ -103,6 +103,7 @@ type clusterResult struct {
 	direct, anyNode             phaseResult
 	readDirect, readForwarded   phaseResult
 	pacedDirect, pacedForwarded phaseResult // at the same pace (-read-pace)
+	pacedInTurn                 phaseResult // both in turn at that pace (sides: direct, forwarded)
 	singleReports, singleReads  phaseResult
 	nodeRSS                     uint64 // the nodes' RSS after the load, in all
 	workspaces                  int    // of the cluster's fixture
@@ -236,7 +237,7 @@ func (c clusterConfig) runOnCluster(out io.Writer, bin, dir string, phases clust
 
 	api := newAdminAPI(bc.admins)
 	phase := (c.warmup + c.duration).Seconds()
-	f, err := c.setUp(out, "cluster", api, sizeHTTPFixture(c.planRate*phase*2, (c.readPlanRate+c.readPace)*phase*2, c.workspaces), c.shards)
+	f, err := c.setUp(out, "cluster", api, sizeHTTPFixture(c.planRate*phase*2, c.readPlanRate*phase*2+c.readPace*phase*3, c.workspaces), c.shards)
 	if err != nil {
 		return err
 	}
@@ -258,6 +259,7 @@ func (c clusterConfig) runOnCluster(out io.Writer, bin, dir string, phases clust
 		if c.readPace > 0 {
 			res.pacedDirect = run.run("cluster reads direct paced", c.readPace, direct.builder, &run.reads, f.readBudget())
 			res.pacedForwarded = run.run("cluster reads forwarded paced", c.readPace, forwarded.builder, &run.reads, f.readBudget())
+			res.pacedInTurn = run.run("cluster reads in turn paced", c.readPace, inTurn{direct, forwarded}.builder, &run.reads, f.readBudget())
 		}
 	}
 	if phases.reports {
@@ -386,6 +388,8 @@ func (c clusterConfig) printVerdict(out io.Writer, phases clusterPhases, res *cl
 	if phases.reads {
 		if c.readPace > 0 {
 			summary = append(summary, fmt.Sprintf("forwarded ÷ direct read p99 at %s reads/s %s", thousands(int64(c.readPace)), ratioText(float64(pacedForwarded), float64(pacedDirect))))
+			turnDirect, turnForwarded := res.pacedInTurn.sides[0].quantile(0.99), res.pacedInTurn.sides[1].quantile(0.99)
+			summary = append(summary, fmt.Sprintf("the same sent in turn in one phase %s (%s ÷ %s)", ratioText(float64(turnForwarded), float64(turnDirect)), fmtDur(turnForwarded), fmtDur(turnDirect)))
 		}
 		summary = append(summary, "forwarded ÷ direct read p99 at saturation "+ratioText(float64(p99Forwarded), float64(p99Direct)))
 		if phases.single {
@@ -411,6 +415,8 @@ func (c clusterConfig) printVerdict(out io.Writer, phases clusterPhases, res *cl
 	}
 	if phases.reads && c.readPace > 0 {
 		p99Target(pacedForwarded, pacedDirect, fmt.Sprintf("at the same load (%s reads/s each)", thousands(int64(c.readPace))))
+		p99Target(res.pacedInTurn.sides[1].quantile(0.99), res.pacedInTurn.sides[0].quantile(0.99),
+			fmt.Sprintf("sent in turn at the same moments (%s reads/s in all)", thousands(int64(c.readPace))))
 	}
 	if phases.reads {
 		p99Target(p99Forwarded, p99Direct, fmt.Sprintf("at saturation (closed loop, %d connections: forwarded %s reads/s, direct %s)",

@@ -112,6 +112,29 @@ func (b *routedReadBuilder) build(req *fasthttp.Request, i uint64) {
 
 func (b *routedReadBuilder) check(resp *fasthttp.Response) string { return checkDataAnswer(resp) }
 
+// inTurn sends direct and forwarded reads in turn (request i: direct when
+// i is even), so that both meet the same moments of the machine; side 0 is
+// direct, 1 forwarded.
+type inTurn struct{ direct, forwarded *routedReads }
+
+func (t inTurn) builder([]byte) requestBuilder {
+	return &inTurnBuilder{direct: routedReadBuilder{r: t.direct}, forwarded: routedReadBuilder{r: t.forwarded}}
+}
+
+type inTurnBuilder struct{ direct, forwarded routedReadBuilder }
+
+func (b *inTurnBuilder) build(req *fasthttp.Request, i uint64) {
+	if b.side(i) == 0 {
+		b.direct.build(req, i)
+	} else {
+		b.forwarded.build(req, i)
+	}
+}
+
+func (b *inTurnBuilder) side(i uint64) int { return int(i % 2) }
+
+func (b *inTurnBuilder) check(resp *fasthttp.Response) string { return checkDataAnswer(resp) }
+
 // phaseRun is what the load phases against one set of servers share: the
 // client, the processes whose CPU counts, and the request counters that
 // carry on from phase to phase on the same fixture.

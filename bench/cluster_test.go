@@ -42,10 +42,15 @@ func TestClusterRunsEndToEnd(t *testing.T) {
 		{"cluster reads forwarded", res.readForwarded, 0.95, 1, false},
 		{"cluster reads direct paced", res.pacedDirect, 0, 0, false},
 		{"cluster reads forwarded paced", res.pacedForwarded, 0.95, 1, false},
+		{"cluster reads in turn paced", res.pacedInTurn, 0.45, 0.55, false},
 		{"cluster reports direct", res.direct, 0, 0, true},
 		{"cluster reports any node", res.anyNode, 0.4, 1, true},
 		{"single reads", res.singleReads, 0, 0, false},
 		{"single reports", res.singleReports, 0, 0, false},
+	}
+	// In turn: every measured read's latency on its side, both sides there.
+	if in := res.pacedInTurn; in.sides[0].n+in.sides[1].n != uint64(in.requests) || in.sides[0].n == 0 || in.sides[1].n == 0 {
+		t.Errorf("in turn: %d direct and %d forwarded latencies of %d reads", in.sides[0].n, in.sides[1].n, in.requests)
 	}
 	for _, p := range phases {
 		t.Run(p.name, func(t *testing.T) {
@@ -86,9 +91,10 @@ func TestClusterRunsEndToEnd(t *testing.T) {
 		`(?m)^  CPU per request: server \d+µs, load generator \d+µs; in all \d+µs \([\d.]+ cores\)$`,
 		`(?m)^  shard logs: [\d,]+ messages \([\d.]+ per request\) of [\d.]+ records on average, publish to acknowledgement mean \S+; forwarded [\d,]+ requests, mean \S+$`,
 		`(?m)^RSS after the load: b1 \d+ MiB, .*\(nodes \d+ MiB in all\)$`,
-		`(?m)^summary \(4 shards\): cluster ÷ single-node reports/s: direct \d+\.\d\d, any node \d+\.\d\d; forwarded ÷ direct read p99 at 1,000 reads/s \d+\.\d\d; forwarded ÷ direct read p99 at saturation \d+\.\d\d; cluster direct ÷ single-node reads/s \d+\.\d\d$`,
+		`(?m)^summary \(4 shards\): cluster ÷ single-node reports/s: direct \d+\.\d\d, any node \d+\.\d\d; forwarded ÷ direct read p99 at 1,000 reads/s \d+\.\d\d; the same sent in turn in one phase \d+\.\d\d \(\S+ ÷ \S+\); forwarded ÷ direct read p99 at saturation \d+\.\d\d; cluster direct ÷ single-node reads/s \d+\.\d\d$`,
 		`(?m)^target (met    |NOT MET)  durable reports/s through the cluster \(any node\) ≥ 10,000: [\d,]+ \(direct [\d,]+\)$`,
 		`(?m)^target (met    |NOT MET)  forwarded read p99 ≤ 2× direct at the same load \(1,000 reads/s each\): \d+\.\d\d× \(\S+ ÷ \S+\)$`,
+		`(?m)^target (met    |NOT MET)  forwarded read p99 ≤ 2× direct sent in turn at the same moments \(1,000 reads/s in all\): \d+\.\d\d× \(\S+ ÷ \S+\)$`,
 		`(?m)^target (met    |NOT MET)  forwarded read p99 ≤ 2× direct at saturation \(closed loop, 8 connections: forwarded [\d,]+ reads/s, direct [\d,]+\): \d+\.\d\d× \(\S+ ÷ \S+\)$`,
 	} {
 		if !regexp.MustCompile(want).MatchString(out.String()) {

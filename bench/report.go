@@ -80,6 +80,7 @@ type targetResult struct {
 	requests int64
 	elapsed  time.Duration
 	lat      hist
+	sides    [2]hist // with a sided builder: lat split by the requests' side
 	errors   int64
 	cpu      time.Duration // user+system CPU of the target process during the measured phase
 	genCPU   time.Duration // the same for the load generator (this process)
@@ -426,6 +427,12 @@ type requestBuilder interface {
 	check(resp *fasthttp.Response) string
 }
 
+// sided is a requestBuilder whose requests are of two sides (direct and
+// forwarded reads sent in turn): runLoad keeps their latencies apart too.
+type sided interface {
+	side(i uint64) int // 0 or 1
+}
+
 // runTarget drives addr with c.conns connections in a closed loop: each
 // goroutine sends a request (newBuilder makes each goroutine's builder; host
 // is "http://addr") and waits for the answer. Requests started during the
@@ -491,6 +498,7 @@ func runLoad(out io.Writer, c loadConfig, name string, hc doer, host []byte, new
 		nerr   atomic.Int64
 		counts = make([]int64, c.conns)
 		hists  = make([]hist, c.conns)
+		sides  = make([][2]hist, c.conns)
 		wg     sync.WaitGroup
 		pace   *pacer
 		done   = make(chan struct{})
@@ -504,6 +512,7 @@ func runLoad(out io.Writer, c loadConfig, name string, hc doer, host []byte, new
 			defer fasthttp.ReleaseRequest(req)
 			defer fasthttp.ReleaseResponse(resp)
 			rb := newBuilder(host)
+			sb, isSided := rb.(sided)
 			h := &hists[w]
 			for {
 				if pace != nil && !pace.wait(done) {
@@ -535,6 +544,9 @@ func runLoad(out io.Writer, c loadConfig, name string, hc doer, host []byte, new
 				}
 				if p == phaseMeasure {
 					h.record(lat)
+					if isSided {
+						sides[w][sb.side(i)].record(lat)
+					}
 					counts[w]++
 				}
 			}
@@ -548,6 +560,8 @@ func runLoad(out io.Writer, c loadConfig, name string, hc doer, host []byte, new
 	for w := range c.conns {
 		r.requests += counts[w]
 		r.lat.merge(&hists[w])
+		r.sides[0].merge(&sides[w][0])
+		r.sides[1].merge(&sides[w][1])
 	}
 	r.errors = nerr.Load()
 	errs.print(out, name)
