@@ -80,7 +80,7 @@ type targetResult struct {
 	requests int64
 	elapsed  time.Duration
 	lat      hist
-	sides    [2]hist // with a sided builder: lat split by the requests' side
+	sides    *[2]hist // with a sided builder: lat split by the requests' side; else nil
 	errors   int64
 	cpu      time.Duration // user+system CPU of the target process during the measured phase
 	genCPU   time.Duration // the same for the load generator (this process)
@@ -498,13 +498,16 @@ func runLoad(out io.Writer, c loadConfig, name string, hc doer, host []byte, new
 		nerr   atomic.Int64
 		counts = make([]int64, c.conns)
 		hists  = make([]hist, c.conns)
-		sides  = make([][2]hist, c.conns)
+		sides  [][2]hist // with a sided builder only
 		wg     sync.WaitGroup
 		pace   *pacer
 		done   = make(chan struct{})
 	)
 	if c.pace > 0 {
 		pace = newPacer(c.pace, 1)
+	}
+	if _, ok := newBuilder(host).(sided); ok {
+		sides = make([][2]hist, c.conns)
 	}
 	for w := range c.conns {
 		wg.Go(func() {
@@ -560,8 +563,13 @@ func runLoad(out io.Writer, c loadConfig, name string, hc doer, host []byte, new
 	for w := range c.conns {
 		r.requests += counts[w]
 		r.lat.merge(&hists[w])
-		r.sides[0].merge(&sides[w][0])
-		r.sides[1].merge(&sides[w][1])
+	}
+	if sides != nil {
+		r.sides = new([2]hist)
+		for w := range sides {
+			r.sides[0].merge(&sides[w][0])
+			r.sides[1].merge(&sides[w][1])
+		}
 	}
 	r.errors = nerr.Load()
 	errs.print(out, name)

@@ -11,7 +11,11 @@ var _ state.Hooks = (*actor)(nil)
 // KeyAdded indexes a new key's hash.
 func (a *actor) KeyAdded(_ *state.Workspace, k *state.Key) {
 	r := &keyRef{hash: k.Hash, act: a, key: k}
-	a.index(func(e *Engine) { e.keys.put(r) })
+	if a.deferred != nil { // the closure only then: a load adds every key
+		a.deferred.add(func(e *Engine) { e.keys.put(r) })
+		return
+	}
+	a.eng.keys.put(r)
 }
 
 // KeyRemoved drops a revoked key's hash.
@@ -22,25 +26,27 @@ func (a *actor) KeyRemoved(_ *state.Workspace, k *state.Key) {
 
 // IngestAdded indexes a job's ingest token.
 func (a *actor) IngestAdded(_ *state.Workspace, j *state.Job) {
-	if token := j.IngestToken; token != "" {
-		r := &ingestRef{act: a, jobID: j.ID}
-		a.index(func(e *Engine) { e.ingest.put(token, r) })
+	token := j.IngestToken
+	if token == "" {
+		return
 	}
+	r := &ingestRef{act: a, jobID: j.ID}
+	if a.deferred != nil { // as KeyAdded
+		a.deferred.add(func(e *Engine) { e.ingest.put(token, r) })
+		return
+	}
+	a.eng.ingest.put(token, r)
 }
 
 // indexAll indexes everything of a workspace just loaded or made: its
-// keys, its jobs' ingest tokens, its users and its sessions. Keys and
-// tokens go straight in (a snapshot holds one token per job; a kept
-// change costs an allocation each).
+// keys, its jobs' ingest tokens, its users and its sessions.
 func (a *actor) indexAll() {
 	w := a.ws.Workspace
 	for _, k := range w.Keys {
-		a.eng.keys.put(&keyRef{hash: k.Hash, act: a, key: k})
+		a.KeyAdded(w, k)
 	}
 	for _, j := range w.Jobs {
-		if j.IngestToken != "" {
-			a.eng.ingest.put(j.IngestToken, &ingestRef{act: a, jobID: j.ID})
-		}
+		a.IngestAdded(w, j)
 	}
 	for _, u := range w.Users {
 		a.UserAdded(w, u)

@@ -106,8 +106,6 @@ func (w *Workspace) ScheduleTrial(hooks Hooks) {
 	}
 }
 
-// actorOr returns the actor a record names, or "admin" (the admin API's
-// changes name nobody).
 // added notes a new thing of the workspace: its id (so that ids made
 // later sort after it) and the activity entry that says who added it.
 func (w *Workspace) added(id ID, a Activity) {
@@ -115,6 +113,8 @@ func (w *Workspace) added(id ID, a Activity) {
 	w.addActivity(a)
 }
 
+// actorOr returns the actor a record names, or "admin" (the admin API's
+// changes name nobody).
 func actorOr(actor string) string {
 	if actor == "" {
 		return "admin"
