@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -74,13 +75,24 @@ func ensure(ctx context.Context, log *slog.Logger, what string, lookup, create f
 	}
 }
 
-// retryable reports whether err is JetStream not answering yet (no leader,
-// no connection yet), rather than an answer.
+// retryable reports whether err is JetStream not ready yet rather than a
+// refusal: no answer (no leader, no connection yet), or a replicated
+// stream that cannot be placed because a server of the cluster is offline
+// for the moment (one starting, or one the meta leader has not heard from
+// under load: a fresh cluster's set-up met it on a busy machine).
 func retryable(err error) bool {
-	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrNoResponders) ||
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrNoResponders) ||
 		errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrReconnectBufExceeded) ||
-		errors.Is(err, nats.ErrTimeout)
+		errors.Is(err, nats.ErrTimeout) {
+		return true
+	}
+	var api *jetstream.APIError
+	return errors.As(err, &api) && api.ErrorCode == jsNoPeers && strings.Contains(api.Description, "peer offline")
 }
+
+// jsNoPeers is JetStream's error code for a stream it cannot place on
+// enough servers (JSClusterNoPeersErrF); its description says why.
+const jsNoPeers jetstream.ErrorCode = 10005
 
 // withWait calls fn with callWait.
 func withWait(ctx context.Context, fn func(context.Context) error) error {
