@@ -3,6 +3,7 @@ package clustertest
 import (
 	"flag"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -21,6 +22,7 @@ var (
 	rounds  = flag.Int("rounds", 3, "chaos rounds to run")
 	results = flag.String("results", "", "a RESULTS.md whose chaos section gets the failover times")
 	shards  = flag.Int("shards", 4, "the cluster's shard count")
+	only    = flag.String("only", "", "run only the rounds whose name has this in it (e.g. SIGTERM)")
 	serve   = flag.String("serve", "", "more flags for every node's serve, space-separated (experiments: --cluster-peer-listen= forwards over NATS only)")
 )
 
@@ -30,10 +32,13 @@ func TestMain(m *testing.M) {
 }
 
 // A round does something bad to the cluster while the load runs, and
-// undoes it.
+// undoes it. A planned round (a node stopped and started again, as in a
+// rolling upgrade) hands its shards over: its times are counted apart
+// from the failovers'.
 type round struct {
-	name string
-	run  func(h *harness) event
+	name    string
+	run     func(h *harness) event
+	planned bool
 }
 
 // event is what a round did: when, and to which node (-1: none) whose
@@ -47,12 +52,18 @@ type event struct {
 // they kill a node and a NATS server, freeze an owner past its lease, and
 // cut a node off); more rounds pick among all of them.
 var allRounds = []round{
-	{"kill a node and a NATS server", func(h *harness) event { return h.kill(true, true) }},
-	{"freeze a shard's owner past its lease", (*harness).freezeOwner},
-	{"cut a node off from NATS", (*harness).cutOff},
-	{"kill a node", func(h *harness) event { return h.kill(true, false) }},
-	{"kill a NATS server", func(h *harness) event { return h.kill(false, true) }},
+	{name: "kill a node and a NATS server", run: func(h *harness) event { return h.kill(true, true) }},
+	{name: "freeze a shard's owner past its lease", run: (*harness).freezeOwner},
+	{name: "cut a node off from NATS", run: (*harness).cutOff},
+	{name: "kill a node", run: func(h *harness) event { return h.kill(true, false) }},
+	{name: "kill a NATS server", run: func(h *harness) event { return h.kill(false, true) }},
+	{name: "restart a node (SIGTERM), as a rolling upgrade does", run: (*harness).restart, planned: true},
 }
+
+// handOverTarget bounds how long a node stopped with SIGTERM leaves its
+// shards unanswered: it hands each over with a snapshot instead of
+// leaving its lease to expire (docs/decisions.md).
+const handOverTarget = 5 * time.Second
 
 // TestChaos: under a steady load of reports, each round kills, freezes or
 // cuts off processes of a three-node cluster and restores them; after it,
@@ -67,20 +78,40 @@ func TestChaos(t *testing.T) {
 	h := startHarness(t, *shards, *rounds)
 	h.load.start(12, 8)
 	time.Sleep(2 * time.Second)
-	var failovers []time.Duration
+	pool := allRounds
+	if *only != "" {
+		pool = slices.DeleteFunc(slices.Clone(allRounds), func(rd round) bool { return !strings.Contains(rd.name, *only) })
+		if len(pool) == 0 {
+			t.Fatalf("no round's name has %q in it", *only)
+		}
+	}
+	var failovers, handOvers []time.Duration
+	restarts := 0
 	for r := range *rounds {
-		rd := allRounds[r%len(allRounds)]
+		rd := pool[r%len(pool)]
 		if r >= 3 {
-			rd = allRounds[rand.IntN(len(allRounds))]
+			rd = pool[rand.IntN(len(pool))]
 		}
 		start := time.Now()
 		ev := rd.run(h)
 		h.settle()
 		took := h.failoverTimes(ev)
+		if rd.planned {
+			took = h.outages(ev)
+		}
 		t.Logf("round %d: answers since the last round: %v", r+1, h.load.codesSince(start))
-		failovers = append(failovers, took...)
 		h.verify(fmt.Sprintf("round %d (%s)", r+1, rd.name))
 		t.Logf("round %d: %s: %v, failover times %v", r+1, rd.name, time.Since(start).Round(time.Millisecond), took)
+		if rd.planned {
+			restarts++
+			handOvers = append(handOvers, took...)
+			if len(took) > 0 && took[len(took)-1] > handOverTarget {
+				h.explain(start)
+				t.Errorf("round %d: a shard of the node stopped with SIGTERM went unanswered for %v (at most %v)", r+1, took[len(took)-1], handOverTarget)
+			}
+			continue
+		}
+		failovers = append(failovers, took...)
 		if len(took) > 0 && took[len(took)-1] > 15*time.Second {
 			h.explain(start)
 		}
@@ -89,7 +120,13 @@ func TestChaos(t *testing.T) {
 	h.resend()
 	h.verify("the end")
 	h.checkEpochs()
-	summary := summarize(failovers)
+	summary := summarize(failovers, "shard failovers")
+	switch {
+	case len(handOvers) > 0:
+		summary += fmt.Sprintf("; %d nodes stopped with SIGTERM left shards unanswered for %s", restarts, summarize(handOvers, "shards"))
+	case restarts > 0:
+		summary += fmt.Sprintf("; %d nodes stopped with SIGTERM left no shard unanswered", restarts)
+	}
 	t.Logf("%d rounds, failover %s", *rounds, summary)
 	if *results != "" {
 		writeResults(t, *results, *rounds, *shards, summary)
@@ -166,6 +203,56 @@ func (h *harness) kill(node, nats bool) event {
 		h.load.down[ev.affected].Store(false)
 	}
 	return ev
+}
+
+// restart stops a random node as an operator does (SIGTERM: it hands its
+// shards over to the others), starts it again 3 s later, and waits until
+// it has taken back the shards it owned (30 s after its start, handing
+// over again): both hand-overs of a rolling upgrade's step.
+func (h *harness) restart() event {
+	i := rand.IntN(len(h.c.Nodes))
+	n := h.c.Nodes[i]
+	other := (i + 1) % len(h.c.Nodes)
+	owned := len(h.ownedBy(other, n.ID))
+	h.load.down[i].Store(true)
+	ev := event{at: time.Now(), affected: i}
+	if err := n.Term(30 * time.Second); err != nil {
+		h.t.Fatal(err)
+	}
+	h.t.Logf("%s stopped %v after SIGTERM", n.ID, time.Since(ev.at).Round(time.Millisecond))
+	time.Sleep(3 * time.Second)
+	if err := n.Start(time.Minute); err != nil {
+		h.t.Fatal(err)
+	}
+	h.load.down[i].Store(false)
+	for deadline := time.Now().Add(90 * time.Second); len(h.ownedBy(other, n.ID)) < owned; time.Sleep(500 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			h.t.Fatalf("%s did not take back its %d shards within 90 s of its start", n.ID, owned)
+		}
+	}
+	time.Sleep(3 * time.Second) // the load meets its shards there
+	return ev
+}
+
+// ownedBy returns the shards node id serves, from node from's view.
+func (h *harness) ownedBy(from int, id string) []int {
+	var st struct {
+		Owners []struct {
+			Shard int
+			State string
+			Owner string
+		}
+	}
+	if err := h.nodes[from].AdminCall(200, "GET", "/cluster", nil, &st); err != nil {
+		return nil
+	}
+	var out []int
+	for _, o := range st.Owners {
+		if o.Owner == id && o.State == "served" {
+			out = append(out, o.Shard)
+		}
+	}
+	return out
 }
 
 // freezeOwner stops (SIGSTOP) the owner of a random shard until another
@@ -328,6 +415,41 @@ func (h *harness) failoverTimes(ev event) []time.Duration {
 	return out
 }
 
+// outages returns, for each shard whose reports failed after the event
+// (sent to nodes the event did not touch), the longest time it went
+// unanswered: from its last acknowledged report before a failure (or the
+// event) to the next one acknowledged.
+func (h *harness) outages(ev event) []time.Duration {
+	_, attempts := h.load.snapshot()
+	lastOK := map[int]time.Time{}
+	failing := map[int]bool{}
+	longest := map[int]time.Duration{}
+	for _, a := range attempts { // in the order they ended
+		switch {
+		case a.node == ev.affected:
+		case !a.at.After(ev.at):
+			if a.ok {
+				lastOK[a.shard] = a.at
+			}
+		case !a.ok:
+			failing[a.shard] = true
+		default:
+			if failing[a.shard] {
+				from := lastOK[a.shard]
+				if from.Before(ev.at) {
+					from = ev.at
+				}
+				longest[a.shard] = max(longest[a.shard], a.at.Sub(from).Round(10*time.Millisecond))
+				failing[a.shard] = false
+			}
+			lastOK[a.shard] = a.at
+		}
+	}
+	out := slices.Collect(maps.Values(longest))
+	slices.Sort(out)
+	return out
+}
+
 // resend sends every report not acknowledged yet again, with its
 // Idempotency-Key, until it is.
 func (h *harness) resend() {
@@ -443,14 +565,14 @@ func (h *harness) checkEpochs() {
 	}
 }
 
-// summarize gives p50, p99 and max of the failover times.
-func summarize(d []time.Duration) string {
+// summarize gives p50, p99 and max of times, over their count of what.
+func summarize(d []time.Duration, what string) string {
 	if len(d) == 0 {
 		return "none measured"
 	}
 	slices.Sort(d)
 	q := func(p float64) time.Duration { return d[min(len(d)-1, int(p*float64(len(d))))] }
-	return fmt.Sprintf("p50 %v, p99 %v, max %v over %d shard failovers", q(0.50), q(0.99), d[len(d)-1], len(d))
+	return fmt.Sprintf("p50 %v, p99 %v, max %v over %d %s", q(0.50), q(0.99), d[len(d)-1], len(d), what)
 }
 
 // writeResults puts the run's figures in the chaos section of a
