@@ -3,6 +3,7 @@ package cluster
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"errors"
 	"math/rand/v2"
 	"net/url"
@@ -203,14 +204,17 @@ func (n *Node) answerForwarded(h *hosted, dst, req []byte, limit int64) []byte {
 	return out
 }
 
-// call is a question a node asks every shard's owner.
+// call is a question a node asks a shard's owner.
 type call struct {
 	Op    string `json:"op"`
 	Email string `json:"email,omitempty"`
+	Hash  string `json:"hash,omitempty"` // a session's SHA-256, hex
 }
 
 // onCall answers a question about a shard this node owns: whether an
-// e-mail address is one of its users'.
+// e-mail address is one of its users' ("login": 1 or 0), the workspaces
+// whose users it is ("memberships": a JSON list), and the workspace of a
+// session ("session": a JSON object, or null).
 func (n *Node) onCall(h *hosted, m *nats.Msg) {
 	var c call
 	if err := jsonx.Unmarshal(m.Data, &c); err != nil || !h.serving.Load() {
@@ -223,6 +227,28 @@ func (n *Node) onCall(h *hosted, m *nats.Msg) {
 			m.Respond([]byte("1"))
 			return
 		}
+	case "memberships":
+		b, err := jsonx.Marshal(h.eng.Memberships(c.Email))
+		if err == nil {
+			m.Respond(b)
+			return
+		}
+	case "session":
+		var hash [32]byte
+		if hex.DecodedLen(len(c.Hash)) != len(hash) {
+			break
+		}
+		if _, err := hex.Decode(hash[:], []byte(c.Hash)); err != nil {
+			break
+		}
+		if su, ok := h.eng.Session(hash); ok {
+			if b, err := jsonx.Marshal(engine.Membership{ID: su.Workspace.ID, Name: su.Workspace.Name}); err == nil {
+				m.Respond(b)
+				return
+			}
+		}
+		m.Respond([]byte("null"))
+		return
 	}
 	m.Respond([]byte("0"))
 }
@@ -230,27 +256,37 @@ func (n *Node) onCall(h *hosted, m *nats.Msg) {
 // ask sends a question to every shard's owner at once and returns the
 // shards that answered yes.
 func (n *Node) ask(c call) []int {
-	data, err := jsonx.Marshal(c)
-	if err != nil {
-		return nil
-	}
-	var mu sync.Mutex
 	var yes []int
+	for s, answer := range n.askAll(c) {
+		if string(answer) == "1" {
+			yes = append(yes, s)
+		}
+	}
+	return yes
+}
+
+// askAll sends a question to every shard's owner at once and returns each
+// shard's answer, nil for a shard that gave none within 5 s.
+func (n *Node) askAll(c call) [][]byte {
+	data, err := jsonx.Marshal(c)
+	answers := make([][]byte, n.shards)
+	if err != nil {
+		return answers
+	}
 	var wg sync.WaitGroup
 	for s := range n.shards {
 		wg.Go(func() {
-			msg, err := n.nc.Request(subject("call", s), data, 5*time.Second)
-			if err == nil && string(msg.Data) == "1" {
-				mu.Lock()
-				yes = append(yes, s)
-				mu.Unlock()
+			if msg, err := n.nc.Request(subject("call", s), data, callTimeout); err == nil {
+				answers[s] = msg.Data
 			}
 		})
 	}
 	wg.Wait()
-	sort.Ints(yes)
-	return yes
+	return answers
 }
+
+// callTimeout bounds a question to a shard's owner.
+const callTimeout = 5 * time.Second
 
 // toLogin sends a login to the shard of the workspace it names (the
 // switcher's), else of the user its e-mail address names (else to any

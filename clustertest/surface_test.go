@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"backupmon/cluster"
+	"backupmon/engine"
 	"backupmon/internal/testserver"
 	"backupmon/localcluster"
 )
@@ -236,6 +237,72 @@ func TestAnyNodeAnswers(t *testing.T) {
 		}
 		if r := at(1).For(t).Do("GET", at(1).PublicURL+m, nil, nil); r.Status != 404 {
 			t.Fatalf("the used link through node 2: %d, want 404", r.Status)
+		}
+
+		// The technician is also a user of a workspace on another shard: the
+		// switcher lists both through every node, and moves between the two
+		// sessions the browser holds without a new login.
+		idOf := func(s string) engine.ID { id, _ := engine.ParseID(s); return id }
+		var other string
+		for _, w := range wss[1:] {
+			if cluster.WorkspaceShard(idOf(w), shards) != cluster.WorkspaceShard(idOf(ws), shards) {
+				other = w
+				break
+			}
+		}
+		if other == "" {
+			t.Fatalf("no workspace of %v on another shard than %s", wss, ws)
+		}
+		at(2).For(t).MustAdmin(201, "POST", "/workspaces/"+other+"/users", map[string]any{"email": "tech@acme.test", "name": "Tech elsewhere", "role": "admin", "password": "the other password 1"})
+		send := func(v url.Values, cookie string, i int) testserver.Response {
+			h := map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Sec-Fetch-Site": "same-origin", "Origin": at(i).PublicURL}
+			if cookie != "" {
+				h["Cookie"] = cookie
+			}
+			return at(i).For(t).Do("POST", at(i).PublicURL+v.Get("path"), h, []byte(v.Encode()))
+		}
+		cookies := func(r testserver.Response) map[string]string {
+			out := map[string]string{}
+			for _, c := range (&http.Response{Header: r.Header}).Cookies() {
+				out[c.Name] = c.Value
+			}
+			return out
+		}
+		r = send(url.Values{"path": {"/login"}, "email": {"tech@acme.test"}, "password": {"a long password 1"}, "workspace": {ws}}, "", 0)
+		sessA := cookies(r)["__Host-session"]
+		if r.Status != 303 || sessA == "" {
+			t.Fatalf("the technician's login to %s: %d %s", ws, r.Status, r.Body)
+		}
+		options := regexp.MustCompile(`<option value="([0-9a-f-]+)"`)
+		for i := range 3 {
+			r := at(i).For(t).Do("GET", at(i).PublicURL+"/", map[string]string{"Cookie": "__Host-session=" + sessA}, nil)
+			var listed []string
+			for _, m := range options.FindAllStringSubmatch(string(r.Body), -1) {
+				listed = append(listed, m[1])
+			}
+			slices.Sort(listed)
+			want := []string{ws, other}
+			slices.Sort(want)
+			if r.Status != 200 || !slices.Equal(listed, want) {
+				t.Fatalf("the switcher through node %d lists %v, want %v: %d %.300s", i+1, listed, want, r.Status, r.Body)
+			}
+		}
+		r = send(url.Values{"path": {"/switch"}, "workspace": {other}}, "__Host-session="+sessA, 1)
+		if loc := r.Header.Get("Location"); r.Status != 303 || !strings.HasPrefix(loc, at(1).PublicURL+"/login?") || !strings.Contains(loc, "workspace="+other) {
+			t.Fatalf("switch to a workspace not logged in to: %d %q, want its login", r.Status, loc)
+		}
+		r = send(url.Values{"path": {"/login"}, "email": {"tech@acme.test"}, "password": {"the other password 1"}, "workspace": {other}, "next": {"/"}}, "__Host-session="+sessA, 2)
+		sessB, others := cookies(r)["__Host-session"], cookies(r)["__Host-others"]
+		if r.Status != 303 || sessB == "" || others != sessA {
+			t.Fatalf("the technician's login to %s: %d, others cookie %q, want the first session kept", other, r.Status, others)
+		}
+		for i := range 3 {
+			r = send(url.Values{"path": {"/switch"}, "workspace": {ws}}, "__Host-session="+sessB+"; __Host-others="+sessA, i)
+			got := cookies(r)
+			if r.Status != 303 || r.Header.Get("Location") != at(i).PublicURL+"/" || got["__Host-session"] != sessA || got["__Host-others"] != sessB ||
+				got["flash"] != url.QueryEscape("Switched to ws 00.") {
+				t.Fatalf("switch back to %s through node %d: %d %q, cookies %v; want the first session in use and the second kept", ws, i+1, r.Status, r.Header.Get("Location"), got)
+			}
 		}
 	})
 

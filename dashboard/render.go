@@ -66,7 +66,7 @@ func (s *Server) newView(ctx *fasthttp.RequestCtx, u *engine.SessionUser, title,
 		CanTriage: allowed(u.Role, canTriage), CanManage: allowed(u.Role, canManage),
 		Now: s.eng.Now().UnixMilli(), Data: data, loc: u.Workspace.Loc}
 	v.Flash, v.FlashError = takeFlash(ctx)
-	if list := s.eng.Memberships(u.Email); len(list) > 1 {
+	if list := s.memberships(u.Email); len(list) > 1 {
 		v.Switch = list
 	}
 	return v

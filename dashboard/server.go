@@ -47,6 +47,20 @@ type Config struct {
 	// TestChannel sends a channel's test now and says whether the remote
 	// took it and what it answered; nil: tests are not offered.
 	TestChannel func(n engine.Notice) (ok bool, answer string)
+	// Elsewhere, on a cluster, answers for the workspaces the other shards
+	// hold (switch.go); nil on a single node, whose engine holds them all.
+	Elsewhere Elsewhere
+}
+
+// Elsewhere answers for the workspaces of a cluster's other shards, for
+// the header's workspace switcher.
+type Elsewhere interface {
+	// Memberships returns the workspaces of every shard whose users
+	// include email, by name.
+	Memberships(email string) []engine.Membership
+	// SessionWorkspace returns the workspace of the session whose cookie
+	// value is value; ok is false when no shard holds it live.
+	SessionWorkspace(value string) (m engine.Membership, ok bool)
 }
 
 // Server is the dashboard's HTTP handler.
@@ -62,6 +76,7 @@ type Server struct {
 	mailer        func(ctx context.Context, to, subject, body string) error
 	publicURL     string
 	test          func(n engine.Notice) (ok bool, answer string) // Config.TestChannel
+	elsewhere     Elsewhere
 	cop           *http.CrossOriginProtection
 	pages         *pages
 	handler       fasthttp.RequestHandler
@@ -80,6 +95,7 @@ func New(cfg Config) *Server {
 	s.mailer, s.publicURL = cfg.Mailer, strings.TrimRight(cfg.PublicURL, "/")
 	s.rulesMail = cfg.Rules
 	s.test = cfg.TestChannel
+	s.elsewhere = cfg.Elsewhere
 	if len(s.deviceKey) == 0 {
 		s.deviceKey = make([]byte, 32)
 		if _, err := rand.Read(s.deviceKey); err != nil {

@@ -70,6 +70,27 @@ func (s *Server) setOthers(ctx *fasthttp.RequestCtx, list []string, active strin
 	ctx.Response.Header.SetCookie(c)
 }
 
+// memberships returns the workspaces whose users include email, by name:
+// this engine's, or on a cluster every shard's.
+func (s *Server) memberships(email string) []engine.Membership {
+	if s.elsewhere != nil {
+		return s.elsewhere.Memberships(email)
+	}
+	return s.eng.Memberships(email)
+}
+
+// sessionWorkspace returns the workspace of the browser's session v when
+// it is live: here, or on a cluster at the owner of the shard v names.
+func (s *Server) sessionWorkspace(v string) (engine.Membership, bool) {
+	if su, ok := s.eng.Session(sha256.Sum256([]byte(v))); ok {
+		return engine.Membership{ID: su.Workspace.ID, Name: su.Workspace.Name}, true
+	}
+	if s.elsewhere != nil {
+		return s.elsewhere.SessionWorkspace(v)
+	}
+	return engine.Membership{}, false
+}
+
 // switchWorkspace makes the browser's session of another workspace the
 // one in use, or sends the browser to log in to it.
 func (s *Server) switchWorkspace(ctx *fasthttp.RequestCtx, u *engine.SessionUser) {
@@ -80,11 +101,10 @@ func (s *Server) switchWorkspace(ctx *fasthttp.RequestCtx, u *engine.SessionUser
 	}
 	others := s.others(ctx)
 	for _, v := range others {
-		su, ok := s.eng.Session(sha256.Sum256([]byte(v)))
-		if ok && su.Workspace.ID == wid {
+		if m, ok := s.sessionWorkspace(v); ok && m.ID == wid {
 			s.setOthers(ctx, append([]string{string(ctx.Request.Header.Cookie(s.cookieName()))}, others...), v)
 			s.setSessionCookie(ctx, v, sessionMaxAge)
-			redirect(ctx, "/", "Switched to "+su.Workspace.Name+".", false)
+			redirect(ctx, "/", "Switched to "+m.Name+".", false)
 			return
 		}
 	}

@@ -155,7 +155,8 @@ func (s *server) buildShard(shard int, eng *engine.Engine) (*cluster.Stack, erro
 	})
 	rules := smtpin.RulesFor(eng, s.node.MailStore())
 	dash := dashboard.New(dashboard.Config{Engine: eng, Hasher: s.hasher, Logger: s.logger,
-		DeviceKey: deriveKey(s.curKey, "backupmon device cookies"), SessionPrefix: cluster.SessionPrefix(shard), Mailer: s.inviteMailer(), PublicURL: s.cfg.publicURL, Rules: rules})
+		DeviceKey: deriveKey(s.curKey, "backupmon device cookies"), SessionPrefix: cluster.SessionPrefix(shard), Mailer: s.inviteMailer(), PublicURL: s.cfg.publicURL, Rules: rules,
+		Elsewhere: s.node})
 	asst := assistant.New(assistant.Config{Engine: eng, Logger: s.logger})
 	srv.AttachParts(transport.Parts{
 		Engine:    eng,
