@@ -39,6 +39,7 @@ func (s *Server) peopleRoutes(r *router.Router) {
 		{"GET", "/settings/two-factor", 0, s.twoFactorPage},
 		{"POST", "/settings/two-factor/enable", 0, s.enableTwoFactor},
 		{"POST", "/settings/two-factor/disable", 0, s.disableTwoFactor},
+		{"POST", "/settings/two-factor/recovery", 0, s.renewRecovery},
 		{"POST", "/settings/two-factor/require", canOwn, s.requireTwoFactor},
 		{"POST", "/settings/users/{uid}/two-factor/reset", canManage, s.resetTwoFactor},
 		{"POST", "/switch", 0, s.switchWorkspace},

@@ -33,8 +33,10 @@ type twoFactorData struct {
 	// signed copy the form sends back, its otpauth URL and QR code.
 	Secret, SecretToken, URL string
 	QR                       template.HTML
-	// Recovery holds the new recovery codes, shown once.
+	// Recovery holds the new recovery codes, shown once; Renewed says they
+	// replace earlier ones.
 	Recovery []string
+	Renewed  bool
 	Error    string
 }
 
@@ -163,9 +165,45 @@ func recoveryCodes() ([]string, [][32]byte, error) {
 	return codes, hashes, nil
 }
 
+// disableTwoFactor turns off the user's own two-factor sign-in with a code
+// of it (TOTP or recovery), so that a session alone cannot.
 func (s *Server) disableTwoFactor(ctx *fasthttp.RequestCtx, u *engine.SessionUser) {
-	err := s.eng.DisableTwoFactor(u.Workspace.ID, u.UserID, false, actor(u))
+	if !s.allowCode(ctx, u) {
+		return
+	}
+	err := s.eng.DisableTwoFactor(u.Workspace.ID, u.UserID, false, string(ctx.PostArgs().Peek("code")), actor(u))
 	redirectAfter(ctx, "/settings/two-factor", err, "Not turned off", "Two-factor sign-in is off.")
+}
+
+// renewRecovery replaces the user's recovery codes with ten new ones,
+// shown once, given a code of the second factor (TOTP or recovery).
+func (s *Server) renewRecovery(ctx *fasthttp.RequestCtx, u *engine.SessionUser) {
+	if !s.allowCode(ctx, u) {
+		return
+	}
+	codes, hashes, err := recoveryCodes()
+	if err != nil {
+		s.failed(ctx, err)
+		return
+	}
+	if err := s.eng.RenewRecovery(u.Workspace.ID, u.UserID, string(ctx.PostArgs().Peek("code")), hashes, actor(u)); err != nil {
+		redirectAfter(ctx, "/settings/two-factor", err, "Not renewed", "")
+		return
+	}
+	u.RecoveryLeft = len(codes)
+	s.renderTwoFactor(ctx, u, fasthttp.StatusOK, twoFactorData{Recovery: codes, Renewed: true}, "")
+}
+
+// allowCode counts a guess of the user's second factor made from a
+// session, in the buckets of the login's second step; past them it
+// answers 429 and returns false.
+func (s *Server) allowCode(ctx *fasthttp.RequestCtx, u *engine.SessionUser) bool {
+	if s.throttle.allow(addrKey(remoteAddr(ctx)), "code:"+strings.ToLower(u.Email), "", s.eng.Now()) {
+		return true
+	}
+	ctx.Response.Header.Set("Retry-After", "60")
+	s.errorPage(ctx, fasthttp.StatusTooManyRequests, "Too many attempts", "Too many codes tried. Try again in a minute.")
+	return false
 }
 
 // resetTwoFactor turns off another user's two-factor sign-in (a lost
@@ -186,7 +224,7 @@ func (s *Server) resetTwoFactor(ctx *fasthttp.RequestCtx, u *engine.SessionUser)
 		s.errorPage(ctx, fasthttp.StatusForbidden, "Forbidden", "Only an owner can change an owner or make one.")
 		return
 	}
-	err := s.eng.DisableTwoFactor(u.Workspace.ID, uid, true, actor(u))
+	err := s.eng.DisableTwoFactor(u.Workspace.ID, uid, true, "", actor(u))
 	redirectAfter(ctx, back, err, "Not reset", "Two-factor sign-in of "+target.Email+" is off; they can turn it on again.")
 }
 

@@ -92,6 +92,22 @@ func secondFactor(u *state.User, code string, now int64) (*state.TwoFactorUsed, 
 	return nil, ErrCodeWrong
 }
 
+// checkSecondFactor checks code for the user userID names at now: the
+// user and the record that notes the code's use; KindNotFound for an
+// unknown user or one without two-factor sign-in, ErrCodeWrong or
+// ErrCodeUsed for the code.
+func checkSecondFactor(w *workspace, userID, code string, now int64) (*state.User, *state.TwoFactorUsed, error) {
+	u := w.User(userID)
+	switch {
+	case u == nil:
+		return nil, nil, notFound("user")
+	case u.TwoFactor == nil:
+		return nil, nil, notFound("second factor")
+	}
+	used, err := secondFactor(u, code, now)
+	return u, used, err
+}
+
 // StartSessionTwoFactor records a login of a user who signs in with a
 // second factor, once the password was checked against checkedHash: code
 // is the TOTP code of now or an unused recovery code, and its use is noted
@@ -103,18 +119,12 @@ func (e *Engine) StartSessionTwoFactor(wsID, userID, checkedHash, code string, h
 		return err
 	}
 	_, err = change(a, func(w *workspace, now int64) (decision[struct{}], error) {
-		u := w.User(userID)
+		u, used, err := checkSecondFactor(w, userID, code, now)
 		switch {
-		case u == nil:
-			return decision[struct{}]{}, notFound("user")
+		case err != nil:
+			return decision[struct{}]{}, err
 		case u.Hash != checkedHash:
 			return decision[struct{}]{}, conflict("the password changed")
-		case u.TwoFactor == nil:
-			return decision[struct{}]{}, notFound("second factor")
-		}
-		used, err := secondFactor(u, code, now)
-		if err != nil {
-			return decision[struct{}]{}, err
 		}
 		// Noted first, in the log's order: the session's record is
 		// durable only after it.
@@ -145,20 +155,20 @@ func (e *Engine) EnableTwoFactor(wsID, userID, secret, code string, recovery [][
 		if !ok {
 			return decision[struct{}]{}, ErrCodeWrong
 		}
-		rec := &state.TwoFactorSet{UserID: u.ID, ActivityID: w.IDs.Next(now), Secret: secret, Step: step, At: now, Actor: actor}
-		for _, h := range recovery {
-			rec.Recovery = append(rec.Recovery, h[:]...)
-		}
-		return decision[struct{}]{rec: rec}, nil
+		return decision[struct{}]{rec: &state.TwoFactorSet{UserID: u.ID, ActivityID: w.IDs.Next(now), Secret: secret, Step: step,
+			Recovery: packHashes(recovery), At: now, Actor: actor}}, nil
 	})
 	return err
 }
 
 // DisableTwoFactor turns off a user's two-factor sign-in; a user without
 // it is left as is. Where the workspace requires it, only a reset by
-// someone else (reset) may: else ErrTwoFactorRequired. An unknown user is
-// a KindNotFound error.
-func (e *Engine) DisableTwoFactor(wsID, userID string, reset bool, actor string) error {
+// someone else (reset) may: else ErrTwoFactorRequired. The user's own
+// (reset false) takes code, the TOTP code of a step not used yet or an
+// unused recovery code, so that a session alone does not remove the
+// second factor: else ErrCodeWrong or ErrCodeUsed. An unknown user is a
+// KindNotFound error.
+func (e *Engine) DisableTwoFactor(wsID, userID string, reset bool, code, actor string) error {
 	_, err := command(e, wsID, func(w *workspace, now int64) (decision[struct{}], error) {
 		u := w.User(userID)
 		switch {
@@ -169,9 +179,46 @@ func (e *Engine) DisableTwoFactor(wsID, userID string, reset bool, actor string)
 		case w.TwoFactorRequired && !reset:
 			return decision[struct{}]{}, ErrTwoFactorRequired
 		}
+		if !reset {
+			if _, err := secondFactor(u, code, now); err != nil {
+				return decision[struct{}]{}, err
+			}
+		}
 		return decision[struct{}]{rec: &state.TwoFactorSet{UserID: u.ID, ActivityID: w.IDs.Next(now), At: now, Actor: actor}}, nil
 	})
 	return err
+}
+
+// RenewRecovery replaces a user's recovery codes with new ones (their
+// SHA-256 hashes, RecoveryHash) once code, the TOTP code of a step not
+// used yet or an unused recovery code, is right; the old codes stop
+// working. It returns ErrCodeWrong or ErrCodeUsed for the code, and
+// KindNotFound for an unknown user or one without two-factor sign-in.
+func (e *Engine) RenewRecovery(wsID, userID, code string, recovery [][32]byte, actor string) error {
+	if len(recovery) == 0 || len(recovery) > 16 {
+		return invalid("recovery", "1 to 16 recovery codes are required")
+	}
+	_, err := command(e, wsID, func(w *workspace, now int64) (decision[struct{}], error) {
+		u, used, err := checkSecondFactor(w, userID, code, now)
+		if err != nil {
+			return decision[struct{}]{}, err
+		}
+		// The same secret with new codes; the step of the code used is
+		// kept as used.
+		return decision[struct{}]{rec: &state.TwoFactorSet{UserID: u.ID, ActivityID: w.IDs.Next(now), Secret: u.TwoFactor.Secret,
+			Step: max(u.TwoFactor.Step, used.Step), Recovery: packHashes(recovery), At: now, Actor: actor}}, nil
+	})
+	return err
+}
+
+// packHashes returns recovery codes' hashes end to end, as TwoFactorSet
+// keeps them.
+func packHashes(hashes [][32]byte) []byte {
+	out := make([]byte, 0, 32*len(hashes))
+	for _, h := range hashes {
+		out = append(out, h[:]...)
+	}
+	return out
 }
 
 // RequireTwoFactor sets whether the workspace requires two-factor sign-in:

@@ -92,6 +92,7 @@ var changes = []changeEntry{
 	{"Engine.StartSessionTwoFactor", []string{"TwoFactorUsed", "SessionStarted"}},
 	{"Engine.EnableTwoFactor", []string{"TwoFactorSet"}},
 	{"Engine.DisableTwoFactor", []string{"TwoFactorSet"}},
+	{"Engine.RenewRecovery", []string{"TwoFactorSet"}},
 	{"Engine.RequireTwoFactor", []string{"TwoFactorRequired"}},
 	// The development clock (cmd_clock.go).
 	{"Engine.SetClock", []string{"ClockSet"}},

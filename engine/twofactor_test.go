@@ -68,7 +68,7 @@ func TestTwoFactorAndInvitesKeptAcrossRestarts(t *testing.T) {
 		if err := e.StartSessionTwoFactor(ws, u.ID, "hash:"+u.Email, "cccc-dddd", secretHash("f")); !errors.Is(err, ErrCodeWrong) {
 			t.Errorf("%s: a used recovery code: %v, want %v", what, err, ErrCodeWrong)
 		}
-		if err := e.DisableTwoFactor(ws, u.ID, false, ""); !errors.Is(err, ErrTwoFactorRequired) {
+		if err := e.DisableTwoFactor(ws, u.ID, false, "", ""); !errors.Is(err, ErrTwoFactorRequired) {
 			t.Errorf("%s: turning off while required: %v, want %v", what, err, ErrTwoFactorRequired)
 		}
 		if got, err := e.Invite(ws, secretHash("invite")); err != nil || got.ID != inv.ID || got.Email != "bob@acme.test" || got.Role != state.RoleViewer {

@@ -47,7 +47,8 @@ func (t *TwoFactor) RecoveryLeft() int {
 
 // TwoFactorSet records that a user turned two-factor sign-in on (Secret
 // set, confirmed by a code of time step Step, with Recovery: the recovery
-// codes' SHA-256 hashes, 32 bytes each) or off (Secret empty).
+// codes' SHA-256 hashes, 32 bytes each) or off (Secret empty); for a user
+// who has it on already, new recovery codes for the same secret.
 type TwoFactorSet struct {
 	Header
 	UserID, ActivityID ID
@@ -70,10 +71,17 @@ func (r *TwoFactorSet) apply(w *Workspace) error {
 	if len(r.Recovery)%32 != 0 || len(r.Recovery)/32 > 16 {
 		return fmt.Errorf("two-factor of user %s: %d bytes of recovery hashes", r.UserID, len(r.Recovery))
 	}
-	typ := "user.two_factor_off"
+	var typ string
+	switch {
+	case r.Secret == "":
+		typ = "user.two_factor_off"
+	case u.TwoFactor != nil:
+		typ = "user.recovery_codes_renewed" // on already: new recovery codes
+	default:
+		typ = "user.two_factor_on"
+	}
 	u.TwoFactor = nil
 	if r.Secret != "" {
-		typ = "user.two_factor_on"
 		t := &TwoFactor{Secret: r.Secret, Step: r.Step}
 		for i := 0; i < len(r.Recovery); i += 32 {
 			t.Recovery = append(t.Recovery, [32]byte(r.Recovery[i:i+32]))

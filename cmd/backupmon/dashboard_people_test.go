@@ -14,6 +14,7 @@ import (
 	"net/mail"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -413,7 +414,42 @@ func pplTwoFactor(t *testing.T, s *dashServer) {
 		t.Fatalf("log in: %s", r)
 	}
 	sess = r.cookie(dashCookie).Value
-	pplWantFlash(t, s, "turn off", s.post(t, "/settings/two-factor/disable", sess, nil), "/settings/two-factor", "Two-factor sign-in is off.")
+	// New recovery codes take a code of the second factor; the old ones
+	// stop working, the new ones sign in.
+	pplWantFlash(t, s, "renew without a code", s.post(t, "/settings/two-factor/recovery", sess, nil), "/settings/two-factor", "!Not renewed: the code is not right.")
+	pplWantFlash(t, s, "renew with a used recovery code", s.post(t, "/settings/two-factor/recovery", sess, url.Values{"code": {codes[3]}}),
+		"/settings/two-factor", "!Not renewed: the code is not right.")
+	r = s.post(t, "/settings/two-factor/recovery", sess, url.Values{"code": {codes[5]}})
+	var renewed []string
+	for _, li := range dashAll(dashParse(t, r.body), "li") {
+		if p := li.Parent; p != nil && dashAttr(p, "id") == "recovery-codes" {
+			renewed = append(renewed, dashText(li))
+		}
+	}
+	if r.status != 200 || len(renewed) != 10 || slices.Contains(codes, renewed[0]) ||
+		!strings.Contains(dashVisible(r.body), "New recovery codes: the earlier ones no longer work.") || !strings.Contains(dashVisible(r.body), "10 of 10 recovery codes are unused.") {
+		t.Fatalf("renew with an unused recovery code: %s; codes %q", r, renewed)
+	}
+	if _, body := s.adminRaw(t, "GET", w.path("/activity"), nil); !strings.Contains(body, `"user.recovery_codes_renewed"`) {
+		t.Errorf("the activity after new recovery codes: %s", body)
+	}
+	s.advance(t, 60)
+	pending = pplLoginStep1(t, s, u)
+	pplWant(t, "an old recovery code after the renewal", pplLoginStep2(t, s, u, pending, codes[6]), 401, pplCodeWrong)
+	if r := pplLoginStep2(t, s, u, pending, renewed[0]); r.status != 303 || r.cookie(dashCookie) == nil {
+		t.Fatalf("a new recovery code: %s, want 303 with a session", r)
+	}
+	// Turning it off takes a code too: a session alone does not.
+	pplWantFlash(t, s, "turn off without a code", s.post(t, "/settings/two-factor/disable", sess, nil), "/settings/two-factor", "!Not turned off: the code is not right.")
+	s.advance(t, 60)
+	code = pplCode(t, secret, s.now)
+	if r := pplLoginStep2(t, s, u, pplLoginStep1(t, s, u), code); r.status != 303 {
+		t.Fatalf("log in: %s", r)
+	}
+	pplWantFlash(t, s, "turn off with a code used to log in", s.post(t, "/settings/two-factor/disable", sess, url.Values{"code": {code}}),
+		"/settings/two-factor", "!Not turned off: this code was already used; wait for the next one.")
+	s.advance(t, 30)
+	pplWantFlash(t, s, "turn off", s.post(t, "/settings/two-factor/disable", sess, url.Values{"code": {pplCode(t, secret, s.now)}}), "/settings/two-factor", "Two-factor sign-in is off.")
 	s.login(t, u)
 }
 
