@@ -278,6 +278,10 @@ func (s *Server) updateUser(ctx *fasthttp.RequestCtx, u *engine.SessionUser) {
 		return
 	}
 	if pw := string(args.Peek("password")); pw != "" {
+		if uid == u.UserID {
+			redirect(ctx, back, "Change your own password on the Password page: it asks for the current one.", true)
+			return
+		}
 		h, msg := s.hashPassword(pw)
 		if msg != "" {
 			redirect(ctx, back, "Not changed: "+msg+".", true)

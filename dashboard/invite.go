@@ -36,6 +36,8 @@ func (s *Server) peopleRoutes(r *router.Router) {
 		{"GET", "/settings/invites", 0, s.invitesPage},
 		{"POST", "/settings/invites", canManage, s.createInvite},
 		{"POST", "/settings/invites/{iid}/revoke", canManage, s.revokeInvite},
+		{"GET", "/settings/password", 0, s.passwordPage},
+		{"POST", "/settings/password", 0, s.changePassword},
 		{"GET", "/settings/two-factor", 0, s.twoFactorPage},
 		{"POST", "/settings/two-factor/enable", 0, s.enableTwoFactor},
 		{"POST", "/settings/two-factor/disable", 0, s.disableTwoFactor},

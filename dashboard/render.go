@@ -31,7 +31,7 @@ type pages struct {
 	sets map[string]*template.Template
 }
 
-var pageNames = []string{"login", "error", "queue", "clients", "client", "jobs", "job", "alerts", "keys", "channels", "users", "activity", "setup_jobform", "invite", "invites", "totp", "rules", "psaclients"}
+var pageNames = []string{"login", "error", "queue", "clients", "client", "jobs", "job", "alerts", "keys", "channels", "users", "activity", "setup_jobform", "invite", "invites", "password", "totp", "rules", "psaclients"}
 
 func loadPages() *pages {
 	base := template.Must(template.New("").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/partials.html", "templates/setup_parts.html"))

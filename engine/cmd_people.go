@@ -22,6 +22,11 @@ type UserInput struct {
 	// Actor is who makes the change, for the activity log ("" is the
 	// admin API).
 	Actor string
+	// CheckedHash, when set, is the password hash the user's current
+	// password was checked against (a user changing their own): the
+	// change applies only while it is still the user's, else a
+	// KindConflict error.
+	CheckedHash string
 }
 
 // checkEmail returns the address in lower case, or a KindInvalid error.
@@ -155,8 +160,11 @@ func (e *Engine) UpdateUser(wsID, userID string, in UserInput) (UserView, error)
 	}
 	return change(a, func(w *workspace, now int64) (decision[UserView], error) {
 		u := w.User(userID)
-		if u == nil {
+		switch {
+		case u == nil:
 			return decision[UserView]{}, notFound("user")
+		case in.CheckedHash != "" && u.Hash != in.CheckedHash:
+			return decision[UserView]{}, conflict("the password changed meanwhile")
 		}
 		rec := &state.UserUpdated{ID: u.ID, At: now, Actor: in.Actor}
 		if in.Email.Set && email != u.Email {

@@ -33,8 +33,8 @@ const (
 func TestDashboardPeople(t *testing.T) {
 	s := dashStart(t)
 	flows := map[string]func(*testing.T, *dashServer){"InviteLink": pplInviteLink, "InviteRoles": pplInviteRoles,
-		"SeveralWorkspaces": pplSeveralWorkspaces, "TwoFactor": pplTwoFactor, "TwoFactorRequired": pplTwoFactorRequired, "BadInput": pplBadInput}
-	for _, name := range []string{"InviteLink", "InviteRoles", "SeveralWorkspaces", "TwoFactor", "TwoFactorRequired", "BadInput"} {
+		"SeveralWorkspaces": pplSeveralWorkspaces, "TwoFactor": pplTwoFactor, "TwoFactorRequired": pplTwoFactorRequired, "BadInput": pplBadInput, "Password": pplPassword}
+	for _, name := range []string{"InviteLink", "InviteRoles", "SeveralWorkspaces", "TwoFactor", "TwoFactorRequired", "BadInput", "Password"} {
 		t.Run(name, func(t *testing.T) { flows[name](t, s) })
 	}
 }
@@ -625,4 +625,59 @@ func pplBadInput(t *testing.T, s *dashServer) {
 	if r.status != 303 || !strings.HasPrefix(s.location(r), "/login?") {
 		t.Errorf("switch to a junk workspace: %s, want 303 to the login", r)
 	}
+}
+
+// pplPassword: every role changes its own password with the current one
+// (guesses throttled as a login's); the change ends the user's sessions;
+// the users page does not set one's own.
+func pplPassword(t *testing.T, s *dashServer) {
+	w := s.workspace(t, "pwd", nil)
+	u := w.users["viewer"]
+	sess := s.login(t, u)
+	if r := s.page(t, "GET", "/settings/password", sess, nil); r.status != 200 ||
+		!strings.Contains(dashVisible(r.body), "The password viewer@pwd.test logs in to MSP pwd with.") ||
+		len(dashAll(dashParse(t, r.body), "input", "name", "current")) != 1 {
+		t.Fatalf("GET /settings/password: %s", r)
+	}
+	const next = "a new password 123"
+	change := func(current, pw, confirm string) dashResp {
+		return s.post(t, "/settings/password", sess, url.Values{"current": {current}, "password": {pw}, "confirm": {confirm}})
+	}
+	pplWant(t, "a wrong current password", change("not the password", next, next), 400, "The current password is not right.")
+	pplWant(t, "new passwords that differ", change(u.password, next, next+"x"), 400, "The two new passwords differ.")
+	pplWant(t, "a short new password", change(u.password, "short", "short"), 400, "Password must be at least 10 characters.")
+	// Five guesses of the current password, then 429 even for the right
+	// one, as for a login.
+	s.advance(t, 300)
+	for range 5 {
+		pplWant(t, "a guess", change("guess "+u.password, next, next), 400, "The current password is not right.")
+	}
+	r := change(u.password, next, next)
+	pplWant(t, "the right password after five guesses", r, 429, "Too many attempts. Try again in a minute.")
+	if r.header.Get("Retry-After") != "60" {
+		t.Errorf("a throttled change: Retry-After %q, want 60", r.header.Get("Retry-After"))
+	}
+	s.advance(t, 300)
+	r = change(u.password, next, next)
+	pplWantFlash(t, s, "change", r, "/login", "Password changed. Log in with the new one.")
+	if c := r.cookie(dashCookie); c == nil || c.Value != "" {
+		t.Errorf("the session cookie after the change: %v, want it cleared", c)
+	}
+	if r := s.page(t, "GET", "/jobs", sess, nil); r.status != 303 {
+		t.Errorf("the old session after the change: %s, want 303 to the login", r)
+	}
+	s.advance(t, 60)
+	pplWant(t, "the old password", s.post(t, "/login", "", url.Values{"email": {u.email}, "password": {u.password}}), 401, dashLoginErr)
+	if r := s.post(t, "/login", "", url.Values{"email": {u.email}, "password": {next}}); r.status != 303 || r.cookie(dashCookie) == nil {
+		t.Fatalf("log in with the new password: %s", r)
+	}
+	if _, body := s.adminRaw(t, "GET", w.path("/activity"), nil); !strings.Contains(body, `"user.updated"`) {
+		t.Errorf("the activity after the change: %s", body)
+	}
+	// An owner sets others' passwords on the users page, not their own.
+	owner := s.login(t, w.users["owner"])
+	pplWantFlash(t, s, "an owner sets their own on the users page", s.post(t, "/settings/users/"+w.users["owner"].id, owner, url.Values{"password": {next}}),
+		"/settings/users", "!Change your own password on the Password page: it asks for the current one.")
+	pplWantFlash(t, s, "an owner sets the viewer's", s.post(t, "/settings/users/"+u.id, owner, url.Values{"password": {"another password 1"}}),
+		"/settings/users", "User viewer@pwd.test changed.")
 }
