@@ -65,7 +65,7 @@ func clusterMain(args []string) int {
 	var c clusterConfig
 	return command("cluster", args, func(fs *flag.FlagSet) {
 		fs.StringVar(&c.binary, "binary", "", "the backupmon binary (default: go build ./cmd/backupmon into the run's directory)")
-		fs.IntVar(&c.shards, "shards", 8, "the cluster's shard count")
+		fs.IntVar(&c.shards, "shards", 4, "the cluster's shard count (a new cluster's default, as backupmon serve has it)")
 		fs.BoolVar(&c.keep, "keep", false, "keep the run's directory (every process's data and log)")
 		fs.BoolVar(&c.settle, "settle", true, "before the load, wait until the shards have settled on their preferred nodes (33 s after the start: the first node up owns every shard until then); -settle=false only for runs shorter than that")
 		fs.DurationVar(&c.duration, "duration", 4*time.Second, "measured time of each phase (after its warm-up)")

@@ -28,7 +28,7 @@ type Config struct {
 	// (unique in the cluster).
 	URLs   string
 	NodeID string
-	// Shards is the shard count of a new cluster (default 8); a cluster
+	// Shards is the shard count of a new cluster (default 4); a cluster
 	// keeps the count it was first set up with.
 	Shards int
 	// Replicas is the copies each shard's stream keeps (default 3); fewer
@@ -123,7 +123,7 @@ type hosted struct {
 // cluster cannot keep acknowledged records. Run starts the node.
 func Connect(cfg Config) (*Node, error) {
 	if cfg.Shards <= 0 {
-		cfg.Shards = 8
+		cfg.Shards = 4
 	}
 	if cfg.Replicas <= 0 {
 		cfg.Replicas = 3

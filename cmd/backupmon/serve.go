@@ -120,7 +120,7 @@ func parseServeFlags(args []string) (*serveConfig, error) {
 	addAIFlags(fs, &c.ai)
 	fs.StringVar(&c.cluster, "cluster", envDefault("cluster", ""), "run as a node of a cluster on these NATS servers (JetStream), e.g. nats://h1:4222,nats://h2:4222,nats://h3:4222 (default: a single node)")
 	fs.StringVar(&c.nodeID, "node-id", envDefault("node-id", ""), "this node's name in the cluster (required with --cluster)")
-	clusterShards := envDefault("cluster-shards", "8")
+	clusterShards := envDefault("cluster-shards", "4")
 	fs.Func("cluster-shards", "shards of a new cluster (fixed when the cluster is first set up; default "+clusterShards+")", func(v string) error { clusterShards = v; return nil })
 	fs.StringVar(&c.clusterPeerListen, "cluster-peer-listen", envDefault("cluster-peer-listen", "127.0.0.1:0"), "where other nodes forward requests to this one (node to node over TCP), host:port reachable from them (on several hosts, an address of this host's private network); empty: over NATS only")
 	clusterReplicas := envDefault("cluster-replicas", "3")
