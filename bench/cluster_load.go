@@ -138,6 +138,15 @@ func (b *inTurnBuilder) check(resp *fasthttp.Response) string { return checkData
 // phaseRun is what the load phases against one set of servers share: the
 // client, the processes whose CPU counts, and the request counters that
 // carry on from phase to phase on the same fixture.
+// forReports sets the run's connections for the report phases that
+// follow, closing the read phases' first: a node takes at most 256
+// connections from one address.
+func (r *phaseRun) forReports(conns int) {
+	r.hc.CloseIdleConnections()
+	r.load.conns = conns
+	r.hc = multiHostClient(conns)
+}
+
 type phaseRun struct {
 	out   io.Writer
 	load  loadConfig
