@@ -61,10 +61,46 @@ func (c *Cluster) Restart(t testing.TB, i int) {
 // Start starts n servers (1 or 3) with JetStream, their stores under the
 // test's temporary directory, routed to each other when n > 1; they are
 // shut down at the end of the test. It waits until JetStream has a leader.
+// A server not ready in 20 s has the whole set started again on other
+// ports, up to three times: the ports are found free and let go before the
+// servers bind them, and another test's process can take one meanwhile
+// (make test on a fresh clone once waited 30 s for a server that did not
+// come up).
 func Start(t testing.TB, n int) *Cluster {
 	t.Helper()
 	dir := t.TempDir()
-	clientPorts, clusterPorts := freePorts(t, n), freePorts(t, n)
+	for attempt := 1; ; attempt++ {
+		c, err := tryStart(t, n, filepath.Join(dir, fmt.Sprintf("try%d", attempt)))
+		if err == nil {
+			t.Cleanup(func() {
+				for _, s := range c.Servers {
+					s.Shutdown()
+				}
+				for _, s := range c.Servers {
+					s.WaitForShutdown()
+				}
+			})
+			c.waitForLeader(t)
+			return c
+		}
+		if attempt == 3 {
+			t.Fatal(err)
+		}
+		t.Logf("%v; starting the servers again on other ports", err)
+	}
+}
+
+// pickPorts and tryWait are freePorts and the readiness wait of a first
+// start (a test of the retry changes them).
+var (
+	pickPorts = freePorts
+	tryWait   = 20 * time.Second
+)
+
+// tryStart starts the n servers on ports free at the moment, or shuts
+// down those it started and returns why it could not.
+func tryStart(t testing.TB, n int, dir string) (*Cluster, error) {
+	clientPorts, clusterPorts := pickPorts(t, n), pickPorts(t, n)
 	c := &Cluster{}
 	for i := range n {
 		o := &server.Options{
@@ -86,31 +122,42 @@ func Start(t testing.TB, n int) *Cluster {
 			}
 		}
 		c.opts = append(c.opts, o.Clone())
-		c.Servers = append(c.Servers, start(t, o))
+		s, err := startWithin(o, tryWait)
+		if err != nil {
+			for _, s := range c.Servers {
+				s.Shutdown()
+				s.WaitForShutdown()
+			}
+			return nil, err
+		}
+		c.Servers = append(c.Servers, s)
 	}
-	t.Cleanup(func() {
-		for _, s := range c.Servers {
-			s.Shutdown()
-		}
-		for _, s := range c.Servers {
-			s.WaitForShutdown()
-		}
-	})
-	c.waitForLeader(t)
-	return c
+	return c, nil
 }
 
 func start(t testing.TB, o *server.Options) *server.Server {
 	t.Helper()
-	s, err := server.NewServer(o)
+	s, err := startWithin(o, 30*time.Second) // a restart under -race on a busy machine takes its time
 	if err != nil {
-		t.Fatalf("nats server %s: %v", o.ServerName, err)
-	}
-	go s.Start()
-	if !s.ReadyForConnections(30 * time.Second) { // a restart under -race on a busy machine takes its time
-		t.Fatalf("nats server %s not ready", o.ServerName)
+		t.Fatal(err)
 	}
 	return s
+}
+
+// startWithin starts a server and waits up to d for it to take
+// connections; else it shuts it down and returns an error.
+func startWithin(o *server.Options, d time.Duration) (*server.Server, error) {
+	s, err := server.NewServer(o)
+	if err != nil {
+		return nil, fmt.Errorf("nats server %s: %w", o.ServerName, err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(d) {
+		s.Shutdown()
+		s.WaitForShutdown()
+		return nil, fmt.Errorf("nats server %s not ready after %v (client port %d, route port %d)", o.ServerName, d, o.Port, o.Cluster.Port)
+	}
+	return s, nil
 }
 
 // waitForLeader waits until the JetStream meta group has a leader that
