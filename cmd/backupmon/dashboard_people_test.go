@@ -674,8 +674,17 @@ func pplPassword(t *testing.T, s *dashServer) {
 	if _, body := s.adminRaw(t, "GET", w.path("/activity"), nil); !strings.Contains(body, `"user.updated"`) {
 		t.Errorf("the activity after the change: %s", body)
 	}
-	// An owner sets others' passwords on the users page, not their own.
+	// An owner sets others' passwords on the users page, not their own:
+	// their own row links to the Password page instead.
 	owner := s.login(t, w.users["owner"])
+	doc := dashParse(t, s.page(t, "GET", "/settings/users", owner, nil).body)
+	for _, row := range dashAll(doc, "tr", "data-row", "*") {
+		own := dashAttr(row, "data-row") == w.users["owner"].id
+		fields, links := len(dashAll(row, "input", "name", "password")), len(dashAll(row, "a", "href", "/settings/password"))
+		if own && (fields != 0 || links != 1) || !own && fields != 1 {
+			t.Errorf("users page, row %s (own: %v): %d password fields, %d links to the Password page", dashAttr(row, "data-row"), own, fields, links)
+		}
+	}
 	pplWantFlash(t, s, "an owner sets their own on the users page", s.post(t, "/settings/users/"+w.users["owner"].id, owner, url.Values{"password": {next}}),
 		"/settings/users", "!Change your own password on the Password page: it asks for the current one.")
 	pplWantFlash(t, s, "an owner sets the viewer's", s.post(t, "/settings/users/"+u.id, owner, url.Values{"password": {"another password 1"}}),
