@@ -89,7 +89,7 @@ func clusterMain(args []string) int {
 			return "-forward is peer or nats"
 		}
 		if c.shards < 1 || c.conns < 1 || c.reportConns < 1 || c.duration <= 0 || c.warmup < 0 || c.planRate <= 0 || c.singlePlanRate <= 0 || c.readPlanRate <= 0 || c.readPace < 0 || c.workspaces < 0 {
-			return "-shards, -conns, -duration and the plan rates must be positive"
+			return "-shards, -conns, -report-conns, -duration and the plan rates must be positive"
 		}
 		return ""
 	}, func() (bool, error) {

@@ -4,7 +4,6 @@ package main
 // httpFixture, each request sent to the node a route picks.
 
 import (
-	"backupmon/transport"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -15,6 +14,8 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
+
+	"backupmon/transport"
 )
 
 // route returns the node (an index in the hosts) that a request for
@@ -138,15 +139,6 @@ func (b *inTurnBuilder) check(resp *fasthttp.Response) string { return checkData
 // phaseRun is what the load phases against one set of servers share: the
 // client, the processes whose CPU counts, and the request counters that
 // carry on from phase to phase on the same fixture.
-// forReports sets the run's connections for the report phases that
-// follow, closing the read phases' first: a node takes at most 256
-// connections from one address.
-func (r *phaseRun) forReports(conns int) {
-	r.hc.CloseIdleConnections()
-	r.load.conns = conns
-	r.hc = multiHostClient(conns)
-}
-
 type phaseRun struct {
 	out   io.Writer
 	load  loadConfig
@@ -163,6 +155,15 @@ type phaseRun struct {
 	reports atomic.Uint64
 	reads   atomic.Uint64
 	errors  int64
+}
+
+// forReports sets the run's connections for the report phases that
+// follow, closing the read phases' first: a node takes at most 256
+// connections from one address.
+func (r *phaseRun) forReports(conns int) {
+	r.hc.CloseIdleConnections()
+	r.load.conns = conns
+	r.hc = multiHostClient(conns)
 }
 
 // metricsClient reads the nodes' /metrics.

@@ -75,15 +75,21 @@ func (n *Node) Route(ctx *fasthttp.RequestCtx, public bool) bool {
 	}
 	for _, name := range []string{"__Host-session", "session"} {
 		if v := ctx.Request.Header.Cookie(name); len(v) > 0 {
-			if s, ok := n.dir.secretShard(string(v)); ok {
-				return n.to(ctx, public, s) // a session made before the cluster
-			}
-			if s, ok := CookieShard(string(v), n.shards); ok {
+			if s, ok := n.cookieShard(string(v)); ok {
 				return n.to(ctx, public, s)
 			}
 		}
 	}
 	return n.toAny(ctx, public)
+}
+
+// cookieShard returns the shard a session cookie's value names: in the
+// directory for a session made before the cluster, else by its prefix.
+func (n *Node) cookieShard(value string) (int, bool) {
+	if s, ok := n.dir.secretShard(value); ok {
+		return s, true
+	}
+	return CookieShard(value, n.shards)
 }
 
 // bearerToken returns the token of an Authorization: Bearer header.
@@ -268,21 +274,27 @@ func (n *Node) ask(c call) []int {
 // askAll sends a question to every shard's owner at once and returns each
 // shard's answer, nil for a shard that gave none within 5 s.
 func (n *Node) askAll(c call) [][]byte {
-	data, err := jsonx.Marshal(c)
 	answers := make([][]byte, n.shards)
-	if err != nil {
-		return answers
-	}
 	var wg sync.WaitGroup
 	for s := range n.shards {
-		wg.Go(func() {
-			if msg, err := n.nc.Request(subject("call", s), data, callTimeout); err == nil {
-				answers[s] = msg.Data
-			}
-		})
+		wg.Go(func() { answers[s] = n.askOne(s, c) })
 	}
 	wg.Wait()
 	return answers
+}
+
+// askOne sends a question to the owner of shard and returns its answer,
+// nil when it gave none within 5 s.
+func (n *Node) askOne(shard int, c call) []byte {
+	data, err := jsonx.Marshal(c)
+	if err != nil {
+		return nil
+	}
+	msg, err := n.nc.Request(subject("call", shard), data, callTimeout)
+	if err != nil {
+		return nil
+	}
+	return msg.Data
 }
 
 // callTimeout bounds a question to a shard's owner.

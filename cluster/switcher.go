@@ -40,23 +40,13 @@ func (n *Node) Memberships(email string) []engine.Membership {
 // session's hash leaves this node); ok is false for a session unknown,
 // ended or expired there, or a shard that gives no answer.
 func (n *Node) SessionWorkspace(value string) (engine.Membership, bool) {
-	shard, ok := n.dir.secretShard(value) // a session made before the cluster
+	shard, ok := n.cookieShard(value)
 	if !ok {
-		if shard, ok = CookieShard(value, n.shards); !ok {
-			return engine.Membership{}, false
-		}
+		return engine.Membership{}, false
 	}
 	hash := sha256.Sum256([]byte(value))
-	data, err := jsonx.Marshal(call{Op: "session", Hash: hex.EncodeToString(hash[:])})
-	if err != nil {
-		return engine.Membership{}, false
-	}
-	msg, err := n.nc.Request(subject("call", shard), data, callTimeout)
-	if err != nil {
-		return engine.Membership{}, false
-	}
 	var m engine.Membership
-	if jsonx.Unmarshal(msg.Data, &m) != nil || m.ID == "" {
+	if jsonx.Unmarshal(n.askOne(shard, call{Op: "session", Hash: hex.EncodeToString(hash[:])}), &m) != nil || m.ID == "" {
 		return engine.Membership{}, false
 	}
 	return m, true

@@ -236,23 +236,31 @@ func (h *harness) restart() event {
 
 // ownedBy returns the shards node id serves, from node from's view.
 func (h *harness) ownedBy(from int, id string) []int {
-	var st struct {
-		Owners []struct {
-			Shard int
-			State string
-			Owner string
-		}
-	}
-	if err := h.nodes[from].AdminCall(200, "GET", "/cluster", nil, &st); err != nil {
-		return nil
-	}
 	var out []int
-	for _, o := range st.Owners {
-		if o.Owner == id && o.State == "served" {
+	for _, o := range h.served(from) {
+		if o.Owner == id {
 			out = append(out, o.Shard)
 		}
 	}
 	return out
+}
+
+// shardOwner is a served shard of GET /admin/v1/cluster.
+type shardOwner struct {
+	Shard int
+	State string
+	Owner string
+	Epoch uint64
+}
+
+// served returns the shards served now, from node from's view (none when
+// it does not answer).
+func (h *harness) served(from int) []shardOwner {
+	var st struct{ Owners []shardOwner }
+	if err := h.nodes[from].AdminCall(200, "GET", "/cluster", nil, &st); err != nil {
+		return nil
+	}
+	return slices.DeleteFunc(st.Owners, func(o shardOwner) bool { return o.State != "served" })
 }
 
 // freezeOwner stops (SIGSTOP) the owner of a random shard until another
@@ -345,19 +353,8 @@ func (h *harness) owner(shard int) (string, uint64) {
 }
 
 func (h *harness) ownerFrom(node, shard int) (string, uint64) {
-	var st struct {
-		Owners []struct {
-			Shard int
-			State string
-			Owner string
-			Epoch uint64
-		}
-	}
-	if err := h.nodes[node].AdminCall(200, "GET", "/cluster", nil, &st); err != nil {
-		return "", 0
-	}
-	for _, o := range st.Owners {
-		if o.Shard == shard && o.State == "served" {
+	for _, o := range h.served(node) {
+		if o.Shard == shard {
 			return o.Owner, o.Epoch
 		}
 	}

@@ -1,7 +1,6 @@
 package dashboard
 
 import (
-	"context"
 	"errors"
 	"strings"
 
@@ -35,13 +34,7 @@ func (s *Server) changePassword(ctx *fasthttp.RequestCtx, u *engine.SessionUser)
 		s.renderPassword(ctx, u, fasthttp.StatusTooManyRequests, "Too many attempts. Try again in a minute.")
 		return
 	}
-	var current string
-	for _, l := range s.eng.Logins(u.Email) {
-		if l.WorkspaceID == u.Workspace.ID && l.UserID == u.UserID {
-			current = l.Hash
-		}
-	}
-	ok, err := s.hasher.Check(context.Background(), current, string(args.Peek("current")))
+	current, ok, err := s.checkLogin(u.Email, u.Workspace.ID, string(args.Peek("current")))
 	switch {
 	case errors.Is(err, password.ErrBusy):
 		ctx.Response.Header.Set("Retry-After", "1")
@@ -61,7 +54,7 @@ func (s *Server) changePassword(ctx *fasthttp.RequestCtx, u *engine.SessionUser)
 		s.renderPassword(ctx, u, fasthttp.StatusBadRequest, upperFirst(msg)+".")
 		return
 	}
-	if _, err := s.eng.UpdateUser(u.Workspace.ID, u.UserID, engine.UserInput{Hash: engine.Some(h), CheckedHash: current, Actor: actor(u)}); s.failed(ctx, err) {
+	if _, err := s.eng.UpdateUser(u.Workspace.ID, u.UserID, engine.UserInput{Hash: engine.Some(h), CheckedHash: current.Hash, Actor: actor(u)}); s.failed(ctx, err) {
 		return
 	}
 	s.setSessionCookie(ctx, "", 0)

@@ -72,14 +72,7 @@ func Start(t testing.TB, n int) *Cluster {
 	for attempt := 1; ; attempt++ {
 		c, err := tryStart(t, n, filepath.Join(dir, fmt.Sprintf("try%d", attempt)))
 		if err == nil {
-			t.Cleanup(func() {
-				for _, s := range c.Servers {
-					s.Shutdown()
-				}
-				for _, s := range c.Servers {
-					s.WaitForShutdown()
-				}
-			})
+			t.Cleanup(c.shutdownAll)
 			c.waitForLeader(t)
 			return c
 		}
@@ -124,15 +117,22 @@ func tryStart(t testing.TB, n int, dir string) (*Cluster, error) {
 		c.opts = append(c.opts, o.Clone())
 		s, err := startWithin(o, tryWait)
 		if err != nil {
-			for _, s := range c.Servers {
-				s.Shutdown()
-				s.WaitForShutdown()
-			}
+			c.shutdownAll()
 			return nil, err
 		}
 		c.Servers = append(c.Servers, s)
 	}
 	return c, nil
+}
+
+// shutdownAll stops every server and waits until they have stopped.
+func (c *Cluster) shutdownAll() {
+	for _, s := range c.Servers {
+		s.Shutdown()
+	}
+	for _, s := range c.Servers {
+		s.WaitForShutdown()
+	}
 }
 
 func start(t testing.TB, o *server.Options) *server.Server {
