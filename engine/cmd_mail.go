@@ -203,7 +203,7 @@ func mailKey(messageID, digest string) string {
 func (a *actor) mailReport(w *workspace, j *state.Job, in *MailInput, now int64, unparsedID state.ID, reply chan<- MailReply) {
 	key := mailKey(in.MessageID, in.Digest)
 	if key != "" {
-		if ent := j.Idem[key]; ent != nil && now-ent.At < state.IdemKeepMs {
+		if ent := w.Idem.Get(state.IdemDigestOf(j.ID, key)); ent != nil && now-ent.At < state.IdemKeepMs {
 			if ent.Pending.Load() {
 				reply <- MailReply{Outcome: MailInFlight, Vendor: j.Vendor}
 				return
@@ -227,9 +227,8 @@ func (a *actor) mailReport(w *workspace, j *state.Job, in *MailInput, now int64,
 		reply <- MailReply{Outcome: MailNotRecorded}
 		return
 	}
-	var ent *state.IdemEntry
-	if key != "" {
-		ent = j.Idem[key]
+	ent := rec.Entry()
+	if ent != nil {
 		ent.Pending.Store(true)
 	}
 	ans := MailReply{Outcome: MailAccepted, Vendor: j.Vendor, Status: in.Status, ResultID: rec.ResultID, AlertID: rec.AlertID, Superseded: rec.Superseded}

@@ -160,7 +160,7 @@ func (c *reportCall) decide(w *workspace) {
 		return
 	}
 	if in.IdempotencyKey != "" {
-		if ent := j.Idem[in.IdempotencyKey]; ent != nil && now-ent.At < state.IdemKeepMs {
+		if ent := w.Idem.Get(state.IdemDigestOf(j.ID, in.IdempotencyKey)); ent != nil && now-ent.At < state.IdemKeepMs {
 			if !ent.Pending.Load() {
 				c.reply <- ReportReply{Outcome: ReportDuplicate}
 				return

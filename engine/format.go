@@ -20,8 +20,10 @@ import (
 // of each under testdata/golden.
 //
 // Format 1 is the first that names itself: data directories of earlier
-// builds hold no FORMAT file and are format 1.
-const DataFormat = 1
+// builds hold no FORMAT file and are format 1. Format 2 writes snapshots
+// in layout 11 (a workspace's idempotency keys as digests in one table),
+// which builds of format 1 cannot read; its log is format 1's.
+const DataFormat = 2
 
 // formatFile names the file that holds a data directory's format:
 // "backupmon-data <n>".
@@ -83,13 +85,13 @@ func openFormat(dir string) error {
 	if err != nil {
 		return err
 	}
-	// Format 1 is this build's: a directory of an earlier build needs no
-	// migration, only its name.
-	if v != DataFormat {
-		return fmt.Errorf("%s is format %d: no migration to format %d", dir, v, DataFormat)
-	}
-	if _, err := os.Stat(filepath.Join(dir, formatFile)); err == nil {
-		return nil
+	// Format 1 needs no migration: this build reads its snapshots' older
+	// layouts. It is named format 2 before anything is written, so that
+	// a build of format 1 refuses it from then on.
+	if v == DataFormat {
+		if _, err := os.Stat(filepath.Join(dir, formatFile)); err == nil {
+			return nil
+		}
 	}
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return err

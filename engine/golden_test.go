@@ -91,39 +91,43 @@ func writeGoldenDir(t *testing.T, dst string) {
 // is refused with a message naming both formats, and nothing in it changes.
 func TestNewerFormatRefused(t *testing.T) {
 	dir := copyDir(t, filepath.Join(goldenDir, "format1"))
-	check(t, "write FORMAT", os.WriteFile(filepath.Join(dir, formatFile), []byte("backupmon-data 2\n"), 0o640))
+	check(t, "write FORMAT", os.WriteFile(filepath.Join(dir, formatFile), []byte("backupmon-data 3\n"), 0o640))
 	before := treeDigest(t, dir)
 	e, err := Open(Options{Dir: dir, Clock: NewDevClock(time.Now()), Logger: quietLogger(), WAL: wal.Options{NoSync: true, Logger: quietLogger()}})
 	if err == nil {
 		e.Close()
-		t.Fatal("a directory of format 2 opened")
+		t.Fatal("a directory of format 3 opened")
 	}
-	want := "is format 2, this build reads formats 1 to 1; run a newer build (nothing in the directory was changed)"
+	want := "is format 3, this build reads formats 1 to 2; run a newer build (nothing in the directory was changed)"
 	if !errors.Is(err, ErrNewerFormat) || !strings.Contains(err.Error(), want) {
 		t.Fatalf("error %q, want one containing %q", err, want)
 	}
 	if after := treeDigest(t, dir); after != before {
 		t.Fatalf("the refused directory changed:\n%s\nwas\n%s", after, before)
 	}
-	if v, err := CheckFormat(dir); v != 2 || !errors.Is(err, ErrNewerFormat) {
+	if v, err := CheckFormat(dir); v != 3 || !errors.Is(err, ErrNewerFormat) {
 		t.Fatalf("CheckFormat = %d, %v", v, err)
 	}
 }
 
 // TestFormatNamed: a directory of a build from before formats were named
-// reads as format 1 and is named so once opened; a new directory is named
-// with this build's format.
+// reads as format 1; it, one named format 1 and a new directory are named
+// with this build's format (2) once opened.
 func TestFormatNamed(t *testing.T) {
 	old := copyDir(t, filepath.Join(goldenDir, "format1"))
 	if v, err := CheckFormat(old); v != 1 || err != nil {
 		t.Fatalf("CheckFormat of the unnamed golden directory = %d, %v", v, err)
 	}
+	named := copyDir(t, filepath.Join(goldenDir, "format1-layout10"))
+	if v, err := CheckFormat(named); v != 1 || err != nil {
+		t.Fatalf("CheckFormat of the golden directory named format 1 = %d, %v", v, err)
+	}
 	fresh := t.TempDir()
-	for _, dir := range []string{old, fresh} {
+	for _, dir := range []string{old, named, fresh} {
 		e := openTestEngine(t, dir)
 		check(t, "close", e.Close())
 		b, err := os.ReadFile(filepath.Join(dir, formatFile))
-		if err != nil || string(b) != "backupmon-data 1\n" {
+		if err != nil || string(b) != "backupmon-data 2\n" {
 			t.Fatalf("%s: FORMAT %q, %v", dir, b, err)
 		}
 	}

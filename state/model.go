@@ -70,6 +70,7 @@ type Workspace struct {
 	JobList    []*Job      // by (name without case, id)
 	JobIdx     jobIndex    // the jobs by status, vendor and last result, each by name
 	Results    resultIndex // every result, by (receivedAt, id), per status and vendor
+	Idem       IdemTable   // the jobs' idempotency keys (idem.go)
 	Unresolved []*Alert    // unresolved alerts, by (createdAt, id)
 
 	// Notifications (notify.go): channels, escalation rules by
@@ -167,7 +168,6 @@ type Job struct {
 
 	Results    []Result // ordered by (receivedAt, id)
 	resultBase uint32   // results dropped from the front so far: results[i] is result number resultBase+i (resultindex.go)
-	Idem       map[string]*IdemEntry
 	Alert      *Alert   // the unresolved alert, or nil
 	Alerts     []*Alert // every alert of the job, by (createdAt, id)
 
@@ -198,12 +198,6 @@ type Result struct {
 	Duration    int32 // seconds; -1: none
 	Status      uint8
 	Source      uint16 // index into workspace.sources
-}
-
-// idemEntry is a recorded idempotency key of one job.
-type IdemEntry struct {
-	At      int64 // receipt time of the report that recorded it
-	Pending atomic.Bool
 }
 
 type Alert struct {

@@ -67,11 +67,7 @@ func (r *Report) apply(w *Workspace) error {
 	}
 	w.IDs.Observe(r.ResultID)
 	if r.IdempotencyKey != "" {
-		if j.Idem == nil {
-			j.Idem = map[string]*IdemEntry{} // made on first use: most jobs' reports carry no key
-		}
-		r.entry = &IdemEntry{At: r.ReceivedAt}
-		j.Idem[r.IdempotencyKey] = r.entry
+		r.entry = w.Idem.Put(IdemDigestOf(j.ID, r.IdempotencyKey), r.ReceivedAt)
 	}
 	if !r.UnparsedID.IsZero() {
 		w.removeUnparsed(r.UnparsedID) // a re-read e-mail leaves the unparsed list

@@ -56,14 +56,5 @@ func (w *Workspace) Prune(now, retentionMs int64) {
 	}
 	w.pruneDeliveries(now - deliveryKeepMs)
 	w.pruneUnparsed(now - unparsedKeepMs)
-	for _, j := range w.Jobs {
-		for k, ent := range j.Idem {
-			if now-ent.At >= IdemKeepMs && !ent.Pending.Load() {
-				delete(j.Idem, k)
-			}
-		}
-		if j.Idem != nil && len(j.Idem) == 0 {
-			j.Idem = nil // a map keeps its buckets when emptied
-		}
-	}
+	w.Idem.Prune(now)
 }

@@ -3,7 +3,6 @@ package state
 import (
 	"bytes"
 	"fmt"
-	"maps"
 	"slices"
 	"time"
 
@@ -20,7 +19,7 @@ import (
 // adds a version and reads the older ones through the version checks in
 // the walk (and the migrations they call).
 const (
-	SnapshotVersion       = 10
+	SnapshotVersion       = 11
 	OldestSnapshotVersion = 5
 )
 
@@ -148,9 +147,40 @@ func (w *Workspace) walk(s *snap) error {
 		}
 	}
 	if s.since(10) {
-		return w.walkPeople(s)
+		if err := w.walkPeople(s); err != nil {
+			return err
+		}
+	}
+	if s.since(11) {
+		return w.walkIdem(s)
 	}
 	return nil
+}
+
+// walkIdem walks the workspace's idempotency keys that are younger than
+// IdemKeepMs at the snapshot's time (version 11 on; before, each job
+// walked its own keys: walkIdemV10).
+func (w *Workspace) walkIdem(s *snap) error {
+	f := s.f
+	var list []IdemDigest
+	if !s.reading() {
+		list = w.Idem.sorted(s.now)
+	}
+	n := f.Count(len(list), len(IdemDigest{})+1)
+	for i := 0; i < n && f.Err() == nil; i++ {
+		var d IdemDigest
+		var at int64
+		if !s.reading() {
+			d = list[i]
+			at = w.Idem.Get(d).At
+		}
+		f.Fixed(d[:])
+		f.Varint(&at)
+		if s.reading() {
+			w.Idem.Put(d, at)
+		}
+	}
+	return f.Err()
 }
 
 // entity is a value of a workspace's snapshot: walk walks its fields and,
@@ -277,8 +307,10 @@ func (j *Job) walk(s *snap, w *Workspace) error {
 		f.Byte(&r.Status)
 		f.Uint16(&r.Source)
 	})
-	if err := j.walkIdem(s); err != nil {
-		return err
+	if !s.since(11) {
+		if err := j.walkIdemV10(s, w); err != nil {
+			return err
+		}
 	}
 	if !s.reading() || f.Err() != nil {
 		return f.Err()
@@ -298,33 +330,16 @@ func (j *Job) walk(s *snap, w *Workspace) error {
 	return nil
 }
 
-// walkIdem walks the job's idempotency keys that are younger than
-// IdemKeepMs at the snapshot's time.
-func (j *Job) walkIdem(s *snap) error {
+// walkIdemV10 reads the job's idempotency keys of a snapshot before
+// version 11 into the workspace's table. Only reading comes here.
+func (j *Job) walkIdemV10(s *snap, w *Workspace) error {
 	f := s.f
-	var keys []string
-	if !s.reading() {
-		for _, k := range slices.Sorted(maps.Keys(j.Idem)) {
-			if s.now-j.Idem[k].At < IdemKeepMs {
-				keys = append(keys, k)
-			}
-		}
-	}
-	n := f.Count(len(keys), 2)
-	if s.reading() && n > 0 {
-		j.Idem = make(map[string]*IdemEntry, n)
-	}
+	n := f.Count(0, 2)
 	for i := 0; i < n && f.Err() == nil; i++ {
 		var k string
-		ent := &IdemEntry{}
-		if !s.reading() {
-			k = keys[i]
-			ent = j.Idem[k]
-		}
-		f.Walk(&k, &ent.At)
-		if s.reading() {
-			j.Idem[k] = ent
-		}
+		var at int64
+		f.Walk(&k, &at)
+		w.Idem.Put(IdemDigestOf(j.ID, k), at)
 	}
 	return f.Err()
 }

@@ -60,7 +60,7 @@ func TestFailedStartChangesNothing(t *testing.T) {
 		}
 		before := dirDigest(t, existing)
 		out, err := start(t, existing)
-		want := "is format 9, this build reads formats 1 to 1; run a newer build (nothing in the directory was changed)"
+		want := "is format 9, this build reads formats 1 to 2; run a newer build (nothing in the directory was changed)"
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Fatalf("start: %v, want %q", err, want)
 		}
