@@ -202,8 +202,10 @@ func mailKey(messageID, digest string) string {
 // this report (zero for a new e-mail).
 func (a *actor) mailReport(w *workspace, j *state.Job, in *MailInput, now int64, unparsedID state.ID, reply chan<- MailReply) {
 	key := mailKey(in.MessageID, in.Digest)
+	var idem state.IdemDigest
 	if key != "" {
-		if ent := w.Idem.Get(state.IdemDigestOf(j.ID, key)); ent != nil && now-ent.At < state.IdemKeepMs {
+		idem = state.IdemDigestOf(j.ID, key)
+		if ent := w.Idem.Get(idem); ent != nil && now-ent.At < state.IdemKeepMs {
 			if ent.Pending.Load() {
 				reply <- MailReply{Outcome: MailInFlight, Vendor: j.Vendor}
 				return
@@ -222,6 +224,9 @@ func (a *actor) mailReport(w *workspace, j *state.Job, in *MailInput, now int64,
 	}
 	rec := w.decideMail(j, in, key, now)
 	rec.UnparsedID = unparsedID
+	if key != "" {
+		rec.Digested(idem)
+	}
 	if err := a.applyNew(rec); err != nil {
 		a.eng.logger.Error("apply mail report", "workspace", w.ID, "job", j.ID, "err", err)
 		reply <- MailReply{Outcome: MailNotRecorded}

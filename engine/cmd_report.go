@@ -159,8 +159,10 @@ func (c *reportCall) decide(w *workspace) {
 		c.reply <- ReportReply{Outcome: ReportBadBody}
 		return
 	}
+	var idem state.IdemDigest
 	if in.IdempotencyKey != "" {
-		if ent := w.Idem.Get(state.IdemDigestOf(j.ID, in.IdempotencyKey)); ent != nil && now-ent.At < state.IdemKeepMs {
+		idem = state.IdemDigestOf(j.ID, in.IdempotencyKey)
+		if ent := w.Idem.Get(idem); ent != nil && now-ent.At < state.IdemKeepMs {
 			if !ent.Pending.Load() {
 				c.reply <- ReportReply{Outcome: ReportDuplicate}
 				return
@@ -181,6 +183,10 @@ func (c *reportCall) decide(w *workspace) {
 		}
 	}
 	rec := w.decideReport(j, in, now, k.Source)
+	rec.SentWith(k)
+	if in.IdempotencyKey != "" {
+		rec.Digested(idem)
+	}
 	if err := a.applyNew(rec); err != nil {
 		if errors.Is(err, ErrReadOnly) {
 			c.reply <- ReportReply{Outcome: ReportUnavailable}

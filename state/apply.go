@@ -174,6 +174,23 @@ func (w *Workspace) intern(source string) uint16 {
 	return uint16(len(w.sources) - 1)
 }
 
+// reportSource returns the index of r's source: from the key r was sent
+// with when its index is known there, else interned (and kept on the key).
+func (w *Workspace) reportSource(r *Report) uint16 {
+	k := r.key
+	if k == nil || k.Source != r.Source {
+		return w.intern(r.Source)
+	}
+	if i := k.sourceIx - 1; i >= 0 && i < len(w.sources) && w.sources[i] == r.Source {
+		return uint16(i)
+	}
+	i := w.intern(r.Source)
+	if i != 0xffff {
+		k.sourceIx = int(i) + 1
+	}
+	return i
+}
+
 func (w *Workspace) Source(i uint16) string {
 	if int(i) < len(w.sources) {
 		return w.sources[i]

@@ -234,6 +234,9 @@ type Key struct {
 	// report API minute window, in memory only
 	Minute      int64
 	MinuteCount int
+	// 1 + the index of Source in the workspace's sources, once a report
+	// sent with the key was applied; 0: not yet (in memory only).
+	sourceIx int
 }
 
 type Activity struct {

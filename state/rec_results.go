@@ -32,8 +32,19 @@ type Report struct {
 	AICause, AIConfidence, AICategory string
 	UnparsedID                        ID
 
-	entry *IdemEntry // the idempotency entry apply made (not logged)
+	entry  *IdemEntry // the idempotency entry apply made (not logged)
+	key    *Key       // the key the report was sent with, if known (not logged)
+	idem   IdemDigest // the digest of IdempotencyKey, if idemOK (not logged)
+	idemOK bool
 }
+
+// Digested tells apply the digest of r's idempotency key, which the
+// caller's check computed already (IdemDigestOf of r's job and key).
+func (r *Report) Digested(d IdemDigest) { r.idem, r.idemOK = d, true }
+
+// SentWith tells apply which key r was sent with, so that it finds the
+// index of r's source on the key rather than in the workspace's map.
+func (r *Report) SentWith(k *Key) { r.key = k }
 
 // Entry returns the idempotency entry applying r made, or nil (no key, or
 // not applied).
@@ -58,7 +69,7 @@ func (r *Report) apply(w *Workspace) error {
 	res := Result{
 		ID: r.ResultID, ReceivedAt: r.ReceivedAt, CompletedAt: r.CompletedAt,
 		SizeBytes: r.SizeBytes, Duration: int32(r.DurationSeconds), Status: r.Status,
-		Source: w.intern(r.Source),
+		Source: w.reportSource(r),
 	}
 	if i, appended := j.insertResult(res); appended {
 		w.Results.insert(j, j.resultBase+uint32(i))
@@ -67,7 +78,10 @@ func (r *Report) apply(w *Workspace) error {
 	}
 	w.IDs.Observe(r.ResultID)
 	if r.IdempotencyKey != "" {
-		r.entry = w.Idem.Put(IdemDigestOf(j.ID, r.IdempotencyKey), r.ReceivedAt)
+		if !r.idemOK {
+			r.idem = IdemDigestOf(j.ID, r.IdempotencyKey)
+		}
+		r.entry = w.Idem.Put(r.idem, r.ReceivedAt)
 	}
 	if !r.UnparsedID.IsZero() {
 		w.removeUnparsed(r.UnparsedID) // a re-read e-mail leaves the unparsed list
