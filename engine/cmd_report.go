@@ -70,15 +70,17 @@ type ReportReply struct {
 }
 
 // reportCall is one report on its way through the engine: the request,
-// the actor's work and the log's acknowledgement. Calls are pooled, with
-// their reply channel and the two functions bound to them once, so a
-// report allocates no closure for the actor or the log.
+// the actor's work, its record and the log's acknowledgement. Calls are
+// pooled, with their reply channel and the two functions bound to them
+// once, so a report allocates no closure for the actor or the log, and no
+// record: the log reads a record only before it calls done.
 type reportCall struct {
 	act     *actor
 	key     *state.Key
 	in      ReportInput
 	reply   chan ReportReply
 	ans     ReportReply         // the answer once durable
+	rec     state.Report        // its record, until the log has it
 	entry   *state.IdemEntry    // the idempotency entry to clear once durable
 	notices []state.Notice      // to deliver once durable
 	run     func(*workspace)    // c.decide, for the actor
@@ -182,7 +184,8 @@ func (c *reportCall) decide(w *workspace) {
 			return
 		}
 	}
-	rec := w.decideReport(j, in, now, k.Source)
+	rec := &c.rec
+	w.decideReportIn(rec, j, in, now, k.Source)
 	rec.SentWith(k)
 	if in.IdempotencyKey != "" {
 		rec.Digested(idem)
@@ -222,6 +225,13 @@ func (c *reportCall) done(_ uint64, err error) {
 // decideReport builds the record of an accepted report: its times, whether
 // it is superseded, and the alert it opens or raises.
 func (w *workspace) decideReport(j *state.Job, in *ReportInput, now int64, source string) *state.Report {
+	rec := new(state.Report)
+	w.decideReportIn(rec, j, in, now, source)
+	return rec
+}
+
+// decideReportIn is decideReport writing into rec (a pooled call's).
+func (w *workspace) decideReportIn(rec *state.Report, j *state.Job, in *ReportInput, now int64, source string) {
 	completed := now
 	ts := in.TimestampMs
 	if ts != 0 && in.TimestampLocal {
@@ -231,7 +241,7 @@ func (w *workspace) decideReport(j *state.Job, in *ReportInput, now int64, sourc
 	if ts != 0 && ts <= now+timestampFutureMs && ts >= now-timestampPastMs {
 		completed = ts
 	}
-	rec := &state.Report{
+	*rec = state.Report{
 		JobID: j.ID, ResultID: w.IDs.Next(now), Status: in.Status,
 		ReceivedAt: now, CompletedAt: completed,
 		DurationSeconds: in.DurationSeconds, SizeBytes: in.SizeBytes,
@@ -251,7 +261,6 @@ func (w *workspace) decideReport(j *state.Job, in *ReportInput, now int64, sourc
 			rec.Summary = "Backup completed with warnings (reported through the Report API)"
 		}
 	}
-	return rec
 }
 
 // alertIDFor returns the id of the alert a new problem of j opens or
