@@ -242,7 +242,7 @@ func (s *Server) saveRule(ctx *fasthttp.RequestCtx, u *engine.SessionUser) {
 		s.showRules(ctx, u, d)
 		return
 	}
-	v, err := s.eng.SaveParseRule(u.Workspace.ID, d.EditID, r.Name, spec)
+	v, err := s.eng.SaveParseRule(u.Workspace.ID, d.EditID, r.Name, spec, actor(u))
 	if err != nil {
 		d.Problem = "Not saved: " + engine.ErrorText(err) + "."
 		s.showRules(ctx, u, d)
@@ -252,7 +252,7 @@ func (s *Server) saveRule(ctx *fasthttp.RequestCtx, u *engine.SessionUser) {
 }
 
 func (s *Server) deleteRule(ctx *fasthttp.RequestCtx, u *engine.SessionUser) {
-	err := s.eng.DeleteParseRule(u.Workspace.ID, ctx.UserValue("rid").(string))
+	err := s.eng.DeleteParseRule(u.Workspace.ID, ctx.UserValue("rid").(string), actor(u))
 	redirectAfter(ctx, "/settings/rules", err, "Not deleted", "Rule deleted.")
 }
 
@@ -279,7 +279,7 @@ func (s *Server) moveRule(by int) handlerFunc {
 		if to := at + by; to >= 0 && to < len(ids) {
 			ids[at], ids[to] = ids[to], ids[at]
 		}
-		_, err = s.eng.OrderParseRules(u.Workspace.ID, ids)
+		_, err = s.eng.OrderParseRules(u.Workspace.ID, ids, actor(u))
 		redirectAfter(ctx, "/settings/rules", err, "Not moved", "Rules reordered.")
 	}
 }

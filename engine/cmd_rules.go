@@ -87,12 +87,15 @@ func (e *Engine) GetParseRule(wsID, id string) (ParseRuleView, error) {
 }
 
 // SaveParseRule makes a rule (id "": it goes last) or changes rule id
-// (it keeps its place). name and spec are the rule's name and checked
-// JSON. Errors: KindNotFound for an unknown id, KindConflict past
-// MaxParseRules.
-func (e *Engine) SaveParseRule(wsID, id, name, spec string) (ParseRuleView, error) {
+// (it keeps its place), as made by actor ("": the admin API). name and
+// spec are the rule's name and checked JSON. Errors: KindNotFound for an
+// unknown id, KindConflict past MaxParseRules.
+func (e *Engine) SaveParseRule(wsID, id, name, spec, actor string) (ParseRuleView, error) {
 	return command(e, wsID, func(w *workspace, now int64) (decision[ParseRuleView], error) {
-		rec := &state.RuleSaved{ParseRule: state.ParseRule{Name: strings.TrimSpace(name), Spec: spec, CreatedAt: now, UpdatedAt: now}}
+		rec := &state.RuleSavedBy{
+			RuleSaved:  state.RuleSaved{ParseRule: state.ParseRule{Name: strings.TrimSpace(name), Spec: spec, CreatedAt: now, UpdatedAt: now}},
+			ActivityID: w.IDs.Next(now), Actor: actor,
+		}
 		if id == "" {
 			if len(w.ParseRules) >= MaxParseRules {
 				return decision[ParseRuleView]{}, conflict("a workspace has at most %d parsing rules", MaxParseRules)
@@ -111,21 +114,23 @@ func (e *Engine) SaveParseRule(wsID, id, name, spec string) (ParseRuleView, erro
 	})
 }
 
-// DeleteParseRule deletes a rule; KindNotFound when there is none.
-func (e *Engine) DeleteParseRule(wsID, id string) error {
-	return e.remove(wsID, "", func(w *workspace) (state.ID, error) {
+// DeleteParseRule deletes a rule, as done by actor ("": the admin API);
+// KindNotFound when there is none.
+func (e *Engine) DeleteParseRule(wsID, id, actor string) error {
+	return e.remove(wsID, actor, func(w *workspace) (state.ID, error) {
 		return lookup(id, "parsing rule", func(id state.ID) bool { return w.ParseRule(id.String()) != nil })
 	}, func(r state.Removal) state.Record { return &state.RuleDeleted{Removal: r} })
 }
 
 // OrderParseRules puts the rules in the order ids gives, which must name
-// every rule once (KindInvalid otherwise). It returns the rules in order.
-func (e *Engine) OrderParseRules(wsID string, ids []string) ([]ParseRuleView, error) {
+// every rule once (KindInvalid otherwise), as done by actor ("": the admin
+// API). It returns the rules in order.
+func (e *Engine) OrderParseRules(wsID string, ids []string, actor string) ([]ParseRuleView, error) {
 	return command(e, wsID, func(w *workspace, now int64) (decision[[]ParseRuleView], error) {
 		if len(ids) != len(w.ParseRules) {
 			return decision[[]ParseRuleView]{}, invalid("ids", "ids must name each of the workspace's %d parsing rules once", len(w.ParseRules))
 		}
-		rec := &state.RulesOrdered{At: now, IDs: make([]state.ID, 0, len(ids))}
+		rec := &state.RulesOrderedBy{RulesOrdered: state.RulesOrdered{At: now, IDs: make([]state.ID, 0, len(ids))}, ActivityID: w.IDs.Next(now), Actor: actor}
 		for _, id := range ids {
 			p := w.ParseRule(id)
 			if p == nil || slices.Contains(rec.IDs, p.ID) {

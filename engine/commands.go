@@ -49,9 +49,10 @@ var changes = []changeEntry{
 	{"Engine.RotateIngestAddress", []string{"IngestRotated"}},
 	{"Engine.IngestDomain", nil}, // a setting
 	// Parsing rules (cmd_rules.go).
-	{"Engine.SaveParseRule", []string{"RuleSaved"}},
+	{"Engine.SaveParseRule", []string{"RuleSavedBy"}},
 	{"Engine.DeleteParseRule", []string{"RuleDeleted"}},
-	{"Engine.OrderParseRules", []string{"RulesOrdered"}},
+	{"Engine.OrderParseRules", []string{"RulesOrderedBy"}},
+	{"logs of earlier builds: rule changes without their activity", []string{"RuleSaved", "RulesOrdered"}},
 	{"Engine.ParseRules", nil},
 	{"Engine.GetParseRule", nil},
 	{"Engine.UnparsedRefs", nil},

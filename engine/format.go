@@ -21,8 +21,9 @@ import (
 //
 // Format 1 is the first that names itself: data directories of earlier
 // builds hold no FORMAT file and are format 1. Format 2 writes snapshots
-// in layout 11 (a workspace's idempotency keys as digests in one table),
-// which builds of format 1 cannot read; its log is format 1's.
+// in layout 11 (a workspace's idempotency keys as digests in one table)
+// and records 70 and 71 (parsing rules with their activity), which builds
+// of format 1 cannot read.
 const DataFormat = 2
 
 // formatFile names the file that holds a data directory's format:

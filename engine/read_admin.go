@@ -224,11 +224,13 @@ type ActivityView struct {
 	AlertID string     `json:"alertId,omitempty"`
 	JobID   string     `json:"jobId,omitempty"`
 	JobName string     `json:"jobName,omitempty"`
-	// ClientID, ChannelID and EscalationID name what a client.*,
-	// channel.* or escalation.* entry is about; Name is its name then.
+	// ClientID, ChannelID, EscalationID and RuleID name what a client.*,
+	// channel.*, escalation.* or rule.* entry is about; Name is its name
+	// then.
 	ClientID     string `json:"clientId,omitempty"`
 	ChannelID    string `json:"channelId,omitempty"`
 	EscalationID string `json:"escalationId,omitempty"`
+	RuleID       string `json:"ruleId,omitempty"`
 	Name         string `json:"name,omitempty"`
 	Note         string `json:"note,omitempty"`
 }
@@ -253,6 +255,8 @@ func activityView(a *state.Activity) ActivityView {
 			v.ChannelID = a.SubjectID.String()
 		case strings.HasPrefix(a.Type, "escalation."):
 			v.EscalationID = a.SubjectID.String()
+		case strings.HasPrefix(a.Type, "rule."):
+			v.RuleID = a.SubjectID.String()
 		}
 		v.Name = a.SubjectName
 	}

@@ -10,15 +10,19 @@ import (
 )
 
 // Records of a workspace's parsing rules (decisions.md, parsing rules):
-// saved (made or changed), deleted, put in order. A rule's body is its
-// canonical JSON (package mailrules checks it before the engine sees it);
-// the state keeps it as text and never reads it.
+// saved (made or changed), deleted, put in order, each with its activity
+// entry. A rule's body is its canonical JSON (package mailrules checks it
+// before the engine sees it); the state keeps it as text and never reads
+// it. RuleSaved and RulesOrdered carry no activity: logs of earlier builds
+// hold them; this build writes RuleSavedBy and RulesOrderedBy.
 
 // Record type numbers of this file.
 const (
-	TypeRuleSaved    byte = 50
-	TypeRuleDeleted  byte = 51
-	TypeRulesOrdered byte = 52
+	TypeRuleSaved      byte = 50
+	TypeRuleDeleted    byte = 51
+	TypeRulesOrdered   byte = 52
+	TypeRuleSavedBy    byte = 70
+	TypeRulesOrderedBy byte = 71
 )
 
 // ParseRule is one parsing rule of a workspace.
@@ -55,21 +59,50 @@ func (r *RuleSaved) apply(w *Workspace) error {
 	return nil
 }
 
+// RuleSavedBy is RuleSaved with its activity entry (rule.created or
+// rule.updated) and who made the change ("": the admin API).
+type RuleSavedBy struct {
+	RuleSaved
+	ActivityID ID
+	Actor      string
+}
+
+func (r *RuleSavedBy) fields(f *codec.Fields) {
+	r.ParseRule.fields(f)
+	f.Walk(r.ActivityID[:], &r.Actor)
+}
+
+func (r *RuleSavedBy) apply(w *Workspace) error {
+	typ := "rule.updated"
+	if w.ruleIndex(r.ID) < 0 {
+		typ = "rule.created"
+	}
+	if err := r.RuleSaved.apply(w); err != nil {
+		return err
+	}
+	w.addActivity(Activity{ID: r.ActivityID, At: r.UpdatedAt, Type: typ, Actor: actorOr(r.Actor), SubjectID: r.ID, SubjectName: r.Name})
+	return nil
+}
+
 // ruleIndex returns the place of rule id in the order, or -1.
 func (w *Workspace) ruleIndex(id ID) int {
 	return slices.IndexFunc(w.ParseRules, func(x *ParseRule) bool { return x.ID == id })
 }
 
-// RuleDeleted records that a rule is gone (Removal: who, when; no
-// activity is logged for rules).
+// RuleDeleted records that a rule is gone, with its activity entry
+// (rule.deleted; the records of earlier builds, which wrote none, carry
+// the entry's id and actor too).
 type RuleDeleted struct{ Removal }
 
 func (r *RuleDeleted) apply(w *Workspace) error {
+	var p *ParseRule
 	if i := w.ruleIndex(r.ID); i >= 0 {
-		w.setRules(slices.Delete(slices.Clone(w.ParseRules), i, i+1))
-		return nil
+		p = w.ParseRules[i]
 	}
-	return fmt.Errorf("delete unknown parsing rule %s", r.ID)
+	return remove(w, &r.Removal, "delete unknown parsing rule", p, func(p *ParseRule) Activity {
+		w.setRules(slices.DeleteFunc(slices.Clone(w.ParseRules), func(x *ParseRule) bool { return x == p }))
+		return Activity{Type: "rule.deleted", SubjectID: p.ID, SubjectName: p.Name}
+	})
 }
 
 // RulesOrdered records the rules' new order: IDs names every rule once.
@@ -82,6 +115,27 @@ type RulesOrdered struct {
 func (r *RulesOrdered) fields(f *codec.Fields) {
 	codec.Slice(f, &r.IDs, len(ID{}), func(f *codec.Fields, id *ID) { f.Fixed(id[:]) })
 	f.Varint(&r.At)
+}
+
+// RulesOrderedBy is RulesOrdered with its activity entry (rules.reordered)
+// and who made the change ("": the admin API).
+type RulesOrderedBy struct {
+	RulesOrdered
+	ActivityID ID
+	Actor      string
+}
+
+func (r *RulesOrderedBy) fields(f *codec.Fields) {
+	r.RulesOrdered.fields(f)
+	f.Walk(r.ActivityID[:], &r.Actor)
+}
+
+func (r *RulesOrderedBy) apply(w *Workspace) error {
+	if err := r.RulesOrdered.apply(w); err != nil {
+		return err
+	}
+	w.addActivity(Activity{ID: r.ActivityID, At: r.At, Type: "rules.reordered", Actor: actorOr(r.Actor)})
+	return nil
 }
 
 func (r *RulesOrdered) apply(w *Workspace) error {

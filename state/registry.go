@@ -43,6 +43,8 @@ var registry = [256]kind{
 	TypeRuleSaved:            {make: func() Record { return new(RuleSaved) }, keepsFigures: true},
 	TypeRuleDeleted:          {make: func() Record { return new(RuleDeleted) }, keepsFigures: true},
 	TypeRulesOrdered:         {make: func() Record { return new(RulesOrdered) }, keepsFigures: true},
+	TypeRuleSavedBy:          {make: func() Record { return new(RuleSavedBy) }, keepsFigures: true},
+	TypeRulesOrderedBy:       {make: func() Record { return new(RulesOrderedBy) }, keepsFigures: true},
 	TypeAIQueued:             {make: func() Record { return new(AIQueued) }, keepsFigures: true},
 	TypeAIAnswered:           {make: func() Record { return new(AIAnswered) }, keepsFigures: true},
 	TypeAIPromptSet:          {make: func() Record { return new(AIPromptSet) }, keepsFigures: true},

@@ -34,7 +34,7 @@ func (s *Server) ruleRoutes(r *router.Router, a func(string, fasthttp.RequestHan
 	r.POST(rules+"/try", a("rule_try", s.adminTryRule))
 	r.GET(rules+"/{rid}", a("rule_get", adminReadOne(s, "rid", (*engine.Engine).GetParseRule)))
 	r.PUT(rules+"/{rid}", a("rule_update", s.adminSaveRule(true)))
-	r.DELETE(rules+"/{rid}", a("rule_delete", adminRemove(s, "rid", (*engine.Engine).DeleteParseRule)))
+	r.DELETE(rules+"/{rid}", a("rule_delete", adminRemove(s, "rid", byAdmin((*engine.Engine).DeleteParseRule))))
 	r.POST(rules+"/{rid}/reread", a("rule_reread", s.adminRereadRule))
 	s.aiRoutes(r, a)
 }
@@ -61,7 +61,7 @@ func (s *Server) adminSaveRule(update bool) fasthttp.RequestHandler {
 		if update {
 			id, status = pathParam(ctx, "rid"), fasthttp.StatusOK
 		}
-		v, err := s.eng.SaveParseRule(pathParam(ctx, "wid"), id, r.Name, spec)
+		v, err := s.eng.SaveParseRule(pathParam(ctx, "wid"), id, r.Name, spec, "")
 		s.answer(ctx, status, v, err)
 	}
 }
@@ -72,7 +72,7 @@ func (s *Server) adminOrderRules(ctx *fasthttp.RequestCtx) {
 	if !ok {
 		return
 	}
-	v, err := s.eng.OrderParseRules(pathParam(ctx, "wid"), ids.V)
+	v, err := s.eng.OrderParseRules(pathParam(ctx, "wid"), ids.V, "")
 	s.answer(ctx, fasthttp.StatusOK, v, err)
 }
 
