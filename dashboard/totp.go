@@ -29,6 +29,7 @@ import (
 type twoFactorData struct {
 	On, Required bool
 	RecoveryLeft int
+	RecoveryAll  int // how many codes a user is given (state.RecoveryCodes)
 	// The set-up of a user without two-factor sign-in: the secret, the
 	// signed copy the form sends back, its otpauth URL and QR code.
 	Secret, SecretToken, URL string
@@ -47,7 +48,7 @@ func (s *Server) twoFactorPage(ctx *fasthttp.RequestCtx, u *engine.SessionUser) 
 // renderTwoFactor shows the page; a user without two-factor sign-in gets a
 // set-up with secret (a fresh one when "").
 func (s *Server) renderTwoFactor(ctx *fasthttp.RequestCtx, u *engine.SessionUser, status int, d twoFactorData, secret string) {
-	d.On, d.Required, d.RecoveryLeft = u.TwoFactor, u.TwoFactorRequired, u.RecoveryLeft
+	d.On, d.Required, d.RecoveryLeft, d.RecoveryAll = u.TwoFactor, u.TwoFactorRequired, u.RecoveryLeft, state.RecoveryCodes
 	if !u.TwoFactor && d.Recovery == nil {
 		if secret == "" {
 			key, err := totp.Generate(totp.GenerateOpts{Issuer: "backupmon", AccountName: u.Email})
