@@ -52,9 +52,11 @@ func (n *Node) acceptPeers() {
 // be acknowledged, and the requests behind it do not wait for that.
 func (n *Node) servePeer(c net.Conn) {
 	p := n.peerServer
-	r := bufio.NewReaderSize(c, 64<<10)
+	// The hello is read straight from the connection, bounded by the
+	// length of the one hello that passes: whoever reaches the port sets
+	// nothing aside (no frame's worth, no reader) before it shows the secret.
 	c.SetReadDeadline(time.Now().Add(peerHelloWait))
-	hello, err := readFrame(r, nil, len(peerHello))
+	hello, err := readFrameWithin(c, nil, len(peerHello), len(peerHello)+len(n.peers.secret))
 	secret, ok := bytes.CutPrefix(hello, []byte(peerHello))
 	if err != nil || !ok || subtle.ConstantTimeCompare(secret, n.peers.secret) != 1 {
 		n.log.Warn("a peer connection without the cluster's peer secret", "from", c.RemoteAddr().String(), "err", err)
@@ -62,6 +64,7 @@ func (n *Node) servePeer(c net.Conn) {
 		return
 	}
 	c.SetReadDeadline(time.Time{})
+	r := bufio.NewReaderSize(c, 64<<10)
 	out := newSender(c)
 	p.mu.Lock()
 	if p.stopped {
