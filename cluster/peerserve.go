@@ -6,9 +6,12 @@ import (
 	"crypto/subtle"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"net"
 	"sync"
 	"time"
+
+	"backupmon/transport/connlimit"
 )
 
 // peerServer takes the connections of other nodes' fronts (peerwire.go)
@@ -24,6 +27,32 @@ type peerServer struct {
 
 // peerHelloWait bounds how long a new connection may take to say hello.
 const peerHelloWait = 5 * time.Second
+
+// The peer listener's connection limits. A node keeps one connection to
+// each peer, so a cluster needs a few; the port is reachable before anyone
+// shows the secret, and without a bound connections held open for their
+// hello would take the process's every descriptor (the public, admin and
+// SMTP listeners', the log's and the snapshots'). Past a limit a
+// connection is closed unanswered, and a front refused goes over NATS.
+const (
+	maxPeerConns           = 256
+	maxPeerConnsPerAddress = 32
+)
+
+// listenPeers listens on addr within the peer listener's connection
+// limits and serves the connections that come until stopPeers.
+func (n *Node) listenPeers(addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen for peers on %s: %w", addr, err)
+	}
+	lim := connlimit.New(ln, connlimit.Options{Name: "peer", Logger: n.log,
+		Limits: connlimit.Limits{Total: maxPeerConns, PerAddress: maxPeerConnsPerAddress}})
+	n.peerAddr = lim.Addr().String()
+	n.peerServer = &peerServer{ln: lim, conns: map[*sender]struct{}{}}
+	go n.acceptPeers()
+	return nil
+}
 
 // acceptPeers serves the connections that come on the node's peer
 // listener until stopPeers.

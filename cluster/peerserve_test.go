@@ -17,16 +17,89 @@ import (
 // with the cluster's peer secret secret, on a loopback port it returns.
 func startPeerServer(t *testing.T, secret string) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	n := &Node{log: slog.New(slog.NewTextHandler(io.Discard, nil)), hosted: map[int]*hosted{},
+		peers: &peers{secret: []byte(secret), links: map[string]*link{}}}
+	if err := n.listenPeers("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(n.stopPeers)
+	return n.peerAddr
+}
+
+// goodHello is the first frame of a node of the cluster whose peer secret
+// is secret.
+func goodHello(secret string) []byte {
+	hello := binary.BigEndian.AppendUint32(nil, uint32(len(peerHello)+len(secret)))
+	return append(append(hello, peerHello...), secret...)
+}
+
+// askPeer sends a request for shard 3 on c, after hello when it is not
+// nil, and returns the error of reading its answer, which must be "not
+// serving" (the node hosts no shard).
+func askPeer(t *testing.T, c net.Conn, hello []byte) error {
+	t.Helper()
+	if _, err := c.Write(appendRequestFrame(hello, 7, 3, []byte("request"))); err != nil {
+		return err
+	}
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	answer, err := readFrame(bufio.NewReader(c), nil, answerHead)
+	if err != nil {
+		return err
+	}
+	if id := binary.BigEndian.Uint64(answer); id != 7 || string(answer[answerHead:]) != string(notServing) {
+		t.Errorf("answer %d %q, want 7 %q", id, answer[answerHead:], notServing)
+	}
+	return nil
+}
+
+// TestPeerConnectionsBounded: connections that never say hello hold the
+// listener's places for an address up to its limit and no further: the
+// next one is closed at once, and a node greeting from elsewhere (here,
+// once they are gone) is served.
+func TestPeerConnectionsBounded(t *testing.T) {
+	const secret = "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210"
+	addr := startPeerServer(t, secret)
+	var idle []net.Conn
+	defer func() {
+		for _, c := range idle {
+			c.Close()
+		}
+	}()
+	for range maxPeerConnsPerAddress {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		idle = append(idle, c)
+	}
+	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := &Node{log: slog.New(slog.NewTextHandler(io.Discard, nil)), hosted: map[int]*hosted{},
-		peers:      &peers{secret: []byte(secret)},
-		peerServer: &peerServer{ln: ln, conns: map[*sender]struct{}{}}}
-	go n.acceptPeers()
-	t.Cleanup(n.stopPeers)
-	return ln.Addr().String()
+	defer c.Close()
+	if err := askPeer(t, c, goodHello(secret)); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("connection %d from one address: %v, want it closed at once", maxPeerConnsPerAddress+1, err)
+	}
+	for _, c := range idle {
+		c.Close()
+	}
+	idle = nil
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = askPeer(t, c, goodHello(secret))
+		c.Close()
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a good hello once the idle connections closed: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // TestPeerHelloBounded: the peer listener is reachable before anyone has
@@ -74,18 +147,8 @@ func TestPeerHelloBounded(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer c.Close()
-		hello := binary.BigEndian.AppendUint32(nil, uint32(len(peerHello)+len(secret)))
-		hello = append(append(hello, peerHello...), secret...)
-		if _, err := c.Write(appendRequestFrame(hello, 7, 3, []byte("request"))); err != nil {
-			t.Fatal(err)
-		}
-		c.SetReadDeadline(time.Now().Add(5 * time.Second))
-		answer, err := readFrame(bufio.NewReader(c), nil, answerHead)
-		if err != nil {
+		if err := askPeer(t, c, goodHello(secret)); err != nil {
 			t.Fatalf("no answer after a good hello: %v", err)
-		}
-		if id := binary.BigEndian.Uint64(answer); id != 7 || string(answer[answerHead:]) != string(notServing) {
-			t.Errorf("answer %d %q, want 7 %q", id, answer[answerHead:], notServing)
 		}
 	})
 }
