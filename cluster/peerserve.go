@@ -18,6 +18,9 @@ import (
 // and runs the requests they forward to the shards this node serves.
 type peerServer struct {
 	ln net.Listener
+	// refusedLog bounds the lines of connections refused for their hello,
+	// which anyone who reaches the port causes as fast as it connects.
+	refusedLog connlimit.RateLog
 
 	mu      sync.Mutex
 	conns   map[*sender]struct{}
@@ -88,7 +91,9 @@ func (n *Node) servePeer(c net.Conn) {
 	hello, err := readFrameWithin(c, nil, len(peerHello), len(peerHello)+len(n.peers.secret))
 	secret, ok := bytes.CutPrefix(hello, []byte(peerHello))
 	if err != nil || !ok || subtle.ConstantTimeCompare(secret, n.peers.secret) != 1 {
-		n.log.Warn("a peer connection without the cluster's peer secret", "from", c.RemoteAddr().String(), "err", err)
+		if more, ok := p.refusedLog.Allow(); ok {
+			n.log.Warn("a peer connection without the cluster's peer secret", "from", c.RemoteAddr().String(), "err", err, "more_since_last_log", more)
+		}
 		c.Close()
 		return
 	}

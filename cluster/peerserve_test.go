@@ -9,15 +9,24 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
+
+	"backupmon/internal/syncbuf"
 )
 
 // startPeerServer serves the peer listener of a node that hosts no shard,
 // with the cluster's peer secret secret, on a loopback port it returns.
 func startPeerServer(t *testing.T, secret string) string {
 	t.Helper()
-	n := &Node{log: slog.New(slog.NewTextHandler(io.Discard, nil)), hosted: map[int]*hosted{},
+	return startPeerServerLog(t, secret, io.Discard)
+}
+
+// startPeerServerLog is startPeerServer with the node's log written to log.
+func startPeerServerLog(t *testing.T, secret string, log io.Writer) string {
+	t.Helper()
+	n := &Node{log: slog.New(slog.NewTextHandler(log, nil)), hosted: map[int]*hosted{},
 		peers: &peers{secret: []byte(secret), links: map[string]*link{}}}
 	if err := n.listenPeers("127.0.0.1:0"); err != nil {
 		t.Fatal(err)
@@ -151,4 +160,28 @@ func TestPeerHelloBounded(t *testing.T) {
 			t.Fatalf("no answer after a good hello: %v", err)
 		}
 	})
+}
+
+// TestPeerRefusalsLogOneLine: a connection refused for its hello is
+// logged, and anyone who reaches the port can open them as fast as it
+// connects: within 10 seconds one line goes to the log, whatever their
+// number.
+func TestPeerRefusalsLogOneLine(t *testing.T) {
+	const secret = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
+	var logs syncbuf.Buffer
+	addr := startPeerServerLog(t, secret, &logs)
+	const n = 30
+	for i := range n {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := askPeer(t, c, goodHello(secret[:len(secret)-1]+"0")); err == nil {
+			t.Fatalf("connection %d was served with a wrong secret", i)
+		}
+		c.Close()
+	}
+	if got := strings.Count(logs.String(), "without the cluster's peer secret"); got != 1 {
+		t.Errorf("%d refused connections logged %d lines, want 1:\n%s", n, got, logs.String())
+	}
 }
