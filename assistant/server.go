@@ -88,7 +88,8 @@ func New(cfg Config) *Server {
 //
 // A request the SDK refuses before JSON-RPC is answered as a JSON-RPC
 // error too, with HTTP 400: a parse error (-32700) for a body that is not
-// JSON, an invalid request (-32600) for JSON that is not a message.
+// JSON, an invalid request (-32600) for JSON that is not a message or is
+// a batch of them.
 func (s *Server) Serve(r *http.Request, key engine.AssistantKey, base string) (status int, header http.Header, body []byte) {
 	in, err := io.ReadAll(r.Body)
 	if err != nil {
@@ -101,6 +102,13 @@ func (s *Server) Serve(r *http.Request, key engine.AssistantKey, base string) (s
 		// SDK's to refuse.)
 		return http.StatusBadRequest, http.Header{"Content-Type": {"application/json"}},
 			fmt.Appendf(nil, `{"jsonrpc":"2.0","id":null,"error":{"code":%d,"message":"malformed payload: the body is not one JSON value of UTF-8 text"}}`, jsonrpc.CodeParseError)
+	}
+	if first := bytes.TrimLeft(in, " \t\r\n"); len(first) > 0 && first[0] == '[' {
+		// A JSON-RPC batch would run any number of calls, writes
+		// included, for one request of the workspace's limit; the SDK
+		// refuses one only under protocol versions from 2025-06-18.
+		body = fmt.Appendf(nil, `{"jsonrpc":"2.0","id":null,"error":{"code":%d,"message":`, jsonrpc.CodeInvalidRequest)
+		return http.StatusBadRequest, http.Header{"Content-Type": {"application/json"}}, append(jsonx.AppendString(body, msgNoBatch), "}}"...)
 	}
 	r.Body = io.NopCloser(bytes.NewReader(in))
 	rec := &recorder{header: http.Header{}}
@@ -122,6 +130,10 @@ func (s *Server) Serve(r *http.Request, key engine.AssistantKey, base string) (s
 	}
 	return status, header, body
 }
+
+// msgNoBatch refuses a JSON-RPC batch: each request is one message, so
+// that the limit per workspace counts every call.
+const msgNoBatch = "JSON-RPC batching is not supported: send one message a request"
 
 // recorder is the http.ResponseWriter the SDK writes its answer to.
 type recorder struct {

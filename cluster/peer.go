@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
-	"net"
 	"strconv"
 	"strings"
 	"sync"
@@ -74,13 +72,9 @@ func (n *Node) startPeers() error {
 		return err
 	}
 	n.peers = &peers{self: n.cfg.NodeID, secret: secret, owner: map[int]string{}, addr: map[string]string{}, links: map[string]*link{}}
-	ln, err := net.Listen("tcp", n.cfg.PeerListen)
-	if err != nil {
-		return fmt.Errorf("listen for peers on %s: %w", n.cfg.PeerListen, err)
+	if err := n.listenPeers(n.cfg.PeerListen); err != nil {
+		return err
 	}
-	n.peerAddr = ln.Addr().String()
-	n.peerServer = &peerServer{ln: ln, conns: map[*sender]struct{}{}}
-	go n.acceptPeers()
 	if err := n.watchBucket(n.owners, func(key string, value []byte, deleted bool) {
 		shard, err := strconv.Atoi(strings.TrimPrefix(key, "s"))
 		if err != nil || shard < 0 || shard >= MaxShards {

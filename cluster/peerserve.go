@@ -6,15 +6,21 @@ import (
 	"crypto/subtle"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"net"
 	"sync"
 	"time"
+
+	"backupmon/transport/connlimit"
 )
 
 // peerServer takes the connections of other nodes' fronts (peerwire.go)
 // and runs the requests they forward to the shards this node serves.
 type peerServer struct {
 	ln net.Listener
+	// refusedLog bounds the lines of connections refused for their hello,
+	// which anyone who reaches the port causes as fast as it connects.
+	refusedLog connlimit.RateLog
 
 	mu      sync.Mutex
 	conns   map[*sender]struct{}
@@ -24,6 +30,32 @@ type peerServer struct {
 
 // peerHelloWait bounds how long a new connection may take to say hello.
 const peerHelloWait = 5 * time.Second
+
+// The peer listener's connection limits. A node keeps one connection to
+// each peer, so a cluster needs a few; the port is reachable before anyone
+// shows the secret, and without a bound connections held open for their
+// hello would take the process's every descriptor (the public, admin and
+// SMTP listeners', the log's and the snapshots'). Past a limit a
+// connection is closed unanswered, and a front refused goes over NATS.
+const (
+	maxPeerConns           = 256
+	maxPeerConnsPerAddress = 32
+)
+
+// listenPeers listens on addr within the peer listener's connection
+// limits and serves the connections that come until stopPeers.
+func (n *Node) listenPeers(addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen for peers on %s: %w", addr, err)
+	}
+	lim := connlimit.New(ln, connlimit.Options{Name: "peer", Logger: n.log,
+		Limits: connlimit.Limits{Total: maxPeerConns, PerAddress: maxPeerConnsPerAddress}})
+	n.peerAddr = lim.Addr().String()
+	n.peerServer = &peerServer{ln: lim, conns: map[*sender]struct{}{}}
+	go n.acceptPeers()
+	return nil
+}
 
 // acceptPeers serves the connections that come on the node's peer
 // listener until stopPeers.
@@ -52,16 +84,21 @@ func (n *Node) acceptPeers() {
 // be acknowledged, and the requests behind it do not wait for that.
 func (n *Node) servePeer(c net.Conn) {
 	p := n.peerServer
-	r := bufio.NewReaderSize(c, 64<<10)
+	// The hello is read straight from the connection, bounded by the
+	// length of the one hello that passes: whoever reaches the port sets
+	// nothing aside (no frame's worth, no reader) before it shows the secret.
 	c.SetReadDeadline(time.Now().Add(peerHelloWait))
-	hello, err := readFrame(r, nil, len(peerHello))
+	hello, err := readFrameWithin(c, nil, len(peerHello), len(peerHello)+len(n.peers.secret))
 	secret, ok := bytes.CutPrefix(hello, []byte(peerHello))
 	if err != nil || !ok || subtle.ConstantTimeCompare(secret, n.peers.secret) != 1 {
-		n.log.Warn("a peer connection without the cluster's peer secret", "from", c.RemoteAddr().String(), "err", err)
+		if more, ok := p.refusedLog.Allow(); ok {
+			n.log.Warn("a peer connection without the cluster's peer secret", "from", c.RemoteAddr().String(), "err", err, "more_since_last_log", more)
+		}
 		c.Close()
 		return
 	}
 	c.SetReadDeadline(time.Time{})
+	r := bufio.NewReaderSize(c, 64<<10)
 	out := newSender(c)
 	p.mu.Lock()
 	if p.stopped {

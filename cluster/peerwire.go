@@ -56,12 +56,18 @@ func appendAnswerFrame(dst []byte, id uint64, answer []byte) []byte {
 // returns it without its length. It returns errFrame for a frame shorter
 // than min or longer than peerBodyLimit, or the error of the read.
 func readFrame(r *bufio.Reader, buf []byte, min int) ([]byte, error) {
+	return readFrameWithin(r, buf, min, peerBodyLimit+requestHead)
+}
+
+// readFrameWithin is readFrame for a frame of at most max bytes: errFrame
+// for a longer one, before anything is set aside for it.
+func readFrameWithin(r io.Reader, buf []byte, min, max int) ([]byte, error) {
 	var size [4]byte
 	if _, err := io.ReadFull(r, size[:]); err != nil {
 		return buf, err
 	}
 	n := int(binary.BigEndian.Uint32(size[:]))
-	if n < min || n > peerBodyLimit+requestHead {
+	if n < min || n > max {
 		return buf, fmt.Errorf("%w: %d bytes", errFrame, n)
 	}
 	if cap(buf) < n {

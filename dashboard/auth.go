@@ -66,11 +66,16 @@ func (t *throttle) allow(addr, email, device string, now time.Time) bool {
 	return true
 }
 
+// bucket returns key's bucket, made when there is none. The bucket is kept
+// under key's SHA-256: a key holds what a client sent (an e-mail address as
+// long as a body may be), and kept whole, each would hold that memory until
+// the buckets are swept.
 func (t *throttle) bucket(key string, every time.Duration, burst int) *rate.Limiter {
-	l := t.buckets[key]
+	sum := sha256.Sum256([]byte(key))
+	l := t.buckets[string(sum[:])]
 	if l == nil {
 		l = rate.NewLimiter(rate.Every(every), burst)
-		t.buckets[key] = l
+		t.buckets[string(sum[:])] = l
 	}
 	return l
 }

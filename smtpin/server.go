@@ -23,6 +23,7 @@ import (
 	"backupmon/mailparse"
 	"backupmon/mailstore"
 	"backupmon/suggest"
+	"backupmon/transport/connlimit"
 )
 
 // Limits of the listener.
@@ -193,7 +194,7 @@ func New(eng Ingest, store RawStore, cfg Config) *Server {
 	srv.WriteTimeout = cfg.Timeout
 	srv.TLSConfig = cfg.TLS
 	srv.EnableSMTPUTF8 = true
-	srv.ErrorLog = slogAdapter{cfg.Logger}
+	srv.ErrorLog = &slogAdapter{l: cfg.Logger}
 	s.srv = srv
 	return s
 }
@@ -512,13 +513,25 @@ func Reparse(eng *engine.Engine, store RawStore, suggest func(vendor, text strin
 	return eng.Reparsed(wsID, id, &p.in)
 }
 
-// slogAdapter lets go-smtp log through slog.
-type slogAdapter struct{ l *slog.Logger }
-
-func (a slogAdapter) Printf(format string, v ...any) {
-	a.l.Warn("smtp", "msg", strings.TrimSpace(fmt.Sprintf(format, v...)))
+// slogAdapter lets go-smtp log through slog. go-smtp logs a line for each
+// session that ends on an error (a connection reset, a failed TLS
+// handshake), which any client can cause as fast as it connects: one line
+// per 10 seconds goes through, with the number not logged since.
+type slogAdapter struct {
+	l    *slog.Logger
+	rate connlimit.RateLog
 }
 
-func (a slogAdapter) Println(v ...any) {
-	a.l.Warn("smtp", "msg", strings.TrimSpace(fmt.Sprintln(v...)))
+func (a *slogAdapter) Printf(format string, v ...any) {
+	a.log(strings.TrimSpace(fmt.Sprintf(format, v...)))
+}
+
+func (a *slogAdapter) Println(v ...any) {
+	a.log(strings.TrimSpace(fmt.Sprintln(v...)))
+}
+
+func (a *slogAdapter) log(line string) {
+	if more, ok := a.rate.Allow(); ok {
+		a.l.Warn("smtp", "msg", line, "more_since_last_log", more)
+	}
 }

@@ -210,7 +210,7 @@ func (s *Server) newHTTPServer(name string, h fasthttp.RequestHandler, maxBody i
 		NoDefaultServerHeader: true,
 		NoDefaultContentType:  true,
 		CloseOnShutdown:       true,
-		Logger:                fasthttpLogger{s.log.With("listener", name)},
+		Logger:                &fasthttpLogger{l: s.log.With("listener", name)},
 		SecureErrorLogMessage: true,
 	}
 }
@@ -350,10 +350,19 @@ func isReportPath(p []byte) bool {
 // bytes some of them quote: an error reading a request that does not parse
 // ("missing colon", "cannot find whitespace in the first line of request")
 // quotes the header buffer, keys and admin token included, whatever
-// SecureErrorLogMessage says.
-type fasthttpLogger struct{ l *slog.Logger }
+// SecureErrorLogMessage says. Any client causes one such message per
+// request it garbles, so one line per 10 seconds goes through, with the
+// number not logged since.
+type fasthttpLogger struct {
+	l    *slog.Logger
+	rate connlimit.RateLog
+}
 
-func (f fasthttpLogger) Printf(format string, args ...any) {
+func (f *fasthttpLogger) Printf(format string, args ...any) {
+	more, ok := f.rate.Allow()
+	if !ok {
+		return
+	}
 	for i, a := range args {
 		switch v := a.(type) {
 		case error:
@@ -364,7 +373,7 @@ func (f fasthttpLogger) Printf(format string, args ...any) {
 			args[i] = withoutQuoted(string(v))
 		}
 	}
-	f.l.Warn(strings.TrimSpace(fmt.Sprintf(format, args...)))
+	f.l.Warn(strings.TrimSpace(fmt.Sprintf(format, args...)), "more_since_last_log", more)
 }
 
 // withoutQuoted cuts s at its first quote or backquote (fasthttp quotes

@@ -51,6 +51,7 @@ const (
 	mcpPublicURL   = "https://backups.example.com"
 	mcpNoScope     = "REST and report keys cannot use the assistant server; use an assistant key"
 	mcpBadCursor   = "cursor is not one this tool returned; start again without it"
+	mcpNoBatch     = "JSON-RPC batching is not supported: send one message a request"
 )
 
 // ---------------------------------------------------------------------------
@@ -1008,6 +1009,10 @@ func mcpMalformed(t *testing.T, s *dashServer) {
 		{"a truncated write", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"acknowledge_alerts","arguments":{"alertIds":["` + aid + `"`, jsonrpc.CodeParseError, "malformed payload"},
 		{"an empty body", "", jsonrpc.CodeParseError, "POST requires a non-empty body"},
 		{"JSON that is not a message", `{"foo":1}`, jsonrpc.CodeInvalidRequest, "malformed payload"},
+		// A batch would run any number of calls, writes included, for one
+		// request of the workspace's limit: refused whole, run in none.
+		{"a batch with a write", `[{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"acknowledge_alerts","arguments":{"alertIds":["` + aid + `"]}}}]`, jsonrpc.CodeInvalidRequest, mcpNoBatch},
+		{"a batch of reads", ` [` + strings.Repeat(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"whoami","arguments":{}}},`, 3) + `{"jsonrpc":"2.0","id":5,"method":"ping"}]`, jsonrpc.CodeInvalidRequest, mcpNoBatch},
 	} {
 		resp, b := s.mcpRaw(t, "POST", auth, tc.body)
 		var e mcpRPCBody

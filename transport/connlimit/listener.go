@@ -88,8 +88,8 @@ type Listener struct {
 
 	refusing chan struct{} // a slot per refusal in progress
 
-	acceptLog  rateLog
-	refusedLog rateLog
+	acceptLog  RateLog
+	refusedLog RateLog
 }
 
 // New wraps inner; the Listener owns it from then on.
@@ -117,7 +117,7 @@ func (l *Listener) Accept() (net.Conn, error) {
 				return nil, err
 			}
 			delay = min(max(2*delay, firstBackoff), maxBackoff)
-			if n, ok := l.acceptLog.allow(); ok {
+			if n, ok := l.acceptLog.Allow(); ok {
 				l.log.Warn("accept failed; retrying", "err", err, "retry_in", delay, "more_since_last_log", n)
 			}
 			t := time.NewTimer(delay)
@@ -179,7 +179,7 @@ func (l *Listener) refuse(c net.Conn, key netip.Addr, reason string) {
 	if l.opts.Refused != nil {
 		l.opts.Refused(reason)
 	}
-	if n, ok := l.refusedLog.allow(); ok {
+	if n, ok := l.refusedLog.Allow(); ok {
 		l.log.Warn("connection refused: too many connections", "reason", reason, "address", key.String(),
 			"limit_total", l.opts.Total, "limit_per_address", l.opts.PerAddress, "more_since_last_log", n)
 	}
@@ -284,16 +284,20 @@ func Temporary(err error) bool {
 	return false
 }
 
-// rateLog lets one log line through per logEvery and counts the rest.
-type rateLog struct {
+// RateLog lets one log line through per 10 seconds and counts the rest,
+// for the lines a client can cause (a refusal, a request that does not
+// read): one line per event would let anyone who reaches a port fill the
+// log at the rate it connects. Its zero value is ready; it is safe for
+// concurrent use.
+type RateLog struct {
 	mu         sync.Mutex
 	last       time.Time
 	suppressed int
 }
 
-// allow reports whether to log now, with the number of events not logged
+// Allow reports whether to log now, with the number of events not logged
 // since the last line.
-func (r *rateLog) allow() (int, bool) {
+func (r *RateLog) Allow() (int, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if now := time.Now(); r.last.IsZero() || now.Sub(r.last) >= logEvery {
