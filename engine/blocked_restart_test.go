@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"testing"
 	"time"
+
+	"backupmon/state"
 )
 
 // TestBlockedDeliveryWaitsAcrossARestart: a delivery waiting for an earlier
@@ -13,13 +15,7 @@ import (
 // paused meanwhile (it is decided when the earlier one ends).
 func TestBlockedDeliveryWaitsAcrossARestart(t *testing.T) {
 	dir := t.TempDir()
-	e := dtOpen(t, dir, dtStart)
-	ws, job := monitoredJob(t, e, 60, 30)
-	psChannel(t, e, ws)
-	hold := make(psHold, 16)
-	e.SetDeliverer(hold)
-	check(t, "import", e.ImportReports(ws, job, []ImportInput{{ReceivedAt: dtStart, Status: ReportFailed, DurationSeconds: 61, SizeBytes: 2048}}))
-	opened := hold.next(t, "the opening")
+	e, ws, job, hold, opened := psOpenedAlert(t, dir)
 	// The opening's attempt fails: it waits 30 s for its retry.
 	check(t, "outcome", e.DeliveryOutcome(opened.Workspace, opened.Delivery, opened.Attempt, Outcome{Failure: "HTTP 503"}))
 	dtWaitDeliveries(t, e, ws, "the opening retried", func(l []DeliveryView) bool { return len(l) == 1 && l[0].Attempts == 1 })
@@ -42,6 +38,21 @@ func TestBlockedDeliveryWaitsAcrossARestart(t *testing.T) {
 	check(t, "deliveries", err)
 	sameJSON(t, "the deliveries after a restart", mustJSON(t, got), mustJSON(t, want))
 	sameState(t, "after a restart", takeState(t, e, false), wantState)
+}
+
+// psOpenedAlert opens an engine in dir at dtStart with a job, a
+// ConnectWise channel mapping its client and a deliverer that holds the
+// notices, and has a failed report open an alert: it returns the engine,
+// the workspace, the job, the deliverer and the opening's notice.
+func psOpenedAlert(t *testing.T, dir string) (*Engine, string, string, psHold, state.Notice) {
+	t.Helper()
+	e := dtOpen(t, dir, dtStart)
+	ws, job := monitoredJob(t, e, 60, 30)
+	psChannel(t, e, ws)
+	hold := make(psHold, 16)
+	e.SetDeliverer(hold)
+	check(t, "import", e.ImportReports(ws, job, []ImportInput{{ReceivedAt: dtStart, Status: ReportFailed, DurationSeconds: 61, SizeBytes: 2048}}))
+	return e, ws, job, hold, hold.next(t, "the opening")
 }
 
 func mustJSON(t *testing.T, v any) []byte {
