@@ -512,7 +512,8 @@ func (l *workload) keyChange(s *wsState) {
 	l.addReportKey(s, r.IntN(100))
 }
 
-// step runs one random command on s.
+// step runs one random command on s: half the time one of the first
+// parts, else one of the later ones (extraStep, workload_test.go).
 func (l *workload) step(s *wsState) {
 	switch n := s.rng.IntN(200); {
 	case n >= 100:

@@ -59,7 +59,9 @@ func (l *workload) Ask(req AIRequest) {
 
 // settle waits until what s's actor did so far has run and its records
 // are durable, so that the notices and questions it handed out are queued:
-// the step that takes them takes the same ones in every run of a seed.
+// the step that takes them takes the same ones in every run of a seed. It
+// is the test's only use of the engine's insides (an actor round trip and
+// a log barrier): it waits, it changes nothing.
 func (l *workload) settle(s *wsState) {
 	a, err := l.e.workspaceActor(s.id)
 	check(l.t, "actor", err)
