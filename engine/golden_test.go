@@ -52,6 +52,7 @@ func TestGoldenDataDirectories(t *testing.T) {
 			if name == "format1" { // written before alert actions named their job and the admin job view listed its results once
 				got, want = withoutAlertJobNames(t, got), withoutAdminRecentResults(t, want)
 			}
+			got = onlyViewsHeld(t, got, want)
 			sameJSON(t, "the golden "+name+" opened", normalViews(t, got), normalViews(t, want))
 		})
 	}
@@ -66,10 +67,7 @@ func writeGoldenDir(t *testing.T, dst string) {
 	}
 	dir := t.TempDir()
 	e := openTestEngine(t, dir)
-	l := newWorkload(t, e, 7)
-	l.run(300)
-	check(t, "snapshot", e.Snapshot())
-	l.run(150)
+	runGoldenWorkload(t, e, nil)
 	live := takeViews(t, e)
 	crash := copyDir(t, dir)
 	check(t, "close", e.Close())
@@ -162,6 +160,34 @@ func withoutAdminRecentResults(t *testing.T, views []byte) []byte {
 			delete(x, "recentResults")
 		}
 	})
+}
+
+// onlyViewsHeld drops from views got the workspace views (wsViews members)
+// that want lacks: those added after want was written (channels, users,
+// rules...). Those want holds are all compared.
+func onlyViewsHeld(t *testing.T, got, want []byte) []byte {
+	t.Helper()
+	var g, w struct{ Each []map[string]json.RawMessage }
+	check(t, "decode the views", json.Unmarshal(got, &g))
+	check(t, "decode the views", json.Unmarshal(want, &w))
+	if len(g.Each) != len(w.Each) {
+		return got // the comparison shows the difference
+	}
+	for i, x := range g.Each {
+		for k := range x {
+			if _, ok := w.Each[i][k]; !ok {
+				delete(x, k)
+			}
+		}
+	}
+	var all map[string]json.RawMessage
+	check(t, "decode the views", json.Unmarshal(got, &all))
+	each, err := json.Marshal(g.Each)
+	check(t, "encode the views", err)
+	all["Each"] = each
+	out, err := json.Marshal(all)
+	check(t, "encode the views", err)
+	return out
 }
 
 // withoutAlertJobNames drops "jobName" from the alert actions' activity

@@ -121,6 +121,13 @@ func (a *actor) deliveryDue(d *state.Delivery, now int64) state.Record {
 	if now < d.NextAt {
 		return nil
 	}
+	if w.Blocked(d) {
+		// It waits for the one before it, which sets its timer when it
+		// ends (state.releaseNext); it is decided then. Deciding it now
+		// would make a restart (whose rebuilt timers fire at once) decide
+		// what the live engine left waiting.
+		return nil
+	}
 	if why := w.cancelReason(d, now); why != "" {
 		return &state.DeliveryAttempted{DeliveryID: d.ID, Attempt: int64(d.Attempts), State: state.DeliveryCancelled, Failure: why, At: now}
 	}

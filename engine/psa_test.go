@@ -57,13 +57,7 @@ func psChannel(t *testing.T, e *Engine, ws string) string {
 // settings and the waiting notice's note survive a snapshot and a restart.
 func TestPSAOneAtATimeAndDurable(t *testing.T) {
 	dir := t.TempDir()
-	e := dtOpen(t, dir, dtStart)
-	ws, job := monitoredJob(t, e, 60, 30)
-	psChannel(t, e, ws)
-	hold := make(psHold, 16)
-	e.SetDeliverer(hold)
-	check(t, "import", e.ImportReports(ws, job, []ImportInput{{ReceivedAt: dtStart, Status: ReportFailed, DurationSeconds: 61, SizeBytes: 2048}}))
-	opened := hold.next(t, "the opening")
+	e, ws, _, hold, opened := psOpenedAlert(t, dir)
 	if opened.Event != state.EventOpened || opened.Channel.Ticket != "" || opened.Channel.Company != "AcmeCo" || !opened.Channel.Mapped ||
 		opened.Channel.Board != "Service Desk" || state.Lookup(opened.Channel.Secrets, "privateKey") != "priv" || opened.SizeBytes != 2048 || opened.DurationSeconds != 61 {
 		t.Fatalf("the opening's notice %+v", opened)

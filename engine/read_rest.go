@@ -262,8 +262,12 @@ func (a *actor) countRequest(w *workspace, now int64, l *RESTLimits) bool {
 	}
 	t := state.MsTime(now)
 	month := int64(t.Year())*100 + int64(t.Month())
+	// The month's count is state only a RESTUsage record changes (on a
+	// plan with a quota): counted here in memory, on another plan or at a
+	// month's turn, it would differ from what the log recovers.
+	used := w.RESTMonthCount
 	if w.RESTMonth != month {
-		w.RESTMonth, w.RESTMonthCount = month, 0
+		used = 0
 	}
 	nextMonth := time.Date(t.Year(), t.Month()+1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
 	l.PerMinute = perMinute
@@ -274,21 +278,22 @@ func (a *actor) countRequest(w *workspace, now int64, l *RESTLimits) bool {
 		l.QuotaReset = nextMonth / state.MsPerSecond
 	}
 	switch {
-	case l.Quota && w.RESTMonthCount >= restMonthlyQuota:
+	case l.Quota && used >= restMonthlyQuota:
 		l.RetryAfter = ceilSeconds(nextMonth - now)
 	case w.RESTMinuteCount >= perMinute:
 		l.RetryAfter = ceilSeconds((minute+1)*state.MsPerMinute - now)
 	default:
 		w.RESTMinuteCount++
-		w.RESTMonthCount++
 		if l.Quota {
-			// The month's count must survive a restart; the minute's need not.
-			a.logAsync(&state.RESTUsage{Month: month, Count: w.RESTMonthCount})
+			// The month's count must survive a restart; the minute's need
+			// not. Applying the record sets it.
+			used++
+			a.logAsync(&state.RESTUsage{Month: month, Count: used})
 		}
 	}
 	l.Remaining = max(0, perMinute-w.RESTMinuteCount)
 	if l.Quota {
-		l.QuotaRemaining = max(0, restMonthlyQuota-w.RESTMonthCount)
+		l.QuotaRemaining = max(0, restMonthlyQuota-used)
 	}
 	return l.RetryAfter == 0
 }

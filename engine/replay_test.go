@@ -45,6 +45,16 @@ type wsViews struct {
 	Keys      []KeyView
 	Activity  []ActivityView
 	Unparsed  []UnparsedView
+	// The views of the parts added later (golden files written before
+	// them lack these: TestGoldenDataDirectories compares what a file
+	// holds).
+	Channels    []ChannelView
+	Escalations []EscalationView
+	Deliveries  []DeliveryView
+	Users       []UserView
+	Invites     []InviteView
+	Rules       []ParseRuleView
+	AIPrompt    string
 }
 
 type allViews struct {
@@ -74,6 +84,7 @@ func takeViews(t *testing.T, e *Engine) allViews {
 		var e6 error
 		x.Unparsed, e6 = e.Unparsed(w.ID)
 		must(e6)
+		takeLaterViews(e, w.ID, &x, must)
 		must(e1)
 		must(e2)
 		must(e3)
@@ -192,6 +203,13 @@ type workload struct {
 	mu  sync.Mutex // guards ws (not the wsState fields)
 	ws  []*wsState
 	rng *rand.Rand
+
+	// The notices and model questions handed out, by workspace, for
+	// its steps to answer (workload_test.go).
+	hmu     sync.Mutex
+	notices map[string][]Notice
+	lost    map[string][]Notice // never answered, but by drain
+	asks    map[string][]AIRequest
 }
 
 type wsState struct {
@@ -202,6 +220,7 @@ type wsState struct {
 	otherKeys  []string
 	idem       []string
 	rng        *rand.Rand
+	extra      extraState
 }
 
 type jobRef struct{ id, client string }
@@ -229,9 +248,10 @@ func allowed(err error) bool {
 
 func (l *workload) addWorkspace(i int) *wsState {
 	t := l.t
-	v, err := l.e.CreateWorkspace(WorkspaceInput{Name: Some(fmt.Sprintf("Workspace %d", i)), TimeZone: Some(zones[i%len(zones)]), Plan: Some([]string{"pro", "growth", "trial", "starter"}[i%4])})
+	plan := []string{"pro", "growth", "trial", "starter"}[i%4]
+	v, err := l.e.CreateWorkspace(WorkspaceInput{Name: Some(fmt.Sprintf("Workspace %d", i)), TimeZone: Some(zones[i%len(zones)]), Plan: Some(plan)})
 	check(t, "create workspace", err)
-	s := &wsState{id: v.ID, rng: rand.New(rand.NewPCG(uint64(i), 99))}
+	s := &wsState{id: v.ID, rng: rand.New(rand.NewPCG(uint64(i), 99)), extra: extraState{trial: plan == "trial"}}
 	for c := range 3 {
 		cv, err := l.e.CreateClient(s.id, ClientInput{Name: Some(fmt.Sprintf("client %c", 'a'+c))})
 		check(t, "create client", err)
@@ -246,6 +266,7 @@ func (l *workload) addWorkspace(i int) *wsState {
 	kv, err := l.e.CreateKey(s.id, KeyInput{Name: Some("rest"), Type: Some("rest"), Scopes: Some([]string{"jobs:read"})})
 	check(t, "create rest key", err)
 	s.otherKeys = append(s.otherKeys, kv.ID)
+	s.extra.restKey = HashKey([]byte(kv.Key))
 	kv, err = l.e.CreateKey(s.id, KeyInput{Name: Some("assistant"), Type: Some("assistant"), Access: Some("read-write"), ExpiresAt: Some(l.e.Now().Add(48 * time.Hour))})
 	check(t, "create assistant key", err)
 	s.otherKeys = append(s.otherKeys, kv.ID)
@@ -364,22 +385,7 @@ func (l *workload) mail(s *wsState) {
 		}
 		return
 	case 1:
-		list, err := l.e.Unparsed(s.id)
-		check(l.t, "unparsed", err)
-		if len(list) == 0 {
-			return
-		}
-		u := list[r.IntN(len(list))]
-		if r.IntN(2) == 0 {
-			if err := l.e.DropUnparsed(s.id, u.ID); !allowed(err) {
-				l.t.Fatalf("drop: %v", err)
-			}
-			return
-		}
-		_, err = l.e.Reparsed(s.id, u.ID, &MailInput{Status: uint8(1 + r.IntN(3)), DurationSeconds: -1, SizeBytes: -1, Summary: "re-read"})
-		if !allowed(err) {
-			l.t.Fatalf("reparse: %v", err)
-		}
+		l.unparsedAction(s)
 		return
 	}
 	in := &MailInput{MessageID: fmt.Sprintf("m%d@host", r.IntN(40)), Status: uint8(r.IntN(4)), DurationSeconds: -1, SizeBytes: -1}
@@ -400,6 +406,28 @@ func (l *workload) mail(s *wsState) {
 	}
 	if rep := l.e.Mail(token, in); rep.Outcome == MailNotRecorded {
 		l.t.Fatalf("mail not recorded")
+	}
+}
+
+// unparsedAction drops an unreadable e-mail from the list, or records it
+// as re-read.
+func (l *workload) unparsedAction(s *wsState) {
+	r := s.rng
+	list, err := l.e.Unparsed(s.id)
+	check(l.t, "unparsed", err)
+	if len(list) == 0 {
+		return
+	}
+	u := list[r.IntN(len(list))]
+	if r.IntN(2) == 0 {
+		if err := l.e.DropUnparsed(s.id, u.ID); !allowed(err) {
+			l.t.Fatalf("drop: %v", err)
+		}
+		return
+	}
+	_, err = l.e.Reparsed(s.id, u.ID, &MailInput{Status: uint8(1 + r.IntN(3)), DurationSeconds: -1, SizeBytes: -1, Summary: "re-read"})
+	if !allowed(err) {
+		l.t.Fatalf("reparse: %v", err)
 	}
 }
 
@@ -484,9 +512,12 @@ func (l *workload) keyChange(s *wsState) {
 	l.addReportKey(s, r.IntN(100))
 }
 
-// step runs one random command on s.
+// step runs one random command on s: half the time one of the first
+// parts, else one of the later ones (extraStep, workload_test.go).
 func (l *workload) step(s *wsState) {
-	switch n := s.rng.IntN(100); {
+	switch n := s.rng.IntN(200); {
+	case n >= 100:
+		l.extraStep(s)
 	case n < 47:
 		l.report(s)
 	case n < 55:
@@ -503,9 +534,15 @@ func (l *workload) step(s *wsState) {
 	}
 }
 
-// run does n steps on random workspaces, moving the clock now and then.
+// run does n steps on random workspaces, moving the clock now and then,
+// and moves a workspace in from another engine halfway; then the deliverer
+// and the model answer all they hold (drain).
 func (l *workload) run(n int) {
+	defer l.drain()
 	for i := range n {
+		if i == n/2 {
+			l.importWorkspace()
+		}
 		l.step(l.ws[l.rng.IntN(len(l.ws))])
 		if i%10 == 9 {
 			_, err := l.e.SetClock(time.Time{}, time.Duration(l.rng.IntN(4*3600))*time.Second)
@@ -515,8 +552,9 @@ func (l *workload) run(n int) {
 }
 
 // concurrent runs n steps on every workspace at once, one goroutine each,
-// calling during while they run.
+// calling during while they run; then drains as run does.
 func (l *workload) concurrent(n int, during func()) {
+	defer l.drain()
 	var wg sync.WaitGroup
 	for _, s := range l.ws {
 		wg.Add(1)
@@ -532,9 +570,12 @@ func (l *workload) concurrent(n int, during func()) {
 }
 
 func newWorkload(t *testing.T, e *Engine, seed uint64) *workload {
-	l := &workload{t: t, e: e, rng: rand.New(rand.NewPCG(seed, 7))}
+	l := &workload{t: t, e: e, rng: rand.New(rand.NewPCG(seed, 7)),
+		notices: map[string][]Notice{}, lost: map[string][]Notice{}, asks: map[string][]AIRequest{}}
 	_, err := e.SetClock(time.Date(2024, 10, 20, 8, 0, 0, 0, time.UTC), 0)
 	check(t, "set clock", err)
+	e.SetDeliverer(l)
+	e.SetAI(l, AILimits{})
 	for i := range 4 {
 		s := l.addWorkspace(i)
 		l.importHistory(s)
@@ -588,14 +629,14 @@ func TestSnapshotAndReplayGiveTheSameViews(t *testing.T) {
 	dir := t.TempDir()
 	e := openTestEngine(t, dir)
 	l := newWorkload(t, e, 1)
-	l.run(800)
+	l.run(1200)
 	// Random client changes end in any mix; make sure one client ends
 	// paused, a state worth recovering.
 	_, err := e.UpdateClient(l.ws[0].id, l.ws[0].clients[0], ClientInput{Status: Some("paused")})
 	check(t, "pause a client", err)
 	before := takeViews(t, e)
 	beforeState := takeState(t, e, false)
-	if len(before.Each) != 4 {
+	if len(before.Each) != len(l.ws)+1 { // and the one moved in
 		t.Fatalf("%d workspaces", len(before.Each))
 	}
 	// The workload reached the states worth recovering.

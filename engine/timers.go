@@ -137,6 +137,12 @@ func (a *actor) fire(t timer, now int64) state.Record {
 		if rec := w.decideEscalation(t.al, now); rec != nil {
 			return rec
 		}
+		// No rule's instant has come (the rule this timer was for was
+		// deleted): the alert's next instant needs its timer all the
+		// same, as a restart (rebuildTimers) would give it.
+		if w.Alerts[t.al.ID] == t.al && t.al.Status != state.AlertResolved {
+			w.scheduleAlert(t.al)
+		}
 	case state.TimerDelivery:
 		return a.deliveryDue(t.del, now)
 	case state.TimerAI:
