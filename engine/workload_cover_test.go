@@ -16,6 +16,13 @@ var notFromWorkload = map[byte]string{
 		"the coverage test ends with one, and handover_test.go checks its replay",
 }
 
+// onlyEarlierBuilds lists the record types this build no longer writes:
+// logs of earlier builds hold them, and replay still applies them.
+var onlyEarlierBuilds = map[byte]string{
+	state.TypeRuleSaved:    "RuleSavedBy, with its activity entry, replaced it (its apply is RuleSaved's)",
+	state.TypeRulesOrdered: "RulesOrderedBy, with its activity entry, replaced it (its apply is RulesOrdered's)",
+}
+
 // onlyAtStart lists the record types the workload writes only before its
 // first steps, so that a log after a snapshot taken in the middle (the
 // golden directory's) does not hold them.
@@ -77,6 +84,12 @@ func TestWorkloadWritesEveryRecordType(t *testing.T) {
 	for _, typ := range state.Types() {
 		name := fmt.Sprintf("%T (type %d)", state.New(typ), typ)
 		inWorkload := before[typ]+after[typ] > 0
+		if _, old := onlyEarlierBuilds[typ]; old {
+			if inWorkload || handedOver[typ] > 0 {
+				t.Errorf("%s is listed as written only by earlier builds, yet this one wrote it", name)
+			}
+			continue
+		}
 		switch _, excepted := notFromWorkload[typ]; {
 		case excepted && inWorkload:
 			t.Errorf("%s is listed as not from the workload, yet it wrote one: take it off the list", name)

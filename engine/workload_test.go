@@ -375,25 +375,26 @@ func (l *workload) ruleChange(s *wsState) {
 	spec := func(name string) string {
 		return fmt.Sprintf(`{"match":{"subject":{"contains":"job %d"}},"name":%q,"status":{"failed":["error"],"ok":["success"]}}`, r.IntN(1000), name)
 	}
+	by := []string{"", "user:rules@workload.test"}[r.IntN(2)] // the admin API, or a person
 	switch n := r.IntN(6); {
 	case n < 2 || len(x.rules) < 2:
 		if len(x.rules) >= 2 {
 			i := r.IntN(len(x.rules))
-			if l.allow("delete rule", l.e.DeleteParseRule(s.id, x.rules[i])) {
+			if l.allow("delete rule", l.e.DeleteParseRule(s.id, x.rules[i], by)) {
 				x.rules = slices.Delete(x.rules, i, i+1)
 			}
 		}
 		name := fmt.Sprintf("rule %d", r.IntN(100))
-		v, err := l.e.SaveParseRule(s.id, "", name, spec(name))
+		v, err := l.e.SaveParseRule(s.id, "", name, spec(name), by)
 		if l.allow("save rule", err) {
 			x.rules = append(x.rules, v.ID)
 		}
 	case n < 4:
-		_, err := l.e.SaveParseRule(s.id, x.rules[r.IntN(len(x.rules))], "changed", spec("changed"))
+		_, err := l.e.SaveParseRule(s.id, x.rules[r.IntN(len(x.rules))], "changed", spec("changed"), by)
 		l.allow("change rule", err)
 	default:
 		r.Shuffle(len(x.rules), func(i, j int) { x.rules[i], x.rules[j] = x.rules[j], x.rules[i] })
-		_, err := l.e.OrderParseRules(s.id, x.rules)
+		_, err := l.e.OrderParseRules(s.id, x.rules, by)
 		l.allow("order rules", err)
 	}
 }
