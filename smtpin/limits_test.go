@@ -103,8 +103,8 @@ func TestSessionLifetime(t *testing.T) {
 	j := f.job("j", "generic")
 	const bye = "421 4.4.2 Session time limit reached, closing connection\r\n"
 	t.Run("NOOP", func(t *testing.T) {
+		start := time.Now() // before the dial: the server's clock starts at its accept
 		s := dialFrom(t, "127.0.0.1", f.addr)
-		start := time.Now()
 		s.line(t)
 		for time.Since(start) < 5*lifetime {
 			io.WriteString(s, "NOOP\r\n")
@@ -123,8 +123,8 @@ func TestSessionLifetime(t *testing.T) {
 		t.Fatalf("still in session after %v of NOOPs", time.Since(start))
 	})
 	t.Run("slow data", func(t *testing.T) {
+		start := time.Now() // before the dial: the server's clock starts at its accept
 		s := dialFrom(t, "127.0.0.1", f.addr)
-		start := time.Now()
 		s.line(t)
 		s.cmd(t, "EHLO h.example")
 		s.cmd(t, "MAIL FROM:<cron@h.example>")
