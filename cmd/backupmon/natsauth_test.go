@@ -196,23 +196,29 @@ func TestNatsAuthRoutes(t *testing.T) {
 func TestNatsAuthRequired(t *testing.T) {
 	short := natsSecretFile(t, "too-short")
 	missing := filepath.Join(t.TempDir(), "no-such-file")
+	// Free ports: a server that starts when it should not listens on them
+	// (port 0 is NATS's 4222), and is stopped after 10 s.
+	ports := freePorts(t, 4)
+	open, openRoute := "0.0.0.0:"+strconv.Itoa(ports[0]), ":"+strconv.Itoa(ports[1])
 	for _, tc := range []struct {
 		what string
 		args []string
 		want []string
 	}{
-		{"client listener on every interface", []string{"--listen", "0.0.0.0:0"},
-			[]string{"backupmon nats: --listen 0.0.0.0:0 is not a loopback address and there is no --auth-file", "give --auth-file FILE", "--insecure-no-auth"}},
-		{"route listener on every interface", []string{"--listen", "127.0.0.1:0", "--cluster-listen", ":6222"},
-			[]string{"backupmon nats: --cluster-listen :6222 is not a loopback address and there is no --auth-file", "give --auth-file FILE", "--insecure-no-auth"}},
+		{"client listener on every interface", []string{"--listen", open},
+			[]string{"backupmon nats: --listen " + open + " is not a loopback address and there is no --auth-file", "give --auth-file FILE", "--insecure-no-auth"}},
+		{"route listener on every interface", []string{"--listen", "127.0.0.1:" + strconv.Itoa(ports[2]), "--cluster-listen", openRoute},
+			[]string{"backupmon nats: --cluster-listen " + openRoute + " is not a loopback address and there is no --auth-file", "give --auth-file FILE", "--insecure-no-auth"}},
 		{"missing auth file", []string{"--auth-file", missing},
 			[]string{"backupmon nats: --auth-file: the NATS secret: open " + missing + ": no such file or directory"}},
-		{"short secret", []string{"--listen", "0.0.0.0:0", "--auth-file", short},
+		{"short secret", []string{"--listen", open, "--auth-file", short},
 			[]string{"backupmon nats: --auth-file: the NATS secret in " + short + " is 9 characters: it takes 32 or more on its first line"}},
 	} {
 		t.Run(tc.what, func(t *testing.T) {
 			store := filepath.Join(t.TempDir(), "store")
-			cmd := exec.Command(testserver.Binary(t), append([]string{"nats", "--store", store}, tc.args...)...)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, testserver.Binary(t), append([]string{"nats", "--store", store}, tc.args...)...)
 			cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
 			out, err := cmd.CombinedOutput()
 			var exit *exec.ExitError
@@ -229,12 +235,11 @@ func TestNatsAuthRequired(t *testing.T) {
 			}
 		})
 	}
-	ports := freePorts(t, 2)
 	t.Run("open listener with --insecure-no-auth", func(t *testing.T) {
-		startNats(t, "open", "--listen", "0.0.0.0:"+strconv.Itoa(ports[0]), "--insecure-no-auth")
+		startNats(t, "open", "--listen", open, "--insecure-no-auth")
 	})
 	t.Run("loopback without a file", func(t *testing.T) {
-		startNats(t, "local", "--listen", "127.0.0.1:"+strconv.Itoa(ports[1]))
+		startNats(t, "local", "--listen", "127.0.0.1:"+strconv.Itoa(ports[3]))
 	})
 }
 
