@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 )
 
@@ -19,7 +18,7 @@ func writeSecret(path string) (string, error) {
 	}
 	secret := hex.EncodeToString(raw[:])
 	// Removed first: WriteFile keeps the mode of a file that exists.
-	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return "", fmt.Errorf("localcluster: the NATS secret: %w", err)
 	}
 	if err := os.WriteFile(path, []byte(secret+"\n"), 0o600); err != nil {

@@ -66,6 +66,25 @@ func startNats(t *testing.T, name string, args ...string) *localcluster.Proc {
 	return p
 }
 
+// authJetStream connects to the NATS server at url with testSecret and
+// returns its JetStream, and a context of 30 s for its calls; both end
+// with the test.
+func authJetStream(t *testing.T, url string) (jetstream.JetStream, context.Context) {
+	t.Helper()
+	nc, err := nats.Connect(url, nats.UserInfo(cluster.NATSUser, testSecret))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return js, ctx
+}
+
 // A `backupmon nats` given --auth-file takes only clients that present its
 // secret: nats.go gets an authorization violation without it or with
 // another one.
@@ -94,11 +113,9 @@ func TestNatsAuthClients(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer nc.Close()
+			nc.Close()
 			// The connection works: a request to JetStream answers.
-			js, _ := jetstream.New(nc)
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
+			js, ctx := authJetStream(t, "nats://"+addr)
 			if _, err := js.AccountInfo(ctx); err != nil {
 				t.Fatalf("JetStream through the authenticated connection: %v", err)
 			}
@@ -142,14 +159,8 @@ func TestNatsAuthRoutes(t *testing.T) {
 			t.Errorf("%s's log shows the secret:\n%s", p.Name, log)
 		}
 	}
-	nc, err := nats.Connect("nats://127.0.0.1:"+strconv.Itoa(ports[0]), nats.UserInfo(cluster.NATSUser, testSecret))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	js, ctx := authJetStream(t, "nats://127.0.0.1:"+strconv.Itoa(ports[0]))
+	nc := js.Conn()
 	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "R3", Subjects: []string{"r3"}, Replicas: 3}); err != nil {
 		t.Fatalf("a stream of three replicas: %v", err)
 	}
