@@ -255,8 +255,9 @@ func TestNatsAuthRequired(t *testing.T) {
 }
 
 // A node whose NATS servers refuse its credentials (another secret, or
-// none) stops at start with one error line saying so, rather than
-// retrying; with the secret it starts.
+// none) stops at start with one error line saying so, rather than a
+// misleading one about JetStream's replicas; with the secret it starts.
+// cluster import likewise.
 func TestNodeNATSAuth(t *testing.T) {
 	addr := "127.0.0.1:" + strconv.Itoa(freePorts(t, 1)[0])
 	startNats(t, "n1", "--listen", addr, "--auth-file", natsSecretFile(t, testSecret))
@@ -287,6 +288,22 @@ func TestNodeNATSAuth(t *testing.T) {
 			want := `err="connect to NATS nats://` + addr + `: nats: authorization violation: the servers refused this process's credentials (give --cluster-auth-file the file of the cluster's NATS secret`
 			if len(errLines) != 1 || !strings.Contains(errLines[0], want) || exit.ExitCode() != 1 {
 				t.Fatalf("exit %d, error lines %q; want one with %s", exit.ExitCode(), errLines, want)
+			}
+		})
+	}
+	// cluster import presents the secret too: refused without it; with it,
+	// it reaches JetStream and finds no cluster set up (no node ran yet).
+	secret := natsSecretFile(t, testSecret)
+	for _, tc := range []struct{ what, flags, want string }{
+		{"import without the secret", "", "backupmon cluster import: connect to NATS nats://" + addr + ": nats: authorization violation: the servers refused this process's credentials"},
+		{"import with the secret", secret, "backupmon cluster import: the cluster is not set up: start its nodes first"},
+	} {
+		t.Run(tc.what, func(t *testing.T) {
+			cmd := exec.Command(testserver.Binary(t), "cluster", "import", "--data", t.TempDir(), "--cluster", "nats://"+addr, "--cluster-auth-file", tc.flags)
+			cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
+			out, err := cmd.CombinedOutput()
+			if cmd.ProcessState.ExitCode() != 1 || !strings.HasPrefix(string(out), tc.want) {
+				t.Fatalf("exit %v, said %q; want 1 and %q", err, out, tc.want)
 			}
 		})
 	}
