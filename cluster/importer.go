@@ -39,12 +39,13 @@ type Importer struct {
 // ErrNotSetUp is returned by NewImporter for a cluster no node set up yet.
 var ErrNotSetUp = errors.New("the cluster is not set up: start its nodes first")
 
-// NewImporter connects to the cluster at urls (comma-separated); it returns
+// NewImporter connects to the cluster at urls (comma-separated), presenting
+// secret (the cluster's NATS secret; empty: none); it returns
 // ErrNotSetUp (wrapped) for a cluster no node has set up.
-func NewImporter(urls string, replicas int) (*Importer, error) {
-	nc, err := nats.Connect(urls, nats.Name("backupmon import"), nats.IgnoreDiscoveredServers())
+func NewImporter(urls, secret string, replicas int) (*Importer, error) {
+	nc, err := nats.Connect(urls, append(natsAuth(secret), nats.Name("backupmon import"), nats.IgnoreDiscoveredServers())...)
 	if err != nil {
-		return nil, fmt.Errorf("connect to NATS %s: %w", urls, err)
+		return nil, connectError(urls, err)
 	}
 	im := &Importer{nc: nc}
 	if err := im.open(replicas); err != nil {

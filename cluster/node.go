@@ -51,6 +51,9 @@ type Config struct {
 	// it node to node over TCP (host:port, reachable from the other nodes); empty:
 	// requests reach it over NATS only.
 	PeerListen string
+	// NATSSecret is the cluster's NATS secret, presented as NATSUser's
+	// password; empty: the servers take clients without authentication.
+	NATSSecret string
 }
 
 // Stack is what a node serves for one shard: its engine, and the handlers
@@ -139,15 +142,18 @@ func Connect(cfg Config) (*Node, error) {
 	}
 	n := &Node{cfg: cfg, log: cfg.Logger.With("node", cfg.NodeID), hosted: map[int]*hosted{}, seen: map[string]time.Time{},
 		broken: map[int]error{}, retry: map[int]retryAfter{}, freeSince: map[int]time.Time{}, stop: make(chan struct{})}
-	nc, err := nats.Connect(cfg.URLs, nats.Name("backupmon "+cfg.NodeID), nats.MaxReconnects(-1), nats.ReconnectWait(250*time.Millisecond), nats.RetryOnFailedConnect(true),
+	// RetryOnFailedConnect: a node may start before its NATS servers. A
+	// refusal of its credentials is not retried for ever: nats.go closes
+	// the connection at the second one from the same server (refused).
+	nc, err := nats.Connect(cfg.URLs, append(natsAuth(cfg.NATSSecret), nats.Name("backupmon "+cfg.NodeID), nats.MaxReconnects(-1), nats.ReconnectWait(250*time.Millisecond), nats.RetryOnFailedConnect(true),
 		// Nothing buffered while disconnected: an append or a forward fails at
 		// once rather than going out late.
 		nats.ReconnectBufSize(-1),
 		// Only the servers given: addresses the servers advertise may not be
 		// reachable from here (proxies, NAT).
-		nats.IgnoreDiscoveredServers())
+		nats.IgnoreDiscoveredServers())...)
 	if err != nil {
-		return nil, fmt.Errorf("connect to NATS %s: %w", cfg.URLs, err)
+		return nil, connectError(cfg.URLs, err)
 	}
 	n.nc = nc
 	if n.js, err = jetstream.New(nc); err != nil {
@@ -159,6 +165,9 @@ func Connect(cfg Config) (*Node, error) {
 	n.shards, err = setup(ctx, n.log, n.js, cfg.Shards, cfg.Replicas)
 	if err != nil {
 		nc.Close()
+		if err := refused(nc, cfg.URLs); err != nil {
+			return nil, err
+		}
 		return nil, fmt.Errorf("set up the cluster: %w (JetStream needs %d servers for %d replicas: run three NATS servers, or give --cluster-replicas 1 for development)", err, cfg.Replicas, cfg.Replicas)
 	}
 	if err := checkReplicas(ctx, n.js, min(cfg.Replicas, 3)); err != nil {

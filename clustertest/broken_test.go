@@ -42,7 +42,7 @@ func TestBrokenShardIsReadOnly(t *testing.T) {
 	shard, _ := cluster.KeyShard(rest, shards)
 
 	// A foreign message in the shard's stream.
-	nc, err := nats.Connect(strings.Join(cl.NATSURLs, ","))
+	nc, err := nats.Connect(strings.Join(cl.NATSURLs, ","), nats.UserInfo(cluster.NATSUser, cl.NATSSecret))
 	if err != nil {
 		t.Fatal(err)
 	}

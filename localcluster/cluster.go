@@ -54,6 +54,10 @@ type Cluster struct {
 	// NATSURLs are the NATS servers' client addresses (nats://host:port),
 	// for a client that talks to JetStream itself.
 	NATSURLs []string
+	// AuthFile holds NATSSecret, the cluster's NATS secret (made at each
+	// Start): every NATS server and node is given the file; a client
+	// presents the secret as cluster.NATSUser's password.
+	AuthFile, NATSSecret string
 }
 
 // Node is a backupmon node of the cluster.
@@ -102,7 +106,11 @@ func Start(cfg Config) (*Cluster, error) {
 	if err := os.MkdirAll(cfg.Dir, 0o750); err != nil {
 		return nil, err
 	}
-	c := &Cluster{cfg: cfg}
+	c := &Cluster{cfg: cfg, AuthFile: filepath.Join(cfg.Dir, "nats.secret")}
+	var err error
+	if c.NATSSecret, err = writeSecret(c.AuthFile); err != nil {
+		return nil, err
+	}
 	ports, release, err := c.ports()
 	if err != nil {
 		return nil, err
@@ -112,7 +120,7 @@ func Start(cfg Config) (*Cluster, error) {
 	for i := range cfg.NATS {
 		name := fmt.Sprintf("n%d", i+1)
 		args := []string{"nats", "--name", name, "--listen", "127.0.0.1:" + strconv.Itoa(ports[2][i]),
-			"--store", filepath.Join(cfg.Dir, name)}
+			"--store", filepath.Join(cfg.Dir, name), "--auth-file", c.AuthFile}
 		if cfg.NATS > 1 {
 			var routes []string
 			for j := range cfg.NATS {
@@ -124,7 +132,7 @@ func Start(cfg Config) (*Cluster, error) {
 		}
 		natsURLs[i] = "127.0.0.1:" + strconv.Itoa(ports[2][i])
 		c.NATSURLs = append(c.NATSURLs, "nats://"+natsURLs[i])
-		c.NATS = append(c.NATS, newProc(name, cfg.Binary, filepath.Join(cfg.Dir, name+".log"), args...))
+		c.NATS = append(c.NATS, NewProc(name, cfg.Binary, filepath.Join(cfg.Dir, name+".log"), args...))
 	}
 	for i := range cfg.Nodes {
 		id := fmt.Sprintf("b%d", i+1)
@@ -148,7 +156,7 @@ func Start(cfg Config) (*Cluster, error) {
 		args := []string{"serve", "--cluster", strings.Join(urls, ","), "--node-id", id,
 			"--cluster-shards", strconv.Itoa(cfg.Shards), "--data", filepath.Join(cfg.Dir, id),
 			"--listen", strings.TrimPrefix(n.PublicURL, "http://"), "--admin-listen", strings.TrimPrefix(n.AdminURL, "http://"),
-			"--admin-token", cfg.AdminToken}
+			"--admin-token", cfg.AdminToken, "--cluster-auth-file", c.AuthFile}
 		if cfg.SMTP {
 			n.SMTPAddr = "127.0.0.1:" + strconv.Itoa(ports[4][i])
 			args = append(args, "--smtp-listen", n.SMTPAddr)
@@ -160,7 +168,7 @@ func Start(cfg Config) (*Cluster, error) {
 			args = append(args, "--cluster-peer-listen=")
 		}
 		args = append(args, cfg.Serve...)
-		n.Proc = newProc(id, cfg.Binary, filepath.Join(cfg.Dir, id+".log"), args...)
+		n.Proc = NewProc(id, cfg.Binary, filepath.Join(cfg.Dir, id+".log"), args...)
 		c.Nodes = append(c.Nodes, n)
 	}
 	// The ports were held until the proxies had theirs.

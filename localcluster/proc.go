@@ -27,7 +27,9 @@ type Proc struct {
 	exited chan struct{}
 }
 
-func newProc(name, bin, log string, args ...string) *Proc {
+// NewProc returns the process of bin with args, named name, its output
+// going to the file log; Start starts it.
+func NewProc(name, bin, log string, args ...string) *Proc {
 	done := make(chan struct{})
 	close(done)
 	return &Proc{Name: name, Log: log, bin: bin, args: args, exited: done}

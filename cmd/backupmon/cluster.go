@@ -61,6 +61,7 @@ func (s *server) joinCluster() error {
 		URLs: s.cfg.cluster, NodeID: s.cfg.nodeID, Shards: s.cfg.clusterShards, Replicas: s.cfg.clusterReplicas,
 		Dir: filepath.Join(s.cfg.data, "shards"), Logger: s.logger, Clock: s.clock, Metrics: cm,
 		EngineOptions: s.shardEngineOptions, Build: s.buildShard, PeerListen: s.cfg.clusterPeerListen,
+		NATSSecret: s.cfg.clusterSecret,
 	})
 	if err != nil {
 		return err

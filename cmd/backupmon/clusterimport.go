@@ -25,6 +25,7 @@ func clusterImport(args []string, out, errOut io.Writer) int {
 	data := fs.String("data", "./data", "the single node's data directory (stop that node first)")
 	urls := fs.String("cluster", envDefault("cluster", ""), "the cluster's NATS servers, comma-separated")
 	replicas := fs.Int("cluster-replicas", 3, "copies of the import's transit store: the cluster's (3, or 1 for development)")
+	authFile := clusterAuthFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -33,6 +34,11 @@ func clusterImport(args []string, out, errOut io.Writer) int {
 	}
 	if *urls == "" {
 		fmt.Fprintln(errOut, "backupmon cluster import: --cluster is required")
+		return 2
+	}
+	secret, err := clusterSecret(*authFile)
+	if err != nil {
+		fmt.Fprintln(errOut, "backupmon cluster import:", err)
 		return 2
 	}
 	if _, err := engine.CheckFormat(*data); err != nil {
@@ -47,7 +53,7 @@ func clusterImport(args []string, out, errOut io.Writer) int {
 		return 1
 	}
 	defer eng.Abandon()
-	im, err := cluster.NewImporter(*urls, *replicas)
+	im, err := cluster.NewImporter(*urls, secret, *replicas)
 	if err != nil {
 		fmt.Fprintln(errOut, "backupmon cluster import:", err)
 		return 1

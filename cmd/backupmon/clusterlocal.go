@@ -118,6 +118,7 @@ func printLocalCluster(out io.Writer, c *localcluster.Cluster, dir, token string
 		fmt.Fprintf(out, "  node %s: public %s  admin %s  smtp %s  (log %s)\n", n.ID, n.PublicURL, n.AdminURL, n.SMTPAddr, n.Log)
 	}
 	fmt.Fprintf(out, "admin token: %s (in %s)\n", token, filepath.Join(dir, "admin.token"))
+	fmt.Fprintf(out, "NATS secret: in %s (the NATS servers take only clients and routes that present it)\n", c.AuthFile)
 	fmt.Fprintf(out, "demo workspace %s; dashboard on any node's public address, log in as %s, password %s\n",
 		kv["workspace"], kv["owner"], kv["owner_password"])
 	n := c.Nodes

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"time"
 
+	"backupmon/cluster"
+
 	natsserver "github.com/nats-io/nats-server/v2/server"
 )
 
@@ -29,13 +31,20 @@ func natsCommand(args []string, out, errOut io.Writer) int {
 	clusterListen := fs.String("cluster-listen", envDefault("nats-cluster-listen", ""), "route listener host:port for the other servers (default: a single server)")
 	routes := fs.String("routes", envDefault("nats-routes", ""), "the other servers' route addresses, comma-separated: nats://h2:6222,nats://h3:6222")
 	store := fs.String("store", envDefault("nats-store", "./nats"), "directory of the server's JetStream data")
+	authFile := fs.String("auth-file", envDefault("nats-auth-file", ""), "file whose first line is the cluster's NATS secret (32 characters or more): clients and the other servers' routes must present it (required unless both listeners are on loopback)")
+	insecure := fs.Bool("insecure-no-auth", envBool("nats-insecure-no-auth"), "take clients and routes without authentication on a listener that is not loopback (anyone who reaches it reads the cluster's secrets and forges its state)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
 		return 2
 	}
-	opts, err := natsOptions(*name, *listen, *clusterListen, *routes, *store)
+	secret, err := natsSecret(*authFile, *insecure, *listen, *clusterListen)
+	if err != nil {
+		fmt.Fprintln(errOut, "backupmon nats:", err)
+		return 2
+	}
+	opts, err := natsOptions(*name, *listen, *clusterListen, *routes, *store, secret)
 	if err != nil {
 		fmt.Fprintln(errOut, "backupmon nats:", err)
 		return 2
@@ -58,6 +67,9 @@ func natsCommand(args []string, out, errOut io.Writer) int {
 		return 1
 	}
 	fmt.Fprintf(out, "nats listening on nats://%s\n", *listen)
+	if secret != "" {
+		fmt.Fprintf(out, "nats clients and routes authenticate with the secret of %s\n", *authFile)
+	}
 	if *clusterListen != "" {
 		fmt.Fprintf(out, "nats routes on %s\n", *clusterListen)
 		// JetStream drops API requests until its servers have elected a
@@ -75,8 +87,29 @@ func natsCommand(args []string, out, errOut io.Writer) int {
 	return 0
 }
 
-// natsOptions are the server's options: JetStream on, every write fsynced.
-func natsOptions(name, listen, clusterListen, routes, store string) (*natsserver.Options, error) {
+// natsSecret returns the secret of authFile, or "" without one, which
+// only loopback listeners or insecure allow; the error says which flag to
+// give.
+func natsSecret(authFile string, insecure bool, listen, clusterListen string) (string, error) {
+	if authFile != "" {
+		secret, err := readNATSSecret(authFile)
+		if err != nil {
+			return "", fmt.Errorf("--auth-file: %w", err)
+		}
+		return secret, nil
+	}
+	for _, l := range []struct{ flag, addr string }{{"--listen", listen}, {"--cluster-listen", clusterListen}} {
+		if l.addr != "" && !loopback(l.addr) && !insecure {
+			return "", fmt.Errorf("%s %s is not a loopback address and there is no --auth-file: anyone who reaches it could read the cluster's secrets and forge its state; give --auth-file FILE (the cluster's NATS secret on its first line, %d characters or more), or --insecure-no-auth to run without authentication anyway", l.flag, l.addr, minNATSSecret)
+		}
+	}
+	return "", nil
+}
+
+// natsOptions are the server's options: JetStream on, every write fsynced;
+// with a secret, clients and routes (both ways) authenticate as
+// cluster.NATSUser with it as the password.
+func natsOptions(name, listen, clusterListen, routes, store, secret string) (*natsserver.Options, error) {
 	host, port, err := splitHostPort(listen)
 	if err != nil {
 		return nil, fmt.Errorf("--listen: %w", err)
@@ -85,12 +118,18 @@ func natsOptions(name, listen, clusterListen, routes, store string) (*natsserver
 	// admin list of a large workspace) travels as one message.
 	o := &natsserver.Options{ServerName: name, Host: host, Port: port, JetStream: true, StoreDir: store, SyncAlways: true, NoSigs: true,
 		MaxPayload: 8 << 20}
+	if secret != "" {
+		o.Username, o.Password = cluster.NATSUser, secret
+	}
 	if clusterListen != "" {
 		ch, cp, err := splitHostPort(clusterListen)
 		if err != nil {
 			return nil, fmt.Errorf("--cluster-listen: %w", err)
 		}
 		o.Cluster = natsserver.ClusterOpts{Name: "backupmon", Host: ch, Port: cp}
+		if secret != "" {
+			o.Cluster.Username, o.Cluster.Password = cluster.NATSUser, secret
+		}
 		for _, r := range strings.Split(routes, ",") {
 			if r = strings.TrimSpace(r); r == "" {
 				continue
@@ -98,6 +137,10 @@ func natsOptions(name, listen, clusterListen, routes, store string) (*natsserver
 			u, err := url.Parse(r)
 			if err != nil || u.Host == "" {
 				return nil, fmt.Errorf("--routes: %q is not a route address such as nats://h2:6222", r)
+			}
+			// Explicit routes present the credentials of their URL only.
+			if secret != "" {
+				u.User = url.UserPassword(cluster.NATSUser, secret)
 			}
 			o.Routes = append(o.Routes, u)
 		}

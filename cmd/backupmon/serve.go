@@ -61,6 +61,7 @@ type serveConfig struct {
 	clusterShards     int
 	clusterReplicas   int
 	clusterPeerListen string
+	clusterSecret     string // the cluster's NATS secret (--cluster-auth-file); "": none
 
 	// ai configures the model's suggestions (ai.go).
 	ai aiConfig
@@ -123,6 +124,7 @@ func parseServeFlags(args []string) (*serveConfig, error) {
 	clusterShards := envDefault("cluster-shards", "4")
 	fs.Func("cluster-shards", "shards of a new cluster (fixed when the cluster is first set up; default "+clusterShards+")", func(v string) error { clusterShards = v; return nil })
 	fs.StringVar(&c.clusterPeerListen, "cluster-peer-listen", envDefault("cluster-peer-listen", "127.0.0.1:0"), "where other nodes forward requests to this one (node to node over TCP), host:port reachable from them (on several hosts, an address of this host's private network); empty: over NATS only")
+	clusterAuthFile := clusterAuthFlag(fs)
 	clusterReplicas := envDefault("cluster-replicas", "3")
 	fs.Func("cluster-replicas", "copies JetStream keeps of each record: 3, or 1 for development only (default "+clusterReplicas+")", func(v string) error { clusterReplicas = v; return nil })
 	limitFlags := addLimitFlags(fs)
@@ -198,6 +200,9 @@ func parseServeFlags(args []string) (*serveConfig, error) {
 			return nil, fmt.Errorf("--cluster-replicas must be 3, or 1 for development, not %q", clusterReplicas)
 		}
 		c.clusterReplicas, _ = strconv.Atoi(clusterReplicas)
+		if c.clusterSecret, err = clusterSecret(*clusterAuthFile); err != nil {
+			return nil, err
+		}
 	}
 	return c, nil
 }

@@ -1,0 +1,313 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	natsserver "github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"backupmon/cluster"
+	"backupmon/internal/testserver"
+	"backupmon/localcluster"
+)
+
+// testSecret is a NATS secret of 40 characters.
+const testSecret = "s3cret-of-the-cluster-0123456789abcdefgh"
+
+// natsSecretFile writes secret to a 0600 file of a test directory and returns
+// its path.
+func natsSecretFile(t *testing.T, secret string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "nats.secret")
+	if err := os.WriteFile(path, []byte(secret+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// freePorts returns n loopback ports free a moment ago.
+func freePorts(t *testing.T, n int) []int {
+	t.Helper()
+	var ports []int
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
+	}
+	return ports
+}
+
+// startNats starts `backupmon nats` with args (and a store of its own)
+// and waits until it prints ready; it is stopped at the end of the test.
+func startNats(t *testing.T, name string, args ...string) *localcluster.Proc {
+	t.Helper()
+	dir := t.TempDir()
+	p := localcluster.NewProc(name, testserver.Binary(t), filepath.Join(dir, "log"),
+		append([]string{"nats", "--name", name, "--store", filepath.Join(dir, "store")}, args...)...)
+	if err := p.Start(30 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Term(10 * time.Second) })
+	return p
+}
+
+// authJetStream connects to the NATS server at url with testSecret and
+// returns its JetStream, and a context of 30 s for its calls; both end
+// with the test.
+func authJetStream(t *testing.T, url string) (jetstream.JetStream, context.Context) {
+	t.Helper()
+	nc, err := nats.Connect(url, nats.UserInfo(cluster.NATSUser, testSecret))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return js, ctx
+}
+
+// A `backupmon nats` given --auth-file takes only clients that present its
+// secret: nats.go gets an authorization violation without it or with
+// another one.
+func TestNatsAuthClients(t *testing.T) {
+	addr := "127.0.0.1:" + strconv.Itoa(freePorts(t, 1)[0])
+	startNats(t, "n1", "--listen", addr, "--auth-file", natsSecretFile(t, testSecret))
+	for _, tc := range []struct {
+		what string
+		opts []nats.Option
+		ok   bool
+	}{
+		{"no credentials", nil, false},
+		{"another secret", []nats.Option{nats.UserInfo(cluster.NATSUser, testSecret+"x")}, false},
+		{"the secret, another user", []nats.Option{nats.UserInfo("admin", testSecret)}, false},
+		{"the secret as a token", []nats.Option{nats.Token(testSecret)}, false},
+		{"the secret", []nats.Option{nats.UserInfo(cluster.NATSUser, testSecret)}, true},
+	} {
+		t.Run(tc.what, func(t *testing.T) {
+			nc, err := nats.Connect("nats://"+addr, tc.opts...)
+			if !tc.ok {
+				if !errors.Is(err, nats.ErrAuthorization) {
+					t.Fatalf("connected (err %v), want nats.ErrAuthorization", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			nc.Close()
+			// The connection works: a request to JetStream answers.
+			js, ctx := authJetStream(t, "nats://"+addr)
+			if _, err := js.AccountInfo(ctx); err != nil {
+				t.Fatalf("JetStream through the authenticated connection: %v", err)
+			}
+		})
+	}
+}
+
+// Three `backupmon nats` with --auth-file and --routes form their
+// JetStream cluster (each says ready once JetStream has a leader; a
+// stream of three replicas is placed), the routes authenticating with the
+// secret the program puts on their URLs; a server that routes to them
+// without it is refused and receives nothing of theirs.
+func TestNatsAuthRoutes(t *testing.T) {
+	file := natsSecretFile(t, testSecret)
+	ports := freePorts(t, 6)
+	route := func(i int) string { return "nats://127.0.0.1:" + strconv.Itoa(ports[3+i]) }
+	procs := make([]*localcluster.Proc, 3)
+	errs := make(chan error, 3)
+	for i := range 3 {
+		var routes []string
+		for j := range 3 {
+			if j != i {
+				routes = append(routes, route(j))
+			}
+		}
+		dir := t.TempDir()
+		name := fmt.Sprintf("n%d", i+1)
+		procs[i] = localcluster.NewProc(name, testserver.Binary(t), filepath.Join(dir, "log"), "nats", "--name", name,
+			"--store", filepath.Join(dir, "store"), "--listen", "127.0.0.1:"+strconv.Itoa(ports[i]),
+			"--cluster-listen", strings.TrimPrefix(route(i), "nats://"), "--routes", strings.Join(routes, ","), "--auth-file", file)
+		t.Cleanup(func() { procs[i].Term(10 * time.Second) })
+		go func() { errs <- procs[i].Start(time.Minute) }()
+	}
+	for range 3 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range procs {
+		if log, _ := os.ReadFile(p.Log); strings.Contains(string(log), testSecret) {
+			t.Errorf("%s's log shows the secret:\n%s", p.Name, log)
+		}
+	}
+	js, ctx := authJetStream(t, "nats://127.0.0.1:"+strconv.Itoa(ports[0]))
+	nc := js.Conn()
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "R3", Subjects: []string{"r3"}, Replicas: 3}); err != nil {
+		t.Fatalf("a stream of three replicas: %v", err)
+	}
+
+	// An intruder: a server routing to n1 without the secret.
+	u, _ := url.Parse(route(0))
+	intruder, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: -1, NoSigs: true, NoLog: true,
+		Cluster: natsserver.ClusterOpts{Name: "backupmon", Host: "127.0.0.1", Port: -1}, Routes: []*url.URL{u}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go intruder.Start()
+	defer intruder.Shutdown()
+	if !intruder.ReadyForConnections(10 * time.Second) {
+		t.Fatal("the intruder did not start")
+	}
+	sub, err := nc.SubscribeSync("bm.>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc.Flush()
+	in, err := nats.Connect(intruder.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		in.Publish("bm.s000", []byte("forged"))
+		if n := intruder.NumRoutes(); n != 0 {
+			t.Fatalf("the intruder has %d routes to the cluster", n)
+		}
+	}
+	in.Flush()
+	if m, err := sub.NextMsg(500 * time.Millisecond); err == nil {
+		t.Fatalf("the cluster received the intruder's %q on %s", m.Data, m.Subject)
+	}
+}
+
+// `backupmon nats` with a listener that is not loopback and no --auth-file
+// refuses to start (exit 2, naming the listener, --auth-file and
+// --insecure-no-auth) and makes no store; so does one whose auth file is
+// missing or short, naming the file. Loopback listeners need no file, and
+// --insecure-no-auth lets an open listener start.
+func TestNatsAuthRequired(t *testing.T) {
+	short := natsSecretFile(t, "too-short")
+	missing := filepath.Join(t.TempDir(), "no-such-file")
+	// Free ports: a server that starts when it should not listens on them
+	// (port 0 is NATS's 4222), and is stopped after 10 s.
+	ports := freePorts(t, 4)
+	open, openRoute := "0.0.0.0:"+strconv.Itoa(ports[0]), ":"+strconv.Itoa(ports[1])
+	for _, tc := range []struct {
+		what string
+		args []string
+		want []string
+	}{
+		{"client listener on every interface", []string{"--listen", open},
+			[]string{"backupmon nats: --listen " + open + " is not a loopback address and there is no --auth-file", "give --auth-file FILE", "--insecure-no-auth"}},
+		{"route listener on every interface", []string{"--listen", "127.0.0.1:" + strconv.Itoa(ports[2]), "--cluster-listen", openRoute},
+			[]string{"backupmon nats: --cluster-listen " + openRoute + " is not a loopback address and there is no --auth-file", "give --auth-file FILE", "--insecure-no-auth"}},
+		{"missing auth file", []string{"--auth-file", missing},
+			[]string{"backupmon nats: --auth-file: the NATS secret: open " + missing + ": no such file or directory"}},
+		{"short secret", []string{"--listen", open, "--auth-file", short},
+			[]string{"backupmon nats: --auth-file: the NATS secret in " + short + " is 9 characters: it takes 32 or more on its first line"}},
+	} {
+		t.Run(tc.what, func(t *testing.T) {
+			store := filepath.Join(t.TempDir(), "store")
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, testserver.Binary(t), append([]string{"nats", "--store", store}, tc.args...)...)
+			cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
+			out, err := cmd.CombinedOutput()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != 2 {
+				t.Fatalf("exit %v, want 2; said:\n%s", err, out)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(string(out), w) {
+					t.Errorf("said %q; want %q in it", out, w)
+				}
+			}
+			if _, err := os.Stat(store); !os.IsNotExist(err) {
+				t.Errorf("the refused start made %s (%v)", store, err)
+			}
+		})
+	}
+	t.Run("open listener with --insecure-no-auth", func(t *testing.T) {
+		startNats(t, "open", "--listen", open, "--insecure-no-auth")
+	})
+	t.Run("loopback without a file", func(t *testing.T) {
+		startNats(t, "local", "--listen", "127.0.0.1:"+strconv.Itoa(ports[3]))
+	})
+}
+
+// A node whose NATS servers refuse its credentials (another secret, or
+// none) stops at start with one error line saying so, rather than a
+// misleading one about JetStream's replicas; with the secret it starts.
+// cluster import likewise.
+func TestNodeNATSAuth(t *testing.T) {
+	addr := "127.0.0.1:" + strconv.Itoa(freePorts(t, 1)[0])
+	startNats(t, "n1", "--listen", addr, "--auth-file", natsSecretFile(t, testSecret))
+	node := []string{"--cluster", "nats://" + addr, "--node-id", "b1", "--cluster-replicas", "1"}
+	for _, tc := range []struct {
+		what string
+		args []string
+	}{
+		{"another secret", []string{"--cluster-auth-file", natsSecretFile(t, strings.ToUpper(testSecret))}},
+		{"no secret", nil},
+	} {
+		t.Run(tc.what, func(t *testing.T) {
+			start := time.Now()
+			_, err := testserver.LaunchChild(t, "node", t.TempDir(), nil, append(node, tc.args...)...)
+			var exit *testserver.ExitError
+			if !errors.As(err, &exit) {
+				t.Fatalf("the node did not exit: %v", err)
+			}
+			if took := time.Since(start); took > 10*time.Second {
+				t.Errorf("the node took %v to give up", took)
+			}
+			var errLines []string
+			for _, l := range strings.Split(exit.Stderr, "\n") {
+				if strings.Contains(l, "level=ERROR") {
+					errLines = append(errLines, l)
+				}
+			}
+			want := `err="connect to NATS nats://` + addr + `: nats: authorization violation: the servers refused this process's credentials (give --cluster-auth-file the file of the cluster's NATS secret`
+			if len(errLines) != 1 || !strings.Contains(errLines[0], want) || exit.ExitCode() != 1 {
+				t.Fatalf("exit %d, error lines %q; want one with %s", exit.ExitCode(), errLines, want)
+			}
+		})
+	}
+	// cluster import presents the secret too: refused without it; with it,
+	// it reaches JetStream and finds no cluster set up (no node ran yet).
+	secret := natsSecretFile(t, testSecret)
+	for _, tc := range []struct{ what, flags, want string }{
+		{"import without the secret", "", "backupmon cluster import: connect to NATS nats://" + addr + ": nats: authorization violation: the servers refused this process's credentials"},
+		{"import with the secret", secret, "backupmon cluster import: the cluster is not set up: start its nodes first"},
+	} {
+		t.Run(tc.what, func(t *testing.T) {
+			cmd := exec.Command(testserver.Binary(t), "cluster", "import", "--data", t.TempDir(), "--cluster", "nats://"+addr, "--cluster-auth-file", tc.flags)
+			cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
+			out, err := cmd.CombinedOutput()
+			if cmd.ProcessState.ExitCode() != 1 || !strings.HasPrefix(string(out), tc.want) {
+				t.Fatalf("exit %v, said %q; want 1 and %q", err, out, tc.want)
+			}
+		})
+	}
+	t.Run("the secret", func(t *testing.T) {
+		testserver.StartChild(t, "node", t.TempDir(), append(node, "--cluster-auth-file", natsSecretFile(t, testSecret))...)
+	})
+}
