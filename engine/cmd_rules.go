@@ -93,8 +93,8 @@ func (e *Engine) GetParseRule(wsID, id string) (ParseRuleView, error) {
 func (e *Engine) SaveParseRule(wsID, id, name, spec, actor string) (ParseRuleView, error) {
 	return command(e, wsID, func(w *workspace, now int64) (decision[ParseRuleView], error) {
 		rec := &state.RuleSavedBy{
-			RuleSaved:  state.RuleSaved{ParseRule: state.ParseRule{Name: strings.TrimSpace(name), Spec: spec, CreatedAt: now, UpdatedAt: now}},
-			ActivityID: w.IDs.Next(now), Actor: actor,
+			RuleSaved: state.RuleSaved{ParseRule: state.ParseRule{Name: strings.TrimSpace(name), Spec: spec, CreatedAt: now, UpdatedAt: now}},
+			Acted:     state.Acted{ActivityID: w.IDs.Next(now), Actor: actor},
 		}
 		if id == "" {
 			if len(w.ParseRules) >= MaxParseRules {
@@ -130,7 +130,7 @@ func (e *Engine) OrderParseRules(wsID string, ids []string, actor string) ([]Par
 		if len(ids) != len(w.ParseRules) {
 			return decision[[]ParseRuleView]{}, invalid("ids", "ids must name each of the workspace's %d parsing rules once", len(w.ParseRules))
 		}
-		rec := &state.RulesOrderedBy{RulesOrdered: state.RulesOrdered{At: now, IDs: make([]state.ID, 0, len(ids))}, ActivityID: w.IDs.Next(now), Actor: actor}
+		rec := &state.RulesOrderedBy{RulesOrdered: state.RulesOrdered{At: now, IDs: make([]state.ID, 0, len(ids))}, Acted: state.Acted{ActivityID: w.IDs.Next(now), Actor: actor}}
 		for _, id := range ids {
 			p := w.ParseRule(id)
 			if p == nil || slices.Contains(rec.IDs, p.ID) {

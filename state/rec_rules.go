@@ -59,18 +59,32 @@ func (r *RuleSaved) apply(w *Workspace) error {
 	return nil
 }
 
-// RuleSavedBy is RuleSaved with its activity entry (rule.created or
-// rule.updated) and who made the change ("": the admin API).
-type RuleSavedBy struct {
-	RuleSaved
+// Acted is what a record of an earlier layout lacked for its activity
+// entry: the entry's id and who made the change ("": the admin API).
+type Acted struct {
 	ActivityID ID
 	Actor      string
 }
 
-func (r *RuleSavedBy) fields(f *codec.Fields) {
-	r.ParseRule.fields(f)
-	f.Walk(r.ActivityID[:], &r.Actor)
-}
+func (a *Acted) walk(f *codec.Fields) { f.Walk(a.ActivityID[:], &a.Actor) }
+
+type (
+	// RuleSavedBy is RuleSaved with its activity entry (rule.created or
+	// rule.updated).
+	RuleSavedBy struct {
+		RuleSaved
+		Acted
+	}
+	// RulesOrderedBy is RulesOrdered with its activity entry
+	// (rules.reordered).
+	RulesOrderedBy struct {
+		RulesOrdered
+		Acted
+	}
+)
+
+func (r *RuleSavedBy) fields(f *codec.Fields)    { r.ParseRule.fields(f); r.Acted.walk(f) }
+func (r *RulesOrderedBy) fields(f *codec.Fields) { r.RulesOrdered.fields(f); r.Acted.walk(f) }
 
 func (r *RuleSavedBy) apply(w *Workspace) error {
 	typ := "rule.updated"
@@ -115,19 +129,6 @@ type RulesOrdered struct {
 func (r *RulesOrdered) fields(f *codec.Fields) {
 	codec.Slice(f, &r.IDs, len(ID{}), func(f *codec.Fields, id *ID) { f.Fixed(id[:]) })
 	f.Varint(&r.At)
-}
-
-// RulesOrderedBy is RulesOrdered with its activity entry (rules.reordered)
-// and who made the change ("": the admin API).
-type RulesOrderedBy struct {
-	RulesOrdered
-	ActivityID ID
-	Actor      string
-}
-
-func (r *RulesOrderedBy) fields(f *codec.Fields) {
-	r.RulesOrdered.fields(f)
-	f.Walk(r.ActivityID[:], &r.Actor)
 }
 
 func (r *RulesOrderedBy) apply(w *Workspace) error {
