@@ -124,7 +124,7 @@ func (a *actor) dispatchAI(now int64) {
 		}
 		if now-it.QueuedAt > box.lim.MaxAgeMs {
 			a.eng.logger.Warn("model suggestion given up: too old", "workspace", w.ID, "alert", it.AlertID, "attempts", it.Attempts)
-			a.commit(&state.AIAnswered{AlertID: it.AlertID, Outcome: state.AIDropped, At: now}, nil)
+			a.commit(&state.AIAnswered{AlertID: it.AlertID, Outcome: state.AIDropped, At: now})
 			continue
 		}
 		calls := w.AICallsSince(now - state.MsPerDay)
@@ -140,7 +140,7 @@ func (a *actor) dispatchAI(now int64) {
 				next = max(next, calls[len(calls)-box.lim.CallsPerDay]+state.MsPerDay+1)
 			}
 			if it.NextAt < next {
-				a.commit(&state.AIAnswered{AlertID: it.AlertID, Outcome: state.AIDeferred, At: now, NextAt: next}, nil)
+				a.commit(&state.AIAnswered{AlertID: it.AlertID, Outcome: state.AIDeferred, At: now, NextAt: next})
 			}
 			continue
 		}
@@ -187,7 +187,7 @@ func (e *Engine) AIDone(res AIResult) {
 			rec.Outcome = state.AIRetry
 			rec.NextAt = now + aiBackoff[min(int(it.Attempts), len(aiBackoff)-1)]
 		}
-		a.commit(rec, nil)
+		a.commit(rec)
 	})
 }
 

@@ -44,6 +44,8 @@ func (e *Engine) SetClock(set time.Time, advance time.Duration) (time.Time, erro
 	}
 	// Every timer that came due has run, and what it recorded is durable,
 	// before the call answers (decisions.md 8).
-	e.fireDue()
+	if err := e.fireDue(); err != nil {
+		return time.Time{}, ErrFailed
+	}
 	return now, nil
 }

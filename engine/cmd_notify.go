@@ -203,7 +203,7 @@ func (e *Engine) DeliveryDone(wsID, deliveryID state.ID, attempt int, failure st
 		if d == nil || d.State != state.DeliveryPending || !d.InFlight || attempt != d.Attempts+1 {
 			return
 		}
-		a.commit(w.decideAttempt(d, attempt, failure, e.nowMs()), nil)
+		a.commit(w.decideAttempt(d, attempt, failure, e.nowMs()))
 	})
 	return nil
 }

@@ -89,7 +89,7 @@ func (e *Engine) DeliveryOutcome(wsID, deliveryID state.ID, attempt int, o Outco
 		now := e.nowMs()
 		if o.Ticket != "" {
 			if al := w.Alerts[d.AlertID]; al != nil && w.Channel(d.ChannelID) != nil && al.TicketOf(d.ChannelID) != o.Ticket {
-				a.commit(&state.TicketLinked{AlertID: d.AlertID, ChannelID: d.ChannelID, Ticket: o.Ticket, At: now}, nil)
+				a.commit(&state.TicketLinked{AlertID: d.AlertID, ChannelID: d.ChannelID, Ticket: o.Ticket, At: now})
 			}
 		}
 		if d.State != state.DeliveryPending || !d.InFlight || attempt != d.Attempts+1 {
@@ -99,7 +99,7 @@ func (e *Engine) DeliveryOutcome(wsID, deliveryID state.ID, attempt int, o Outco
 		if o.Failure != "" && o.Permanent {
 			rec.State, rec.NextAt = state.DeliveryFailed, 0
 		}
-		a.commit(rec, nil)
+		a.commit(rec)
 	})
 	return nil
 }

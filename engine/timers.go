@@ -95,11 +95,11 @@ func (w *workspace) scheduleTrial() {
 
 // runTimers does, in the actor, everything that has come due at now: jobs'
 // status-change instants pass (missing alerts open), escalations fall due,
-// deliveries go out or time out, a trial ends. Records it makes are applied and logged;
-// wg (may be nil) counts them until they are durable. Work one record sets
+// deliveries go out or time out, a trial ends. Records it makes are applied and logged
+// (Engine.barrier waits until they are durable). Work one record sets
 // off that is itself due (an escalation of an alert opened an hour ago, after
 // the development clock jumped) runs in the same call.
-func (a *actor) runTimers(now int64, wg *sync.WaitGroup) {
+func (a *actor) runTimers(now int64) {
 	w := a.ws
 	for {
 		w.AdvanceTimers(now)
@@ -110,14 +110,14 @@ func (a *actor) runTimers(now int64, wg *sync.WaitGroup) {
 			w.MissedQ = w.MissedQ[1:]
 			j.MissedQ = false
 			if rec := w.decideMissed(j, now); rec != nil {
-				a.commit(rec, wg)
+				a.commit(rec)
 				progress = true
 			}
 		}
 		for len(w.timers) > 0 && w.timers[0].At <= now {
 			t := w.timers.Pop()
 			if rec := a.fire(t.V, now); rec != nil {
-				a.commit(rec, wg)
+				a.commit(rec)
 				progress = true
 			}
 		}
@@ -157,21 +157,15 @@ func (a *actor) fire(t timer, now int64) state.Record {
 
 // commit applies a record the actor decided on its own (a timer's) and
 // logs it; the deliveries it made go out once it is durable.
-func (a *actor) commit(rec state.Record, wg *sync.WaitGroup) {
+func (a *actor) commit(rec state.Record) {
 	if err := a.applyNew(rec); err != nil {
 		a.eng.logger.Error("apply timer record", "workspace", a.ws.ID, "type", rec.Type(), "err", err)
 		return
 	}
 	notices := a.takeFresh(a.eng.nowMs())
-	if wg != nil {
-		wg.Add(1)
-	}
 	a.eng.submit(rec, func(_ uint64, err error) {
 		if err == nil {
 			a.eng.deliverAll(notices)
-		}
-		if wg != nil {
-			wg.Done()
 		}
 	})
 }
@@ -186,7 +180,7 @@ func (a *actor) beforeMessage() {
 	}
 	if next := a.ws.nextTimer(); next != 0 {
 		if now := a.eng.nowMs(); next <= now {
-			a.runTimers(now, nil)
+			a.runTimers(now)
 		}
 	}
 }
@@ -200,7 +194,7 @@ func (a *actor) afterMessage() {
 		return
 	}
 	now := a.eng.nowMs()
-	a.runTimers(now, nil)
+	a.runTimers(now)
 	if a.eng.dev != nil {
 		return
 	}
@@ -227,21 +221,24 @@ func (a *actor) tick() { a.send(func(*workspace) { a.wakeAt = 0 }) }
 const maxWakeMs = state.MsPerMinute
 
 // fireDue runs every actor's due timers at the current time and waits until
-// the records they made are durable (the development clock's move). The
-// actors work at once: each is sent its message before any is waited for.
-func (e *Engine) fireDue() {
-	var ran, durable sync.WaitGroup
+// the records they made are durable (the development clock's move), or
+// returns the log's error. The actors work at once: each is sent its
+// message before any is waited for. An actor may run them before the
+// message does (its beforeMessage), so the wait is a barrier on the log
+// after every message has run, not a count of what the messages made.
+func (e *Engine) fireDue() error {
+	var ran sync.WaitGroup
 	for _, a := range e.sortedActors() {
 		ran.Add(1)
 		if !a.send(func(*workspace) {
-			a.runTimers(e.nowMs(), &durable)
+			a.runTimers(e.nowMs())
 			ran.Done()
 		}) {
 			ran.Done() // closing: nothing runs
 		}
 	}
-	ran.Wait() // every Add on durable happened inside the messages
-	durable.Wait()
+	ran.Wait()
+	return e.barrier()
 }
 
 // decideEscalation looks at the alert's escalation instants up to now and
