@@ -178,15 +178,22 @@ func (t *IdemTable) compact() {
 	*t = fresh
 }
 
-// sorted returns the digests of the keys younger than IdemKeepMs at now,
-// in byte order, so that one state always encodes to the same bytes.
-func (t *IdemTable) sorted(now int64) []IdemDigest {
-	out := make([]IdemDigest, 0, len(t.index))
+// idemKept is one key of a snapshot: its digest and receipt time.
+type idemKept struct {
+	d  IdemDigest
+	at int64
+}
+
+// sorted returns the keys younger than IdemKeepMs at now, in the byte
+// order of their digests, so that one state always encodes to the same
+// bytes.
+func (t *IdemTable) sorted(now int64) []idemKept {
+	out := make([]idemKept, 0, len(t.index))
 	for d, slot := range t.index {
-		if now-t.entry(slot).At < IdemKeepMs {
-			out = append(out, d)
+		if at := t.entry(slot).At; now-at < IdemKeepMs {
+			out = append(out, idemKept{d, at})
 		}
 	}
-	slices.SortFunc(out, func(a, b IdemDigest) int { return bytes.Compare(a[:], b[:]) })
+	slices.SortFunc(out, func(a, b idemKept) int { return bytes.Compare(a.d[:], b.d[:]) })
 	return out
 }

@@ -162,22 +162,20 @@ func (w *Workspace) walk(s *snap) error {
 // walked its own keys: walkIdemV10).
 func (w *Workspace) walkIdem(s *snap) error {
 	f := s.f
-	var list []IdemDigest
+	var list []idemKept
 	if !s.reading() {
 		list = w.Idem.sorted(s.now)
 	}
 	n := f.Count(len(list), len(IdemDigest{})+1)
 	for i := 0; i < n && f.Err() == nil; i++ {
-		var d IdemDigest
-		var at int64
+		var k idemKept
 		if !s.reading() {
-			d = list[i]
-			at = w.Idem.Get(d).At
+			k = list[i]
 		}
-		f.Fixed(d[:])
-		f.Varint(&at)
+		f.Fixed(k.d[:])
+		f.Varint(&k.at)
 		if s.reading() {
-			w.Idem.Put(d, at)
+			w.Idem.Put(k.d, k.at)
 		}
 	}
 	return f.Err()

@@ -92,11 +92,7 @@ func natsCommand(args []string, out, errOut io.Writer) int {
 // give.
 func natsSecret(authFile string, insecure bool, listen, clusterListen string) (string, error) {
 	if authFile != "" {
-		secret, err := readNATSSecret(authFile)
-		if err != nil {
-			return "", fmt.Errorf("--auth-file: %w", err)
-		}
-		return secret, nil
+		return flagSecret("--auth-file", authFile)
 	}
 	for _, l := range []struct{ flag, addr string }{{"--listen", listen}, {"--cluster-listen", clusterListen}} {
 		if l.addr != "" && !loopback(l.addr) && !insecure {

@@ -54,13 +54,17 @@ func clusterAuthFlag(fs *flag.FlagSet) *string {
 
 // clusterSecret returns the secret of the --cluster-auth-file path, "" for
 // no path, or an error naming the flag and the file.
-func clusterSecret(path string) (string, error) {
+func clusterSecret(path string) (string, error) { return flagSecret("--cluster-auth-file", path) }
+
+// flagSecret returns the NATS secret of the file path that flag names, ""
+// for no path, or an error naming the flag and the file.
+func flagSecret(flag, path string) (string, error) {
 	if path == "" {
 		return "", nil
 	}
 	secret, err := readNATSSecret(path)
 	if err != nil {
-		return "", fmt.Errorf("--cluster-auth-file: %w", err)
+		return "", fmt.Errorf("%s: %w", flag, err)
 	}
 	return secret, nil
 }
