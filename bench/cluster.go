@@ -40,6 +40,7 @@ type clusterConfig struct {
 	workspaces       int
 	phases           string
 	forward          string
+	inClear          bool
 }
 
 // clusterPhases are the parts of a run -phases selects.
@@ -80,6 +81,7 @@ func clusterMain(args []string) int {
 		fs.IntVar(&c.workspaces, "workspaces", 0, "workspaces of each fixture (0: enough for the reads within the Pro limit of 300 a minute, counted over the run)")
 		fs.StringVar(&c.perfDir, "perf", "", "diagnosis: write a perf profile (perf record -g) of the nodes and NATS servers over each cluster phase's measured time into this directory (perf takes CPU of its own: the figures are not clean)")
 		fs.StringVar(&c.forward, "forward", "peer", "how the nodes forward requests to a shard's owner: peer (node to node over TCP, the default) or nats (NATS request/reply: --cluster-peer-listen empty)")
+		fs.BoolVar(&c.inClear, "in-clear", false, "run the cluster without its TLS (NATS clients, routes and the peer link in clear), to measure what TLS costs")
 		fs.StringVar(&c.phases, "phases", "reports,reads,single", "comma-separated: reports (durable reports/s, direct and any node), reads (REST reads direct and forwarded), single (the same on a single node)")
 	}, func() string {
 		if _, ok := c.parsePhases(); !ok {
@@ -168,14 +170,14 @@ type benchCluster struct {
 
 // startBenchCluster starts three NATS servers and three nodes of bin with
 // shards shards, their data in dir, and finds their pids.
-func startBenchCluster(bin, dir string, shards int, forward string) (*benchCluster, error) {
+func startBenchCluster(bin, dir string, shards int, forward string, inClear bool) (*benchCluster, error) {
 	bc := &benchCluster{started: time.Now()}
 	var serve []string
 	if forward == "nats" {
 		serve = []string{"--cluster-peer-listen="}
 	}
 	// No proxies: the nodes reach NATS as they would in production.
-	cl, err := localcluster.Start(localcluster.Config{Binary: bin, Dir: dir, Shards: shards, AdminToken: benchAdminToken, StartTimeout: 2 * time.Minute, NoProxies: true, Serve: serve})
+	cl, err := localcluster.Start(localcluster.Config{Binary: bin, Dir: dir, Shards: shards, AdminToken: benchAdminToken, StartTimeout: 2 * time.Minute, NoProxies: true, Serve: serve, InClear: inClear})
 	if err != nil {
 		return nil, fmt.Errorf("start the cluster: %w", err)
 	}
@@ -221,7 +223,7 @@ func (bc *benchCluster) owners(out io.Writer, api *adminAPI, shards int, settle 
 // runOnCluster starts the cluster, sets its fixture up, runs the cluster's
 // phases and stops it.
 func (c clusterConfig) runOnCluster(out io.Writer, bin, dir string, phases clusterPhases, res *clusterResult) (err error) {
-	bc, err := startBenchCluster(bin, dir, c.shards, c.forward)
+	bc, err := startBenchCluster(bin, dir, c.shards, c.forward, c.inClear)
 	if err != nil {
 		return err
 	}

@@ -40,10 +40,9 @@ type Importer struct {
 var ErrNotSetUp = errors.New("the cluster is not set up: start its nodes first")
 
 // NewImporter connects to the cluster at urls (comma-separated), presenting
-// secret (the cluster's NATS secret; empty: none); it returns
-// ErrNotSetUp (wrapped) for a cluster no node has set up.
-func NewImporter(urls, secret string, replicas int) (*Importer, error) {
-	nc, err := nats.Connect(urls, append(natsAuth(secret), nats.Name("backupmon import"), nats.IgnoreDiscoveredServers())...)
+// creds; it returns ErrNotSetUp (wrapped) for a cluster no node has set up.
+func NewImporter(urls string, creds Credentials, replicas int) (*Importer, error) {
+	nc, err := nats.Connect(urls, append(creds.natsOptions(), nats.Name("backupmon import"), nats.IgnoreDiscoveredServers())...)
 	if err != nil {
 		return nil, connectError(urls, err)
 	}

@@ -51,9 +51,9 @@ type Config struct {
 	// it node to node over TCP (host:port, reachable from the other nodes); empty:
 	// requests reach it over NATS only.
 	PeerListen string
-	// NATSSecret is the cluster's NATS secret, presented as NATSUser's
-	// password; empty: the servers take clients without authentication.
-	NATSSecret string
+	// Credentials are the NATS secret and the cluster's TLS the node
+	// presents, to the NATS servers and to the other nodes.
+	Credentials Credentials
 }
 
 // Stack is what a node serves for one shard: its engine, and the handlers
@@ -145,7 +145,8 @@ func Connect(cfg Config) (*Node, error) {
 	// RetryOnFailedConnect: a node may start before its NATS servers. A
 	// refusal of its credentials is not retried for ever: nats.go closes
 	// the connection at the second one from the same server (refused).
-	nc, err := nats.Connect(cfg.URLs, append(natsAuth(cfg.NATSSecret), nats.Name("backupmon "+cfg.NodeID), nats.MaxReconnects(-1), nats.ReconnectWait(250*time.Millisecond), nats.RetryOnFailedConnect(true),
+	guard := &startGuard{}
+	nc, err := nats.Connect(cfg.URLs, append(append(cfg.Credentials.natsOptions(), guard.options()...), nats.Name("backupmon "+cfg.NodeID), nats.MaxReconnects(-1), nats.ReconnectWait(250*time.Millisecond), nats.RetryOnFailedConnect(true),
 		// Nothing buffered while disconnected: an append or a forward fails at
 		// once rather than going out late.
 		nats.ReconnectBufSize(-1),
@@ -165,7 +166,7 @@ func Connect(cfg Config) (*Node, error) {
 	n.shards, err = setup(ctx, n.log, n.js, cfg.Shards, cfg.Replicas)
 	if err != nil {
 		nc.Close()
-		if err := refused(nc, cfg.URLs); err != nil {
+		if err := guard.refused(nc, cfg.URLs); err != nil {
 			return nil, err
 		}
 		return nil, fmt.Errorf("set up the cluster: %w (JetStream needs %d servers for %d replicas: run three NATS servers, or give --cluster-replicas 1 for development)", err, cfg.Replicas, cfg.Replicas)

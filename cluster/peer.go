@@ -3,6 +3,7 @@ package cluster
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"strconv"
 	"strings"
@@ -35,6 +36,7 @@ const peerBodyLimit = 64 << 20
 type peers struct {
 	self   string
 	secret []byte
+	tls    *tls.Config // the cluster's TLS on links; nil: in clear
 
 	mu    sync.Mutex
 	owner map[int]string    // shard → node id
@@ -71,7 +73,7 @@ func (n *Node) startPeers() error {
 	if err != nil {
 		return err
 	}
-	n.peers = &peers{self: n.cfg.NodeID, secret: secret, owner: map[int]string{}, addr: map[string]string{}, links: map[string]*link{}}
+	n.peers = &peers{self: n.cfg.NodeID, secret: secret, tls: n.cfg.Credentials.TLS, owner: map[int]string{}, addr: map[string]string{}, links: map[string]*link{}}
 	if err := n.listenPeers(n.cfg.PeerListen); err != nil {
 		return err
 	}
@@ -148,7 +150,7 @@ func (p *peers) link(shard int) *link {
 	}
 	l := p.links[id]
 	if l == nil {
-		l = newLink(addr, p.secret)
+		l = newLink(addr, p.secret, p.tls)
 		p.links[id] = l
 	}
 	return l

@@ -2,12 +2,15 @@ package cluster
 
 import (
 	"bufio"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
 	"sync"
 	"time"
+
+	"backupmon/clustertls"
 )
 
 // link is a front's connection to one peer: requests go out as frames
@@ -16,6 +19,7 @@ import (
 type link struct {
 	addr   string
 	secret []byte
+	tls    *tls.Config // the cluster's TLS; nil: in clear
 
 	mu     sync.Mutex
 	cur    *linkConn
@@ -56,10 +60,15 @@ var errUnreached = errors.New("the peer could not be reached")
 // stopped does not find thousands of stale requests when it goes on.
 const maxPeerCalls = 1024
 
-// peerDialTimeout bounds dialling a peer (then the front tries NATS).
+// peerDialTimeout bounds dialling a peer, and the TLS handshake with it
+// (then the front tries NATS).
 const peerDialTimeout = time.Second
 
-func newLink(addr string, secret []byte) *link { return &link{addr: addr, secret: secret} }
+// newLink returns the link to the peer at addr, which opens each
+// connection with secret, over TLS of tlsc when it is not nil.
+func newLink(addr string, secret []byte, tlsc *tls.Config) *link {
+	return &link{addr: addr, secret: secret, tls: tlsc}
+}
 
 // conn returns the link's connection, dialling it when there is none.
 func (l *link) conn() (*linkConn, error) {
@@ -71,9 +80,9 @@ func (l *link) conn() (*linkConn, error) {
 	if l.cur != nil {
 		return l.cur, nil
 	}
-	c, err := net.DialTimeout("tcp", l.addr, peerDialTimeout)
+	c, err := l.dial()
 	if err != nil {
-		return nil, fmt.Errorf("dial peer %s: %w", l.addr, err)
+		return nil, err
 	}
 	hello := binary.BigEndian.AppendUint32(nil, uint32(len(peerHello)+len(l.secret)))
 	hello = append(append(hello, peerHello...), l.secret...)
@@ -85,6 +94,28 @@ func (l *link) conn() (*linkConn, error) {
 	l.cur = lc
 	go l.read(lc, c)
 	return lc, nil
+}
+
+// dial opens a connection to the peer: TCP, then the TLS handshake (which
+// checks that the peer's certificate is the cluster's and names the host
+// dialled) when the link has TLS.
+func (l *link) dial() (net.Conn, error) {
+	deadline := time.Now().Add(peerDialTimeout)
+	c, err := net.DialTimeout("tcp", l.addr, peerDialTimeout)
+	if err != nil {
+		return nil, fmt.Errorf("dial peer %s: %w", l.addr, err)
+	}
+	if l.tls == nil {
+		return c, nil
+	}
+	tc := tls.Client(c, clustertls.Dialling(l.tls, l.addr))
+	tc.SetDeadline(deadline)
+	if err := tc.Handshake(); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("TLS with peer %s: %w", l.addr, err)
+	}
+	tc.SetDeadline(time.Time{})
+	return tc, nil
 }
 
 // do sends request req for shard and waits up to timeout for its answer,

@@ -1,12 +1,16 @@
 package cluster
 
 import (
+	"crypto/tls"
+	"io"
 	"net"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/valyala/fasthttp"
+
+	"backupmon/clustertls"
 )
 
 // The forwarding wire against one HTTP exchange per request (the way of
@@ -29,7 +33,7 @@ func BenchmarkPeerWire(b *testing.B) {
 		time.Sleep(benchOwnerDelay)
 		return string(benchReq[:100])
 	})
-	l := newLink(p.ln.Addr().String(), []byte("k"))
+	l := newLink(p.ln.Addr().String(), []byte("k"), nil)
 	defer l.close()
 	runPeerBench(b, func() error {
 		return l.do(3, benchReq, 5*time.Second, func([]byte) error { return nil })
@@ -59,6 +63,36 @@ func BenchmarkPeerHTTP(b *testing.B) {
 		req.SetBodyRaw(benchReq)
 		return c.DoTimeout(req, resp, 5*time.Second)
 	})
+}
+
+// BenchmarkPeerTLS: what the cluster's TLS costs a forwarded request, the
+// link to a real peer listener (a node serving no shard, so it answers
+// "not serving" at once) in clear and over TLS.
+//
+//	go test -run '^$' -bench 'BenchmarkPeerTLS' -benchtime 50000x ./cluster
+func BenchmarkPeerTLS(b *testing.B) {
+	const secret = "0123456789abcdef0123456789abcdef"
+	f, err := clustertls.Issue(b.TempDir(), "n1", []string{"127.0.0.1"}, time.Now())
+	if err != nil {
+		b.Fatal(err)
+	}
+	tlsc, err := clustertls.Load(f, time.Now())
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		tls  *tls.Config
+	}{{"clear", nil}, {"tls", tlsc}} {
+		b.Run(tc.name, func(b *testing.B) {
+			addr := startPeerServerTLS(b, secret, io.Discard, tc.tls)
+			l := newLink(addr, []byte(secret), tc.tls)
+			defer l.close()
+			runPeerBench(b, func() error {
+				return l.do(3, benchReq, 5*time.Second, func([]byte) error { return nil })
+			})
+		})
+	}
 }
 
 // runPeerBench runs do b.N times from benchInFlight goroutines and reports

@@ -97,7 +97,7 @@ func TestLinkAnswersEachRequestItsOwn(t *testing.T) {
 		time.Sleep(time.Duration(len(req)%7) * time.Millisecond) // out of order
 		return fmt.Sprintf("%d:%s", shard, bytes.ToUpper(req))
 	})
-	l := newLink(p.ln.Addr().String(), []byte("s3cret"))
+	l := newLink(p.ln.Addr().String(), []byte("s3cret"), nil)
 	defer l.close()
 	var wg sync.WaitGroup
 	errs := make(chan error, 300)
@@ -140,7 +140,7 @@ func TestLinkTimeoutAndBreak(t *testing.T) {
 		}
 		return "ok " + string(req)
 	})
-	l := newLink(p.ln.Addr().String(), []byte("k"))
+	l := newLink(p.ln.Addr().String(), []byte("k"), nil)
 	defer l.close()
 
 	if _, err := ask(l, 1, "slow", 50*time.Millisecond); !errors.Is(err, errPeerTimeout) {
@@ -197,7 +197,7 @@ func TestLinkTimeoutAndBreak(t *testing.T) {
 
 	p.ln.Close()
 	p.dropAll()
-	l2 := newLink(p.ln.Addr().String(), nil)
+	l2 := newLink(p.ln.Addr().String(), nil, nil)
 	if _, err := ask(l2, 0, "x", time.Second); !errors.Is(err, errUnreached) {
 		t.Fatalf("no one listening: %v, want errUnreached", err)
 	}
@@ -261,7 +261,7 @@ func FuzzReadFrame(f *testing.F) {
 // no flood of stale requests when it goes on.
 func TestLinkBoundsWaitingRequests(t *testing.T) {
 	p := startFakePeer(t, func(int, []byte) string { return "" }) // never answers
-	l := newLink(p.ln.Addr().String(), []byte("k"))
+	l := newLink(p.ln.Addr().String(), []byte("k"), nil)
 	defer l.close()
 	var wg sync.WaitGroup
 	for range maxPeerCalls {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/subtle"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -28,7 +29,8 @@ type peerServer struct {
 	running sync.WaitGroup // requests being run
 }
 
-// peerHelloWait bounds how long a new connection may take to say hello.
+// peerHelloWait bounds how long a new connection may take to say hello
+// (with the cluster's TLS, the handshake included).
 const peerHelloWait = 5 * time.Second
 
 // The peer listener's connection limits. A node keeps one connection to
@@ -84,10 +86,26 @@ func (n *Node) acceptPeers() {
 // be acknowledged, and the requests behind it do not wait for that.
 func (n *Node) servePeer(c net.Conn) {
 	p := n.peerServer
+	c.SetReadDeadline(time.Now().Add(peerHelloWait))
+	if cfg := n.cfg.Credentials.TLS; cfg != nil {
+		// Before the hello, the other end shows a certificate of the
+		// cluster's authority (clustertls): the secret then travels
+		// encrypted, to a member only.
+		tc := tls.Server(c, cfg)
+		tc.SetDeadline(time.Now().Add(peerHelloWait))
+		if err := tc.Handshake(); err != nil {
+			if more, ok := p.refusedLog.Allow(); ok {
+				n.log.Warn("a peer connection without a certificate of the cluster", "from", c.RemoteAddr().String(), "err", err, "more_since_last_log", more)
+			}
+			c.Close()
+			return
+		}
+		tc.SetWriteDeadline(time.Time{})
+		c = tc
+	}
 	// The hello is read straight from the connection, bounded by the
 	// length of the one hello that passes: whoever reaches the port sets
 	// nothing aside (no frame's worth, no reader) before it shows the secret.
-	c.SetReadDeadline(time.Now().Add(peerHelloWait))
 	hello, err := readFrameWithin(c, nil, len(peerHello), len(peerHello)+len(n.peers.secret))
 	secret, ok := bytes.CutPrefix(hello, []byte(peerHello))
 	if err != nil || !ok || subtle.ConstantTimeCompare(secret, n.peers.secret) != 1 {

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"bufio"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"backupmon/clustertls"
 	"backupmon/internal/syncbuf"
 )
 
@@ -26,7 +28,13 @@ func startPeerServer(t *testing.T, secret string) string {
 // startPeerServerLog is startPeerServer with the node's log written to log.
 func startPeerServerLog(t *testing.T, secret string, log io.Writer) string {
 	t.Helper()
-	n := &Node{log: slog.New(slog.NewTextHandler(log, nil)), hosted: map[int]*hosted{},
+	return startPeerServerTLS(t, secret, log, nil)
+}
+
+// startPeerServerTLS is startPeerServerLog with the cluster's TLS tlsc.
+func startPeerServerTLS(t testing.TB, secret string, log io.Writer, tlsc *tls.Config) string {
+	t.Helper()
+	n := &Node{log: slog.New(slog.NewTextHandler(log, nil)), hosted: map[int]*hosted{}, cfg: Config{Credentials: Credentials{TLS: tlsc}},
 		peers: &peers{secret: []byte(secret), links: map[string]*link{}}}
 	if err := n.listenPeers("127.0.0.1:0"); err != nil {
 		t.Fatal(err)
@@ -183,5 +191,66 @@ func TestPeerRefusalsLogOneLine(t *testing.T) {
 	}
 	if got := strings.Count(logs.String(), "without the cluster's peer secret"); got != 1 {
 		t.Errorf("%d refused connections logged %d lines, want 1:\n%s", n, got, logs.String())
+	}
+}
+
+// TestPeerLinkTLS: with the cluster's TLS, a link whose certificate the
+// cluster's authority signed is answered; a link in clear, one of another
+// authority, and one that dials a host the peer's certificate does not
+// name are not (the front then goes over NATS), and the listener logs
+// the refusals.
+func TestPeerLinkTLS(t *testing.T) {
+	const secret = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	now := time.Now()
+	member := func(dir, name string, hosts ...string) *tls.Config {
+		f, err := clustertls.Issue(dir, name, hosts, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := clustertls.Load(f, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	ours, theirs := t.TempDir(), t.TempDir()
+	var log syncbuf.Buffer
+	addr := startPeerServerTLS(t, secret, &log, member(ours, "n1", "127.0.0.1"))
+	_, port, _ := net.SplitHostPort(addr)
+	for _, tc := range []struct {
+		name, addr string
+		tls        *tls.Config
+		want       string // "" answered, else in the error
+		logged     string
+	}{
+		{"member of the cluster", addr, member(ours, "n2", "127.0.0.2"), "", ""},
+		{"in clear", addr, nil, "could not be reached", "a peer connection without a certificate of the cluster"},
+		{"another authority", addr, member(theirs, "n2", "127.0.0.2"), "certificate signed by unknown authority", ""},
+		{"host not in the certificate", "localhost:" + port, member(ours, "n3", "127.0.0.3"), "certificate is not valid for any names, but wanted to match localhost", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := newLink(tc.addr, []byte(secret), tc.tls)
+			defer l.close()
+			var got []byte
+			err := l.do(3, []byte("request"), 5*time.Second, func(a []byte) error { got = append(got, a...); return nil })
+			if tc.want == "" {
+				if err != nil || string(got) != string(notServing) {
+					t.Fatalf("answer %q, err %v; want %q", got, err, notServing)
+				}
+				return
+			}
+			if !errors.Is(err, errUnreached) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err %v, want errUnreached with %q", err, tc.want)
+			}
+			if tc.logged != "" {
+				deadline := time.Now().Add(5 * time.Second)
+				for !strings.Contains(log.String(), tc.logged) {
+					if time.Now().After(deadline) {
+						t.Fatalf("log %q, want %q", log.String(), tc.logged)
+					}
+					time.Sleep(10 * time.Millisecond)
+				}
+			}
+		})
 	}
 }

@@ -42,7 +42,11 @@ func TestBrokenShardIsReadOnly(t *testing.T) {
 	shard, _ := cluster.KeyShard(rest, shards)
 
 	// A foreign message in the shard's stream.
-	nc, err := nats.Connect(strings.Join(cl.NATSURLs, ","), nats.UserInfo(cluster.NATSUser, cl.NATSSecret))
+	tlsc, err := cl.TLSConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := nats.Connect(strings.Join(cl.NATSURLs, ","), nats.UserInfo(cluster.NATSUser, cl.NATSSecret), nats.Secure(tlsc))
 	if err != nil {
 		t.Fatal(err)
 	}

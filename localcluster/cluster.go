@@ -1,6 +1,7 @@
 package localcluster
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"backupmon/clustertls"
 )
 
 // Config says what cluster to run.
@@ -44,6 +47,10 @@ type Config struct {
 	Ports [4]int
 	// StartTimeout bounds each process's start (default a minute).
 	StartTimeout time.Duration
+	// InClear runs the cluster without its TLS (to measure what TLS
+	// costs); by default every process has a certificate of an authority
+	// made at each Start.
+	InClear bool
 }
 
 // Cluster is a running local cluster.
@@ -58,6 +65,27 @@ type Cluster struct {
 	// Start): every NATS server and node is given the file; a client
 	// presents the secret as cluster.NATSUser's password.
 	AuthFile, NATSSecret string
+	// TLS are the files of the cluster's TLS (made at each Start, one
+	// certificate for every process, for 127.0.0.1 and localhost); empty
+	// with Config.InClear.
+	TLS clustertls.Files
+}
+
+// TLSConfig returns the cluster's TLS configuration for a client of its
+// NATS servers (nats.Secure); nil when it runs in clear.
+func (c *Cluster) TLSConfig() (*tls.Config, error) {
+	if !c.TLS.Given() {
+		return nil, nil
+	}
+	return clustertls.Load(c.TLS, time.Now())
+}
+
+// tlsArgs are the flags of the cluster's TLS files for its processes.
+func (c *Cluster) tlsArgs() []string {
+	if !c.TLS.Given() {
+		return nil
+	}
+	return []string{"--cluster-tls-ca", c.TLS.CA, "--cluster-tls-cert", c.TLS.Cert, "--cluster-tls-key", c.TLS.Key}
 }
 
 // Node is a backupmon node of the cluster.
@@ -111,6 +139,17 @@ func Start(cfg Config) (*Cluster, error) {
 	if c.NATSSecret, err = writeSecret(c.AuthFile); err != nil {
 		return nil, err
 	}
+	if !cfg.InClear {
+		// A new authority each start, as the secret: nothing of an earlier
+		// run is trusted.
+		tlsDir := filepath.Join(cfg.Dir, "tls")
+		if err := os.RemoveAll(tlsDir); err != nil {
+			return nil, err
+		}
+		if c.TLS, err = clustertls.Issue(tlsDir, "member", []string{"127.0.0.1", "localhost"}, time.Now()); err != nil {
+			return nil, fmt.Errorf("localcluster: %w", err)
+		}
+	}
 	ports, release, err := c.ports()
 	if err != nil {
 		return nil, err
@@ -121,6 +160,7 @@ func Start(cfg Config) (*Cluster, error) {
 		name := fmt.Sprintf("n%d", i+1)
 		args := []string{"nats", "--name", name, "--listen", "127.0.0.1:" + strconv.Itoa(ports[2][i]),
 			"--store", filepath.Join(cfg.Dir, name), "--auth-file", c.AuthFile}
+		args = append(args, c.tlsArgs()...)
 		if cfg.NATS > 1 {
 			var routes []string
 			for j := range cfg.NATS {
@@ -157,6 +197,7 @@ func Start(cfg Config) (*Cluster, error) {
 			"--cluster-shards", strconv.Itoa(cfg.Shards), "--data", filepath.Join(cfg.Dir, id),
 			"--listen", strings.TrimPrefix(n.PublicURL, "http://"), "--admin-listen", strings.TrimPrefix(n.AdminURL, "http://"),
 			"--admin-token", cfg.AdminToken, "--cluster-auth-file", c.AuthFile}
+		args = append(args, c.tlsArgs()...)
 		if cfg.SMTP {
 			n.SMTPAddr = "127.0.0.1:" + strconv.Itoa(ports[4][i])
 			args = append(args, "--smtp-listen", n.SMTPAddr)

@@ -11,6 +11,7 @@ import (
 
 	"backupmon/assistant"
 	"backupmon/cluster"
+	"backupmon/clustertls"
 	"backupmon/dashboard"
 	"backupmon/engine"
 	"backupmon/notify"
@@ -44,6 +45,23 @@ func (s *server) startCluster() error {
 	return nil
 }
 
+// certificateWarning is how long before its expiry a member's certificate
+// is logged at warning level at start.
+const certificateWarning = 30 * 24 * time.Hour
+
+// logCertificateExpiry logs when the member's certificate of the cluster's
+// TLS expires: once it has, this node can reach neither NATS nor the
+// other nodes, so a certificate within certificateWarning of it is
+// logged as a warning.
+func (s *server) logCertificateExpiry(at time.Time) {
+	left := time.Until(at)
+	if left < certificateWarning {
+		s.logger.Warn("the cluster's TLS certificate of this node expires soon: issue a new one (backupmon cluster cert) and restart the node with it", "expires", at.UTC().Format(time.RFC3339), "days_left", int(left.Hours()/24))
+		return
+	}
+	s.logger.Info("cluster TLS", "certificate_expires", at.UTC().Format(time.RFC3339))
+}
+
 // joinCluster connects to the cluster (setting it up when new) and reads
 // its shared secrets: the admin token (unless given) and the cursor key,
 // the same on every node so that any node answers a cursor another made.
@@ -57,11 +75,14 @@ func (s *server) joinCluster() error {
 	for _, c := range cm.Collectors() {
 		s.metrics.Register(c)
 	}
+	if s.cfg.clusterTLS != nil {
+		s.logCertificateExpiry(clustertls.Expiry(s.cfg.clusterTLS))
+	}
 	node, err := cluster.Connect(cluster.Config{
 		URLs: s.cfg.cluster, NodeID: s.cfg.nodeID, Shards: s.cfg.clusterShards, Replicas: s.cfg.clusterReplicas,
 		Dir: filepath.Join(s.cfg.data, "shards"), Logger: s.logger, Clock: s.clock, Metrics: cm,
 		EngineOptions: s.shardEngineOptions, Build: s.buildShard, PeerListen: s.cfg.clusterPeerListen,
-		NATSSecret: s.cfg.clusterSecret,
+		Credentials: cluster.Credentials{NATSSecret: s.cfg.clusterSecret, TLS: s.cfg.clusterTLS},
 	})
 	if err != nil {
 		return err

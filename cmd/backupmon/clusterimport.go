@@ -26,6 +26,8 @@ func clusterImport(args []string, out, errOut io.Writer) int {
 	urls := fs.String("cluster", envDefault("cluster", ""), "the cluster's NATS servers, comma-separated")
 	replicas := fs.Int("cluster-replicas", 3, "copies of the import's transit store: the cluster's (3, or 1 for development)")
 	authFile := clusterAuthFlag(fs)
+	tlsFiles := clusterTLSFlags(fs)
+	inClearOK := fs.Bool("cluster-insecure-no-tls", envBool("cluster-insecure-no-tls"), "without the cluster's TLS, reach NATS servers that are not on loopback anyway (the NATS secret and every workspace cross the network in clear)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -37,6 +39,14 @@ func clusterImport(args []string, out, errOut io.Writer) int {
 		return 2
 	}
 	secret, err := clusterSecret(*authFile)
+	if err != nil {
+		fmt.Fprintln(errOut, "backupmon cluster import:", err)
+		return 2
+	}
+	tlsc, err := tlsFiles.load(time.Now())
+	if err == nil && tlsc == nil && !*inClearOK {
+		err = inClear("--cluster-insecure-no-tls", [2]string{"--cluster", *urls})
+	}
 	if err != nil {
 		fmt.Fprintln(errOut, "backupmon cluster import:", err)
 		return 2
@@ -53,7 +63,7 @@ func clusterImport(args []string, out, errOut io.Writer) int {
 		return 1
 	}
 	defer eng.Abandon()
-	im, err := cluster.NewImporter(*urls, secret, *replicas)
+	im, err := cluster.NewImporter(*urls, cluster.Credentials{NATSSecret: secret, TLS: tlsc}, *replicas)
 	if err != nil {
 		fmt.Fprintln(errOut, "backupmon cluster import:", err)
 		return 1

@@ -27,8 +27,11 @@ func clusterCommand(args []string, out, errOut io.Writer) int {
 	if len(args) > 0 && args[0] == "import" {
 		return clusterImport(args[1:], out, errOut)
 	}
+	if len(args) > 0 && args[0] == "cert" {
+		return clusterCert(args[1:], out, errOut)
+	}
 	if len(args) == 0 || args[0] != "local" {
-		fmt.Fprintln(errOut, "Usage: backupmon cluster local [--dir ./cluster-data] [--shards 4]\n       backupmon cluster import --data ./data --cluster nats://h1:4222,...")
+		fmt.Fprintln(errOut, "Usage: backupmon cluster local [--dir ./cluster-data] [--shards 4]\n       backupmon cluster import --data ./data --cluster nats://h1:4222,...\n       backupmon cluster cert --dir ./cluster-tls --name n1 --hosts 10.0.0.1,n1.internal")
 		return 2
 	}
 	fs := flag.NewFlagSet("cluster local", flag.ContinueOnError)
@@ -119,6 +122,9 @@ func printLocalCluster(out io.Writer, c *localcluster.Cluster, dir, token string
 	}
 	fmt.Fprintf(out, "admin token: %s (in %s)\n", token, filepath.Join(dir, "admin.token"))
 	fmt.Fprintf(out, "NATS secret: in %s (the NATS servers take only clients and routes that present it)\n", c.AuthFile)
+	if c.TLS.Given() {
+		fmt.Fprintf(out, "TLS: every NATS and node-to-node connection, with certificates of the authority %s (made at this start)\n", c.TLS.CA)
+	}
 	fmt.Fprintf(out, "demo workspace %s; dashboard on any node's public address, log in as %s, password %s\n",
 		kv["workspace"], kv["owner"], kv["owner_password"])
 	n := c.Nodes

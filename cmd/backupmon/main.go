@@ -15,6 +15,8 @@ Usage:
   backupmon mcp --key-file F     the assistant server (MCP) over stdio, relayed to a running server
   backupmon nats [flags]         a NATS server with JetStream for a cluster (backupmon nats -h)
   backupmon cluster local        three NATS servers and three nodes on this machine, with the demo (make cluster)
+  backupmon cluster cert         the certificate of a cluster member, from the cluster's own authority
+  backupmon cluster import       move a single node's workspaces into a cluster
 `
 
 // commands are backupmon's first words.

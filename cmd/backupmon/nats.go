@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -33,6 +34,8 @@ func natsCommand(args []string, out, errOut io.Writer) int {
 	store := fs.String("store", envDefault("nats-store", "./nats"), "directory of the server's JetStream data")
 	authFile := fs.String("auth-file", envDefault("nats-auth-file", ""), "file whose first line is the cluster's NATS secret (32 characters or more): clients and the other servers' routes must present it (required unless both listeners are on loopback)")
 	insecure := fs.Bool("insecure-no-auth", envBool("nats-insecure-no-auth"), "take clients and routes without authentication on a listener that is not loopback (anyone who reaches it reads the cluster's secrets and forges its state)")
+	tlsFiles := clusterTLSFlags(fs)
+	inClearOK := fs.Bool("insecure-no-tls", envBool("nats-insecure-no-tls"), "without the cluster's TLS, listen on addresses that are not loopback anyway (the NATS secret and everything the cluster stores then cross the network in clear)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -44,7 +47,15 @@ func natsCommand(args []string, out, errOut io.Writer) int {
 		fmt.Fprintln(errOut, "backupmon nats:", err)
 		return 2
 	}
-	opts, err := natsOptions(*name, *listen, *clusterListen, *routes, *store, secret)
+	tlsc, err := tlsFiles.load(time.Now())
+	if err == nil && tlsc == nil && !*inClearOK {
+		err = inClear("--insecure-no-tls", [2]string{"--listen", *listen}, [2]string{"--cluster-listen", *clusterListen}, [2]string{"--routes", *routes})
+	}
+	if err != nil {
+		fmt.Fprintln(errOut, "backupmon nats:", err)
+		return 2
+	}
+	opts, err := natsOptions(*name, *listen, *clusterListen, *routes, *store, secret, tlsc)
 	if err != nil {
 		fmt.Fprintln(errOut, "backupmon nats:", err)
 		return 2
@@ -69,6 +80,9 @@ func natsCommand(args []string, out, errOut io.Writer) int {
 	fmt.Fprintf(out, "nats listening on nats://%s\n", *listen)
 	if secret != "" {
 		fmt.Fprintf(out, "nats clients and routes authenticate with the secret of %s\n", *authFile)
+	}
+	if tlsc != nil {
+		fmt.Fprintf(out, "nats clients and routes use TLS with a certificate of %s\n", *tlsFiles.ca)
 	}
 	if *clusterListen != "" {
 		fmt.Fprintf(out, "nats routes on %s\n", *clusterListen)
@@ -104,8 +118,11 @@ func natsSecret(authFile string, insecure bool, listen, clusterListen string) (s
 
 // natsOptions are the server's options: JetStream on, every write fsynced;
 // with a secret, clients and routes (both ways) authenticate as
-// cluster.NATSUser with it as the password.
-func natsOptions(name, listen, clusterListen, routes, store, secret string) (*natsserver.Options, error) {
+// cluster.NATSUser with it as the password; with tlsc (the cluster's TLS),
+// clients and routes connect over TLS with a certificate of the cluster's
+// authority, and a route checks that the other server's names the host
+// of its URL.
+func natsOptions(name, listen, clusterListen, routes, store, secret string, tlsc *tls.Config) (*natsserver.Options, error) {
 	host, port, err := splitHostPort(listen)
 	if err != nil {
 		return nil, fmt.Errorf("--listen: %w", err)
@@ -117,6 +134,9 @@ func natsOptions(name, listen, clusterListen, routes, store, secret string) (*na
 	if secret != "" {
 		o.Username, o.Password = cluster.NATSUser, secret
 	}
+	if tlsc != nil {
+		o.TLSConfig, o.TLSVerify = tlsc.Clone(), true
+	}
 	if clusterListen != "" {
 		ch, cp, err := splitHostPort(clusterListen)
 		if err != nil {
@@ -125,6 +145,9 @@ func natsOptions(name, listen, clusterListen, routes, store, secret string) (*na
 		o.Cluster = natsserver.ClusterOpts{Name: "backupmon", Host: ch, Port: cp}
 		if secret != "" {
 			o.Cluster.Username, o.Cluster.Password = cluster.NATSUser, secret
+		}
+		if tlsc != nil {
+			o.Cluster.TLSConfig = tlsc.Clone()
 		}
 		for _, r := range strings.Split(routes, ",") {
 			if r = strings.TrimSpace(r); r == "" {

@@ -66,16 +66,23 @@ func startNats(t *testing.T, name string, args ...string) *localcluster.Proc {
 	return p
 }
 
-// authJetStream connects to the NATS server at url with testSecret and
-// returns its JetStream, and a context of 30 s for its calls; both end
-// with the test.
-func authJetStream(t *testing.T, url string) (jetstream.JetStream, context.Context) {
+// authJetStream connects to the NATS server at url with testSecret (and
+// opts) and returns its JetStream, and a context of 30 s for its calls;
+// both end with the test.
+func authJetStream(t *testing.T, url string, opts ...nats.Option) (jetstream.JetStream, context.Context) {
 	t.Helper()
-	nc, err := nats.Connect(url, nats.UserInfo(cluster.NATSUser, testSecret))
+	nc, err := nats.Connect(url, append(opts, nats.UserInfo(cluster.NATSUser, testSecret))...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(nc.Close)
+	return jetStreamOf(t, nc)
+}
+
+// jetStreamOf returns the JetStream of nc and a context of 30 s for its
+// calls, which ends with the test.
+func jetStreamOf(t *testing.T, nc *nats.Conn) (jetstream.JetStream, context.Context) {
+	t.Helper()
 	js, err := jetstream.New(nc)
 	if err != nil {
 		t.Fatal(err)
@@ -123,13 +130,16 @@ func TestNatsAuthClients(t *testing.T) {
 	}
 }
 
-// Three `backupmon nats` with --auth-file and --routes form their
-// JetStream cluster (each says ready once JetStream has a leader; a
-// stream of three replicas is placed), the routes authenticating with the
-// secret the program puts on their URLs; a server that routes to them
-// without it is refused and receives nothing of theirs.
+// Three `backupmon nats` with --auth-file, the cluster's TLS and --routes
+// form their JetStream cluster (each says ready once JetStream has a
+// leader; a stream of three replicas is placed), the routes
+// authenticating with the secret the program puts on their URLs, over
+// TLS; a server that routes to them without the secret, in clear, or with
+// the secret and another authority's certificate, is refused and receives
+// nothing of theirs.
 func TestNatsAuthRoutes(t *testing.T) {
 	file := natsSecretFile(t, testSecret)
+	tlsDir := t.TempDir()
 	ports := freePorts(t, 6)
 	route := func(i int) string { return "nats://127.0.0.1:" + strconv.Itoa(ports[3+i]) }
 	procs := make([]*localcluster.Proc, 3)
@@ -143,9 +153,10 @@ func TestNatsAuthRoutes(t *testing.T) {
 		}
 		dir := t.TempDir()
 		name := fmt.Sprintf("n%d", i+1)
-		procs[i] = localcluster.NewProc(name, testserver.Binary(t), filepath.Join(dir, "log"), "nats", "--name", name,
-			"--store", filepath.Join(dir, "store"), "--listen", "127.0.0.1:"+strconv.Itoa(ports[i]),
-			"--cluster-listen", strings.TrimPrefix(route(i), "nats://"), "--routes", strings.Join(routes, ","), "--auth-file", file)
+		args := append([]string{"nats", "--name", name, "--store", filepath.Join(dir, "store"), "--listen", "127.0.0.1:" + strconv.Itoa(ports[i]),
+			"--cluster-listen", strings.TrimPrefix(route(i), "nats://"), "--routes", strings.Join(routes, ","), "--auth-file", file},
+			tlsArgs(issueMember(t, tlsDir, name, "127.0.0.1"))...)
+		procs[i] = localcluster.NewProc(name, testserver.Binary(t), filepath.Join(dir, "log"), args...)
 		t.Cleanup(func() { procs[i].Term(10 * time.Second) })
 		go func() { errs <- procs[i].Start(time.Minute) }()
 	}
@@ -159,16 +170,37 @@ func TestNatsAuthRoutes(t *testing.T) {
 			t.Errorf("%s's log shows the secret:\n%s", p.Name, log)
 		}
 	}
-	js, ctx := authJetStream(t, "nats://127.0.0.1:"+strconv.Itoa(ports[0]))
+	js, ctx := authJetStream(t, "nats://127.0.0.1:"+strconv.Itoa(ports[0]), nats.Secure(loadTLS(t, issueMember(t, tlsDir, "b1", "127.0.0.1"))))
 	nc := js.Conn()
 	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "R3", Subjects: []string{"r3"}, Replicas: 3}); err != nil {
 		t.Fatalf("a stream of three replicas: %v", err)
 	}
+	sub, err := nc.SubscribeSync("bm.>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc.Flush()
+	withSecret, _ := url.Parse(route(0))
+	withSecret.User = url.UserPassword(cluster.NATSUser, testSecret)
+	t.Run("in clear without the secret", func(t *testing.T) {
+		u, _ := url.Parse(route(0))
+		intrude(t, sub, natsserver.ClusterOpts{Name: "backupmon", Host: "127.0.0.1", Port: -1}, u)
+	})
+	t.Run("in clear with the secret", func(t *testing.T) {
+		intrude(t, sub, natsserver.ClusterOpts{Name: "backupmon", Host: "127.0.0.1", Port: -1}, withSecret)
+	})
+	t.Run("another authority with the secret", func(t *testing.T) {
+		other := loadTLS(t, issueMember(t, t.TempDir(), "n9", "127.0.0.1"))
+		intrude(t, sub, natsserver.ClusterOpts{Name: "backupmon", Host: "127.0.0.1", Port: -1, TLSConfig: other}, withSecret)
+	})
+}
 
-	// An intruder: a server routing to n1 without the secret.
-	u, _ := url.Parse(route(0))
+// intrude starts a NATS server with cluster options co routing to u, and
+// fails the test if it gets a route or if what it publishes reaches sub.
+func intrude(t *testing.T, sub *nats.Subscription, co natsserver.ClusterOpts, u *url.URL) {
+	t.Helper()
 	intruder, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: -1, NoSigs: true, NoLog: true,
-		Cluster: natsserver.ClusterOpts{Name: "backupmon", Host: "127.0.0.1", Port: -1}, Routes: []*url.URL{u}})
+		Cluster: co, Routes: []*url.URL{u}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,11 +209,6 @@ func TestNatsAuthRoutes(t *testing.T) {
 	if !intruder.ReadyForConnections(10 * time.Second) {
 		t.Fatal("the intruder did not start")
 	}
-	sub, err := nc.SubscribeSync("bm.>")
-	if err != nil {
-		t.Fatal(err)
-	}
-	nc.Flush()
 	in, err := nats.Connect(intruder.ClientURL())
 	if err != nil {
 		t.Fatal(err)
@@ -247,11 +274,39 @@ func TestNatsAuthRequired(t *testing.T) {
 		})
 	}
 	t.Run("open listener with --insecure-no-auth", func(t *testing.T) {
-		startNats(t, "open", "--listen", open, "--insecure-no-auth")
+		startNats(t, "open", "--listen", open, "--insecure-no-auth", "--insecure-no-tls")
 	})
 	t.Run("loopback without a file", func(t *testing.T) {
 		startNats(t, "local", "--listen", "127.0.0.1:"+strconv.Itoa(ports[3]))
 	})
+}
+
+// nodeStopsAtStart starts a node with args and fails the test unless it
+// exits 1 within 10 s with one error line, which holds each of want.
+func nodeStopsAtStart(t *testing.T, args []string, want ...string) {
+	t.Helper()
+	start := time.Now()
+	_, err := testserver.LaunchChild(t, "node", t.TempDir(), nil, args...)
+	var exit *testserver.ExitError
+	if !errors.As(err, &exit) {
+		t.Fatalf("the node did not exit: %v", err)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("the node took %v to give up", took)
+	}
+	var errLines []string
+	for _, l := range strings.Split(exit.Stderr, "\n") {
+		if strings.Contains(l, "level=ERROR") {
+			errLines = append(errLines, l)
+		}
+	}
+	ok := len(errLines) == 1 && exit.ExitCode() == 1
+	for _, w := range want {
+		ok = ok && strings.Contains(errLines[0], w)
+	}
+	if !ok {
+		t.Fatalf("exit %d, error lines %q; want one with %q", exit.ExitCode(), errLines, want)
+	}
 }
 
 // A node whose NATS servers refuse its credentials (another secret, or
@@ -270,25 +325,8 @@ func TestNodeNATSAuth(t *testing.T) {
 		{"no secret", nil},
 	} {
 		t.Run(tc.what, func(t *testing.T) {
-			start := time.Now()
-			_, err := testserver.LaunchChild(t, "node", t.TempDir(), nil, append(node, tc.args...)...)
-			var exit *testserver.ExitError
-			if !errors.As(err, &exit) {
-				t.Fatalf("the node did not exit: %v", err)
-			}
-			if took := time.Since(start); took > 10*time.Second {
-				t.Errorf("the node took %v to give up", took)
-			}
-			var errLines []string
-			for _, l := range strings.Split(exit.Stderr, "\n") {
-				if strings.Contains(l, "level=ERROR") {
-					errLines = append(errLines, l)
-				}
-			}
-			want := `err="connect to NATS nats://` + addr + `: nats: authorization violation: the servers refused this process's credentials (give --cluster-auth-file the file of the cluster's NATS secret`
-			if len(errLines) != 1 || !strings.Contains(errLines[0], want) || exit.ExitCode() != 1 {
-				t.Fatalf("exit %d, error lines %q; want one with %s", exit.ExitCode(), errLines, want)
-			}
+			nodeStopsAtStart(t, append(node, tc.args...),
+				`err="connect to NATS nats://`+addr+`: nats: authorization violation: the servers refused this process's credentials (give --cluster-auth-file the file of the cluster's NATS secret`)
 		})
 	}
 	// cluster import presents the secret too: refused without it; with it,

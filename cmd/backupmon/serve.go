@@ -4,6 +4,7 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"flag"
@@ -19,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"backupmon/cluster"
 	"backupmon/engine"
@@ -61,7 +63,8 @@ type serveConfig struct {
 	clusterShards     int
 	clusterReplicas   int
 	clusterPeerListen string
-	clusterSecret     string // the cluster's NATS secret (--cluster-auth-file); "": none
+	clusterSecret     string      // the cluster's NATS secret (--cluster-auth-file); "": none
+	clusterTLS        *tls.Config // the cluster's TLS (--cluster-tls-*); nil: in clear
 
 	// ai configures the model's suggestions (ai.go).
 	ai aiConfig
@@ -125,6 +128,8 @@ func parseServeFlags(args []string) (*serveConfig, error) {
 	fs.Func("cluster-shards", "shards of a new cluster (fixed when the cluster is first set up; default "+clusterShards+")", func(v string) error { clusterShards = v; return nil })
 	fs.StringVar(&c.clusterPeerListen, "cluster-peer-listen", envDefault("cluster-peer-listen", "127.0.0.1:0"), "where other nodes forward requests to this one (node to node over TCP), host:port reachable from them (on several hosts, an address of this host's private network); empty: over NATS only")
 	clusterAuthFile := clusterAuthFlag(fs)
+	clusterTLS := clusterTLSFlags(fs)
+	clusterInClear := fs.Bool("cluster-insecure-no-tls", envBool("cluster-insecure-no-tls"), "without the cluster's TLS, reach NATS servers and take other nodes on addresses that are not loopback anyway (the NATS secret and the peer secret then cross the network in clear)")
 	clusterReplicas := envDefault("cluster-replicas", "3")
 	fs.Func("cluster-replicas", "copies JetStream keeps of each record: 3, or 1 for development only (default "+clusterReplicas+")", func(v string) error { clusterReplicas = v; return nil })
 	limitFlags := addLimitFlags(fs)
@@ -202,6 +207,14 @@ func parseServeFlags(args []string) (*serveConfig, error) {
 		c.clusterReplicas, _ = strconv.Atoi(clusterReplicas)
 		if c.clusterSecret, err = clusterSecret(*clusterAuthFile); err != nil {
 			return nil, err
+		}
+		if c.clusterTLS, err = clusterTLS.load(time.Now()); err != nil {
+			return nil, err
+		}
+		if c.clusterTLS == nil && !*clusterInClear {
+			if err := inClear("--cluster-insecure-no-tls", [2]string{"--cluster", c.cluster}, [2]string{"--cluster-peer-listen", c.clusterPeerListen}); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return c, nil
