@@ -18,6 +18,8 @@ import (
 	"backupmon/password"
 	"backupmon/smtpin"
 	"backupmon/transport"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // The cluster mode of serve (--cluster): the node's listeners are a front
@@ -76,7 +78,12 @@ func (s *server) joinCluster() error {
 		s.metrics.Register(c)
 	}
 	if s.cfg.clusterTLS != nil {
-		s.logCertificateExpiry(clustertls.Expiry(s.cfg.clusterTLS))
+		expiry := clustertls.Expiry(s.cfg.clusterTLS)
+		s.logCertificateExpiry(expiry)
+		g := prometheus.NewGauge(prometheus.GaugeOpts{Name: "backupmon_cluster_tls_certificate_expiry_timestamp_seconds",
+			Help: "When this node's certificate of the cluster's TLS expires (Unix time): past it the node reaches neither NATS nor the other nodes."})
+		g.Set(float64(expiry.Unix()))
+		s.metrics.Register(g)
 	}
 	node, err := cluster.Connect(cluster.Config{
 		URLs: s.cfg.cluster, NodeID: s.cfg.nodeID, Shards: s.cfg.clusterShards, Replicas: s.cfg.clusterReplicas,

@@ -254,5 +254,9 @@ func TestNodeClusterTLS(t *testing.T) {
 		if log := c.Stderr.String(); !strings.Contains(log, `msg="cluster TLS" certificate_expires=`+until) {
 			t.Errorf("the node's log does not give its certificate's expiry %s:\n%s", until, log)
 		}
+		exp := time.Unix(int64(c.Metric("backupmon_cluster_tls_certificate_expiry_timestamp_seconds")), 0)
+		if d := time.Until(exp) - clustertls.MemberValidity; d > 0 || d < -time.Minute {
+			t.Errorf("/metrics gives the certificate's expiry as %v, want about %v", exp, time.Now().Add(clustertls.MemberValidity))
+		}
 	})
 }
