@@ -135,7 +135,9 @@ func TestNatsTLSClients(t *testing.T) {
 	}{
 		{"the secret in clear", []nats.Option{secret}, "certificate signed by unknown authority"},
 		{"another authority's certificate", []nats.Option{secret, nats.Secure(other)}, "certificate signed by unknown authority"},
-		{"no certificate", []nats.Option{secret, nats.Secure(noCert)}, "certificate required"},
+		// The server's alert can lose the race with the client's first
+		// write, which then finds the connection closed.
+		{"no certificate", []nats.Option{secret, nats.Secure(noCert)}, "certificate required|connection closed by remote after TLS handshake"},
 		{"the cluster's certificate without the secret", []nats.Option{nats.Secure(client)}, "Authorization Violation"},
 		{"the cluster's certificate and the secret", []nats.Option{secret, nats.Secure(client)}, ""},
 	} {
@@ -148,7 +150,7 @@ func TestNatsTLSClients(t *testing.T) {
 					err = nc.Flush()
 					nc.Close()
 				}
-				if err == nil || !strings.Contains(strings.ToLower(err.Error()), strings.ToLower(tc.want)) {
+				if err == nil || !containsAny(strings.ToLower(err.Error()), strings.Split(strings.ToLower(tc.want), "|")) {
 					t.Fatalf("err %v, want %q", err, tc.want)
 				}
 				return
@@ -259,4 +261,14 @@ func TestNodeClusterTLS(t *testing.T) {
 			t.Errorf("/metrics gives the certificate's expiry as %v, want about %v", exp, time.Now().Add(clustertls.MemberValidity))
 		}
 	})
+}
+
+// containsAny reports whether s holds one of subs.
+func containsAny(s string, subs []string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
 }

@@ -33,8 +33,12 @@ func (b *dashTab) invite(w *dashWS, email, role string) string {
 // logout clicks the header's Log out and waits for the login form.
 func (b *dashTab) logout() {
 	b.t.Helper()
-	b.click(`form[action="/logout"] button`)
-	b.waitFor("the login form after logout", `document.querySelector('#password')`)
+	// Waits for the login page's load, not only for its #password: a step
+	// that looks nodes up while chromedp still holds the page before it
+	// finds stale ones ("Could not find node with given id").
+	if resp := b.submit(`form[action="/logout"] button`); resp.Status != 200 || b.count("#password") != 1 || b.location() != b.s.c.PublicURL+"/login" {
+		b.t.Fatalf("log out: %d at %s\n%s", resp.Status, b.location(), b.snapshot())
+	}
 }
 
 // acceptInvite opens the invitation link to w for u's role, sets u's name
