@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,9 +22,9 @@ import (
 // buildBinary builds backupmon/cmd/backupmon into dir and returns its path,
 // or the build's error with its output.
 func buildBinary(dir string) (string, error) {
-	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(goTool); err != nil {
-		goTool = "go"
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		return "", fmt.Errorf("build backupmon: the go command: %w", err)
 	}
 	bin := filepath.Join(dir, "backupmon")
 	out, err := exec.Command(goTool, "build", "-buildvcs=false", "-o", bin, "backupmon/cmd/backupmon").CombinedOutput()

@@ -84,10 +84,10 @@ func isPSA(t string) bool {
 
 // channelMaps reads a channel form's settings.* and secrets.* fields.
 func channelMaps(args *fasthttp.Args) (settings, secrets map[string]string) {
-	args.VisitAll(func(k, v []byte) {
+	for k, v := range args.All() {
 		val := strings.TrimSpace(string(v))
 		if val == "" {
-			return
+			continue
 		}
 		if key, ok := strings.CutPrefix(string(k), "settings."); ok {
 			if settings == nil {
@@ -100,7 +100,7 @@ func channelMaps(args *fasthttp.Args) (settings, secrets map[string]string) {
 			}
 			secrets[key] = val
 		}
-	})
+	}
 	return settings, secrets
 }
 

@@ -233,16 +233,14 @@ type emfileListener struct {
 }
 
 func (l *emfileListener) Accept() (net.Conn, error) {
-	for {
-		l.mu.Lock()
-		if !l.failing {
-			l.mu.Unlock()
-			return l.Listener.Accept()
-		}
-		l.fails++
+	l.mu.Lock()
+	if !l.failing {
 		l.mu.Unlock()
-		return nil, &net.OpError{Op: "accept", Net: "tcp", Err: os.NewSyscallError("accept4", syscall.EMFILE)}
+		return l.Listener.Accept()
 	}
+	l.fails++
+	l.mu.Unlock()
+	return nil, &net.OpError{Op: "accept", Net: "tcp", Err: os.NewSyscallError("accept4", syscall.EMFILE)}
 }
 
 // A process out of descriptors keeps serving: accept's EMFILE is logged
