@@ -51,6 +51,23 @@ type Config struct {
 	// costs); by default every process has a certificate of an authority
 	// made at each Start.
 	InClear bool
+	// MemberHosts puts each NATS server (its client and route listeners)
+	// and each node's peer listener on a loopback address of its own,
+	// 127.0.0.11 and on for the servers, 127.0.0.21 and on for the
+	// nodes, each with a certificate that names only its address, as
+	// members on separate hosts have: every connection then checks the
+	// host it dialled. It needs NoProxies (a proxy's address is not the
+	// server's) and TLS.
+	MemberHosts bool
+}
+
+// memberHost is the loopback address of NATS server i (first 11) or node
+// i (first 21) with Config.MemberHosts, else 127.0.0.1.
+func (cfg Config) memberHost(first, i int) string {
+	if !cfg.MemberHosts {
+		return "127.0.0.1"
+	}
+	return "127.0.0." + strconv.Itoa(first+i)
 }
 
 // Cluster is a running local cluster.
@@ -139,6 +156,12 @@ func Start(cfg Config) (*Cluster, error) {
 	if c.NATSSecret, err = writeSecret(c.AuthFile); err != nil {
 		return nil, err
 	}
+	if cfg.MemberHosts && (cfg.InClear || !cfg.NoProxies) {
+		return nil, errors.New("localcluster: MemberHosts needs TLS and NoProxies")
+	}
+	// memberTLS are the TLS flags of the process named name on host: with
+	// MemberHosts its own certificate, else the one every process shares.
+	memberTLS := func(name, host string) ([]string, error) { return c.tlsArgs(), nil }
 	if !cfg.InClear {
 		// A new authority each start, as the secret: nothing of an earlier
 		// run is trusted.
@@ -149,6 +172,15 @@ func Start(cfg Config) (*Cluster, error) {
 		if c.TLS, err = clustertls.Issue(tlsDir, "member", []string{"127.0.0.1", "localhost"}, time.Now()); err != nil {
 			return nil, fmt.Errorf("localcluster: %w", err)
 		}
+		if cfg.MemberHosts {
+			memberTLS = func(name, host string) ([]string, error) {
+				f, err := clustertls.Issue(tlsDir, name, []string{host}, time.Now())
+				if err != nil {
+					return nil, fmt.Errorf("localcluster: %w", err)
+				}
+				return []string{"--cluster-tls-ca", f.CA, "--cluster-tls-cert", f.Cert, "--cluster-tls-key", f.Key}, nil
+			}
+		}
 	}
 	ports, release, err := c.ports()
 	if err != nil {
@@ -157,20 +189,24 @@ func Start(cfg Config) (*Cluster, error) {
 	defer release()
 	natsURLs := make([]string, cfg.NATS)
 	for i := range cfg.NATS {
-		name := fmt.Sprintf("n%d", i+1)
-		args := []string{"nats", "--name", name, "--listen", "127.0.0.1:" + strconv.Itoa(ports[2][i]),
+		name, host := fmt.Sprintf("n%d", i+1), cfg.memberHost(11, i)
+		args := []string{"nats", "--name", name, "--listen", host + ":" + strconv.Itoa(ports[2][i]),
 			"--store", filepath.Join(cfg.Dir, name), "--auth-file", c.AuthFile}
-		args = append(args, c.tlsArgs()...)
+		tlsArgs, err := memberTLS(name, host)
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, tlsArgs...)
 		if cfg.NATS > 1 {
 			var routes []string
 			for j := range cfg.NATS {
 				if j != i {
-					routes = append(routes, "nats://127.0.0.1:"+strconv.Itoa(ports[3][j]))
+					routes = append(routes, "nats://"+cfg.memberHost(11, j)+":"+strconv.Itoa(ports[3][j]))
 				}
 			}
-			args = append(args, "--cluster-listen", "127.0.0.1:"+strconv.Itoa(ports[3][i]), "--routes", strings.Join(routes, ","))
+			args = append(args, "--cluster-listen", host+":"+strconv.Itoa(ports[3][i]), "--routes", strings.Join(routes, ","))
 		}
-		natsURLs[i] = "127.0.0.1:" + strconv.Itoa(ports[2][i])
+		natsURLs[i] = host + ":" + strconv.Itoa(ports[2][i])
 		c.NATSURLs = append(c.NATSURLs, "nats://"+natsURLs[i])
 		c.NATS = append(c.NATS, NewProc(name, cfg.Binary, filepath.Join(cfg.Dir, name+".log"), args...))
 	}
@@ -197,7 +233,15 @@ func Start(cfg Config) (*Cluster, error) {
 			"--cluster-shards", strconv.Itoa(cfg.Shards), "--data", filepath.Join(cfg.Dir, id),
 			"--listen", strings.TrimPrefix(n.PublicURL, "http://"), "--admin-listen", strings.TrimPrefix(n.AdminURL, "http://"),
 			"--admin-token", cfg.AdminToken, "--cluster-auth-file", c.AuthFile}
-		args = append(args, c.tlsArgs()...)
+		tlsArgs, err := memberTLS(id, cfg.memberHost(21, i))
+		if err != nil {
+			c.Close()
+			return nil, err
+		}
+		args = append(args, tlsArgs...)
+		if cfg.MemberHosts {
+			args = append(args, "--cluster-peer-listen", cfg.memberHost(21, i)+":0")
+		}
 		if cfg.SMTP {
 			n.SMTPAddr = "127.0.0.1:" + strconv.Itoa(ports[4][i])
 			args = append(args, "--smtp-listen", n.SMTPAddr)
