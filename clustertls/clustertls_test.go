@@ -148,18 +148,13 @@ func TestIssueKeepsTheAuthority(t *testing.T) {
 			t.Errorf("%s mode %v, want 0600", p, st.Mode().Perm())
 		}
 	}
-	if got := Expiry(mustLoad(t, f1, t0)); !got.Equal(t0.Add(MemberValidity).Truncate(time.Second)) {
-		t.Errorf("Expiry %v, want %v", got, t0.Add(MemberValidity))
-	}
-}
-
-func mustLoad(t *testing.T, f Files, now time.Time) *tls.Config {
-	t.Helper()
-	c, err := Load(f, now)
+	m, err := Open(f1, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c
+	if got := m.Certificate().NotAfter; !got.Equal(t0.Add(MemberValidity).Truncate(time.Second)) {
+		t.Errorf("NotAfter %v, want %v", got, t0.Add(MemberValidity))
+	}
 }
 
 func TestIssueAndLoadErrors(t *testing.T) {
@@ -214,6 +209,75 @@ func TestIssueAndLoadErrors(t *testing.T) {
 			_, err := Load(tc.f, tc.now)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// Reload: a configuration made before takes the reissued certificate at
+// its next handshake; a file that does not do leaves the previous one.
+func TestReloadSwapsTheCertificate(t *testing.T) {
+	dir := t.TempDir()
+	f, err := Issue(dir, "n1", []string{"127.0.0.1"}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Open(f, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	server := m.Config()
+	client := issue(t, dir, "b1", "127.0.0.2")
+	seen := func() string {
+		t.Helper()
+		a, b := tcpPair()
+		defer a.Close()
+		defer b.Close()
+		go tls.Server(b, server).Handshake()
+		c := tls.Client(a, Dialling(client, "127.0.0.1:1"))
+		if err := c.Handshake(); err != nil {
+			t.Fatal(err)
+		}
+		return c.ConnectionState().PeerCertificates[0].SerialNumber.String()
+	}
+	first := seen()
+	if _, err := Issue(dir, "n1", []string{"127.0.0.1"}, t0.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if got := seen(); got != first {
+		t.Fatalf("the certificate changed before Reload: %s, then %s", first, got)
+	}
+	if err := m.Reload(t0.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	second := seen()
+	if second == first || m.Certificate().SerialNumber.String() != second {
+		t.Fatalf("after Reload the server shows %s (before %s; Certificate %s)", second, first, m.Certificate().SerialNumber)
+	}
+	for _, tc := range []struct {
+		name  string
+		write func()
+		want  string
+	}{
+		{"not a certificate", func() { os.WriteFile(f.Cert, []byte("garbage"), 0o644) }, "failed to find any PEM data"},
+		{"another authority's", func() {
+			other, err := Issue(t.TempDir(), "n1", []string{"127.0.0.1"}, t0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range [][2]string{{other.Cert, f.Cert}, {other.Key, f.Key}} {
+				b, _ := os.ReadFile(p[0])
+				os.WriteFile(p[1], b, 0o600)
+			}
+		}, "is not a member certificate of the authority"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.write()
+			if err := m.Reload(t0.Add(time.Hour)); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Reload: %v, want %q", err, tc.want)
+			}
+			if got := seen(); got != second {
+				t.Fatalf("a failed Reload changed the certificate: %s, want %s", got, second)
 			}
 		})
 	}

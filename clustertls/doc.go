@@ -8,5 +8,7 @@
 // by. Every connection is mutual: both ends present a certificate the
 // cluster's authority signed, and the dialling end checks that the other's
 // names the host it dialled. The authority's key stays where the
-// certificates are made; members hold only ca.pem and their own pair.
+// certificates are made; members hold only ca.pem and their own pair. A
+// member reads its pair again when asked (Member.Reload, on SIGHUP), so a
+// renewed certificate needs no restart.
 package clustertls

@@ -8,16 +8,25 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"sync/atomic"
 	"time"
 )
 
-// Load reads a member's files and returns the TLS configuration of both
-// ends of its connections: it presents the member's certificate, and takes
-// from the other end only a certificate the cluster's authority signed
-// (TLS 1.3). It returns an error naming the file when one is missing or
-// unreadable, the key is not the certificate's, or the certificate is not
-// the authority's or not valid at now.
-func Load(f Files, now time.Time) (*tls.Config, error) {
+// Member is one member's certificate of the cluster's TLS, with the
+// authority that checks the other end. Its certificate can be read again
+// from its files (Reload) while connections use it: each new handshake
+// takes the current one.
+type Member struct {
+	files Files
+	pool  *x509.CertPool
+	cert  atomic.Pointer[tls.Certificate]
+}
+
+// Open reads a member's files and returns the member. It returns an error
+// naming the file when one is missing or unreadable, the key is not the
+// certificate's, or the certificate is not the authority's or not valid
+// at now.
+func Open(f Files, now time.Time) (*Member, error) {
 	if f.CA == "" || f.Cert == "" || f.Key == "" {
 		return nil, errors.New("the cluster's TLS takes three files: the authority (ca.pem), the member's certificate and its key")
 	}
@@ -25,34 +34,73 @@ func Load(f Files, now time.Time) (*tls.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	pool := x509.NewCertPool()
+	m := &Member{files: f, pool: x509.NewCertPool()}
 	for _, c := range cas {
 		if !c.IsCA {
 			return nil, fmt.Errorf("%s holds %q, which is not an authority", f.CA, c.Subject.CommonName)
 		}
-		pool.AddCert(c)
+		m.pool.AddCert(c)
 	}
-	pair, err := tls.LoadX509KeyPair(f.Cert, f.Key)
+	if err := m.Reload(now); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// Reload reads the member's certificate and key again (the authority
+// stays the one Open read) and makes them the ones new handshakes
+// present. On an error (the same as Open's) the previous certificate
+// stays.
+func (m *Member) Reload(now time.Time) error {
+	pair, err := tls.LoadX509KeyPair(m.files.Cert, m.files.Key)
 	if err != nil {
-		return nil, fmt.Errorf("read %s and %s: %w", f.Cert, f.Key, err)
+		return fmt.Errorf("read %s and %s: %w", m.files.Cert, m.files.Key, err)
 	}
-	leaf := pair.Leaf
-	if leaf == nil {
-		if leaf, err = x509.ParseCertificate(pair.Certificate[0]); err != nil {
-			return nil, fmt.Errorf("read %s: %w", f.Cert, err)
+	if pair.Leaf == nil {
+		if pair.Leaf, err = x509.ParseCertificate(pair.Certificate[0]); err != nil {
+			return fmt.Errorf("read %s: %w", m.files.Cert, err)
 		}
-		pair.Leaf = leaf
 	}
-	if _, err := leaf.Verify(x509.VerifyOptions{Roots: pool, CurrentTime: now, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}}); err != nil {
-		return nil, fmt.Errorf("%s is not a member certificate of the authority in %s at %s: %w", f.Cert, f.CA, now.UTC().Format(time.RFC3339), err)
+	if _, err := pair.Leaf.Verify(x509.VerifyOptions{Roots: m.pool, CurrentTime: now, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}}); err != nil {
+		return fmt.Errorf("%s is not a member certificate of the authority in %s at %s: %w", m.files.Cert, m.files.CA, now.UTC().Format(time.RFC3339), err)
 	}
+	m.cert.Store(&pair)
+	return nil
+}
+
+// Config returns the TLS configuration of both ends of the member's
+// connections: it presents the member's current certificate, and takes
+// from the other end only a certificate the cluster's authority signed
+// (TLS 1.3). A nil member's is nil: connections in clear.
+func (m *Member) Config() *tls.Config {
+	if m == nil {
+		return nil
+	}
+	current := func() *tls.Certificate { return m.cert.Load() }
 	return &tls.Config{
-		MinVersion:   tls.VersionTLS13,
-		Certificates: []tls.Certificate{pair},
-		RootCAs:      pool,
-		ClientCAs:    pool,
-		ClientAuth:   tls.RequireAndVerifyClientCert,
-	}, nil
+		MinVersion:           tls.VersionTLS13,
+		GetCertificate:       func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return current(), nil },
+		GetClientCertificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return current(), nil },
+		RootCAs:              m.pool,
+		ClientCAs:            m.pool,
+		ClientAuth:           tls.RequireAndVerifyClientCert,
+	}
+}
+
+// Certificate returns the member's current certificate.
+func (m *Member) Certificate() *x509.Certificate { return m.cert.Load().Leaf }
+
+// Files returns the files the member reads.
+func (m *Member) Files() Files { return m.files }
+
+// Load opens a member's files and returns its Config; the errors are
+// Open's.
+func Load(f Files, now time.Time) (*tls.Config, error) {
+	m, err := Open(f, now)
+	if err != nil {
+		return nil, err
+	}
+	return m.Config(), nil
 }
 
 // Dialling returns a copy of c for a connection dialled to addr
@@ -66,15 +114,6 @@ func Dialling(c *tls.Config, addr string) *tls.Config {
 	d := c.Clone()
 	d.ServerName = host
 	return d
-}
-
-// Expiry returns when the member certificate of c stops being valid; the
-// zero time when c has none.
-func Expiry(c *tls.Config) time.Time {
-	if c == nil || len(c.Certificates) == 0 || c.Certificates[0].Leaf == nil {
-		return time.Time{}
-	}
-	return c.Certificates[0].Leaf.NotAfter
 }
 
 // readCertificates returns the certificates of the PEM file at path, or an

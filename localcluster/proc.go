@@ -146,6 +146,9 @@ func (p *Proc) Kill() {
 // Stop freezes the process (SIGSTOP); Cont lets it go on.
 func (p *Proc) Stop() error { return p.signal(syscall.SIGSTOP) }
 
+// Hangup asks the process to read its certificate again (SIGHUP).
+func (p *Proc) Hangup() error { return p.signal(syscall.SIGHUP) }
+
 // Cont lets a stopped process go on (SIGCONT).
 func (p *Proc) Cont() error { return p.signal(syscall.SIGCONT) }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net/http"
@@ -11,7 +12,6 @@ import (
 
 	"backupmon/assistant"
 	"backupmon/cluster"
-	"backupmon/clustertls"
 	"backupmon/dashboard"
 	"backupmon/engine"
 	"backupmon/notify"
@@ -47,23 +47,6 @@ func (s *server) startCluster() error {
 	return nil
 }
 
-// certificateWarning is how long before its expiry a member's certificate
-// is logged at warning level at start.
-const certificateWarning = 30 * 24 * time.Hour
-
-// logCertificateExpiry logs when the member's certificate of the cluster's
-// TLS expires: once it has, this node can reach neither NATS nor the
-// other nodes, so a certificate within certificateWarning of it is
-// logged as a warning.
-func (s *server) logCertificateExpiry(at time.Time) {
-	left := time.Until(at)
-	if left < certificateWarning {
-		s.logger.Warn("the cluster's TLS certificate of this node expires soon: issue a new one (backupmon cluster cert) and restart the node with it", "expires", at.UTC().Format(time.RFC3339), "days_left", int(left.Hours()/24))
-		return
-	}
-	s.logger.Info("cluster TLS", "certificate_expires", at.UTC().Format(time.RFC3339))
-}
-
 // joinCluster connects to the cluster (setting it up when new) and reads
 // its shared secrets: the admin token (unless given) and the cursor key,
 // the same on every node so that any node answers a cursor another made.
@@ -77,19 +60,19 @@ func (s *server) joinCluster() error {
 	for _, c := range cm.Collectors() {
 		s.metrics.Register(c)
 	}
-	if s.cfg.clusterTLS != nil {
-		expiry := clustertls.Expiry(s.cfg.clusterTLS)
-		s.logCertificateExpiry(expiry)
-		g := prometheus.NewGauge(prometheus.GaugeOpts{Name: "backupmon_cluster_tls_certificate_expiry_timestamp_seconds",
-			Help: "When this node's certificate of the cluster's TLS expires (Unix time): past it the node reaches neither NATS nor the other nodes."})
-		g.Set(float64(expiry.Unix()))
-		s.metrics.Register(g)
+	var tlsc *tls.Config
+	if m := s.cfg.clusterTLS; m != nil {
+		logCertificate(s.logger, "cluster TLS", m)
+		s.metrics.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "backupmon_cluster_tls_certificate_expiry_timestamp_seconds",
+			Help: "When this node's certificate of the cluster's TLS expires (Unix time): past it the node reaches neither NATS nor the other nodes."},
+			func() float64 { return float64(m.Certificate().NotAfter.Unix()) }))
+		tlsc = m.Config()
 	}
 	node, err := cluster.Connect(cluster.Config{
 		URLs: s.cfg.cluster, NodeID: s.cfg.nodeID, Shards: s.cfg.clusterShards, Replicas: s.cfg.clusterReplicas,
 		Dir: filepath.Join(s.cfg.data, "shards"), Logger: s.logger, Clock: s.clock, Metrics: cm,
 		EngineOptions: s.shardEngineOptions, Build: s.buildShard, PeerListen: s.cfg.clusterPeerListen,
-		Credentials: cluster.Credentials{NATSSecret: s.cfg.clusterSecret, TLS: s.cfg.clusterTLS},
+		Credentials: cluster.Credentials{NATSSecret: s.cfg.clusterSecret, TLS: tlsc},
 	})
 	if err != nil {
 		return err

@@ -43,8 +43,8 @@ func clusterImport(args []string, out, errOut io.Writer) int {
 		fmt.Fprintln(errOut, "backupmon cluster import:", err)
 		return 2
 	}
-	tlsc, err := tlsFiles.load(time.Now())
-	if err == nil && tlsc == nil && !*inClearOK {
+	member, err := tlsFiles.load(time.Now())
+	if err == nil && member == nil && !*inClearOK {
 		err = inClear("--cluster-insecure-no-tls", [2]string{"--cluster", *urls})
 	}
 	if err != nil {
@@ -63,7 +63,7 @@ func clusterImport(args []string, out, errOut io.Writer) int {
 		return 1
 	}
 	defer eng.Abandon()
-	im, err := cluster.NewImporter(*urls, cluster.Credentials{NATSSecret: secret, TLS: tlsc}, *replicas)
+	im, err := cluster.NewImporter(*urls, cluster.Credentials{NATSSecret: secret, TLS: member.Config()}, *replicas)
 	if err != nil {
 		fmt.Fprintln(errOut, "backupmon cluster import:", err)
 		return 1

@@ -1,14 +1,17 @@
 package main
 
 import (
-	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/url"
+	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
 	"backupmon/clustertls"
@@ -28,10 +31,10 @@ func clusterTLSFlags(fs *flag.FlagSet) tlsFlags {
 	}
 }
 
-// load returns the cluster's TLS configuration, nil when no file is
-// given, or an error naming the flags when only some are or a file does
-// not do.
-func (f tlsFlags) load(now time.Time) (*tls.Config, error) {
+// load returns the member of the cluster's TLS the files make, nil when
+// no file is given, or an error naming the flags when only some are or a
+// file does not do.
+func (f tlsFlags) load(now time.Time) (*clustertls.Member, error) {
 	files := clustertls.Files{CA: *f.ca, Cert: *f.cert, Key: *f.key}
 	if !files.Given() {
 		return nil, nil
@@ -39,11 +42,45 @@ func (f tlsFlags) load(now time.Time) (*tls.Config, error) {
 	if files.CA == "" || files.Cert == "" || files.Key == "" {
 		return nil, errors.New("--cluster-tls-ca, --cluster-tls-cert and --cluster-tls-key go together: give all three")
 	}
-	c, err := clustertls.Load(files, now)
+	m, err := clustertls.Open(files, now)
 	if err != nil {
 		return nil, fmt.Errorf("the cluster's TLS: %w", err)
 	}
-	return c, nil
+	return m, nil
+}
+
+// certificateWarning is how long before its expiry a member's certificate
+// is logged at warning level.
+const certificateWarning = 30 * 24 * time.Hour
+
+// logCertificate logs msg with when m's certificate expires: once it has,
+// the process can take no new connection of the cluster, so within
+// certificateWarning of it the line is a warning saying what to do.
+func logCertificate(log *slog.Logger, msg string, m *clustertls.Member) {
+	at := m.Certificate().NotAfter
+	if left := time.Until(at); left < certificateWarning {
+		log.Warn(msg+": the certificate expires soon; issue a new one (backupmon cluster cert) and send this process SIGHUP", "certificate", m.Files().Cert, "expires", at.UTC().Format(time.RFC3339), "days_left", int(left.Hours()/24))
+		return
+	}
+	log.Info(msg, "certificate_expires", at.UTC().Format(time.RFC3339))
+}
+
+// reloadOnHangup reads m's certificate and key again at each SIGHUP, so
+// that a renewed certificate is taken without a restart (connections
+// already open keep theirs), and logs the outcome; when the files do not
+// do, the previous certificate stays and the error is logged.
+func reloadOnHangup(log *slog.Logger, m *clustertls.Member) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	go func() {
+		for range hup {
+			if err := m.Reload(time.Now()); err != nil {
+				log.Error("cluster TLS not reloaded: the previous certificate stays", "err", err)
+				continue
+			}
+			logCertificate(log, "cluster TLS reloaded", m)
+		}
+	}()
 }
 
 // inClear returns an error naming the first of addrs (flag and host:port,

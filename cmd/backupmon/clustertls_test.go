@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -271,4 +272,101 @@ func containsAny(s string, subs []string) bool {
 		}
 	}
 	return false
+}
+
+// waitLog waits up to 10 s for the text want in what log returns.
+func waitLog(t *testing.T, what string, log func() string, want string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(log(), want); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s's log has no %q:\n%s", what, want, log())
+		}
+	}
+}
+
+// SIGHUP makes `backupmon nats` and a node read their certificate again:
+// new connections get the reissued one (those open keep theirs and go
+// on), the node's /metrics gives its expiry; files that do not do are
+// logged and the previous certificate stays.
+func TestClusterTLSReload(t *testing.T) {
+	dir := t.TempDir()
+	server := issueMember(t, dir, "n1", "127.0.0.1")
+	client := loadTLS(t, issueMember(t, dir, "c1", "127.0.0.1"))
+	addr := "127.0.0.1:" + strconv.Itoa(freePorts(t, 1)[0])
+	nats1 := startNats(t, "n1", append([]string{"--listen", addr, "--auth-file", natsSecretFile(t, testSecret)}, tlsArgs(server)...)...)
+	natsLog := func() string { b, _ := os.ReadFile(nats1.Log); return string(b) }
+	natsSerial := func() (*nats.Conn, string) {
+		t.Helper()
+		nc, err := nats.Connect("nats://"+addr, nats.UserInfo(cluster.NATSUser, testSecret), nats.Secure(client))
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := nc.TLSConnectionState()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return nc, st.PeerCertificates[0].SerialNumber.String()
+	}
+	old, first := natsSerial()
+	defer old.Close()
+	issueMember(t, dir, "n1", "127.0.0.1")
+	if err := nats1.Hangup(); err != nil {
+		t.Fatal(err)
+	}
+	waitLog(t, "nats", natsLog, `msg="cluster TLS reloaded" certificate_expires=`)
+	nc, second := natsSerial()
+	nc.Close()
+	if second == first {
+		t.Fatalf("after SIGHUP a new connection gets the certificate of serial %s again", first)
+	}
+	if err := old.Flush(); err != nil {
+		t.Fatalf("the connection opened before the reload: %v", err)
+	}
+	if err := os.WriteFile(server.Cert, []byte("not a certificate"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	nats1.Hangup()
+	waitLog(t, "nats", natsLog, `msg="cluster TLS not reloaded: the previous certificate stays" err="read `+server.Cert)
+	if nc, third := natsSerial(); third != second {
+		t.Fatalf("a failed reload changed the certificate: serial %s, want %s", third, second)
+	} else {
+		nc.Close()
+	}
+
+	// A node: its peer listener's certificate and /metrics.
+	b1 := issueMember(t, dir, "b1", "127.0.0.1")
+	node := testserver.StartChild(t, "node", t.TempDir(), append([]string{"--cluster", "nats://" + addr, "--node-id", "b1", "--cluster-replicas", "1",
+		"--cluster-auth-file", natsSecretFile(t, testSecret)}, tlsArgs(b1)...)...)
+	peer := ""
+	for _, l := range strings.Split(node.Stdout.String(), "\n") {
+		if a, ok := strings.CutPrefix(l, "peer listening on "); ok {
+			peer = a
+		}
+	}
+	peerSerial := func() string {
+		t.Helper()
+		c, err := tls.Dial("tcp", peer, clustertls.Dialling(client, peer))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		return c.ConnectionState().PeerCertificates[0].SerialNumber.String()
+	}
+	expiry := func() float64 { return node.Metric("backupmon_cluster_tls_certificate_expiry_timestamp_seconds") }
+	firstPeer, firstExpiry := peerSerial(), expiry()
+	time.Sleep(1100 * time.Millisecond) // a later expiry, to the second
+	issueMember(t, dir, "b1", "127.0.0.1")
+	if err := node.Cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	waitLog(t, "node", node.Stderr.String, `msg="cluster TLS reloaded" certificate_expires=`)
+	if got := peerSerial(); got == firstPeer {
+		t.Fatalf("after SIGHUP the node's peer listener shows serial %s again", got)
+	}
+	if got := expiry(); got <= firstExpiry {
+		t.Fatalf("/metrics gives the expiry %v after the reload, %v before", got, firstExpiry)
+	}
+	if r := node.Do("GET", node.AdminURL+"/readyz", nil, nil); r.Status != 200 {
+		t.Fatalf("the node after SIGHUP: /readyz %d %s", r.Status, r.Body)
+	}
 }

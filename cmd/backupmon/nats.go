@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/url"
 	"os"
@@ -47,15 +48,15 @@ func natsCommand(args []string, out, errOut io.Writer) int {
 		fmt.Fprintln(errOut, "backupmon nats:", err)
 		return 2
 	}
-	tlsc, err := tlsFiles.load(time.Now())
-	if err == nil && tlsc == nil && !*inClearOK {
+	member, err := tlsFiles.load(time.Now())
+	if err == nil && member == nil && !*inClearOK {
 		err = inClear("--insecure-no-tls", [2]string{"--listen", *listen}, [2]string{"--cluster-listen", *clusterListen}, [2]string{"--routes", *routes})
 	}
 	if err != nil {
 		fmt.Fprintln(errOut, "backupmon nats:", err)
 		return 2
 	}
-	opts, err := natsOptions(*name, *listen, *clusterListen, *routes, *store, secret, tlsc)
+	opts, err := natsOptions(*name, *listen, *clusterListen, *routes, *store, secret, member.Config())
 	if err != nil {
 		fmt.Fprintln(errOut, "backupmon nats:", err)
 		return 2
@@ -81,8 +82,11 @@ func natsCommand(args []string, out, errOut io.Writer) int {
 	if secret != "" {
 		fmt.Fprintf(out, "nats clients and routes authenticate with the secret of %s\n", *authFile)
 	}
-	if tlsc != nil {
+	if member != nil {
 		fmt.Fprintf(out, "nats clients and routes use TLS with a certificate of %s\n", *tlsFiles.ca)
+		log := slog.New(slog.NewTextHandler(errOut, nil))
+		logCertificate(log, "cluster TLS", member)
+		reloadOnHangup(log, member)
 	}
 	if *clusterListen != "" {
 		fmt.Fprintf(out, "nats routes on %s\n", *clusterListen)

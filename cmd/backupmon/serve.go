@@ -4,7 +4,6 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
-	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"flag"
@@ -23,6 +22,7 @@ import (
 	"time"
 
 	"backupmon/cluster"
+	"backupmon/clustertls"
 	"backupmon/engine"
 	"backupmon/tune"
 )
@@ -64,7 +64,7 @@ type serveConfig struct {
 	clusterReplicas   int
 	clusterPeerListen string
 	clusterSecret     string      // the cluster's NATS secret (--cluster-auth-file); "": none
-	clusterTLS        *tls.Config // the cluster's TLS (--cluster-tls-*); nil: in clear
+	clusterTLS        *clustertls.Member // the cluster's TLS (--cluster-tls-*); nil: in clear
 
 	// ai configures the model's suggestions (ai.go).
 	ai aiConfig
@@ -236,6 +236,9 @@ func serve(args []string) int {
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	slog.SetDefault(logger)
+	if cfg.clusterTLS != nil {
+		reloadOnHangup(logger, cfg.clusterTLS)
+	}
 	tune.Procs()
 	// From here on a signal stops the server cleanly, even one that comes
 	// during recovery (it is acted on once the engine is open).
