@@ -63,7 +63,7 @@ type serveConfig struct {
 	clusterShards     int
 	clusterReplicas   int
 	clusterPeerListen string
-	clusterSecret     string      // the cluster's NATS secret (--cluster-auth-file); "": none
+	clusterSecret     string             // the cluster's NATS secret (--cluster-auth-file); "": none
 	clusterTLS        *clustertls.Member // the cluster's TLS (--cluster-tls-*); nil: in clear
 
 	// ai configures the model's suggestions (ai.go).
