@@ -76,7 +76,11 @@ func TestClusterCertCommand(t *testing.T) {
 			t.Errorf("%s: %v, mode %v; want %v", name, err, st.Mode().Perm(), mode)
 		}
 	}
-	leaf := loadTLS(t, n2).Certificates[0].Leaf
+	m, err := clustertls.Open(n2, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf := m.Certificate()
 	if leaf.Subject.CommonName != "n2" || len(leaf.IPAddresses) != 1 || leaf.IPAddresses[0].String() != "10.0.0.2" {
 		t.Errorf("n2's certificate: %s %v", leaf.Subject.CommonName, leaf.IPAddresses)
 	}
