@@ -62,7 +62,6 @@ func (s *server) joinCluster() error {
 	}
 	var tlsc *tls.Config
 	if m := s.cfg.clusterTLS; m != nil {
-		logCertificate(s.logger, "cluster TLS", m)
 		s.metrics.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "backupmon_cluster_tls_certificate_expiry_timestamp_seconds",
 			Help: "When this node's certificate of the cluster's TLS expires (Unix time): past it the node reaches neither NATS nor the other nodes."},
 			func() float64 { return float64(m.Certificate().NotAfter.Unix()) }))

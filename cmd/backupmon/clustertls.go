@@ -5,13 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/url"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"backupmon/clustertls"
@@ -47,40 +43,6 @@ func (f tlsFlags) load(now time.Time) (*clustertls.Member, error) {
 		return nil, fmt.Errorf("the cluster's TLS: %w", err)
 	}
 	return m, nil
-}
-
-// certificateWarning is how long before its expiry a member's certificate
-// is logged at warning level.
-const certificateWarning = 30 * 24 * time.Hour
-
-// logCertificate logs msg with when m's certificate expires: once it has,
-// the process can take no new connection of the cluster, so within
-// certificateWarning of it the line is a warning saying what to do.
-func logCertificate(log *slog.Logger, msg string, m *clustertls.Member) {
-	at := m.Certificate().NotAfter
-	if left := time.Until(at); left < certificateWarning {
-		log.Warn(msg+": the certificate expires soon; issue a new one (backupmon cluster cert) and send this process SIGHUP", "certificate", m.Files().Cert, "expires", at.UTC().Format(time.RFC3339), "days_left", int(left.Hours()/24))
-		return
-	}
-	log.Info(msg, "certificate_expires", at.UTC().Format(time.RFC3339))
-}
-
-// reloadOnHangup reads m's certificate and key again at each SIGHUP, so
-// that a renewed certificate is taken without a restart (connections
-// already open keep theirs), and logs the outcome; when the files do not
-// do, the previous certificate stays and the error is logged.
-func reloadOnHangup(log *slog.Logger, m *clustertls.Member) {
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	go func() {
-		for range hup {
-			if err := m.Reload(time.Now()); err != nil {
-				log.Error("cluster TLS not reloaded: the previous certificate stays", "err", err)
-				continue
-			}
-			logCertificate(log, "cluster TLS reloaded", m)
-		}
-	}()
 }
 
 // inClear returns an error naming the first of addrs (flag and host:port,

@@ -85,8 +85,9 @@ func natsCommand(args []string, out, errOut io.Writer) int {
 	if member != nil {
 		fmt.Fprintf(out, "nats clients and routes use TLS with a certificate of %s\n", *tlsFiles.ca)
 		log := slog.New(slog.NewTextHandler(errOut, nil))
-		logCertificate(log, "cluster TLS", member)
-		reloadOnHangup(log, member)
+		r := memberReloadable(member)
+		logCertificate(log, r.name, r.leaf())
+		reloadOnHangup(log, []reloadable{r})
 	}
 	if *clusterListen != "" {
 		fmt.Fprintf(out, "nats routes on %s\n", *clusterListen)

@@ -236,9 +236,6 @@ func serve(args []string) int {
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	slog.SetDefault(logger)
-	if cfg.clusterTLS != nil {
-		reloadOnHangup(logger, cfg.clusterTLS)
-	}
 	tune.Procs()
 	// From here on a signal stops the server cleanly, even one that comes
 	// during recovery (it is acted on once the engine is open).

@@ -146,27 +146,31 @@ func (s *server) checkData() error {
 }
 
 // loadCertificates reads the TLS certificates of the public and the SMTP
-// listeners.
+// listeners, and has SIGHUP read them again, with the cluster's.
 func (s *server) loadCertificates() error {
-	var err error
-	if s.tls, err = loadCertificate(s.cfg.tlsCert, s.cfg.tlsKey, "TLS"); err != nil {
+	web, err := loadServedCert(s.cfg.tlsCert, s.cfg.tlsKey, "TLS")
+	if err != nil {
 		return err
 	}
-	s.smtpTLS, err = loadCertificate(s.cfg.smtpTLSCert, s.cfg.smtpTLSKey, "SMTP TLS")
-	return err
-}
-
-// loadCertificate returns a TLS configuration serving the certificate in
-// certFile, or nil when none is given.
-func loadCertificate(certFile, keyFile, what string) (*tls.Config, error) {
-	if certFile == "" {
-		return nil, nil
-	}
-	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	mail, err := loadServedCert(s.cfg.smtpTLSCert, s.cfg.smtpTLSKey, "SMTP TLS")
 	if err != nil {
-		return nil, fmt.Errorf("load %s certificate: %w", what, err)
+		return err
 	}
-	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
+	s.tls, s.smtpTLS = web.config(), mail.config()
+	var certs []reloadable
+	for _, c := range []*servedCert{web, mail} {
+		if c != nil {
+			certs = append(certs, c.reloadable())
+		}
+	}
+	if m := s.cfg.clusterTLS; m != nil {
+		certs = append(certs, memberReloadable(m))
+	}
+	for _, c := range certs {
+		logCertificate(s.logger, c.name, c.leaf())
+	}
+	reloadOnHangup(s.logger, certs)
+	return nil
 }
 
 // bindListeners binds the public, admin and SMTP listeners. Connections
