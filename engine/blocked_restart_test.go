@@ -33,7 +33,7 @@ func TestBlockedDeliveryWaitsAcrossARestart(t *testing.T) {
 	check(t, "close", e.Close())
 
 	e = dtOpen(t, crash, dtStart)
-	defer e.Close()
+	closeAtEnd(t, e)
 	got, err := e.Deliveries(ws)
 	check(t, "deliveries", err)
 	sameJSON(t, "the deliveries after a restart", mustJSON(t, got), mustJSON(t, want))

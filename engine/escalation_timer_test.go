@@ -47,6 +47,6 @@ func TestEscalationAfterADeletedRule(t *testing.T) {
 	crash := copyDir(t, dir)
 	check(t, "close", e.Close())
 	e = dtOpen(t, crash, dtStart.Add(190*time.Minute))
-	defer e.Close()
+	closeAtEnd(t, e)
 	sameState(t, "after a restart", takeState(t, e, false), want)
 }

@@ -74,7 +74,7 @@ func TestSnapshotFailureKeepsTheLog(t *testing.T) {
 			}
 
 			e = openFaultEngine(t, dir, vfs.OS, &syncbuf.Buffer{})
-			defer e.Close()
+			closeAtEnd(t, e)
 			sameViews(t, "after the failed snapshots", takeViews(t, e), before)
 		})
 	}
@@ -119,7 +119,7 @@ func TestCorruptNewestSnapshotFallsBack(t *testing.T) {
 	}
 	sink = &syncbuf.Buffer{}
 	e = openFaultEngine(t, dir, vfs.OS, sink)
-	defer e.Close()
+	closeAtEnd(t, e)
 	sameViews(t, "from the older snapshot", maskLastUsed(takeViews(t, e)), maskLastUsed(before))
 	logs := sink.String()
 	for _, want := range []string{"snapshot rejected, trying an older one", filepath.Base(newest), "snapshot loaded"} {

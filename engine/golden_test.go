@@ -46,7 +46,7 @@ func TestGoldenDataDirectories(t *testing.T) {
 			check(t, "read the views", err)
 			dir := copyDir(t, filepath.Join(goldenDir, name))
 			e := openTestEngine(t, dir)
-			defer e.Close()
+			closeAtEnd(t, e)
 			got, err := json.MarshalIndent(takeViews(t, e), "", " ")
 			check(t, "encode the views", err)
 			if name == "format1" { // written before alert actions named their job and the admin job view listed its results once

@@ -49,7 +49,7 @@ func TestHandOverKeepsTheMinutesCounts(t *testing.T) {
 			clock.Set(clock.Now().Add(20 * time.Second)) // the same minute
 			e, err = Open(quietOptions(dir, clock))
 			check(t, "reopen", err)
-			defer e.Close()
+			closeAtEnd(t, e)
 			a := e.REST(HashKey([]byte(rest.Key)), &RESTQuery{Endpoint: EndpointWorkspace}, nil)
 			if a.Limits.Remaining != tc.restRemainingNow {
 				t.Errorf("REST remaining after the move: %d, want %d", a.Limits.Remaining, tc.restRemainingNow)

@@ -42,7 +42,7 @@ func TestIdempotencyKeysOfVersion10(t *testing.T) {
 	check(t, "close", e.Close())
 	e, err = Open(quietOptions(dir, clock))
 	check(t, "reopen", err)
-	defer e.Close()
+	closeAtEnd(t, e)
 	for _, c := range []struct{ job, key string }{{job1, "run-1"}, {job1, "run-2"}, {job2, "run-3"}, {job1, "run-3"}, {job2, "run-1"}} {
 		report("restarted", c.job, c.key, ReportDuplicate)
 	}

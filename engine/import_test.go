@@ -67,7 +67,7 @@ func TestImportGivesTheSameState(t *testing.T) {
 	opts.WorkspaceID = func(ID) bool { return false }
 	other, err := Open(opts)
 	check(t, "open", err)
-	defer other.Close()
+	closeAtEnd(t, other)
 	if err := other.ImportWorkspace(first, state.SnapshotVersion); !errors.As(err, &ee) || ee.Kind != KindConflict {
 		t.Fatalf("an import of a workspace of another shard: %v, want a conflict", err)
 	}

@@ -705,7 +705,7 @@ func (m *mpRun) reopenCopy() {
 	before := m.views(m.e, true)
 	dir := copyDir(m.t, m.dir)
 	e := openTestEngine(m.t, dir)
-	defer e.Close()
+	defer e.Close() // one copy per call: closed at the method's end
 	m.sameViews("reopened from a copy of the directory", m.views(e, true), before)
 	m.reopens++
 }

@@ -77,7 +77,7 @@ func TestPSAOneAtATimeAndDurable(t *testing.T) {
 	check(t, "snapshot", e.Snapshot())
 	check(t, "close", e.Close())
 	e = dtOpen(t, dir, dtStart)
-	defer e.Close()
+	closeAtEnd(t, e)
 	maps, err := e.ClientMaps(ws, psChannelID(t, e, ws))
 	check(t, "client maps", err)
 	if len(maps) != 1 || !maps[0].Mapped || maps[0].Company != "AcmeCo" {
@@ -119,7 +119,7 @@ func psChannelID(t *testing.T, e *Engine, ws string) string {
 // one changes nothing.
 func TestPSAChannelChecks(t *testing.T) {
 	e := dtOpen(t, t.TempDir(), dtStart)
-	defer e.Close()
+	closeAtEnd(t, e)
 	ws, _ := monitoredJob(t, e, 60, 30)
 	key32 := "R0UT1NGKEYR0UT1NGKEYR0UT1NGKEY32"
 	for _, tc := range []struct {

@@ -13,7 +13,7 @@ import (
 func TestRealClockWakesActors(t *testing.T) {
 	e, err := Open(quietOptions(t.TempDir(), nil))
 	check(t, "open", err)
-	defer e.Close()
+	closeAtEnd(t, e)
 
 	now := e.Now()
 	trialEnd := now.Add(400 * time.Millisecond).UTC().Truncate(time.Millisecond)

@@ -27,7 +27,7 @@ func TestRESTMonthCountIsLogged(t *testing.T) {
 			crash := copyDir(t, dir)
 			check(t, "close", e.Close())
 			e = openTestEngine(t, crash)
-			defer e.Close()
+			closeAtEnd(t, e)
 			sameState(t, "recovered from the log alone", takeState(t, e, true), want)
 		})
 	}

@@ -46,7 +46,7 @@ func TestRetentionDropsOldActivity(t *testing.T) {
 	}
 	check(t, "close", e.Close())
 	e = open(dtStart)
-	defer e.Close()
+	closeAtEnd(t, e)
 	if got := names(); len(got) != 1 || got[0] != "client.created Newer" {
 		t.Errorf("after a restart: %v, want only the entry of 11 days ago", got)
 	}

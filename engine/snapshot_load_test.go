@@ -119,7 +119,7 @@ func plDump(t *testing.T, opts Options, workers int32) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	defer e.Close()
+	closeAtEnd(t, e)
 	var b strings.Builder
 	fmt.Fprintf(&b, "count %d\n", e.count.Load())
 	for _, a := range e.sortedActors() {

@@ -11,7 +11,7 @@ import (
 // interval has passed with anything logged; never with nothing logged.
 func TestSnapshotDue(t *testing.T) {
 	e := openTestEngine(t, t.TempDir())
-	defer e.Close()
+	closeAtEnd(t, e)
 	e.opts.SnapshotEvery = 5
 	e.opts.SnapshotInterval = time.Hour
 	if e.snapshotDue(2 * time.Hour) {

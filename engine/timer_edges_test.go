@@ -23,7 +23,7 @@ func TestWakeUpAfterWallClockStepsBack(t *testing.T) {
 	clk := &skewClock{}
 	e, err := Open(quietOptions(t.TempDir(), clk))
 	check(t, "open", err)
-	defer e.Close()
+	closeAtEnd(t, e)
 	ws, job := monitoredJob(t, e, 5, 0)
 	received := e.Now().Add(-5*time.Minute + 500*time.Millisecond)
 	check(t, "import", e.ImportReports(ws, job, []ImportInput{{ReceivedAt: received, Status: ReportOK, DurationSeconds: -1, SizeBytes: -1}}))
@@ -57,7 +57,7 @@ func edgeSettled(t *testing.T, e *Engine, ws string) DeliveryView {
 // retried 30 s later. (Found in review: it was given up at once.)
 func TestDeliveryRetriesAfterLateMissedDueTime(t *testing.T) {
 	e := dtOpen(t, t.TempDir(), dtStart)
-	defer e.Close()
+	closeAtEnd(t, e)
 	ws, job := monitoredJob(t, e, 60, 30)
 	_, err := e.CreateChannel(ws, ChannelInput{Type: Some(state.ChannelWebhook), Name: Some("hook"), URL: Some("https://hooks.example.com/x")})
 	check(t, "channel", err)
@@ -92,7 +92,7 @@ func TestDeliveryRetriesAfterLateMissedDueTime(t *testing.T) {
 // report then resolves. (Found in review: the alert was never recorded.)
 func TestReportAfterDeadlineFindsMissingAlert(t *testing.T) {
 	e := dtOpen(t, t.TempDir(), dtStart)
-	defer e.Close()
+	closeAtEnd(t, e)
 	ws, job := monitoredJob(t, e, 60, 30)
 	kv, err := e.CreateKey(ws, KeyInput{Name: Some("agent"), Type: Some("report")})
 	check(t, "key", err)

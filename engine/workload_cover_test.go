@@ -68,7 +68,7 @@ func runGoldenWorkload(t *testing.T, e *Engine, before func()) *workload {
 func TestWorkloadWritesEveryRecordType(t *testing.T) {
 	dir := t.TempDir()
 	e := openTestEngine(t, dir)
-	defer e.Close()
+	closeAtEnd(t, e)
 	var before map[byte]int
 	l := runGoldenWorkload(t, e, func() {
 		check(t, "barrier", e.barrier())

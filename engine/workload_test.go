@@ -482,7 +482,7 @@ func (l *workload) trialChange(s *wsState) {
 func (l *workload) importWorkspace() {
 	t := l.t
 	other := openTestEngine(t, t.TempDir())
-	defer other.Close()
+	closeAtEnd(t, other)
 	_, err := other.SetClock(l.e.Now(), 0)
 	check(t, "set clock", err)
 	ws, job := monitoredJob(t, other, 1440, 60)
