@@ -179,6 +179,7 @@ func TestIssueAndLoadErrors(t *testing.T) {
 		want         string
 	}{
 		{"bad name", "../n1", dir, []string{"127.0.0.1"}, `member name "../n1"`},
+		{"the authority's name", "ca", dir, []string{"127.0.0.1"}, `member name "ca": "ca" names the authority's own files`},
 		{"no host", "n3", dir, nil, "no host"},
 		{"bad host", "n3", dir, []string{"a b"}, `host "a b" is neither`},
 		{"half an authority", "n3", halfDir, []string{"127.0.0.1"}, "has the authority's certificate but not its key"},

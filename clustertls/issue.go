@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"time"
 )
 
@@ -49,6 +50,9 @@ var memberName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
 func Issue(dir, name string, hosts []string, now time.Time) (Files, error) {
 	if !memberName.MatchString(name) {
 		return Files{}, fmt.Errorf("member name %q: use letters, digits, '.', '_' and '-' (up to 63)", name)
+	}
+	if strings.EqualFold(name, "ca") {
+		return Files{}, fmt.Errorf(`member name %q: "ca" names the authority's own files`, name)
 	}
 	if len(hosts) == 0 {
 		return Files{}, errors.New("no host: give the names or addresses the other members reach this one by")
