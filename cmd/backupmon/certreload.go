@@ -12,30 +12,49 @@ import (
 	"time"
 
 	"backupmon/clustertls"
+	"backupmon/transport"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // reloadable is a certificate the process reads again on SIGHUP.
 type reloadable struct {
-	name   string                    // what it serves, for the log: "TLS", "SMTP TLS", "cluster TLS"
-	reload func(now time.Time) error // reads the files again; on an error the previous one stays
-	leaf   func() *x509.Certificate  // the current certificate
+	name     string                    // what it serves, for the log: "TLS", "SMTP TLS", "cluster TLS"
+	listener string                    // the same, for /metrics: "public", "smtp", "cluster"
+	reload   func(now time.Time) error // reads the files again; on an error the previous one stays
+	leaf     func() *x509.Certificate  // the current certificate
+}
+
+// certificateExpiry is the /metrics name of when a served certificate
+// expires, labelled by listener.
+const certificateExpiry = "backupmon_tls_certificate_expiry_timestamp_seconds"
+
+// registerCertificates serves each of certs' expiry on m (its current
+// certificate's, so a reload shows).
+func registerCertificates(m *transport.Metrics, certs []reloadable) {
+	for _, c := range certs {
+		m.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: certificateExpiry,
+			Help:        "When the certificate a listener serves expires (Unix time): public (--tls-cert), smtp (--smtp-tls-cert), cluster (the cluster's TLS).",
+			ConstLabels: prometheus.Labels{"listener": c.listener}},
+			func() float64 { return float64(c.leaf().NotAfter.Unix()) }))
+	}
 }
 
 // servedCert is the certificate a listener serves (--tls-cert,
 // --smtp-tls-cert): each new handshake takes the current one.
 type servedCert struct {
-	what, certFile, keyFile string
-	cur                     atomic.Pointer[tls.Certificate]
+	what, listener, certFile, keyFile string
+	cur                               atomic.Pointer[tls.Certificate]
 }
 
 // loadServedCert reads the certificate in certFile and its key in keyFile
-// for the listener what names; nil when certFile is empty. The error
-// names what.
-func loadServedCert(certFile, keyFile, what string) (*servedCert, error) {
+// for the listener what names (listener on /metrics); nil when certFile
+// is empty. The error names what.
+func loadServedCert(certFile, keyFile, what, listener string) (*servedCert, error) {
 	if certFile == "" {
 		return nil, nil
 	}
-	c := &servedCert{what: what, certFile: certFile, keyFile: keyFile}
+	c := &servedCert{what: what, listener: listener, certFile: certFile, keyFile: keyFile}
 	if err := c.reload(time.Time{}); err != nil {
 		return nil, err
 	}
@@ -69,12 +88,12 @@ func (c *servedCert) config() *tls.Config {
 }
 
 func (c *servedCert) reloadable() reloadable {
-	return reloadable{name: c.what, reload: c.reload, leaf: func() *x509.Certificate { return c.cur.Load().Leaf }}
+	return reloadable{name: c.what, listener: c.listener, reload: c.reload, leaf: func() *x509.Certificate { return c.cur.Load().Leaf }}
 }
 
 // memberReloadable is the member certificate of the cluster's TLS.
 func memberReloadable(m *clustertls.Member) reloadable {
-	return reloadable{name: "cluster TLS", reload: m.Reload, leaf: m.Certificate}
+	return reloadable{name: "cluster TLS", listener: "cluster", reload: m.Reload, leaf: m.Certificate}
 }
 
 // certificateWarning is how long before its expiry a certificate is

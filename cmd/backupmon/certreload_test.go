@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"backupmon/internal/testserver"
 )
@@ -64,13 +65,24 @@ func TestServedCertificatesReload(t *testing.T) {
 		t.Fatalf("one certificate file, two serials: %s and %s", web, mail)
 	}
 
-	secWriteCert(t, dir) // a new certificate in the same files
+	expiry := func(listener string) float64 {
+		return c.Metric(`backupmon_tls_certificate_expiry_timestamp_seconds{listener="` + listener + `"}`)
+	}
+	webExpiry, mailExpiry := expiry("public"), expiry("smtp")
+	if d := time.Until(time.Unix(int64(webExpiry), 0)); d < 23*time.Hour || d > 25*time.Hour || mailExpiry != webExpiry {
+		t.Fatalf("/metrics gives the expiries public %v, smtp %v; want the test certificate's, a day from now", webExpiry, mailExpiry)
+	}
+	time.Sleep(1100 * time.Millisecond) // a later expiry, to the second
+	secWriteCert(t, dir)                // a new certificate in the same files
 	// The test's certificates expire within a day: the lines are warnings.
 	hangup(`level=WARN msg="TLS reloaded: the certificate expires soon; put a new one in its files and send this process SIGHUP" expires=`,
 		`level=WARN msg="SMTP TLS reloaded: the certificate expires soon`)
 	web2, mail2 := webSerial(), mailSerial()
 	if web2 == web || mail2 == mail || web2 != mail2 {
 		t.Fatalf("after SIGHUP: public %s (was %s), SMTP %s (was %s)", web2, web, mail2, mail)
+	}
+	if expiry("public") <= webExpiry || expiry("smtp") <= mailExpiry {
+		t.Fatalf("/metrics after SIGHUP: public %v (was %v), smtp %v (was %v)", expiry("public"), webExpiry, expiry("smtp"), mailExpiry)
 	}
 
 	if err := os.WriteFile(certFile, []byte("not a certificate"), 0o600); err != nil {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"net/http"
@@ -18,8 +17,6 @@ import (
 	"backupmon/password"
 	"backupmon/smtpin"
 	"backupmon/transport"
-
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // The cluster mode of serve (--cluster): the node's listeners are a front
@@ -60,18 +57,12 @@ func (s *server) joinCluster() error {
 	for _, c := range cm.Collectors() {
 		s.metrics.Register(c)
 	}
-	var tlsc *tls.Config
-	if m := s.cfg.clusterTLS; m != nil {
-		s.metrics.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "backupmon_cluster_tls_certificate_expiry_timestamp_seconds",
-			Help: "When this node's certificate of the cluster's TLS expires (Unix time): past it the node reaches neither NATS nor the other nodes."},
-			func() float64 { return float64(m.Certificate().NotAfter.Unix()) }))
-		tlsc = m.Config()
-	}
+	registerCertificates(s.metrics, s.certs)
 	node, err := cluster.Connect(cluster.Config{
 		URLs: s.cfg.cluster, NodeID: s.cfg.nodeID, Shards: s.cfg.clusterShards, Replicas: s.cfg.clusterReplicas,
 		Dir: filepath.Join(s.cfg.data, "shards"), Logger: s.logger, Clock: s.clock, Metrics: cm,
 		EngineOptions: s.shardEngineOptions, Build: s.buildShard, PeerListen: s.cfg.clusterPeerListen,
-		Credentials: cluster.Credentials{NATSSecret: s.cfg.clusterSecret, TLS: tlsc},
+		Credentials: cluster.Credentials{NATSSecret: s.cfg.clusterSecret, TLS: s.cfg.clusterTLS.Config()},
 	})
 	if err != nil {
 		return err

@@ -261,7 +261,7 @@ func TestNodeClusterTLS(t *testing.T) {
 		if log := c.Stderr.String(); !strings.Contains(log, `msg="cluster TLS" certificate_expires=`+until) {
 			t.Errorf("the node's log does not give its certificate's expiry %s:\n%s", until, log)
 		}
-		exp := time.Unix(int64(c.Metric("backupmon_cluster_tls_certificate_expiry_timestamp_seconds")), 0)
+		exp := time.Unix(int64(c.Metric(`backupmon_tls_certificate_expiry_timestamp_seconds{listener="cluster"}`)), 0)
 		if d := time.Until(exp) - clustertls.MemberValidity; d > 0 || d < -time.Minute {
 			t.Errorf("/metrics gives the certificate's expiry as %v, want about %v", exp, time.Now().Add(clustertls.MemberValidity))
 		}
@@ -356,7 +356,9 @@ func TestClusterTLSReload(t *testing.T) {
 		defer c.Close()
 		return c.ConnectionState().PeerCertificates[0].SerialNumber.String()
 	}
-	expiry := func() float64 { return node.Metric("backupmon_cluster_tls_certificate_expiry_timestamp_seconds") }
+	expiry := func() float64 {
+		return node.Metric(`backupmon_tls_certificate_expiry_timestamp_seconds{listener="cluster"}`)
+	}
 	firstPeer, firstExpiry := peerSerial(), expiry()
 	time.Sleep(1100 * time.Millisecond) // a later expiry, to the second
 	issueMember(t, dir, "b1", "127.0.0.1")

@@ -37,6 +37,7 @@ type server struct {
 	// Read before anything is written: a start-up that fails here, or at
 	// binding a listener, leaves the data directory as it was.
 	tls, smtpTLS         *tls.Config
+	certs                []reloadable // every certificate served, read again on SIGHUP
 	pubLn, admLn, mailLn net.Listener
 	adminAddr            netip.AddrPort // deliveries never reach it
 
@@ -148,11 +149,11 @@ func (s *server) checkData() error {
 // loadCertificates reads the TLS certificates of the public and the SMTP
 // listeners, and has SIGHUP read them again, with the cluster's.
 func (s *server) loadCertificates() error {
-	web, err := loadServedCert(s.cfg.tlsCert, s.cfg.tlsKey, "TLS")
+	web, err := loadServedCert(s.cfg.tlsCert, s.cfg.tlsKey, "TLS", "public")
 	if err != nil {
 		return err
 	}
-	mail, err := loadServedCert(s.cfg.smtpTLSCert, s.cfg.smtpTLSKey, "SMTP TLS")
+	mail, err := loadServedCert(s.cfg.smtpTLSCert, s.cfg.smtpTLSKey, "SMTP TLS", "smtp")
 	if err != nil {
 		return err
 	}
@@ -170,6 +171,7 @@ func (s *server) loadCertificates() error {
 		logCertificate(s.logger, c.name, c.leaf())
 	}
 	reloadOnHangup(s.logger, certs)
+	s.certs = certs
 	return nil
 }
 
@@ -223,6 +225,7 @@ func (s *server) openDataDir() error {
 // attached.
 func (s *server) serveAdmin() error {
 	s.metrics = transport.NewMetrics()
+	registerCertificates(s.metrics, s.certs)
 	s.hasher = password.NewHasher(password.Default, hashSlots(), hashQueue)
 	s.srv = transport.New(transport.Config{
 		Logger: s.logger, Metrics: s.metrics, AdminToken: s.token, DevClock: s.cfg.devClock, TLS: s.tls, CursorKey: s.curKey,
