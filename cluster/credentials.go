@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"sync"
@@ -46,6 +47,8 @@ func connectError(urls string, err error) error {
 	case errors.Is(err, nats.ErrAuthorization):
 		// nats.ErrAuthorization itself: the server's wording varies in case.
 		return fmt.Errorf("connect to NATS %s: %w: the servers refused this process's credentials (give --cluster-auth-file the file of the cluster's NATS secret, the one `backupmon nats --auth-file` reads)", urls, nats.ErrAuthorization)
+	case errors.As(err, new(x509.HostnameError)):
+		return fmt.Errorf("connect to NATS %s: %w: the server's certificate does not name the host this process dialled (issue the server's certificate for that name too, `backupmon cluster cert --hosts`, or give --cluster a name or address it has)", urls, err)
 	case tlsRefusal(err):
 		return fmt.Errorf("connect to NATS %s: %w: this process and the servers do not share the cluster's TLS (give --cluster-tls-ca, --cluster-tls-cert and --cluster-tls-key the cluster's authority and this member's certificate and key, which `backupmon cluster cert` makes; the servers take the same flags)", urls, err)
 	}

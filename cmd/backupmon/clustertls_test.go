@@ -255,6 +255,13 @@ func TestNodeClusterTLS(t *testing.T) {
 				"this process and the servers do not share the cluster's TLS (give --cluster-tls-ca, --cluster-tls-cert and --cluster-tls-key")
 		})
 	}
+	t.Run("a host the server's certificate does not name", func(t *testing.T) {
+		_, port, _ := net.SplitHostPort(addr)
+		byName := append([]string{"--cluster", "nats://localhost:" + port}, node[2:]...)
+		nodeStopsAtStart(t, append(byName, tlsArgs(issueMember(t, ours, "b1", "127.0.0.1"))...),
+			`err="connect to NATS nats://localhost:`+port+`: nats: tls error: tls: failed to verify certificate: x509: certificate is not valid for any names, but wanted to match localhost`,
+			"the server's certificate does not name the host this process dialled")
+	})
 	t.Run("the cluster's certificate", func(t *testing.T) {
 		c := testserver.StartChild(t, "node", t.TempDir(), append(node, tlsArgs(issueMember(t, ours, "b1", "127.0.0.1"))...)...)
 		until := time.Now().Add(clustertls.MemberValidity).UTC().Format("2006-01-02")
