@@ -28,8 +28,16 @@ import (
 // node and over NATS) and returns a client of each node.
 func startCluster(t *testing.T, shards int, serve ...string) (*localcluster.Cluster, []*testserver.Client) {
 	t.Helper()
-	c, err := localcluster.Start(localcluster.Config{Binary: testserver.Binary(t), Dir: t.TempDir(), Shards: shards,
-		AdminToken: testserver.AdminToken, StartTimeout: 90 * time.Second, SMTP: true, NATSOnly: 3, Serve: serve})
+	return startClusterOf(t, localcluster.Config{Shards: shards, SMTP: true, NATSOnly: 3, Serve: serve})
+}
+
+// startClusterOf runs the local cluster cfg says (with the test binary, a
+// test directory, the test admin token) for the test and returns a client
+// of each node.
+func startClusterOf(t *testing.T, cfg localcluster.Config) (*localcluster.Cluster, []*testserver.Client) {
+	t.Helper()
+	cfg.Binary, cfg.Dir, cfg.AdminToken, cfg.StartTimeout = testserver.Binary(t), t.TempDir(), testserver.AdminToken, 90*time.Second
+	c, err := localcluster.Start(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

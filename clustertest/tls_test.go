@@ -4,9 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
-	"backupmon/internal/testserver"
 	"backupmon/localcluster"
 )
 
@@ -22,16 +20,7 @@ func TestMemberCertificates(t *testing.T) {
 		t.Skip("runs six processes")
 	}
 	const shards = 4
-	cl, err := localcluster.Start(localcluster.Config{Binary: testserver.Binary(t), Dir: t.TempDir(), Shards: shards,
-		AdminToken: testserver.AdminToken, StartTimeout: 90 * time.Second, NoProxies: true, MemberHosts: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	closeAtEnd(t, cl)
-	var n []*testserver.Client
-	for _, node := range cl.Nodes {
-		n = append(n, &testserver.Client{T: t, HTTP: newClient(), PublicURL: node.PublicURL, AdminURL: node.AdminURL, Token: testserver.AdminToken})
-	}
+	cl, n := startClusterOf(t, localcluster.Config{Shards: shards, NoProxies: true, MemberHosts: true})
 	for i, u := range cl.NATSURLs {
 		if want := fmt.Sprintf("nats://127.0.0.%d:", 11+i); !strings.HasPrefix(u, want) {
 			t.Fatalf("NATS server %d listens at %s, want %s…", i+1, u, want)
