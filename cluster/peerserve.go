@@ -86,13 +86,12 @@ func (n *Node) acceptPeers() {
 // be acknowledged, and the requests behind it do not wait for that.
 func (n *Node) servePeer(c net.Conn) {
 	p := n.peerServer
-	c.SetReadDeadline(time.Now().Add(peerHelloWait))
+	c.SetDeadline(time.Now().Add(peerHelloWait)) // the handshake's and the hello's
 	if cfg := n.cfg.Credentials.TLS; cfg != nil {
 		// Before the hello, the other end shows a certificate of the
 		// cluster's authority (clustertls): the secret then travels
 		// encrypted, to a member only.
 		tc := tls.Server(c, cfg)
-		tc.SetDeadline(time.Now().Add(peerHelloWait))
 		if err := tc.Handshake(); err != nil {
 			if more, ok := p.refusedLog.Allow(); ok {
 				n.log.Warn("a peer connection without a certificate of the cluster", "from", c.RemoteAddr().String(), "err", err, "more_since_last_log", more)
@@ -100,7 +99,6 @@ func (n *Node) servePeer(c net.Conn) {
 			c.Close()
 			return
 		}
-		tc.SetWriteDeadline(time.Time{})
 		c = tc
 	}
 	// The hello is read straight from the connection, bounded by the
@@ -115,7 +113,7 @@ func (n *Node) servePeer(c net.Conn) {
 		c.Close()
 		return
 	}
-	c.SetReadDeadline(time.Time{})
+	c.SetDeadline(time.Time{})
 	r := bufio.NewReaderSize(c, 64<<10)
 	out := newSender(c)
 	p.mu.Lock()

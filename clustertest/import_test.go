@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"backupmon/internal/testserver"
+	"backupmon/localcluster"
 )
 
 // TestImportFromASingleNode: a single node's data directory, with the demo
@@ -64,11 +65,12 @@ func TestImportFromASingleNode(t *testing.T) {
 	nodes[0].SetClock(at)
 	bin := testserver.Binary(t)
 	urls := strings.Join(cl.NATSURLs, ",")
-	out, err := exec.Command(bin, "cluster", "import", "--data", dir, "--cluster", urls, "--cluster-auth-file", cl.AuthFile, "--cluster-tls-ca", cl.TLS.CA, "--cluster-tls-cert", cl.TLS.Cert, "--cluster-tls-key", cl.TLS.Key).CombinedOutput()
+	importArgs := append([]string{"cluster", "import", "--data", dir, "--cluster", urls, "--cluster-auth-file", cl.AuthFile}, localcluster.TLSArgs(cl.TLS)...)
+	out, err := exec.Command(bin, importArgs...).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "2 workspaces moved, 0 already in the cluster") {
 		t.Fatalf("cluster import (%v):\n%s", err, out)
 	}
-	out, err = exec.Command(bin, "cluster", "import", "--data", dir, "--cluster", urls, "--cluster-auth-file", cl.AuthFile, "--cluster-tls-ca", cl.TLS.CA, "--cluster-tls-cert", cl.TLS.Cert, "--cluster-tls-key", cl.TLS.Key).CombinedOutput()
+	out, err = exec.Command(bin, importArgs...).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "0 workspaces moved, 2 already in the cluster") {
 		t.Fatalf("cluster import again (%v):\n%s", err, out)
 	}

@@ -52,14 +52,9 @@ func Open(f Files, now time.Time) (*Member, error) {
 // present. On an error (the same as Open's) the previous certificate
 // stays.
 func (m *Member) Reload(now time.Time) error {
-	pair, err := tls.LoadX509KeyPair(m.files.Cert, m.files.Key)
+	pair, err := tls.LoadX509KeyPair(m.files.Cert, m.files.Key) // fills pair.Leaf
 	if err != nil {
 		return fmt.Errorf("read %s and %s: %w", m.files.Cert, m.files.Key, err)
-	}
-	if pair.Leaf == nil {
-		if pair.Leaf, err = x509.ParseCertificate(pair.Certificate[0]); err != nil {
-			return fmt.Errorf("read %s: %w", m.files.Cert, err)
-		}
 	}
 	if _, err := pair.Leaf.Verify(x509.VerifyOptions{Roots: m.pool, CurrentTime: now, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}}); err != nil {
 		return fmt.Errorf("%s is not a member certificate of the authority in %s at %s: %w", m.files.Cert, m.files.CA, now.UTC().Format(time.RFC3339), err)
@@ -89,9 +84,6 @@ func (m *Member) Config() *tls.Config {
 
 // Certificate returns the member's current certificate.
 func (m *Member) Certificate() *x509.Certificate { return m.cert.Load().Leaf }
-
-// Files returns the files the member reads.
-func (m *Member) Files() Files { return m.files }
 
 // Load opens a member's files and returns its Config; the errors are
 // Open's.

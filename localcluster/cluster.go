@@ -97,12 +97,13 @@ func (c *Cluster) TLSConfig() (*tls.Config, error) {
 	return clustertls.Load(c.TLS, time.Now())
 }
 
-// tlsArgs are the flags of the cluster's TLS files for its processes.
-func (c *Cluster) tlsArgs() []string {
-	if !c.TLS.Given() {
+// TLSArgs are the flags that give a process of the cluster the TLS files
+// f; none for no files (in clear).
+func TLSArgs(f clustertls.Files) []string {
+	if !f.Given() {
 		return nil
 	}
-	return []string{"--cluster-tls-ca", c.TLS.CA, "--cluster-tls-cert", c.TLS.Cert, "--cluster-tls-key", c.TLS.Key}
+	return []string{"--cluster-tls-ca", f.CA, "--cluster-tls-cert", f.Cert, "--cluster-tls-key", f.Key}
 }
 
 // Node is a backupmon node of the cluster.
@@ -159,28 +160,29 @@ func Start(cfg Config) (*Cluster, error) {
 	if cfg.MemberHosts && (cfg.InClear || !cfg.NoProxies) {
 		return nil, errors.New("localcluster: MemberHosts needs TLS and NoProxies")
 	}
-	// memberTLS are the TLS flags of the process named name on host: with
-	// MemberHosts its own certificate, else the one every process shares.
-	memberTLS := func(name, host string) ([]string, error) { return c.tlsArgs(), nil }
+	tlsDir := filepath.Join(cfg.Dir, "tls")
 	if !cfg.InClear {
 		// A new authority each start, as the secret: nothing of an earlier
 		// run is trusted.
-		tlsDir := filepath.Join(cfg.Dir, "tls")
 		if err := os.RemoveAll(tlsDir); err != nil {
 			return nil, err
 		}
 		if c.TLS, err = clustertls.Issue(tlsDir, "member", []string{"127.0.0.1", "localhost"}, time.Now()); err != nil {
 			return nil, fmt.Errorf("localcluster: %w", err)
 		}
-		if cfg.MemberHosts {
-			memberTLS = func(name, host string) ([]string, error) {
-				f, err := clustertls.Issue(tlsDir, name, []string{host}, time.Now())
-				if err != nil {
-					return nil, fmt.Errorf("localcluster: %w", err)
-				}
-				return []string{"--cluster-tls-ca", f.CA, "--cluster-tls-cert", f.Cert, "--cluster-tls-key", f.Key}, nil
-			}
+	}
+	// memberTLS are the TLS flags of the process named name on host: with
+	// MemberHosts a certificate of its own, else the one every process
+	// shares (none in clear).
+	memberTLS := func(name, host string) ([]string, error) {
+		if !cfg.MemberHosts {
+			return TLSArgs(c.TLS), nil
 		}
+		f, err := clustertls.Issue(tlsDir, name, []string{host}, time.Now())
+		if err != nil {
+			return nil, fmt.Errorf("localcluster: %w", err)
+		}
+		return TLSArgs(f), nil
 	}
 	ports, release, err := c.ports()
 	if err != nil {

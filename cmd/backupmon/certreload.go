@@ -64,14 +64,9 @@ func loadServedCert(certFile, keyFile, what, listener string) (*servedCert, erro
 // reload reads the certificate and its key again; on an error the
 // previous certificate stays.
 func (c *servedCert) reload(time.Time) error {
-	pair, err := tls.LoadX509KeyPair(c.certFile, c.keyFile)
+	pair, err := tls.LoadX509KeyPair(c.certFile, c.keyFile) // fills pair.Leaf
 	if err != nil {
 		return fmt.Errorf("load %s certificate: %w", c.what, err)
-	}
-	if pair.Leaf == nil {
-		if pair.Leaf, err = x509.ParseCertificate(pair.Certificate[0]); err != nil {
-			return fmt.Errorf("load %s certificate: %w", c.what, err)
-		}
 	}
 	c.cur.Store(&pair)
 	return nil

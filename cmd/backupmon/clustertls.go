@@ -45,14 +45,23 @@ func (f tlsFlags) load(now time.Time) (*clustertls.Member, error) {
 	return m, nil
 }
 
-// inClear returns an error naming the first of addrs (flag and host:port,
-// or a nats:// URL for a URL flag) that is not on loopback, for a process
-// told to run without the cluster's TLS: its secrets would cross the
-// network in clear. insecureFlag is the flag that allows it anyway.
+// inClear returns an error naming the first of addrs that is not on
+// loopback (offLoopback), for a process told to run without the
+// cluster's TLS: its secrets would cross the network in clear.
+// insecureFlag is the flag that allows it anyway.
 func inClear(insecureFlag string, addrs ...[2]string) error {
+	if flagName, addr, ok := offLoopback(addrs...); ok {
+		return fmt.Errorf("%s %s is not a loopback address and there is no --cluster-tls-ca/-cert/-key: the cluster's secrets would cross the network in clear; give the cluster's TLS files (`backupmon cluster cert` makes them), or %s to run in clear anyway on a network only the cluster reaches", flagName, addr, insecureFlag)
+	}
+	return nil
+}
+
+// offLoopback returns the first address of addrs (each a flag and its
+// value: host:port, or nats:// URLs, comma-separated) whose host is not
+// loopback, with its flag; ok is false when there is none.
+func offLoopback(addrs ...[2]string) (flagName, addr string, ok bool) {
 	for _, a := range addrs {
-		flagName, addr := a[0], a[1]
-		for _, one := range strings.Split(addr, ",") {
+		for _, one := range strings.Split(a[1], ",") {
 			if one = strings.TrimSpace(one); one == "" {
 				continue
 			}
@@ -64,11 +73,11 @@ func inClear(insecureFlag string, addrs ...[2]string) error {
 				}
 			}
 			if !loopback(hostPort) {
-				return fmt.Errorf("%s %s is not a loopback address and there is no --cluster-tls-ca/-cert/-key: the cluster's secrets would cross the network in clear; give the cluster's TLS files (`backupmon cluster cert` makes them), or %s to run in clear anyway on a network only the cluster reaches", flagName, one, insecureFlag)
+				return a[0], one, true
 			}
 		}
 	}
-	return nil
+	return "", "", false
 }
 
 // clusterCert runs `backupmon cluster cert`: it issues one member's

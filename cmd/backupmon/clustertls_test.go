@@ -20,6 +20,7 @@ import (
 	"backupmon/cluster"
 	"backupmon/clustertls"
 	"backupmon/internal/testserver"
+	"backupmon/localcluster"
 )
 
 // issueMember runs `backupmon cluster cert` for name in dir and returns its
@@ -31,11 +32,6 @@ func issueMember(t *testing.T, dir, name, hosts string) clustertls.Files {
 		t.Fatalf("cluster cert: %v\n%s", err, out)
 	}
 	return clustertls.Files{CA: filepath.Join(dir, "ca.pem"), Cert: filepath.Join(dir, name+".pem"), Key: filepath.Join(dir, name+".key")}
-}
-
-// tlsArgs are the flags that give a process files.
-func tlsArgs(f clustertls.Files) []string {
-	return []string{"--cluster-tls-ca", f.CA, "--cluster-tls-cert", f.Cert, "--cluster-tls-key", f.Key}
 }
 
 func loadTLS(t *testing.T, f clustertls.Files) *tls.Config {
@@ -118,7 +114,7 @@ func TestNatsTLSClients(t *testing.T) {
 	client := loadTLS(t, issueMember(t, ours, "b1", "127.0.0.2"))
 	other := loadTLS(t, issueMember(t, theirs, "b1", "127.0.0.2"))
 	addr := "127.0.0.1:" + strconv.Itoa(freePorts(t, 1)[0])
-	startNats(t, "n1", append([]string{"--listen", addr, "--auth-file", natsSecretFile(t, testSecret)}, tlsArgs(server)...)...)
+	startNats(t, "n1", append([]string{"--listen", addr, "--auth-file", natsSecretFile(t, testSecret)}, localcluster.TLSArgs(server)...)...)
 
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -205,7 +201,7 @@ func TestClusterInClearRefused(t *testing.T) {
 			"backupmon nats: --routes nats://10.0.0.2:6222 " + hint + "--insecure-no-tls to run in clear anyway on a network only the cluster reaches\n"},
 		{"nats with half the files", []string{"nats", "--store", filepath.Join(t.TempDir(), "s"), "--cluster-tls-ca", good.CA, "--cluster-tls-cert", good.Cert},
 			"backupmon nats: --cluster-tls-ca, --cluster-tls-cert and --cluster-tls-key go together: give all three\n"},
-		{"nats with another authority's certificate", append([]string{"nats", "--store", filepath.Join(t.TempDir(), "s")}, tlsArgs(mixed)...),
+		{"nats with another authority's certificate", append([]string{"nats", "--store", filepath.Join(t.TempDir(), "s")}, localcluster.TLSArgs(mixed)...),
 			"backupmon nats: the cluster's TLS: " + other.Cert + " is not a member certificate of the authority in " + good.CA},
 		{"node reaching NATS on another host", node("--cluster", local+",nats://10.0.0.2:4222"),
 			"backupmon serve: --cluster nats://10.0.0.2:4222 " + hint + "--cluster-insecure-no-tls to run in clear anyway on a network only the cluster reaches\n"},
@@ -240,13 +236,13 @@ func TestClusterInClearRefused(t *testing.T) {
 func TestNodeClusterTLS(t *testing.T) {
 	ours, theirs := t.TempDir(), t.TempDir()
 	addr := "127.0.0.1:" + strconv.Itoa(freePorts(t, 1)[0])
-	startNats(t, "n1", append([]string{"--listen", addr, "--auth-file", natsSecretFile(t, testSecret)}, tlsArgs(issueMember(t, ours, "n1", "127.0.0.1"))...)...)
+	startNats(t, "n1", append([]string{"--listen", addr, "--auth-file", natsSecretFile(t, testSecret)}, localcluster.TLSArgs(issueMember(t, ours, "n1", "127.0.0.1"))...)...)
 	node := []string{"--cluster", "nats://" + addr, "--node-id", "b1", "--cluster-replicas", "1", "--cluster-auth-file", natsSecretFile(t, testSecret)}
 	for _, tc := range []struct {
 		what string
 		args []string
 	}{
-		{"another authority", tlsArgs(issueMember(t, theirs, "b1", "127.0.0.1"))},
+		{"another authority", localcluster.TLSArgs(issueMember(t, theirs, "b1", "127.0.0.1"))},
 		{"in clear", nil},
 	} {
 		t.Run(tc.what, func(t *testing.T) {
@@ -258,12 +254,12 @@ func TestNodeClusterTLS(t *testing.T) {
 	t.Run("a host the server's certificate does not name", func(t *testing.T) {
 		_, port, _ := net.SplitHostPort(addr)
 		byName := append([]string{"--cluster", "nats://localhost:" + port}, node[2:]...)
-		nodeStopsAtStart(t, append(byName, tlsArgs(issueMember(t, ours, "b1", "127.0.0.1"))...),
+		nodeStopsAtStart(t, append(byName, localcluster.TLSArgs(issueMember(t, ours, "b1", "127.0.0.1"))...),
 			`err="connect to NATS nats://localhost:`+port+`: nats: tls error: tls: failed to verify certificate: x509: certificate is not valid for any names, but wanted to match localhost`,
 			"the server's certificate does not name the host this process dialled")
 	})
 	t.Run("the cluster's certificate", func(t *testing.T) {
-		c := testserver.StartChild(t, "node", t.TempDir(), append(node, tlsArgs(issueMember(t, ours, "b1", "127.0.0.1"))...)...)
+		c := testserver.StartChild(t, "node", t.TempDir(), append(node, localcluster.TLSArgs(issueMember(t, ours, "b1", "127.0.0.1"))...)...)
 		until := time.Now().Add(clustertls.MemberValidity).UTC().Format("2006-01-02")
 		if log := c.Stderr.String(); !strings.Contains(log, `msg="cluster TLS" certificate_expires=`+until) {
 			t.Errorf("the node's log does not give its certificate's expiry %s:\n%s", until, log)
@@ -304,7 +300,7 @@ func TestClusterTLSReload(t *testing.T) {
 	server := issueMember(t, dir, "n1", "127.0.0.1")
 	client := loadTLS(t, issueMember(t, dir, "c1", "127.0.0.1"))
 	addr := "127.0.0.1:" + strconv.Itoa(freePorts(t, 1)[0])
-	nats1 := startNats(t, "n1", append([]string{"--listen", addr, "--auth-file", natsSecretFile(t, testSecret)}, tlsArgs(server)...)...)
+	nats1 := startNats(t, "n1", append([]string{"--listen", addr, "--auth-file", natsSecretFile(t, testSecret)}, localcluster.TLSArgs(server)...)...)
 	natsLog := func() string { b, _ := os.ReadFile(nats1.Log); return string(b) }
 	natsSerial := func() (*nats.Conn, string) {
 		t.Helper()
@@ -347,7 +343,7 @@ func TestClusterTLSReload(t *testing.T) {
 	// A node: its peer listener's certificate and /metrics.
 	b1 := issueMember(t, dir, "b1", "127.0.0.1")
 	node := testserver.StartChild(t, "node", t.TempDir(), append([]string{"--cluster", "nats://" + addr, "--node-id", "b1", "--cluster-replicas", "1",
-		"--cluster-auth-file", natsSecretFile(t, testSecret)}, tlsArgs(b1)...)...)
+		"--cluster-auth-file", natsSecretFile(t, testSecret)}, localcluster.TLSArgs(b1)...)...)
 	peer := ""
 	for _, l := range strings.Split(node.Stdout.String(), "\n") {
 		if a, ok := strings.CutPrefix(l, "peer listening on "); ok {

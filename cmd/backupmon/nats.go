@@ -113,10 +113,8 @@ func natsSecret(authFile string, insecure bool, listen, clusterListen string) (s
 	if authFile != "" {
 		return flagSecret("--auth-file", authFile)
 	}
-	for _, l := range []struct{ flag, addr string }{{"--listen", listen}, {"--cluster-listen", clusterListen}} {
-		if l.addr != "" && !loopback(l.addr) && !insecure {
-			return "", fmt.Errorf("%s %s is not a loopback address and there is no --auth-file: anyone who reaches it could read the cluster's secrets and forge its state; give --auth-file FILE (the cluster's NATS secret on its first line, %d characters or more), or --insecure-no-auth to run without authentication anyway", l.flag, l.addr, minNATSSecret)
-		}
+	if flagName, addr, ok := offLoopback([2]string{"--listen", listen}, [2]string{"--cluster-listen", clusterListen}); ok && !insecure {
+		return "", fmt.Errorf("%s %s is not a loopback address and there is no --auth-file: anyone who reaches it could read the cluster's secrets and forge its state; give --auth-file FILE (the cluster's NATS secret on its first line, %d characters or more), or --insecure-no-auth to run without authentication anyway", flagName, addr, minNATSSecret)
 	}
 	return "", nil
 }

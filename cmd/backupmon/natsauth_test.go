@@ -155,7 +155,7 @@ func TestNatsAuthRoutes(t *testing.T) {
 		name := fmt.Sprintf("n%d", i+1)
 		args := append([]string{"nats", "--name", name, "--store", filepath.Join(dir, "store"), "--listen", "127.0.0.1:" + strconv.Itoa(ports[i]),
 			"--cluster-listen", strings.TrimPrefix(route(i), "nats://"), "--routes", strings.Join(routes, ","), "--auth-file", file},
-			tlsArgs(issueMember(t, tlsDir, name, "127.0.0.1"))...)
+			localcluster.TLSArgs(issueMember(t, tlsDir, name, "127.0.0.1"))...)
 		procs[i] = localcluster.NewProc(name, testserver.Binary(t), filepath.Join(dir, "log"), args...)
 		t.Cleanup(func() { procs[i].Term(10 * time.Second) })
 		go func() { errs <- procs[i].Start(time.Minute) }()
