@@ -100,10 +100,19 @@ func (o *objectSnapshots) Write(lsn uint64, fill func(w io.Writer) error) (strin
 	return o.name(lsn), nil
 }
 
+// pruneWait bounds a prune. The engine prunes while it holds its snapshot
+// lock, so a prune that waits lets nothing else snapshot, and a hand-over's
+// closing snapshot waits behind it: in a chaos round a prune sent while
+// the object store's stream was between leaders waited its whole minute
+// and held a SIGTERM hand-over for 22 s (the shard went 9.4 s unanswered,
+// until its lease ran out). A prune given up costs nothing: the log keeps
+// every record, and the next snapshot prunes again.
+const pruneWait = 5 * time.Second
+
 // Prune deletes all but the newest keep snapshots of the shard and returns
-// the oldest kept's position.
+// the oldest kept's position, or an error after pruneWait.
 func (o *objectSnapshots) Prune(keep int) (uint64, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), pruneWait)
 	defer cancel()
 	lsns, err := o.list(ctx)
 	if err != nil {
