@@ -534,6 +534,15 @@ func (n *Node) open(h *hosted) error {
 		}
 		h.subs = append(h.subs, s)
 	}
+	{
+		// Not through handle: a backup is not waited for by a hand-over.
+		s, err := n.nc.Subscribe(subject("backup", shard), func(m *nats.Msg) { n.onBackup(h, m) })
+		if err != nil {
+			n.closeHosted(h, false)
+			return err
+		}
+		h.subs = append(h.subs, s)
+	}
 	h.serving.Store(true)
 	n.mu.Lock()
 	n.hosted[shard] = h

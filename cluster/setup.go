@@ -133,8 +133,11 @@ func setup(ctx context.Context, log *slog.Logger, js jetstream.JetStream, shards
 			return 0, err
 		}
 	}
-	for _, name := range []string{snapshotsStore, mailStore} {
+	for _, name := range []string{snapshotsStore, mailStore, backupStore} {
 		store := jetstream.ObjectStoreConfig{Bucket: name, Replicas: replicas, Storage: jetstream.FileStorage}
+		if name == backupStore {
+			store.TTL = backupStoreAge
+		}
 		err := ensure(ctx, log, "object store "+name,
 			func(ctx context.Context) error { _, err := js.ObjectStore(ctx, name); return err },
 			func(ctx context.Context) error { _, err := js.CreateObjectStore(ctx, store); return err })

@@ -82,6 +82,11 @@ type Options struct {
 	// e-mails the unparsed list no longer holds, so the mail store can
 	// delete them; nil: nobody keeps them.
 	RawDropped func(refs []string)
+	// RawMail reads a kept raw e-mail by its reference, for a backup (which
+	// carries the raw e-mails of every unparsed entry, so that they can
+	// still be re-read after a restore); an error wrapping ErrRawGone for
+	// one that is not kept. nil: backups carry no raw e-mails.
+	RawMail func(ref string) ([]byte, error)
 	// CheckChannelURL, when set, is asked about the url of every webhook
 	// and Slack channel being created, once its form is valid: an error
 	// refuses the channel (400, field url, the error's text as message).

@@ -62,6 +62,10 @@ func CheckFormat(dir string) (int, error) {
 	return v, nil
 }
 
+// HoldsState reports whether dir holds a log or snapshots (a directory
+// that does not exist holds none), or an error when it cannot be read.
+func HoldsState(dir string) (bool, error) { return holdsState(dir) }
+
 // holdsState reports whether dir holds a log or snapshots.
 func holdsState(dir string) (bool, error) {
 	for _, sub := range []string{"wal", "snapshots"} {

@@ -66,19 +66,33 @@ func (s *Store) Put(raw []byte) (string, error) {
 		return "", fmt.Errorf("mail store: random name: %w", err)
 	}
 	ref := hex.EncodeToString(b[:])
+	if err := s.PutAs(ref, raw); err != nil {
+		return "", err
+	}
+	return ref, nil
+}
+
+// PutAs writes raw durably under ref, a reference Put gave (a restore keeps
+// a backup's references, which its entries name). It returns an error for
+// a reference Put could not have made, or when the file cannot be written
+// or synced.
+func (s *Store) PutAs(ref string, raw []byte) error {
+	if !validRef(ref) {
+		return fmt.Errorf("mail store: %q is not a reference", ref)
+	}
 	sub := filepath.Join(s.dir, ref[:2])
 	if _, err := os.Stat(sub); errors.Is(err, fs.ErrNotExist) {
 		if err := os.MkdirAll(sub, 0o700); err != nil {
-			return "", fmt.Errorf("mail store: %w", err)
+			return fmt.Errorf("mail store: %w", err)
 		}
 		if err := vfs.SyncDir(vfs.OS, s.dir); err != nil { // the new subdirectory's entry
-			return "", fmt.Errorf("mail store: %w", err)
+			return fmt.Errorf("mail store: %w", err)
 		}
 	}
 	if err := vfs.WriteFile(vfs.OS, s.path(ref), raw, 0o600); err != nil {
-		return "", fmt.Errorf("mail store: %w", err)
+		return fmt.Errorf("mail store: %w", err)
 	}
-	return ref, nil
+	return nil
 }
 
 // Get returns the raw message ref names; ErrNotFound when there is none.

@@ -72,6 +72,7 @@ func (s *Server) adminHandler(extra func(r *router.Router)) fasthttp.RequestHand
 	r.DELETE(ws+"/users/{uid}", a("user_delete", adminRemove(s, "uid", byAdmin((*engine.Engine).DeleteUser))))
 	r.POST("/admin/v1/clock", a("clock", s.adminClock))
 	r.GET("/admin/v1/cluster", a("cluster", s.adminCluster))
+	r.GET(backupPath, a("backup", s.adminBackup))
 
 	r.GET("/livez", s.route("livez", func(ctx *fasthttp.RequestCtx) {
 		writeJSON(ctx, fasthttp.StatusOK, []byte(`{"status":"ok"}`))
@@ -99,7 +100,7 @@ func (s *Server) adminHandler(extra func(r *router.Router)) fasthttp.RequestHand
 	}
 	h := r.Handler
 	return func(ctx *fasthttp.RequestCtx) {
-		if s.routeTo != nil && !isProbe(ctx.Path()) && string(ctx.Path()) != "/metrics" && string(ctx.Path()) != "/admin/v1/cluster" {
+		if s.routeTo != nil && !isProbe(ctx.Path()) && string(ctx.Path()) != "/metrics" && string(ctx.Path()) != "/admin/v1/cluster" && string(ctx.Path()) != backupPath {
 			if !s.routeTo(ctx, false) {
 				noOwner(ctx, true)
 			}

@@ -11,6 +11,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"strings"
@@ -70,6 +71,11 @@ type Config struct {
 	// ClusterStatus, when set, answers GET /admin/v1/cluster on this node
 	// (the cluster's nodes and shard owners, as JSON).
 	ClusterStatus func() ([]byte, error)
+	// Backup, when set, answers GET /admin/v1/backup instead of the
+	// engine's Backup (a cluster node's front: every shard's workspaces).
+	// It prepares the backup and returns the function that writes the
+	// file; an error answers 503 UNAVAILABLE with its message.
+	Backup func() (write func(w io.Writer) error, err error)
 	// PublicConns and AdminConns bound each listener's connections, in
 	// all and per client address (decisions.md, connection limits); a
 	// zero field takes its default (DefaultPublicConns, ...). A connection
@@ -111,6 +117,7 @@ type Server struct {
 	routeTo     func(ctx *fasthttp.RequestCtx, public bool) bool
 	ready       func() bool
 	status      func() ([]byte, error)
+	backup      func() (func(w io.Writer) error, error)
 
 	publicConns, adminConns connlimit.Limits
 
@@ -122,7 +129,7 @@ type Server struct {
 // answers as a server still starting until Attach.
 func New(cfg Config) *Server {
 	s := &Server{log: cfg.Logger, metrics: cfg.Metrics, token: sha256.Sum256([]byte(cfg.AdminToken)), hasToken: cfg.AdminToken != "", dev: cfg.DevClock, tls: cfg.TLS, reparse: cfg.Reparse, rules: cfg.Rules, hasher: cfg.Hasher, dash: cfg.Dashboard,
-		assistant: cfg.Assistant, publicURL: strings.TrimRight(cfg.PublicURL, "/"), routeTo: cfg.Route, ready: cfg.Ready, status: cfg.ClusterStatus,
+		assistant: cfg.Assistant, publicURL: strings.TrimRight(cfg.PublicURL, "/"), routeTo: cfg.Route, ready: cfg.Ready, status: cfg.ClusterStatus, backup: cfg.Backup,
 		publicConns: limits(cfg.PublicConns, DefaultPublicConns, DefaultPublicConnsPerAddress),
 		adminConns:  limits(cfg.AdminConns, DefaultAdminConns, DefaultAdminConnsPerAddress)}
 	if s.hasher == nil {
@@ -149,6 +156,7 @@ func New(cfg Config) *Server {
 	s.public = s.newHTTPServer("public", s.publicRouter(), publicMaxBody, timeout, s.publicParseError)
 	s.public.HeaderReceived = s.headerReceived
 	s.admin = s.newHTTPServer("admin", s.adminRouter(), adminMaxBody, timeout, s.adminParseError)
+	s.admin.HeaderReceived = adminHeaderReceived
 	if cfg.Engine != nil {
 		s.Attach(cfg.Engine)
 	}

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -168,6 +167,8 @@ func adminUsage(w io.Writer) {
 			fmt.Fprintf(w, "  %-*s   %s\n", width, "", f)
 		}
 	}
+	fmt.Fprintf(w, "  %-*s %s\n", width, "backup", "write a backup of every workspace to a file, kept once it reads back whole (backupmon restore makes a data directory of it)")
+	fmt.Fprintf(w, "  %-*s   %s\n", width, "", "--out FILE")
 }
 
 // adminCLI runs one admin subcommand and prints the JSON answer. It returns
@@ -176,6 +177,9 @@ func adminUsage(w io.Writer) {
 func adminCLI(args []string, stdout, stderr io.Writer) int {
 	if len(args) >= 1 && args[0] == "cluster" && (len(args) == 1 || strings.HasPrefix(args[1], "-")) {
 		args = append([]string{"cluster", "status"}, args[1:]...)
+	}
+	if len(args) >= 1 && args[0] == "backup" {
+		return adminBackup(args[1:], stdout, stderr)
 	}
 	if len(args) == 0 {
 		adminUsage(stderr)
@@ -268,13 +272,10 @@ func adminCLI(args []string, stdout, stderr io.Writer) int {
 		b, _ := jsonx.Marshal(body)
 		reqBody = bytes.NewReader(b)
 	}
-	if *token == "" {
-		b, err := os.ReadFile(filepath.Join("data", "admin.token"))
-		if err != nil {
-			fmt.Fprintln(stderr, "backupmon admin: no admin token: pass --admin-token, set BACKUPMON_ADMIN_TOKEN or run from the directory holding data/admin.token")
-			return 2
-		}
-		*token = strings.TrimSpace(string(b))
+	tok, err := adminTokenOr(*token)
+	if err != nil {
+		fmt.Fprintln(stderr, "backupmon admin:", err)
+		return 2
 	}
 	target := strings.TrimRight(*adminURL, "/") + "/admin/v1" + path
 	if len(query) > 0 {
@@ -285,7 +286,7 @@ func adminCLI(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "backupmon admin:", err)
 		return 2
 	}
-	req.Header.Set("Authorization", "Bearer "+*token)
+	req.Header.Set("Authorization", "Bearer "+tok)
 	if reqBody != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}

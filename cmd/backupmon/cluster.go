@@ -102,7 +102,7 @@ func (s *server) serveFront() error {
 		Logger: s.logger, Metrics: s.metrics, AdminToken: s.token, DevClock: s.cfg.devClock, TLS: s.tls, CursorKey: s.curKey,
 		Hasher: s.hasher, PublicURL: s.cfg.publicURL, ReadTimeout: s.cfg.limits.readTimeout,
 		PublicConns: s.cfg.limits.public, AdminConns: s.cfg.limits.admin,
-		Route: s.node.Route, Ready: s.node.Ready, ClusterStatus: s.node.StatusJSON,
+		Route: s.node.Route, Ready: s.node.Ready, ClusterStatus: s.node.StatusJSON, Backup: s.node.Backup,
 	})
 	pub, adm := s.pubLn, s.admLn
 	go func() { s.errc <- s.srv.ServeAdmin(adm) }()
@@ -143,6 +143,7 @@ func (s *server) shardEngineOptions(shard int) engine.Options {
 				s.logger.Warn("delete kept e-mails", "shard", shard, "err", err)
 			}
 		},
+		RawMail: rawMail(s.node.MailStore().Get),
 	}
 }
 

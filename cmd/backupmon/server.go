@@ -267,6 +267,7 @@ func (s *server) openEngine() error {
 				s.logger.Warn("delete kept e-mails", "err", err)
 			}
 		},
+		RawMail: rawMail(s.store.Get),
 	})
 	if err != nil {
 		return err
