@@ -45,6 +45,7 @@ type backupAnswer struct {
 	Workspaces int    `json:"workspaces"`
 	RawMails   int    `json:"rawMails"`
 	Version    uint64 `json:"version"`
+	DevClock   int64  `json:"devClock,omitempty"`
 	Error      string `json:"error,omitempty"`
 }
 
@@ -100,7 +101,7 @@ func (n *Node) Backup() (func(w io.Writer) error, error) {
 	}
 	return func(w io.Writer) error {
 		defer drop()
-		_, err := engine.MergeBackups(w, answers[0].Version, parts)
+		_, err := engine.MergeBackups(w, answers[0].Version, answers[0].DevClock, parts)
 		return err
 	}, nil
 }
@@ -168,5 +169,5 @@ func (n *Node) writeBackupPart(eng *engine.Engine, object string) backupAnswer {
 		pr.CloseWithError(err)
 		return backupAnswer{Error: "write its part: " + err.Error()}
 	}
-	return backupAnswer{Workspaces: info.Workspaces, RawMails: info.RawMails, Version: info.Version}
+	return backupAnswer{Workspaces: info.Workspaces, RawMails: info.RawMails, Version: info.Version, DevClock: info.DevClock}
 }

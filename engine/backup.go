@@ -20,11 +20,14 @@ import (
 // A backup is a snapshot file at log position 0 (the snapshot package's
 // format: header, CRC-chained chunks, trailer), whose body is
 //
-//	backupMagic "BMBACKUP" | layout uvarint | item ... | 'E'
+//	backupMagic "BMBACKUP" | layout uvarint | development clock varint |
+//	item ... | 'E'
 //	item   'W' | length uvarint | a workspace's encoding (of that layout)
 //	       'M' | length uvarint | reference | length uvarint | raw e-mail
 //
-// The raw e-mails are those the unparsed entries name, so that they can
+// The development clock is its time in Unix milliseconds when the backup
+// was taken, 0 without one (a restore of a server run with --dev-clock goes
+// on at that time). The raw e-mails are those the unparsed entries name, so that they can
 // still be re-read after a restore. Items need no count up front, so a
 // cluster's backup is its shards' items one after the other (MergeBackups).
 // Position 0 marks the file as a backup: a restore takes its workspaces in
@@ -56,6 +59,7 @@ type BackupInfo struct {
 	Workspaces int    // workspaces in it
 	RawMails   int    // raw e-mails of unparsed entries in it
 	Version    uint64 // the workspaces' layout
+	DevClock   int64  // the development clock's time (Unix ms) at the backup; 0: none
 }
 
 // Backup writes a backup of every workspace to w: each as its actor holds
@@ -67,9 +71,12 @@ type BackupInfo struct {
 // error other than ErrRawGone, or w's error, wrapped.
 func (e *Engine) Backup(w io.Writer) (BackupInfo, error) {
 	info := BackupInfo{Version: state.SnapshotVersion}
+	if e.dev != nil {
+		info.DevClock = e.dev.Now().UnixMilli()
+	}
 	err := snapshot.Encode(w, 0, func(w io.Writer) error {
 		bw := bufio.NewWriterSize(w, 1<<20)
-		if _, err := bw.Write(backupHead(state.SnapshotVersion)); err != nil {
+		if _, err := bw.Write(backupHead(info.Version, info.DevClock)); err != nil {
 			return err
 		}
 		var refs []string
@@ -131,8 +138,8 @@ func (e *Engine) Backup(w io.Writer) (BackupInfo, error) {
 }
 
 // backupHead returns the start of a backup's body.
-func backupHead(version uint64) []byte {
-	return codec.AppendUvarint([]byte(backupMagic), version)
+func backupHead(version uint64, dev int64) []byte {
+	return codec.AppendVarint(codec.AppendUvarint([]byte(backupMagic), version), dev)
 }
 
 // writeItem writes an item: its tag, then each field with its length.
@@ -179,11 +186,11 @@ func ReadBackup(r io.Reader, to BackupReader) (BackupInfo, error) {
 	var toErr error
 	err := snapshot.Decode(r, 0, func(_ uint64, body io.Reader) error {
 		br := bufio.NewReaderSize(body, 1<<20)
-		version, err := readBackupHead(br)
+		version, dev, err := readBackupHead(br)
 		if err != nil {
 			return err
 		}
-		info.Version = version
+		info.Version, info.DevClock = version, dev
 		for {
 			tag, err := br.ReadByte()
 			if err != nil {
@@ -243,24 +250,26 @@ func ReadBackup(r io.Reader, to BackupReader) (BackupInfo, error) {
 	return info, nil
 }
 
-// readBackupHead reads a backup body's magic and layout, and checks that
-// this build reads that layout.
-func readBackupHead(r *bufio.Reader) (uint64, error) {
+// readBackupHead reads a backup body's magic, layout and development
+// clock, and checks that this build reads that layout.
+func readBackupHead(r *bufio.Reader) (version uint64, dev int64, err error) {
 	b := make([]byte, len(backupMagic))
 	if _, err := io.ReadFull(r, b); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if string(b) != backupMagic {
-		return 0, errors.New("its body is not a backup's")
+		return 0, 0, errors.New("its body is not a backup's")
 	}
-	version, err := binary.ReadUvarint(r)
-	if err != nil {
-		return 0, err
+	if version, err = binary.ReadUvarint(r); err != nil {
+		return 0, 0, err
 	}
 	if version < state.OldestSnapshotVersion || version > state.SnapshotVersion {
-		return 0, fmt.Errorf("layout %d, this build reads %d to %d", version, state.OldestSnapshotVersion, state.SnapshotVersion)
+		return 0, 0, fmt.Errorf("layout %d, this build reads %d to %d", version, state.OldestSnapshotVersion, state.SnapshotVersion)
 	}
-	return version, nil
+	if dev, err = binary.ReadVarint(r); err != nil {
+		return 0, 0, err
+	}
+	return version, dev, nil
 }
 
 // readField reads a length and that many bytes. It reads what is there
@@ -282,16 +291,17 @@ func readField(r *bufio.Reader) ([]byte, error) {
 }
 
 // MergeBackups writes one backup to w of the items of the backups that
-// parts open in turn (a cluster's shards, each of layout version): what
+// parts open in turn (a cluster's shards, each of layout version), with
+// the development clock dev (0: none): what
 // each holds is copied as is, checked as it is read, and the trailer is
 // written only once every part read whole. It returns what the merged
 // backup holds, or an error (wrapping ErrBadBackup for a part that is not
 // a whole backup of that layout, or a part's or w's error).
-func MergeBackups(w io.Writer, version uint64, parts []func() (io.ReadCloser, error)) (BackupInfo, error) {
-	info := BackupInfo{Version: version}
+func MergeBackups(w io.Writer, version uint64, dev int64, parts []func() (io.ReadCloser, error)) (BackupInfo, error) {
+	info := BackupInfo{Version: version, DevClock: dev}
 	err := snapshot.Encode(w, 0, func(w io.Writer) error {
 		bw := bufio.NewWriterSize(w, 1<<20)
-		if _, err := bw.Write(backupHead(version)); err != nil {
+		if _, err := bw.Write(backupHead(version, dev)); err != nil {
 			return err
 		}
 		for i, open := range parts {
@@ -321,7 +331,7 @@ func MergeBackups(w io.Writer, version uint64, parts []func() (io.ReadCloser, er
 // copyItems copies a backup body's items, up to its end, from r to w,
 // counting them in info; the body must be of layout version.
 func copyItems(w *bufio.Writer, r *bufio.Reader, version uint64, info *BackupInfo) error {
-	v, err := readBackupHead(r)
+	v, _, err := readBackupHead(r)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"backupmon/engine"
 	"backupmon/jsonx"
@@ -175,7 +176,14 @@ func restoreCommand(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	eng, err := engine.Open(engine.Options{Dir: *data, Clock: engine.SystemClock{}, Logger: logger})
+	// A backup of a server on its development clock goes on at its time
+	// (the snapshot Close writes keeps it); otherwise the real time, as
+	// the server that opens the directory will run.
+	var clock engine.Clock = engine.SystemClock{}
+	if info.DevClock != 0 {
+		clock = engine.NewDevClock(time.UnixMilli(info.DevClock))
+	}
+	eng, err := engine.Open(engine.Options{Dir: *data, Clock: clock, Logger: logger})
 	if err != nil {
 		fmt.Fprintln(stderr, "backupmon restore:", err)
 		return 1
