@@ -33,6 +33,7 @@ type Importer struct {
 	nc      *nats.Conn
 	dir     jetstream.KeyValue
 	objects jetstream.ObjectStore
+	mail    jetstream.ObjectStore // the cluster's kept raw e-mails
 	shards  int
 }
 
@@ -78,8 +79,24 @@ func (im *Importer) open(replicas int) error {
 	if im.dir, err = js.KeyValue(ctx, directoryBucket); err != nil {
 		return err
 	}
+	if im.mail, err = js.ObjectStore(ctx, mailStore); err != nil {
+		return err
+	}
 	im.objects, err = js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: importStore, Replicas: replicas, Storage: jetstream.FileStorage})
 	return err
+}
+
+// RawMail keeps a raw e-mail an imported workspace's unparsed entry names
+// in the cluster's store, under the same reference, so that it can be
+// re-read there; call it before the workspace moves in. It returns an
+// error when the store did not acknowledge it.
+func (im *Importer) RawMail(ref string, raw []byte) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := im.mail.PutBytes(ctx, ref, raw); err != nil {
+		return fmt.Errorf("keep e-mail %s: %w", ref, err)
+	}
+	return nil
 }
 
 // Shards returns the cluster's shard count.

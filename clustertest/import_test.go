@@ -24,7 +24,11 @@ import (
 // cluster is byte for byte the single node's (but for request ids and
 // cursors, signed with each server's own key); the single node's keys (no
 // shard in them), its dashboard session and its ingest address keep
-// working through every node; a second run moves nothing again.
+// working through every node; a second run moves nothing again. An
+// unreadable e-mail kept on the single node is re-read on the cluster (its
+// raw text moved with it). Then the cluster's backup, taken through one
+// node and restored into a new directory, gives a single node that answers
+// every read as the cluster did, and re-reads that e-mail too.
 func TestImportFromASingleNode(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs seven processes")
@@ -49,6 +53,18 @@ func TestImportFromASingleNode(t *testing.T) {
 	var ch struct{ ID string }
 	single.AdminInto(201, "POST", "/workspaces/"+ws+"/channels", map[string]any{"type": "email", "name": "ops", "to": "ops@more.test"}, &ch)
 	single.MustAdmin(201, "POST", "/workspaces/"+ws+"/escalations", map[string]any{"channelId": ch.ID, "afterMinutes": 600})
+	// An e-mail a script sent to the veeam job: unreadable, kept raw.
+	address, _ := single.Job(ws, job)["ingestAddress"].(string)
+	unreadable := []byte("From: cron@db01.example\r\nTo: " + address + "\r\nSubject: exchange finished\r\n" +
+		"Message-ID: <cron-1@db01.example>\r\nContent-Type: text/plain\r\n\r\nJob: exchange\r\nStatus: OK\r\n")
+	if err := smtp.SendMail(single.SMTPAddr, nil, "cron@db01.example", []string{address}, unreadable); err != nil {
+		t.Fatal(err)
+	}
+	var unparsed []struct{ ID string }
+	single.AdminInto(200, "GET", "/workspaces/"+ws+"/unparsed", nil, &unparsed)
+	if len(unparsed) != 1 {
+		t.Fatalf("unparsed on the single node: %+v", unparsed)
+	}
 
 	// A fresh minute, the same on both sides; a session on the dashboard.
 	at := single.Advance(time.Second).Truncate(time.Minute).Add(2 * time.Minute)
@@ -83,7 +99,35 @@ func TestImportFromASingleNode(t *testing.T) {
 			}
 		}
 	}
-	// Then what changes state, through each node.
+
+	// The cluster's backup, through node 2, restored into a new directory.
+	file := filepath.Join(t.TempDir(), "cluster.backup")
+	out, err = exec.Command(bin, "admin", "backup", "--admin-url", nodes[1].AdminURL, "--admin-token", testserver.AdminToken, "--out", file).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), `"rawMails": 1,`) || !strings.Contains(string(out), `"workspaces": 2`) {
+		t.Fatalf("admin backup of the cluster (%v):\n%s", err, out)
+	}
+	restored := filepath.Join(t.TempDir(), "restored")
+	out, err = exec.Command(bin, "restore", "--backup", file, "--data", restored).CombinedOutput()
+	if err != nil || !strings.HasSuffix(string(out), "2 workspaces and 1 kept e-mails restored into "+restored+" (backup of layout 11); start it with: backupmon serve --data "+restored+"\n") {
+		t.Fatalf("restore (%v):\n%s", err, out)
+	}
+	back := testserver.StartChild(t, "restored", restored, "--dev-clock")
+	got := answers(t, back.Client, keys)
+	for path, w := range want {
+		if got[path] != w {
+			t.Errorf("restored from the cluster's backup: %s:\n%s\nthe single node answered:\n%s", path, got[path], w)
+		}
+	}
+	back.MustAdmin(200, "PATCH", "/workspaces/"+ws+"/jobs/"+job, map[string]any{"vendor": "generic"})
+	if r := back.Admin("POST", "/workspaces/"+ws+"/unparsed/"+unparsed[0].ID+"/reparse", nil); r.Status != 200 || r.Data()["status"] != "ok" {
+		t.Errorf("re-read on the restored node: %d %s", r.Status, r.Body)
+	}
+	// Then what changes state, through each node. The e-mail kept on the
+	// single node reads now that its job's vendor is right.
+	nodes[2].MustAdmin(200, "PATCH", "/workspaces/"+ws+"/jobs/"+job, map[string]any{"vendor": "generic"})
+	if r := nodes[0].Admin("POST", "/workspaces/"+ws+"/unparsed/"+unparsed[0].ID+"/reparse", nil); r.Status != 200 || r.Data()["status"] != "ok" {
+		t.Errorf("re-read on the cluster of the single node's e-mail: %d %s", r.Status, r.Body)
+	}
 	for i, c := range nodes {
 		r := c.Do("GET", c.PublicURL+"/jobs", map[string]string{"Cookie": "__Host-session=" + session}, nil)
 		if r.Status != 200 || !strings.Contains(string(r.Body), "exchange") {

@@ -114,6 +114,9 @@ type Routes struct {
 	KeyHashes     [][32]byte
 	SessionHashes [][32]byte
 	IngestTokens  []string
+	// RawRefs are the kept raw e-mails its unparsed entries name, which
+	// must travel with it to wherever it is re-read.
+	RawRefs []string
 }
 
 // WorkspaceRoutes returns a workspace's Routes, or a KindNotFound error.
@@ -131,6 +134,11 @@ func (e *Engine) WorkspaceRoutes(wsID string) (Routes, error) {
 		for _, j := range w.Jobs {
 			if j.IngestToken != "" {
 				r.IngestTokens = append(r.IngestTokens, j.IngestToken)
+			}
+		}
+		for _, u := range w.Unparsed {
+			if u.RawRef != "" {
+				r.RawRefs = append(r.RawRefs, u.RawRef)
 			}
 		}
 		return r

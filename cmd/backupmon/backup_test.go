@@ -82,7 +82,7 @@ func TestBackupRestore(t *testing.T) {
 	if r := c.Report(jobID, report, "before-backup", body); r.Status != 200 || r.JSON["duplicate"] != false {
 		t.Fatalf("report before the backup: %d %s", r.Status, r.Body)
 	}
-	c.Advance(3600) // timers run: the job has a failed alert and is late for nothing yet
+	c.Advance(3600)            // timers run: the job has a failed alert and is late for nothing yet
 	c.REST(s.restKey, "/jobs") // the key's first use is in the state before the views are taken
 	before := bkViews(t, c, s.ws, jobID, s.restKey)
 	clockAt := c.Clock(map[string]any{})

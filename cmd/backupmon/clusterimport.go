@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"time"
 
 	"backupmon/cluster"
 	"backupmon/engine"
+	"backupmon/mailstore"
 	"backupmon/state"
 )
 
@@ -69,13 +72,25 @@ func clusterImport(args []string, out, errOut io.Writer) int {
 		return 1
 	}
 	defer im.Close()
+	// The kept raw e-mails, read in place (mailstore.Open would make the
+	// directory when there is none).
+	var mail *mailstore.Store
+	if _, err := os.Stat(filepath.Join(*data, "mail")); err == nil {
+		if mail, err = mailstore.Open(filepath.Join(*data, "mail")); err != nil {
+			fmt.Fprintln(errOut, "backupmon cluster import:", err)
+			return 1
+		}
+	}
 	moved, skipped := 0, 0
 	for _, w := range eng.Workspaces() {
 		id, _ := engine.ParseID(w.ID)
 		blob, err := eng.ExportWorkspace(w.ID)
 		if err == nil {
 			var routes engine.Routes
-			if routes, err = eng.WorkspaceRoutes(w.ID); err == nil {
+			if routes, err = eng.WorkspaceRoutes(w.ID); err == nil && mail != nil {
+				err = importRawMails(im, mail, routes.RawRefs)
+			}
+			if err == nil {
 				var already bool
 				if already, err = im.Workspace(id, blob, state.SnapshotVersion, routes); already {
 					skipped++
@@ -92,4 +107,23 @@ func clusterImport(args []string, out, errOut io.Writer) int {
 	}
 	fmt.Fprintf(out, "%d workspaces moved, %d already in the cluster; %s is unchanged\n", moved, skipped, *data)
 	return 0
+}
+
+// importRawMails keeps the raw e-mails refs name in the cluster's store;
+// one the single node no longer keeps is left out (its re-read answers 409
+// there as it did here).
+func importRawMails(im *cluster.Importer, mail *mailstore.Store, refs []string) error {
+	for _, ref := range refs {
+		raw, err := mail.Get(ref)
+		if errors.Is(err, mailstore.ErrNotFound) {
+			continue
+		}
+		if err == nil {
+			err = im.RawMail(ref, raw)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
