@@ -11,6 +11,7 @@ import (
 	"backupmon/codec"
 	"backupmon/snapshot"
 	"backupmon/state"
+	"backupmon/wal"
 )
 
 // Backups: a file of every workspace's state that an operator keeps away
@@ -129,7 +130,13 @@ func (e *Engine) Backup(w io.Writer) (BackupInfo, error) {
 		if err := bw.Flush(); err != nil {
 			return err
 		}
-		return e.barrier()
+		if err := e.barrier(); err != nil {
+			if errors.Is(err, wal.ErrClosed) {
+				return ErrClosed // closed meanwhile, or before, with no workspace to ask
+			}
+			return err
+		}
+		return nil
 	})
 	if err != nil {
 		return BackupInfo{}, fmt.Errorf("backup: %w", err)
@@ -364,7 +371,15 @@ func copyItems(w *bufio.Writer, r *bufio.Reader, version uint64, info *BackupInf
 			fields = 2
 			info.RawMails++
 		case itemEnd:
-			return nil // Decode checks that nothing follows
+			// Decode checks the file past the body, not the body past
+			// its end, which would be left out of the merge unread.
+			if _, err := r.ReadByte(); err != io.EOF {
+				if err == nil {
+					return errors.New("bytes after its end")
+				}
+				return err
+			}
+			return nil
 		default:
 			return fmt.Errorf("an item of kind %#x", tag)
 		}
