@@ -209,7 +209,7 @@ func ReadBackup(r io.Reader, to BackupReader) (BackupInfo, error) {
 				if err != nil {
 					return fmt.Errorf("workspace %d: %w", info.Workspaces, err)
 				}
-				w, err := state.DecodeWorkspace(blob, version)
+				w, err := decodeWorkspace(blob, version)
 				if err != nil {
 					return fmt.Errorf("workspace %d does not decode: %w", info.Workspaces, err)
 				}
@@ -255,6 +255,20 @@ func ReadBackup(r io.Reader, to BackupReader) (BackupInfo, error) {
 		return info, fmt.Errorf("%w: %v", ErrBadBackup, err)
 	}
 	return info, nil
+}
+
+// decodeWorkspace is state.DecodeWorkspace for a blob read from a file
+// (whose checksums anyone can compute). That decoder trusts a blob to be
+// what Encode wrote, and panics on some that are not (a job's last result
+// past the index's lists); such a panic is the blob's error here, so that
+// an odd file never takes the process down.
+func decodeWorkspace(blob []byte, version uint64) (w *state.Workspace, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			w, err = nil, fmt.Errorf("the decoder panics: %v", p)
+		}
+	}()
+	return state.DecodeWorkspace(blob, version)
 }
 
 // readBackupHead reads a backup body's magic, layout and development
