@@ -67,6 +67,7 @@ bench:
 	$(GO) run ./bench read
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 30m ./wal ./snapshot ./engine
 	$(GO) run ./bench recovery
+	$(GO) run ./bench backup
 	$(GO) run ./bench missing
 	$(GO) run ./bench mail
 	$(GO) test -run '^$$' -bench 'QueuePage|QueueRead|LoginHash' -benchtime 30x -count 5 ./bench/

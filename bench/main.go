@@ -4,6 +4,7 @@
 //	                                 with -rates, an open loop at fixed rates against the server (issue 21)
 //	go run ./bench read [flags]      REST API read load over loopback: the real server, then a bare fasthttp handler
 //	go run ./bench recovery [flags]  restart time and resident memory of a large state
+//	go run ./bench backup [flags]    a backup of a large state, read back and restored, against its snapshot
 //	go run ./bench fsync [flags]     the disk's write+fsync latency
 //	go run ./bench mail [flags]      report e-mails per second through the SMTP listener over loopback, durable
 //	go run ./bench cluster [flags]   issue 20: reports/s and REST reads through a local cluster (3 NATS, 3 nodes) against a single node
@@ -23,6 +24,7 @@ var commands = map[string]func(args []string) int{
 	"report":         reportMain,
 	"read":           readMain,
 	"recovery":       recoveryMain,
+	"backup":         backupMain,
 	"fsync":          fsyncMain,
 	"missing":        missingMain,
 	"mail":           mailMain,
@@ -70,6 +72,9 @@ commands:
              serving the server's answers; last line: ratio <x> p99x <y>
   recovery   build 1,000,000 results across 100,000 jobs, restart, print the
              restart time, heap, RSS and bytes per job and per result
+  backup     build 1,000,000 results across 100,000 jobs; a backup of them
+             against their snapshot (time, size), the longest an actor is held
+             by its encoding, the read-back check, a restore and its opening
   fsync      write+fsync latency of the disk holding the data directory
   mail       report e-mails over SMTP on loopback (32 connections, many
              transactions each) to the real server (engine, mail store and
