@@ -34,15 +34,8 @@ func adminBackup(args []string, stdout, stderr io.Writer) int {
 	adminURL := fs.String("admin-url", envDefault("admin-url", "http://127.0.0.1:8081"), "admin API address (any node of a cluster)")
 	token := fs.String("admin-token", os.Getenv("BACKUPMON_ADMIN_TOKEN"), "admin token (default: ./data/admin.token)")
 	out := fs.String("out", "", "the backup file to write (required; replaced only by a backup that reads back whole)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "backupmon admin backup: unexpected argument %q\n", fs.Arg(0))
-		return 2
+	if code, ok := parseCommand(fs, args, stderr); !ok {
+		return code
 	}
 	if *out == "" {
 		fmt.Fprintln(stderr, "backupmon admin backup: --out is required")
@@ -148,15 +141,8 @@ func restoreCommand(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	from := fs.String("backup", "", "the backup file (backupmon admin backup --out)")
 	data := fs.String("data", envDefault("data", "./data"), "the new data directory: empty or absent")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "backupmon restore: unexpected argument %q\n", fs.Arg(0))
-		return 2
+	if code, ok := parseCommand(fs, args, stderr); !ok {
+		return code
 	}
 	if *from == "" {
 		fmt.Fprintln(stderr, "backupmon restore: --backup is required")
@@ -240,4 +226,21 @@ func rawMail(get func(ref string) ([]byte, error)) func(ref string) ([]byte, err
 		}
 		return raw, err
 	}
+}
+
+// parseCommand parses the flags of the command fs names, which takes no
+// arguments. ok is false when the command stops here, with its exit code:
+// 0 after -h, 2 for a usage error (written to stderr).
+func parseCommand(fs *flag.FlagSet, args []string, stderr io.Writer) (code int, ok bool) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0, false
+		}
+		return 2, false
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "backupmon %s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
+		return 2, false
+	}
+	return 0, true
 }
