@@ -236,13 +236,7 @@ func ReadBackup(r io.Reader, to BackupReader) (BackupInfo, error) {
 					return fmt.Errorf("raw e-mail %d: %w", info.RawMails, err)
 				}
 			case itemEnd:
-				if _, err := br.ReadByte(); err != io.EOF {
-					if err == nil {
-						return errors.New("bytes after its end")
-					}
-					return err
-				}
-				return nil
+				return atEnd(br)
 			default:
 				return fmt.Errorf("an item of kind %#x", tag)
 			}
@@ -255,6 +249,19 @@ func ReadBackup(r io.Reader, to BackupReader) (BackupInfo, error) {
 		return info, fmt.Errorf("%w: %v", ErrBadBackup, err)
 	}
 	return info, nil
+}
+
+// atEnd returns nil when r holds nothing more: a body's end marker must
+// be its last byte.
+func atEnd(r *bufio.Reader) error {
+	switch _, err := r.ReadByte(); {
+	case err == io.EOF:
+		return nil
+	case err == nil:
+		return errors.New("bytes after its end")
+	default:
+		return err
+	}
 }
 
 // decodeWorkspace is state.DecodeWorkspace for a blob read from a file
@@ -387,13 +394,7 @@ func copyItems(w *bufio.Writer, r *bufio.Reader, version uint64, info *BackupInf
 		case itemEnd:
 			// Decode checks the file past the body, not the body past
 			// its end, which would be left out of the merge unread.
-			if _, err := r.ReadByte(); err != io.EOF {
-				if err == nil {
-					return errors.New("bytes after its end")
-				}
-				return err
-			}
-			return nil
+			return atEnd(r)
 		default:
 			return fmt.Errorf("an item of kind %#x", tag)
 		}
