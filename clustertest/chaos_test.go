@@ -298,7 +298,11 @@ func (h *harness) freezeOwner() event {
 	dropped := regexp.MustCompile(fmt.Sprintf(`msg="shard dropped" node=%s shard=%d `, owner, shard))
 	for deadline := time.Now().Add(15 * time.Second); !dropped.MatchString(n.Tail(200)); time.Sleep(100 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			h.t.Fatalf("%s thawed and did not drop shard %d:\n%s", owner, shard, n.Tail(30))
+			// Where the drop waits: the goroutines in it, and those of the
+			// shard's log, engine and forwarded requests it waits for.
+			tail := n.Tail(30)
+			h.t.Fatalf("%s thawed and did not drop shard %d:\n%s\nits goroutines in the cluster's drop, the log and the engine:\n%s", owner, shard, tail,
+				n.Stacks("cluster.(*Node).drop", "cluster.(*Node).closeHosted", "jslog.", "engine.(*Engine).", "cluster.(*Node).onForwarded"))
 		}
 	}
 	h.load.down[i].Store(false)

@@ -152,6 +152,38 @@ func (p *Proc) Hangup() error { return p.signal(syscall.SIGHUP) }
 // Cont lets a stopped process go on (SIGCONT).
 func (p *Proc) Cont() error { return p.signal(syscall.SIGCONT) }
 
+// Stacks makes the process write every goroutine's stack to its log and
+// exit (SIGQUIT), and returns the goroutines whose stacks name any of
+// funcs (all when none is given): what a test that found the process stuck
+// shows. The process is gone afterwards.
+func (p *Proc) Stacks(funcs ...string) string {
+	p.signal(syscall.SIGCONT)
+	if p.signal(syscall.SIGQUIT) != nil || !p.wait(10*time.Second) {
+		p.Kill()
+	}
+	b, _ := os.ReadFile(p.Log)
+	dump := string(b)
+	if i := strings.LastIndex(dump, "SIGQUIT: quit"); i >= 0 {
+		dump = dump[i:]
+	}
+	var out []string
+	for g := range strings.SplitSeq(dump, "\n\n") {
+		if !strings.HasPrefix(g, "goroutine ") {
+			continue
+		}
+		for _, f := range funcs {
+			if strings.Contains(g, f) {
+				out = append(out, g)
+				break
+			}
+		}
+		if len(funcs) == 0 {
+			out = append(out, g)
+		}
+	}
+	return strings.Join(out, "\n\n")
+}
+
 // Term asks the process to stop (SIGTERM) and waits up to d; then it kills
 // it. It returns an error when it had to.
 func (p *Proc) Term(d time.Duration) error {
