@@ -33,7 +33,7 @@ func adminBackup(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	adminURL := fs.String("admin-url", envDefault("admin-url", "http://127.0.0.1:8081"), "admin API address (any node of a cluster)")
 	token := fs.String("admin-token", os.Getenv("BACKUPMON_ADMIN_TOKEN"), "admin token (default: ./data/admin.token)")
-	out := fs.String("out", "", "the backup file to write (required; replaced only by a backup that reads back whole)")
+	out := fs.String("out", "", "the backup file to write (required; replaced only by a backup that reads back whole), or - for standard output (checked on the way; exit 1 when it was not whole)")
 	if code, ok := parseCommand(fs, args, stderr); !ok {
 		return code
 	}
@@ -66,6 +66,9 @@ func adminBackup(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "backupmon admin backup: %s\n", resp.Status)
 		return 1
 	}
+	if *out == "-" {
+		return streamBackup(resp.Body, stdout, stderr)
+	}
 	info, size, err := keepBackup(*out, resp.Body)
 	if err != nil {
 		fmt.Fprintf(stderr, "backupmon admin backup: %v (%s was not changed)\n", err, *out)
@@ -76,6 +79,37 @@ func adminBackup(args []string, stdout, stderr io.Writer) int {
 	}})
 	fmt.Fprintln(stdout, string(jsonx.Pretty(answer)))
 	return 0
+}
+
+// streamBackup copies a backup from src to stdout (`--out -`, for a pipe
+// into encryption or an upload), reading it back on the way, and prints
+// what it holds on stderr. It returns 1, after a message on stderr, when
+// the stream is not a whole backup: what went to stdout is then none, and
+// the pipe's exit status (set -o pipefail) says so.
+func streamBackup(src io.Reader, stdout, stderr io.Writer) int {
+	cw := &countingWriter{w: stdout}
+	info, err := engine.ReadBackup(io.TeeReader(src, cw), engine.BackupReader{})
+	if err != nil {
+		fmt.Fprintf(stderr, "backupmon admin backup: the backup received does not read back: %v (what went to standard output is not a backup)\n", err)
+		return 1
+	}
+	answer, _ := jsonx.Marshal(map[string]any{"data": map[string]any{
+		"file": "-", "bytes": cw.n, "workspaces": info.Workspaces, "rawMails": info.RawMails, "layout": info.Version,
+	}})
+	fmt.Fprintln(stderr, string(jsonx.Pretty(answer)))
+	return 0
+}
+
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // keepBackup writes src to a temporary file beside path, reads it back
@@ -136,10 +170,10 @@ func checkBackupFile(path string) (engine.BackupInfo, error) {
 // closes with a snapshot. It refuses a directory that holds a log or
 // snapshots. It returns the exit code: 0, 1 when the restore failed, 2 for
 // a usage error or a directory in use.
-func restoreCommand(args []string, stdout, stderr io.Writer) int {
+func restoreCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("restore", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	from := fs.String("backup", "", "the backup file (backupmon admin backup --out)")
+	from := fs.String("backup", "", "the backup file (backupmon admin backup --out), or - for standard input")
 	data := fs.String("data", envDefault("data", "./data"), "the new data directory: empty or absent")
 	if code, ok := parseCommand(fs, args, stderr); !ok {
 		return code
@@ -155,6 +189,17 @@ func restoreCommand(args []string, stdout, stderr io.Writer) int {
 	case used:
 		fmt.Fprintf(stderr, "backupmon restore: %s holds a log or snapshots already; restore into a new directory (nothing was changed)\n", *data)
 		return 2
+	}
+	if *from == "-" {
+		// The backup is read twice (checked, then taken in): from a pipe,
+		// through a temporary file.
+		spooled, err := spool(stdin)
+		if err != nil {
+			fmt.Fprintln(stderr, "backupmon restore: read standard input:", err, "(nothing was changed)")
+			return 1
+		}
+		defer os.Remove(spooled)
+		*from = spooled
 	}
 	info, err := checkBackupFile(*from)
 	if err != nil {
@@ -202,6 +247,24 @@ func restoreCommand(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "%d workspaces and %d kept e-mails restored into %s (backup of layout %d); start it with: backupmon serve --data %s\n",
 		info.Workspaces, info.RawMails, *data, info.Version, *data)
 	return 0
+}
+
+// spool copies r into a new temporary file (mode 0600) and returns its
+// name; the caller removes it.
+func spool(r io.Reader) (string, error) {
+	f, err := os.CreateTemp("", "backupmon-restore-*.backup")
+	if err != nil {
+		return "", err
+	}
+	_, err = io.Copy(f, r)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return "", err
+	}
+	return f.Name(), nil
 }
 
 // adminTokenOr returns token, or else the one in ./data/admin.token.

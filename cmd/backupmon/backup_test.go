@@ -23,7 +23,14 @@ import (
 // and returns its exit code and output.
 func bkRun(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
+	return bkRunIn(t, nil, args...)
+}
+
+// bkRunIn is bkRun with stdin as the standard input.
+func bkRunIn(t *testing.T, stdin []byte, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
 	cmd := exec.Command(testserver.Binary(t), args...)
+	cmd.Stdin = bytes.NewReader(stdin)
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "BACKUPMON_") {
 			cmd.Env = append(cmd.Env, kv)
@@ -211,6 +218,45 @@ func TestBackupRefusals(t *testing.T) {
 		}
 		if left, _ := filepath.Glob(filepath.Join(filepath.Dir(out), ".*.tmp")); len(left) > 0 {
 			t.Errorf("temporary files left: %v", left)
+		}
+	})
+
+	t.Run("through pipes", func(t *testing.T) {
+		// --out -: the backup on standard output, its summary on standard
+		// error; restore --backup - takes it from standard input.
+		code, stdout, stderr := bkRun(t, "admin", "backup", "--admin-url", c.AdminURL, "--admin-token", testserver.AdminToken, "--out", "-")
+		want := fmt.Sprintf("{\n  \"data\": {\n    \"bytes\": %d,\n    \"file\": \"-\",\n    \"layout\": 11,\n    \"rawMails\": 0,\n    \"workspaces\": 1\n  }\n}\n", len(stdout))
+		if code != 0 || !strings.HasPrefix(stdout, "BMSNAP01") || stderr != want {
+			t.Fatalf("admin backup --out -: exit %d, %d bytes, stderr %q", code, len(stdout), stderr)
+		}
+		data := filepath.Join(t.TempDir(), "data")
+		code, out, errOut := bkRunIn(t, []byte(stdout), "restore", "--backup", "-", "--data", data)
+		if code != 0 || !strings.HasSuffix(out, "1 workspaces and 0 kept e-mails restored into "+data+" (backup of layout 11); start it with: backupmon serve --data "+data+"\n") {
+			t.Fatalf("restore --backup -: exit %d\n%s%s", code, out, errOut)
+		}
+		if left, _ := filepath.Glob(filepath.Join(os.TempDir(), "backupmon-restore-*.backup")); len(left) > 0 {
+			t.Errorf("spooled copies left: %v", left)
+		}
+		r := testserver.StartChild(t, "restored from a pipe", data).Admin("GET", "/workspaces", nil)
+		if r.Status != 200 || !strings.Contains(string(r.Body), `"name":"Acme IT"`) {
+			t.Errorf("the restored server lists %d %s", r.Status, r.Body)
+		}
+		// Cut short on the way: exit 1, after what it wrote.
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(whole[:len(whole)-30]) })}
+		go srv.Serve(ln)
+		defer srv.Close()
+		code, stdout, stderr = bkRun(t, "admin", "backup", "--admin-url", "http://"+ln.Addr().String(), "--admin-token", "x", "--out", "-")
+		if code != 1 || !strings.HasPrefix(stderr, "backupmon admin backup: the backup received does not read back: not a whole backup: ") ||
+			!strings.HasSuffix(stderr, " (what went to standard output is not a backup)\n") {
+			t.Errorf("a backup cut short, to standard output: exit %d, stderr %q", code, stderr)
+		}
+		code, _, stderr = bkRunIn(t, whole[:len(whole)-30], "restore", "--backup", "-", "--data", filepath.Join(t.TempDir(), "data"))
+		if code != 1 || !strings.Contains(stderr, ": not a whole backup: ") {
+			t.Errorf("a backup cut short, from standard input: exit %d, stderr %q", code, stderr)
 		}
 	})
 
