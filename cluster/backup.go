@@ -83,9 +83,11 @@ func (n *Node) Backup() (func(w io.Writer) error, error) {
 			}
 		}
 	}
-	if err := errors.Join(errs...); err != nil {
-		drop()
-		return nil, err
+	for _, err := range errs {
+		if err != nil {
+			drop()
+			return nil, err // the first shard's: one line for the 503's message
+		}
 	}
 	for s, a := range answers {
 		if a.Version != answers[0].Version {
