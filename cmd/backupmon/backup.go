@@ -24,7 +24,7 @@ import (
 // directory from one.
 
 // adminBackup runs `backupmon admin backup --out FILE`: GET
-// /admin/v1/backup into FILE.tmp next to FILE, checked from end to end
+// /admin/v1/backup into a temporary file beside FILE, checked from end to end
 // (every checksum, every workspace decoding), synced, then renamed to FILE.
 // A file that does not read back whole is deleted. It returns the exit
 // code: 0, 1 for a failed backup, 2 for a usage error.
@@ -61,7 +61,11 @@ func adminBackup(args []string, stdout, stderr io.Writer) int {
 	if resp.StatusCode != http.StatusOK {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 		if len(body) > 0 {
-			fmt.Fprintln(stdout, string(jsonx.Pretty(body)))
+			to := stdout // the answer JSON, as every admin command prints it
+			if *out == "-" {
+				to = stderr // standard output is the backup's
+			}
+			fmt.Fprintln(to, string(jsonx.Pretty(body)))
 		}
 		fmt.Fprintf(stderr, "backupmon admin backup: %s\n", resp.Status)
 		return 1

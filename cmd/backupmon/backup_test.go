@@ -241,6 +241,12 @@ func TestBackupRefusals(t *testing.T) {
 		if r.Status != 200 || !strings.Contains(string(r.Body), `"name":"Acme IT"`) {
 			t.Errorf("the restored server lists %d %s", r.Status, r.Body)
 		}
+		// A refusal: its answer on standard error, nothing on standard
+		// output, which is the backup's.
+		code, stdout, stderr = bkRun(t, "admin", "backup", "--admin-url", c.AdminURL, "--admin-token", "wrong", "--out", "-")
+		if code != 1 || stdout != "" || !strings.Contains(stderr, `"code": "UNAUTHORIZED"`) || !strings.HasSuffix(stderr, "backupmon admin backup: 401 Unauthorized\n") {
+			t.Errorf("a wrong token, to standard output: exit %d\nstdout %q\nstderr %q", code, stdout, stderr)
+		}
 		// Cut short on the way: exit 1, after what it wrote.
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
