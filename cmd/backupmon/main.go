@@ -12,7 +12,7 @@ const usage = `backupmon: backup monitoring service
 Usage:
   backupmon serve [flags]        run the service (backupmon serve -h for flags)
   backupmon admin <cmd> [flags]  call the admin API (backupmon admin help; admin backup --out F backs it up)
-  backupmon restore --backup F --data D  make a new data directory from a backup (F: a file, or - for standard input)
+  backupmon restore [flags]      make a new data directory from a backup (--backup F or -, --data D)
   backupmon mcp --key-file F     the assistant server (MCP) over stdio, relayed to a running server
   backupmon nats [flags]         a NATS server with JetStream for a cluster (backupmon nats -h)
   backupmon cluster local        three NATS servers and three nodes on this machine, with the demo (make cluster)
