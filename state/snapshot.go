@@ -304,6 +304,11 @@ func (j *Job) walk(s *snap, w *Workspace) error {
 		f.Int32(&r.Duration)
 		f.Byte(&r.Status)
 		f.Uint16(&r.Source)
+		// The status places the result in the result index's lists
+		// (resultIndex.part): one out of range would index past them.
+		if r.Status-ResultOK > ResultFailed-ResultOK {
+			f.Fail(fmt.Errorf("job %s: result %s: status %d of %d to %d: %w", j.ID, r.ID, r.Status, ResultOK, ResultFailed, codec.ErrInvalid))
+		}
 	})
 	if !s.since(11) {
 		if err := j.walkIdemV10(s, w); err != nil {
