@@ -83,6 +83,11 @@ func (w *Workspace) walk(s *snap) error {
 		if err := f.Err(); err != nil {
 			return err
 		}
+		// The plan and status are written into JSON as they are (no
+		// escaping: they are words of a set), so they must be of theirs.
+		if !Plans[w.Plan] || !WorkspaceStatuses[w.Status] {
+			return fmt.Errorf("plan %q or status %q not of this build's: %w", w.Plan, w.Status, codec.ErrInvalid)
+		}
 		loc, err := time.LoadLocation(w.TimeZone)
 		if err != nil {
 			return fmt.Errorf("time zone %q: %w", w.TimeZone, err)
@@ -267,6 +272,9 @@ func (c *Client) walk(s *snap, w *Workspace) error {
 	if s.since(6) {
 		f.Uvarint(&c.OffSeq)
 	}
+	if s.reading() && f.Err() == nil && !ClientStatuses[c.Status] {
+		return fmt.Errorf("client %s: status %q not of this build's: %w", c.ID, c.Status, codec.ErrInvalid) // written into JSON unescaped
+	}
 	return s.observe(c.ID)
 }
 
@@ -353,7 +361,12 @@ func (k *Key) walk(s *snap, w *Workspace) error {
 	f := s.f
 	lastUsed := k.LastUsed.Load()
 	f.Walk(k.ID[:], &k.Name, &k.Type, &k.Prefix, k.Hash[:], &k.Scopes, &k.ReadWrite, &k.CreatedAt, &k.ExpiresAt, &k.FirstUsed, &lastUsed)
-	if s.reading() {
+	if s.reading() && f.Err() == nil {
+		switch k.Type { // written into JSON unescaped
+		case "rest", "report", "assistant":
+		default:
+			return fmt.Errorf("key %s: type %q not of this build's: %w", k.ID, k.Type, codec.ErrInvalid)
+		}
 		k.Source = "api:" + k.Prefix
 		k.LastUsed.Store(lastUsed)
 		w.IDs.Observe(k.ID)
