@@ -43,6 +43,7 @@ func (s *Server) adminBackup(ctx *fasthttp.RequestCtx) {
 		w, err := s.backup()
 		if err != nil {
 			s.log.Warn("backup refused", "err", err)
+			s.metrics.ObserveBackup("refused", 0, time.Now())
 			ctx.Response.Header.Set("Retry-After", "30")
 			adminError(ctx, fasthttp.StatusServiceUnavailable, "UNAVAILABLE", err.Error())
 			return
@@ -52,7 +53,7 @@ func (s *Server) adminBackup(ctx *fasthttp.RequestCtx) {
 		eng := s.eng
 		write = func(w io.Writer) error { _, err := eng.Backup(w); return err }
 	}
-	log := s.log
+	log, metrics := s.log, s.metrics
 	ctx.SetStatusCode(fasthttp.StatusOK)
 	ctx.Response.Header.SetContentType("application/octet-stream")
 	ctx.Response.Header.Set("Content-Disposition", `attachment; filename="backupmon.backup"`)
@@ -60,15 +61,17 @@ func (s *Server) adminBackup(ctx *fasthttp.RequestCtx) {
 	ctx.SetBodyStreamWriter(func(w *bufio.Writer) {
 		start := time.Now()
 		cw := &countWriter{w: w}
-		if err := write(cw); err != nil {
-			log.Error("backup cut short: the file sent ends without its trailer", "err", err, "bytes", cw.n)
-			return
+		err := write(cw)
+		if err == nil {
+			err = w.Flush()
 		}
-		if err := w.Flush(); err != nil {
+		if err != nil {
 			log.Error("backup cut short: the file sent ends without its trailer", "err", err, "bytes", cw.n)
+			metrics.ObserveBackup("cut_short", cw.n, time.Now())
 			return
 		}
 		log.Info("backup sent", "bytes", cw.n, "elapsed", time.Since(start).Round(time.Millisecond))
+		metrics.ObserveBackup("sent", cw.n, time.Now())
 	})
 }
 

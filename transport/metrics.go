@@ -23,6 +23,9 @@ type Metrics struct {
 	noticeTime      *prometheus.HistogramVec
 	mail            *prometheus.CounterVec
 	refused         *prometheus.CounterVec
+	backups         *prometheus.CounterVec
+	backupSent      prometheus.Gauge
+	backupBytes     prometheus.Gauge
 	counters        sync.Map // requestKey → prometheus.Counter
 }
 
@@ -55,8 +58,15 @@ func NewMetrics() *Metrics {
 		refused: counterVec("backupmon_connections_refused_total",
 			"Connections answered at once and closed because a listener (public, admin, smtp) was at its limit, in all (reason total) or for the client's address (reason address).",
 			"listener", "reason"),
+		backups: counterVec("backupmon_backups_total",
+			"Backups asked for on GET /admin/v1/backup, by outcome: sent (whole, trailer included), cut_short (the file ended without its trailer) or refused (503, before any byte).",
+			"outcome"),
+		backupSent: prometheus.NewGauge(prometheus.GaugeOpts{Name: "backupmon_backup_last_sent_timestamp_seconds",
+			Help: "When the last backup was sent whole (Unix seconds; 0: none since the start), for an alert on backups that stopped."}),
+		backupBytes: prometheus.NewGauge(prometheus.GaugeOpts{Name: "backupmon_backup_last_sent_bytes",
+			Help: "The size of the last backup sent whole."}),
 	}
-	m.reg.MustRegister(m.requests, m.reportsIngested, m.walSync, m.walBatch, m.notices, m.noticeTime, m.mail, m.refused,
+	m.reg.MustRegister(m.requests, m.reportsIngested, m.walSync, m.walBatch, m.notices, m.noticeTime, m.mail, m.refused, m.backups, m.backupSent, m.backupBytes,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -124,4 +134,14 @@ func (m *Metrics) ObserveMail(outcome, vendor string) {
 // it is the listeners' Refused hook.
 func (m *Metrics) ObserveRefused(listener, reason string) {
 	m.refused.WithLabelValues(listener, reason).Inc()
+}
+
+// ObserveBackup counts a backup by its outcome ("sent", "cut_short",
+// "refused"); a backup sent whole also sets the time and size of the last.
+func (m *Metrics) ObserveBackup(outcome string, bytes int64, at time.Time) {
+	m.backups.WithLabelValues(outcome).Inc()
+	if outcome == "sent" {
+		m.backupSent.Set(float64(at.UnixMilli()) / 1000)
+		m.backupBytes.Set(float64(bytes))
+	}
 }
