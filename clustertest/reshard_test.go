@@ -1,6 +1,7 @@
 package clustertest
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -13,8 +14,8 @@ import (
 
 // TestReshardThroughABackup: a cluster's shard count is fixed at its set-up,
 // so a cluster that must grow past it moves to a new cluster of more
-// shards: a backup through any node, restored into a directory, imported
-// into the new cluster. Every admin and REST read through each new node
+// shards: a backup through any node, imported into the new cluster
+// (`cluster import --backup`, which refuses a backup cut short). Every admin and REST read through each new node
 // then answers as the old cluster did, with the keys the old cluster made
 // (whose first hex characters name a shard of the old count: the import's
 // directory routes them), an acknowledged report sent again is a
@@ -52,16 +53,26 @@ func TestReshardThroughABackup(t *testing.T) {
 		t.Fatalf("admin backup (%v):\n%s", err, out)
 	}
 	old.Close()
-	dir := filepath.Join(t.TempDir(), "restored")
-	if out, err := exec.Command(bin, "restore", "--backup", file, "--data", dir).CombinedOutput(); err != nil {
-		t.Fatalf("restore (%v):\n%s", err, out)
-	}
 
 	cl, nodes := startCluster(t, 3, "--dev-clock")
 	nodes[0].SetClock(at) // the development clock is a cluster's own: the backup's goes to a single node only
-	args := append([]string{"cluster", "import", "--data", dir, "--cluster", strings.Join(cl.NATSURLs, ","), "--cluster-auth-file", cl.AuthFile}, localcluster.TLSArgs(cl.TLS)...)
-	if out, err := exec.Command(bin, args...).CombinedOutput(); err != nil || !strings.Contains(string(out), "4 workspaces moved, 0 already in the cluster") {
-		t.Fatalf("cluster import (%v):\n%s", err, out)
+	args := append([]string{"cluster", "import", "--backup", file, "--cluster", strings.Join(cl.NATSURLs, ","), "--cluster-auth-file", cl.AuthFile}, localcluster.TLSArgs(cl.TLS)...)
+	if out, err := exec.Command(bin, args...).CombinedOutput(); err != nil || !strings.Contains(string(out), "4 workspaces moved, 0 already in the cluster, 0 kept e-mails; "+file+" is unchanged\n") {
+		t.Fatalf("cluster import --backup (%v):\n%s", err, out)
+	}
+	// Run again, it moves nothing more; a damaged backup moves nothing.
+	if out, err := exec.Command(bin, args...).CombinedOutput(); err != nil || !strings.Contains(string(out), "0 workspaces moved, 4 already in the cluster") {
+		t.Fatalf("cluster import --backup again (%v):\n%s", err, out)
+	}
+	whole, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := filepath.Join(t.TempDir(), "cut.backup")
+	os.WriteFile(cut, whole[:len(whole)-10], 0o600)
+	args[3] = cut
+	if out, err := exec.Command(bin, args...).CombinedOutput(); err == nil || !strings.Contains(string(out), "backupmon cluster import: "+cut+": not a whole backup: ") || !strings.Contains(string(out), "(nothing was moved)") {
+		t.Errorf("cluster import of a backup cut short (%v):\n%s", err, out)
 	}
 	for i, c := range nodes {
 		got := answers(t, c, keys)

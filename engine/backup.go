@@ -172,6 +172,7 @@ type BackupWorkspace struct {
 	ID, Name string
 	Blob     []byte // its encoding, as ImportWorkspace takes it
 	Version  uint64 // the encoding's layout
+	Routes   Routes // what a cluster's directory needs of it (cluster import)
 }
 
 // BackupReader is what ReadBackup hands a backup's items to; a nil field
@@ -215,7 +216,7 @@ func ReadBackup(r io.Reader, to BackupReader) (BackupInfo, error) {
 				}
 				info.Workspaces++
 				if to.Workspace != nil {
-					if toErr = to.Workspace(BackupWorkspace{ID: w.ID.String(), Name: w.Name, Blob: blob, Version: version}); toErr != nil {
+					if toErr = to.Workspace(BackupWorkspace{ID: w.ID.String(), Name: w.Name, Blob: blob, Version: version, Routes: routesOf(w)}); toErr != nil {
 						return toErr
 					}
 				}

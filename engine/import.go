@@ -121,26 +121,29 @@ type Routes struct {
 
 // WorkspaceRoutes returns a workspace's Routes, or a KindNotFound error.
 func (e *Engine) WorkspaceRoutes(wsID string) (Routes, error) {
-	return read(e, wsID, func(w *workspace) Routes {
-		var r Routes
-		for _, k := range w.Keys {
-			if !k.Revoked {
-				r.KeyHashes = append(r.KeyHashes, k.Hash)
-			}
+	return read(e, wsID, func(w *workspace) Routes { return routesOf(w.Workspace) })
+}
+
+// routesOf returns w's Routes.
+func routesOf(w *state.Workspace) Routes {
+	var r Routes
+	for _, k := range w.Keys {
+		if !k.Revoked {
+			r.KeyHashes = append(r.KeyHashes, k.Hash)
 		}
-		for _, s := range w.Sessions {
-			r.SessionHashes = append(r.SessionHashes, s.Hash)
+	}
+	for _, s := range w.Sessions {
+		r.SessionHashes = append(r.SessionHashes, s.Hash)
+	}
+	for _, j := range w.Jobs {
+		if j.IngestToken != "" {
+			r.IngestTokens = append(r.IngestTokens, j.IngestToken)
 		}
-		for _, j := range w.Jobs {
-			if j.IngestToken != "" {
-				r.IngestTokens = append(r.IngestTokens, j.IngestToken)
-			}
+	}
+	for _, u := range w.Unparsed {
+		if u.RawRef != "" {
+			r.RawRefs = append(r.RawRefs, u.RawRef)
 		}
-		for _, u := range w.Unparsed {
-			if u.RawRef != "" {
-				r.RawRefs = append(r.RawRefs, u.RawRef)
-			}
-		}
-		return r
-	})
+	}
+	return r
 }

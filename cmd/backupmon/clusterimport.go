@@ -17,15 +17,17 @@ import (
 )
 
 // clusterImport runs `backupmon cluster import`: it reads a single node's
-// data directory (read-only: the directory is left as it was) and moves
-// every workspace into a running cluster, each to the shard its id hashes
-// to, with the directory entries that let the single node's keys, session
-// cookies and ingest addresses keep working. Run it with the single node
-// stopped; running it again skips the workspaces already moved.
+// data directory (read-only: the directory is left as it was), or a backup
+// file (backupmon admin backup), and moves every workspace into a running
+// cluster, each to the shard its id hashes to, with the directory entries
+// that let the keys, session cookies and ingest addresses made before keep
+// working, and the raw e-mails of unparsed entries. Run it with the single
+// node stopped; running it again skips the workspaces already moved.
 func clusterImport(args []string, out, errOut io.Writer) int {
 	fs := flag.NewFlagSet("cluster import", flag.ContinueOnError)
 	fs.SetOutput(errOut)
 	data := fs.String("data", "./data", "the single node's data directory (stop that node first)")
+	backup := fs.String("backup", "", "a backup file to import instead of a data directory (backupmon admin backup --out; a cluster's backup moves into a cluster of another shard count)")
 	urls := fs.String("cluster", envDefault("cluster", ""), "the cluster's NATS servers, comma-separated")
 	replicas := fs.Int("cluster-replicas", 3, "copies of the import's transit store: the cluster's (3, or 1 for development)")
 	authFile := clusterAuthFlag(fs)
@@ -41,6 +43,12 @@ func clusterImport(args []string, out, errOut io.Writer) int {
 		fmt.Fprintln(errOut, "backupmon cluster import: --cluster is required")
 		return 2
 	}
+	dataSet := false
+	fs.Visit(func(f *flag.Flag) { dataSet = dataSet || f.Name == "data" })
+	if dataSet && *backup != "" {
+		fmt.Fprintln(errOut, "backupmon cluster import: give --data or --backup, not both")
+		return 2
+	}
 	secret, err := clusterSecret(*authFile)
 	if err != nil {
 		fmt.Fprintln(errOut, "backupmon cluster import:", err)
@@ -54,6 +62,16 @@ func clusterImport(args []string, out, errOut io.Writer) int {
 		fmt.Fprintln(errOut, "backupmon cluster import:", err)
 		return 2
 	}
+	connect := func() (*cluster.Importer, error) {
+		return cluster.NewImporter(*urls, cluster.Credentials{NATSSecret: secret, TLS: member.Config()}, *replicas)
+	}
+	fail := func(err error, moved int) int {
+		fmt.Fprintf(errOut, "backupmon cluster import: %v (%d moved so far; run it again to go on)\n", err, moved)
+		return 1
+	}
+	if *backup != "" {
+		return importBackup(*backup, connect, out, errOut, fail)
+	}
 	if _, err := engine.CheckFormat(*data); err != nil {
 		fmt.Fprintln(errOut, "backupmon cluster import:", err)
 		return 1
@@ -66,7 +84,7 @@ func clusterImport(args []string, out, errOut io.Writer) int {
 		return 1
 	}
 	defer eng.Abandon()
-	im, err := cluster.NewImporter(*urls, cluster.Credentials{NATSSecret: secret, TLS: member.Config()}, *replicas)
+	im, err := connect()
 	if err != nil {
 		fmt.Fprintln(errOut, "backupmon cluster import:", err)
 		return 1
@@ -81,9 +99,8 @@ func clusterImport(args []string, out, errOut io.Writer) int {
 			return 1
 		}
 	}
-	moved, skipped := 0, 0
+	var m mover
 	for _, w := range eng.Workspaces() {
-		id, _ := engine.ParseID(w.ID)
 		blob, err := eng.ExportWorkspace(w.ID)
 		if err == nil {
 			var routes engine.Routes
@@ -91,22 +108,70 @@ func clusterImport(args []string, out, errOut io.Writer) int {
 				err = importRawMails(im, mail, routes.RawRefs)
 			}
 			if err == nil {
-				var already bool
-				if already, err = im.Workspace(id, blob, state.SnapshotVersion, routes); already {
-					skipped++
-				} else if err == nil {
-					moved++
-				}
+				err = m.move(im, w.ID, blob, state.SnapshotVersion, routes, out)
 			}
 		}
 		if err != nil {
-			fmt.Fprintf(errOut, "backupmon cluster import: %v (%d moved so far; run it again to go on)\n", err, moved)
-			return 1
+			return fail(err, m.moved)
 		}
-		fmt.Fprintf(out, "workspace %s → shard %d\n", w.ID, cluster.WorkspaceShard(id, im.Shards()))
 	}
-	fmt.Fprintf(out, "%d workspaces moved, %d already in the cluster; %s is unchanged\n", moved, skipped, *data)
+	fmt.Fprintf(out, "%d workspaces moved, %d already in the cluster; %s is unchanged\n", m.moved, m.skipped, *data)
 	return 0
+}
+
+// importBackup moves the workspaces and raw e-mails of the backup in path
+// into the cluster connect reaches, once the whole file has read back. It
+// returns the exit code.
+func importBackup(path string, connect func() (*cluster.Importer, error), out, errOut io.Writer, fail func(error, int) int) int {
+	if _, err := checkBackupFile(path); err != nil {
+		fmt.Fprintf(errOut, "backupmon cluster import: %s: %v (nothing was moved)\n", path, err)
+		return 1
+	}
+	im, err := connect()
+	if err != nil {
+		fmt.Fprintln(errOut, "backupmon cluster import:", err)
+		return 1
+	}
+	defer im.Close()
+	f, err := os.Open(path)
+	if err != nil {
+		fmt.Fprintln(errOut, "backupmon cluster import:", err)
+		return 1
+	}
+	defer f.Close()
+	var m mover
+	raws := 0
+	if _, err := engine.ReadBackup(f, engine.BackupReader{
+		Workspace: func(w engine.BackupWorkspace) error { return m.move(im, w.ID, w.Blob, w.Version, w.Routes, out) },
+		RawMail: func(ref string, raw []byte) error {
+			raws++
+			return im.RawMail(ref, raw)
+		},
+	}); err != nil {
+		return fail(err, m.moved)
+	}
+	fmt.Fprintf(out, "%d workspaces moved, %d already in the cluster, %d kept e-mails; %s is unchanged\n", m.moved, m.skipped, raws, path)
+	return 0
+}
+
+// mover moves workspaces into a cluster and counts them.
+type mover struct{ moved, skipped int }
+
+// move moves one workspace (its encoding in layout version) and writes its
+// routes in the cluster's directory, and says where it went.
+func (m *mover) move(im *cluster.Importer, wsID string, blob []byte, version uint64, routes engine.Routes, out io.Writer) error {
+	id, _ := engine.ParseID(wsID)
+	already, err := im.Workspace(id, blob, version, routes)
+	switch {
+	case err != nil:
+		return err
+	case already:
+		m.skipped++
+	default:
+		m.moved++
+	}
+	fmt.Fprintf(out, "workspace %s → shard %d\n", wsID, cluster.WorkspaceShard(id, im.Shards()))
+	return nil
 }
 
 // importRawMails keeps the raw e-mails refs name in the cluster's store;

@@ -17,7 +17,7 @@ Usage:
   backupmon nats [flags]         a NATS server with JetStream for a cluster (backupmon nats -h)
   backupmon cluster local        three NATS servers and three nodes on this machine, with the demo (make cluster)
   backupmon cluster cert         the certificate of a cluster member, from the cluster's own authority
-  backupmon cluster import       move a single node's workspaces into a cluster
+  backupmon cluster import       move a single node's workspaces, or a backup, into a cluster
 `
 
 // commands are backupmon's first words.
