@@ -294,5 +294,9 @@ func TestBackupRefusals(t *testing.T) {
 		if code, _, stderr := bkRun(t, "restore", "--data", data); code != 2 || stderr != "backupmon restore: --backup is required\n" {
 			t.Errorf("no --backup: exit %d %q", code, stderr)
 		}
+		code, _, stderr = bkRun(t, "cluster", "import", "--backup", good, "--data", data, "--cluster", "nats://127.0.0.1:1")
+		if code != 2 || stderr != "backupmon cluster import: give --data or --backup, not both\n" {
+			t.Errorf("cluster import of a backup and a directory: exit %d %q", code, stderr)
+		}
 	})
 }
