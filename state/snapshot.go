@@ -296,6 +296,11 @@ func (j *Job) walk(s *snap, w *Workspace) error {
 	}
 	vendor := j.Vendor
 	f.Walk(j.ID[:], clientID[:], deviceID[:], &j.Name, &vendor, &j.CreatedAt, &j.IntervalMinutes, &j.GraceMinutes, &j.ExpectedDays, &j.SLATarget, &j.Paused, &j.PausedUntil, &j.PausedAt, &j.LastResult, &j.LastReportAt, &j.LastReceivedAt, &j.LastSuccessAt, &j.LastFailureAt)
+	if j.LastResult > ResultFailed {
+		// The last result picks the job's list in the job index (ByLast):
+		// one past them would index out of it.
+		f.Fail(fmt.Errorf("job %s: last result %d of %d: %w", j.ID, j.LastResult, ResultFailed+1, codec.ErrInvalid))
+	}
 	if s.since(6) {
 		f.Walk(&j.PausedSeq, &j.LastReportSeq)
 	}
