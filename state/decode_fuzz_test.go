@@ -85,24 +85,68 @@ func (x *seedWorld) report(job ID, status uint8, size int64, key string, early i
 }
 
 // seedBlobs returns the encodings of a few realistic workspaces: an empty
-// trial, one client with one job, and two with some of everything a
-// snapshot holds (over 14 days and over 4).
+// trial; small ones that each hold one part of a workspace (jobs and their
+// results and alerts, notifications, people, e-mail and the model), so
+// that a change the fuzzer makes to one of their few bytes is likely to
+// land in a field; and one with some of everything, over three days.
 func seedBlobs(tb testing.TB) [][]byte {
 	empty := newSeedWorld(tb, "Empty trial", "America/New_York", "trial", fuzzT0+14*MsPerDay)
 
-	small := newSeedWorld(tb, "Small", "UTC", "starter", 0)
-	c := small.client("Only client", "active")
-	j := small.job(c, small.id(), "nightly", "veeam", 1440, 60, AllDays)
-	for day := range 5 {
-		small.at += MsPerDay
-		st := ResultOK
-		if day == 2 {
-			st = ResultFailed
+	jobs := newSeedWorld(tb, "Jobs", "Asia/Kathmandu", "starter", 0)
+	c, off := jobs.client("Active", "active"), jobs.client("Off", "active")
+	dev := jobs.id()
+	nightly := jobs.job(c, dev, "nightly", "veeam", 1440, 60, AllDays)
+	weekdays := jobs.job(c, dev, "Weekdays", "nakivo", 720, 30, 0x3e)
+	hourly := jobs.job(off, jobs.id(), "hourly", "generic", 60, 5, AllDays)
+	jobs.apply(&SizeDropSet{JobID: nightly, ActivityID: jobs.id(), Percent: 20, At: jobs.at})
+	for day := range 4 {
+		jobs.at += MsPerDay
+		jobs.report(nightly, ResultOK, int64(10-3*day)*1_000_000_000, "", 0)
+		jobs.report(hourly, ResultOK, -1, "", 0)
+		if day == 3 {
+			jobs.report(weekdays, ResultWarning, 1, "", 0)
+			jobs.apply(&AlertChanged{AlertID: jobs.w.Jobs[weekdays].Alert.ID, ActivityID: jobs.id(), Action: AlertAcknowledge, At: jobs.at})
+			jobs.report(hourly, ResultFailed, 0, "", -MsPerMinute)
 		}
-		small.report(j, st, 10_000_000_000, "", 0)
 	}
+	jobs.apply(&JobUpdated{ID: nightly, ActivityID: jobs.id(), Fields: JobPaused, Paused: true, At: jobs.at})
+	jobs.apply(&ClientUpdated{ID: off, ActivityID: jobs.id(), Fields: ClientStatus, Status: "archived", At: jobs.at})
 
-	return [][]byte{empty.w.Encode(fuzzNow), small.w.Encode(fuzzNow), richWorld(tb, 14).w.Encode(fuzzNow), richWorld(tb, 4).w.Encode(fuzzNow)}
+	notify := newSeedWorld(tb, "Notify", "UTC", "growth", 0)
+	hook, psa := notify.id(), notify.id()
+	notify.apply(&ChannelCreated{ID: hook, ActivityID: notify.id(), ChannelType: ChannelSlack, Name: "slack", URL: "https://hooks.example/x", MinSeverity: SeverityWarning, CreatedAt: notify.at})
+	notify.apply(&TicketChannelCreated{ChannelCreated: ChannelCreated{ID: psa, ActivityID: notify.id(), ChannelType: ChannelHaloPSA, Name: "halo", MinSeverity: SeverityCritical, CreatedAt: notify.at},
+		Settings: []Setting{{"tenant", "t"}}, Secrets: []Setting{{"secret", "s"}}})
+	notify.apply(&EscalationCreated{ID: notify.id(), ActivityID: notify.id(), ChannelID: hook, AfterMinutes: 30, CreatedAt: notify.at})
+	c = notify.client("Client", "active")
+	notify.apply(&ClientMapped{ChannelID: psa, ClientID: c, Company: "C", At: notify.at})
+	j := notify.job(c, notify.id(), "job", "cove", 60, 10, AllDays)
+	notify.at += MsPerHour
+	notify.report(j, ResultFailed, 0, "", 0)
+	notify.apply(&TicketLinked{AlertID: notify.w.Jobs[j].Alert.ID, ChannelID: psa, Ticket: "42", At: notify.at})
+	notify.apply(&DeliveryAttempted{DeliveryID: notify.w.Deliveries[0].ID, Attempt: 1, State: DeliveryRetry, Failure: "timeout", At: notify.at, NextAt: notify.at + DeliveryFirstRetryMs})
+	notify.apply(&DeliveryAttempted{DeliveryID: notify.w.Deliveries[1].ID, Attempt: 1, State: DeliveryDelivered, At: notify.at})
+
+	people := newSeedWorld(tb, "People", "Europe/Paris", "pro", 0)
+	u := people.id()
+	people.apply(&UserCreated{ID: u, ActivityID: people.id(), Email: "o@example.com", Name: "O", Role: RoleOwner, Hash: "h", CreatedAt: people.at})
+	people.apply(&TwoFactorSet{UserID: u, ActivityID: people.id(), Secret: "S", Step: 3, Recovery: bytes.Repeat([]byte{1}, 64), At: people.at})
+	people.apply(&InviteCreated{ID: people.id(), ActivityID: people.id(), Email: "i@example.com", Role: RoleMember, CreatedAt: people.at, ExpiresAt: people.at + InviteTTLMs})
+	people.apply(&KeyCreated{ID: people.id(), ActivityID: people.id(), Name: "k", KeyType: "rest", Prefix: "pfx", Scopes: ScopeHealth, CreatedAt: people.at})
+	people.at = fuzzNow - MsPerMinute
+	people.apply(&SessionStarted{ID: people.id(), UserID: u, Hash: [32]byte{3}, At: people.at})
+
+	mail := newSeedWorld(tb, "Mail", "UTC", "trial", fuzzT0+30*MsPerDay)
+	c = mail.client("Client", "active")
+	j = mail.job(c, mail.id(), "nas", "custom", 1440, 60, AllDays)
+	mail.apply(&RuleSavedBy{RuleSaved: RuleSaved{ParseRule: ParseRule{ID: mail.id(), Name: "r", Spec: "{}", CreatedAt: mail.at, UpdatedAt: mail.at}}})
+	mail.at += MsPerDay
+	mail.report(j, ResultFailed, 0, "key-1", 0)
+	mail.apply(&AIQueued{AIItem: AIItem{AlertID: mail.w.Jobs[j].Alert.ID, JobID: j, AlertType: AlertFailed, Vendor: "custom", JobName: "nas", Text: "t", QueuedAt: mail.at, NextAt: mail.at}})
+	mail.apply(&AIAnswered{AlertID: mail.w.Jobs[j].Alert.ID, Outcome: AIDeferred, Called: true, At: mail.at, NextAt: mail.at + MsPerHour})
+	mail.apply(&MailUnparsed{UnparsedMail: UnparsedMail{ID: mail.id(), JobID: j, ReceivedAt: mail.at, MessageID: "<m@x>", Reason: "no status", Vendor: "custom", RawRef: "r/1", Size: 10}})
+
+	return [][]byte{empty.w.Encode(fuzzNow), jobs.w.Encode(fuzzNow), notify.w.Encode(fuzzNow), people.w.Encode(fuzzNow), mail.w.Encode(fuzzNow), richWorld(tb, 3).w.Encode(fuzzNow)}
 }
 
 // richWorld is a workspace with days of reports: clients paused and
