@@ -301,6 +301,11 @@ func (j *Job) walk(s *snap, w *Workspace) error {
 		// one past them would index out of it.
 		f.Fail(fmt.Errorf("job %s: last result %d of %d: %w", j.ID, j.LastResult, ResultFailed+1, codec.ErrInvalid))
 	}
+	if j.IntervalMinutes <= 0 {
+		// Due times step by the interval, and the runs a job missed are
+		// counted by dividing by it (OverdueOf).
+		f.Fail(fmt.Errorf("job %s: interval of %d minutes: %w", j.ID, j.IntervalMinutes, codec.ErrInvalid))
+	}
 	if s.since(6) {
 		f.Walk(&j.PausedSeq, &j.LastReportSeq)
 	}
