@@ -3,9 +3,12 @@ package state
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"backupmon/codec"
 )
 
 // A workspace's encoding comes back from outside the process (imports,
@@ -473,4 +476,104 @@ func changeDecoded(t *testing.T, w *Workspace, at int64) {
 	if _, err := DecodeWorkspace(w.Encode(at), SnapshotVersion); err != nil {
 		t.Fatalf("a decoded workspace, changed by records, encodes to a blob DecodeWorkspace refuses: %v", err)
 	}
+}
+
+// TestDecodeWorkspaceRefuses: blobs whose parts do not hold together in
+// ways a mutation of a byte or two does not reach (an id twice, a second
+// unresolved alert, tickets of no alert...) are refused with an error
+// that wraps codec.ErrInvalid, and the fuzz test's checks pass on them.
+// Each is a seed workspace changed in memory, then encoded.
+func TestDecodeWorkspaceRefuses(t *testing.T) {
+	seeds := seedBlobs(t)
+	notify, rich := seeds[2], richWorld(t, 3).w.Encode(fuzzNow)
+	// decoded returns a fresh workspace of blob, to change.
+	decoded := func(t *testing.T, blob []byte) *Workspace {
+		t.Helper()
+		w, err := DecodeWorkspace(blob, SnapshotVersion)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
+	// firstJob returns w's first job by name that is monitored at fuzzNow.
+	firstJob := func(w *Workspace) *Job {
+		for _, j := range w.JobList {
+			if j.Monitored(fuzzNow) {
+				return j
+			}
+		}
+		panic("no monitored job")
+	}
+	other := ID{0xfe, 0xed} // a map key no id takes
+	for _, tc := range []struct {
+		name string
+		blob func(t *testing.T) []byte
+	}{
+		{"a client twice", func(t *testing.T) []byte {
+			w := decoded(t, rich)
+			c := w.ClientList[0]
+			w.Clients[other] = &Client{ID: c.ID, Name: "again", Status: "active", Jobs: map[ID]*Job{}}
+			return w.Encode(fuzzNow)
+		}},
+		{"a job twice, on another client", func(t *testing.T) []byte {
+			w := decoded(t, rich)
+			j := *firstJob(w)
+			j.Client = w.ClientList[len(w.ClientList)-1]
+			w.Jobs[other] = &j
+			return w.Encode(fuzzNow)
+		}},
+		{"a device twice", func(t *testing.T) []byte {
+			w := decoded(t, rich)
+			d := *firstJob(w).Device
+			w.devices[other] = &d
+			return w.Encode(fuzzNow)
+		}},
+		{"a key twice", func(t *testing.T) []byte {
+			w := decoded(t, rich)
+			for _, k := range w.Keys {
+				w.Keys[other] = &Key{ID: k.ID, Name: k.Name, Type: k.Type, Prefix: "zz"}
+				break
+			}
+			return w.Encode(fuzzNow)
+		}},
+		{"a user twice", func(t *testing.T) []byte {
+			w := decoded(t, rich)
+			for _, u := range w.Users {
+				again := *u
+				w.Users[other] = &again
+				break
+			}
+			return w.Encode(fuzzNow)
+		}},
+		{"a session twice", func(t *testing.T) []byte {
+			w := decoded(t, rich)
+			for _, s := range w.Sessions {
+				w.Sessions[other] = &Session{ID: s.ID, User: s.User, CreatedAt: s.CreatedAt, SeenAt: s.SeenAt}
+				break
+			}
+			return w.Encode(fuzzNow)
+		}},
+		{"an alert twice", func(t *testing.T) []byte {
+			w := decoded(t, rich)
+			a := *w.AlertLog[0]
+			a.Status = AlertResolved
+			w.AlertLog = append(w.AlertLog, &a)
+			return w.Encode(fuzzNow)
+		}},
+		{"a delivery twice", func(t *testing.T) []byte {
+			w := decoded(t, rich)
+			d := *w.Deliveries[0]
+			w.Deliveries = append(w.Deliveries, &d)
+			return w.Encode(fuzzNow)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			blob := tc.blob(t)
+			if _, err := DecodeWorkspace(blob, SnapshotVersion); !errors.Is(err, codec.ErrInvalid) {
+				t.Fatalf("DecodeWorkspace answered %v, want an error of codec.ErrInvalid", err)
+			}
+			fuzzDecode(t, blob, 0)
+		})
+	}
+	_ = notify
 }

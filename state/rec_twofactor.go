@@ -190,7 +190,7 @@ func (w *Workspace) walkPeople(s *snap) error {
 	if err := f.Err(); err != nil {
 		return err
 	}
-	return walkMap(s, w.invites(), func() *Invite { return &Invite{} }, (*Invite).walk, nil)
+	return walkMap(s, "invitation", w.invites(), func() *Invite { return &Invite{} }, (*Invite).walk, nil)
 }
 
 // sortUsers orders users by id.

@@ -101,16 +101,16 @@ func (w *Workspace) walk(s *snap) error {
 			w.sourceIx[src] = i
 		}
 	}
-	if err := walkMap(s, w.Clients, func() *Client { return &Client{Jobs: map[ID]*Job{}} }, (*Client).walk, nil); err != nil {
+	if err := walkMap(s, "client", w.Clients, func() *Client { return &Client{Jobs: map[ID]*Job{}} }, (*Client).walk, nil); err != nil {
 		return err
 	}
-	if err := walkMap(s, w.devices, func() *device { return &device{} }, (*device).walk, nil); err != nil {
+	if err := walkMap(s, "device", w.devices, func() *device { return &device{} }, (*device).walk, nil); err != nil {
 		return err
 	}
-	if err := walkMap(s, w.Jobs, func() *Job { return &Job{} }, (*Job).walk, nil); err != nil {
+	if err := walkMap(s, "job", w.Jobs, func() *Job { return &Job{} }, (*Job).walk, nil); err != nil {
 		return err
 	}
-	if err := walkMap(s, w.Keys, func() *Key { return &Key{} }, (*Key).walk, nil); err != nil {
+	if err := walkMap(s, "key", w.Keys, func() *Key { return &Key{} }, (*Key).walk, nil); err != nil {
 		return err
 	}
 	if err := walkList(s, &w.AlertLog, func() *Alert { return &Alert{} }, (*Alert).walk); err != nil {
@@ -130,10 +130,10 @@ func (w *Workspace) walk(s *snap) error {
 	if err := walkList(s, &w.Unparsed, func() *UnparsedMail { return &UnparsedMail{} }, (*UnparsedMail).walk); err != nil {
 		return err
 	}
-	if err := walkMap(s, w.Users, func() *User { return &User{} }, (*User).walk, nil); err != nil {
+	if err := walkMap(s, "user", w.Users, func() *User { return &User{} }, (*User).walk, nil); err != nil {
 		return err
 	}
-	if err := walkMap(s, w.Sessions, func() *Session { return &Session{} }, (*Session).walk, func(x *Session) bool { return x.alive(s.now) }); err != nil {
+	if err := walkMap(s, "session", w.Sessions, func() *Session { return &Session{} }, (*Session).walk, func(x *Session) bool { return x.alive(s.now) }); err != nil {
 		return err
 	}
 	if s.since(7) {
@@ -195,8 +195,9 @@ type entity interface {
 
 // walkMap walks the values of m that keep keeps (nil: all), in the order
 // of their ids when writing, so that one state always gives the same bytes;
-// reading, each value is made by mk, walked and added to m.
-func walkMap[V entity](s *snap, m map[ID]V, mk func() V, walk func(V, *snap, *Workspace) error, keep func(V) bool) error {
+// reading, each value is made by mk, walked and added to m, and an id met
+// twice is an error (what names the values in it).
+func walkMap[V entity](s *snap, what string, m map[ID]V, mk func() V, walk func(V, *snap, *Workspace) error, keep func(V) bool) error {
 	w := s.w()
 	var list []V
 	if !s.reading() {
@@ -221,7 +222,12 @@ func walkMap[V entity](s *snap, m map[ID]V, mk func() V, walk func(V, *snap, *Wo
 			return err
 		}
 		if s.reading() && s.f.Err() == nil {
-			m[v.key()] = v
+			// An id twice would leave the first value linked to what it
+			// holds (a client's jobs, a job's alerts) but gone from m.
+			n := len(m)
+			if m[v.key()] = v; len(m) == n {
+				return fmt.Errorf("%s %s twice: %w", what, v.key(), codec.ErrInvalid)
+			}
 		}
 	}
 	return s.f.Err()
@@ -404,10 +410,13 @@ func (a *Alert) walk(s *snap, w *Workspace) error {
 	if a.Job = w.Jobs[jobID]; a.Job == nil {
 		return fmt.Errorf("alert %s of unknown job %s", a.ID, jobID)
 	}
+	n := len(w.Alerts)
+	if w.Alerts[a.ID] = a; len(w.Alerts) == n {
+		return fmt.Errorf("alert %s twice: %w", a.ID, codec.ErrInvalid)
+	}
 	if a.Status != AlertResolved {
 		a.Job.Alert = a
 	}
-	w.Alerts[a.ID] = a
 	w.IDs.Observe(a.ID)
 	return nil
 }
@@ -451,7 +460,10 @@ func (d *Delivery) walk(s *snap, w *Workspace) error {
 	if d.State == DeliveryPending && d.Notice == nil {
 		return fmt.Errorf("pending delivery %s without its notice", d.ID)
 	}
-	w.DeliveryIx[d.ID] = d
+	n := len(w.DeliveryIx)
+	if w.DeliveryIx[d.ID] = d; len(w.DeliveryIx) == n {
+		return fmt.Errorf("delivery %s twice: %w", d.ID, codec.ErrInvalid)
+	}
 	if d.State == DeliveryPending {
 		w.Pending.Add(1)
 	}
