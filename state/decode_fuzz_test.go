@@ -566,6 +566,13 @@ func TestDecodeWorkspaceRefuses(t *testing.T) {
 			w.Deliveries = append(w.Deliveries, &d)
 			return w.Encode(fuzzNow)
 		}},
+		{"a second unresolved alert on a job", func(t *testing.T) []byte {
+			w := decoded(t, rich)
+			a := *w.Unresolved[0]
+			a.ID, a.Status = w.IDs.Next(fuzzNow), AlertOpen
+			w.AlertLog = append(w.AlertLog, &a)
+			return w.Encode(fuzzNow)
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			blob := tc.blob(t)

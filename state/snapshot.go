@@ -415,6 +415,11 @@ func (a *Alert) walk(s *snap, w *Workspace) error {
 		return fmt.Errorf("alert %s twice: %w", a.ID, codec.ErrInvalid)
 	}
 	if a.Status != AlertResolved {
+		// A job has one unresolved alert, which reports raise and resolve:
+		// a second would stay open in the unresolved list for good.
+		if a.Job.Alert != nil {
+			return fmt.Errorf("alert %s: job %s has unresolved alert %s already: %w", a.ID, jobID, a.Job.Alert.ID, codec.ErrInvalid)
+		}
 		a.Job.Alert = a
 	}
 	w.IDs.Observe(a.ID)
