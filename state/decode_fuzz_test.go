@@ -573,6 +573,25 @@ func TestDecodeWorkspaceRefuses(t *testing.T) {
 			w.AlertLog = append(w.AlertLog, &a)
 			return w.Encode(fuzzNow)
 		}},
+		{"tickets of an alert that is not there", func(t *testing.T) []byte {
+			w := decoded(t, notify)
+			blob := w.Encode(fuzzNow)
+			a := w.AlertLog[0].ID
+			i := bytes.LastIndex(blob, a[:]) // the ticket list's, the last part to name it
+			copy(blob[i:], other[:])
+			return blob
+		}},
+		{"an alert's tickets twice", func(t *testing.T) []byte {
+			w := decoded(t, notify)
+			a := w.AlertLog[0]
+			b := *a
+			b.ID, b.Status = w.IDs.Next(fuzzNow), AlertResolved
+			w.AlertLog = append(w.AlertLog, &b)
+			blob := w.Encode(fuzzNow)
+			i := bytes.LastIndex(blob, b.ID[:])
+			copy(blob[i:], a.ID[:])
+			return blob
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			blob := tc.blob(t)
@@ -582,5 +601,4 @@ func TestDecodeWorkspaceRefuses(t *testing.T) {
 			fuzzDecode(t, blob, 0)
 		})
 	}
-	_ = notify
 }

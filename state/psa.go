@@ -1,6 +1,7 @@
 package state
 
 import (
+	"fmt"
 	"slices"
 
 	"backupmon/codec"
@@ -162,9 +163,13 @@ func (w *Workspace) walkPSA(s *snap) error {
 		f.Fixed(id[:])
 		codec.Slice(f, &tickets, 17, func(f *codec.Fields, t *TicketLink) { f.Walk(t.ChannelID[:], &t.Ticket) })
 		if s.reading() && f.Err() == nil {
-			if a := w.Alerts[id]; a != nil {
-				a.Tickets = tickets
+			// Only alerts with tickets are listed, each once: another
+			// entry would be dropped here, and the tickets with it.
+			a := w.Alerts[id]
+			if a == nil || a.Tickets != nil || len(tickets) == 0 {
+				return fmt.Errorf("%d tickets of alert %s, unknown or listed twice: %w", len(tickets), id, codec.ErrInvalid)
 			}
+			a.Tickets = tickets
 		}
 	}
 	for _, d := range w.Deliveries {
