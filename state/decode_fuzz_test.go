@@ -592,6 +592,16 @@ func TestDecodeWorkspaceRefuses(t *testing.T) {
 			copy(blob[i:], a.ID[:])
 			return blob
 		}},
+		{"an SLA target not a number", func(t *testing.T) []byte {
+			w := decoded(t, rich)
+			firstJob(w).SLATarget = math.NaN()
+			return w.Encode(fuzzNow)
+		}},
+		{"an SLA target of infinity", func(t *testing.T) []byte {
+			w := decoded(t, rich)
+			firstJob(w).SLATarget = math.Inf(-1)
+			return w.Encode(fuzzNow)
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			blob := tc.blob(t)

@@ -3,6 +3,7 @@ package state
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -306,6 +307,10 @@ func (j *Job) walk(s *snap, w *Workspace) error {
 		// The last result picks the job's list in the job index (ByLast):
 		// one past them would index out of it.
 		f.Fail(fmt.Errorf("job %s: last result %d of %d: %w", j.ID, j.LastResult, ResultFailed+1, codec.ErrInvalid))
+	}
+	if math.IsNaN(j.SLATarget) || math.IsInf(j.SLATarget, 0) {
+		// The job object writes the target as a JSON number.
+		f.Fail(fmt.Errorf("job %s: SLA target %v: %w", j.ID, j.SLATarget, codec.ErrInvalid))
 	}
 	if j.IntervalMinutes <= 0 {
 		// Due times step by the interval, and the runs a job missed are
