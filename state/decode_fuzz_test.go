@@ -602,6 +602,15 @@ func TestDecodeWorkspaceRefuses(t *testing.T) {
 			firstJob(w).SLATarget = math.Inf(-1)
 			return w.Encode(fuzzNow)
 		}},
+		{"17 recovery codes", func(t *testing.T) []byte {
+			w := decoded(t, rich)
+			for _, u := range w.Users {
+				if u.TwoFactor != nil {
+					u.TwoFactor.Recovery = make([][32]byte, 17)
+				}
+			}
+			return w.Encode(fuzzNow)
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			blob := tc.blob(t)

@@ -184,6 +184,11 @@ func (w *Workspace) walkPeople(s *snap) error {
 			if u == nil {
 				return fmt.Errorf("two-factor of unknown user %s", id)
 			}
+			if len(t.Recovery) > 16 {
+				// Used has a bit for each of at most 16 codes (as
+				// TwoFactorSet allows): a 17th would never be used up.
+				return fmt.Errorf("two-factor of user %s: %d recovery codes of at most 16: %w", id, len(t.Recovery), codec.ErrInvalid)
+			}
 			u.TwoFactor = t
 		}
 	}
