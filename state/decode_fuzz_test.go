@@ -332,6 +332,9 @@ func checkLinks(t *testing.T, w *Workspace) {
 		if w.Jobs[j.ID] != j || w.devices[j.Device.id] != j.Device {
 			t.Fatalf("job %s listed, or its device, is not the workspace's", j.ID)
 		}
+		if VendorOrder[j.Vx] != j.Vendor {
+			t.Fatalf("job %s of vendor %q is in the lists of %q", j.ID, j.Vendor, VendorOrder[j.Vx])
+		}
 		if a := j.Alert; a != nil && (a.Job != j || w.Alerts[a.ID] != a || a.Status == AlertResolved) {
 			t.Fatalf("job %s: its unresolved alert %s is not one", j.ID, a.ID)
 		}

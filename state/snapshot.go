@@ -347,7 +347,13 @@ func (j *Job) walk(s *snap, w *Workspace) error {
 	if !s.reading() || f.Err() != nil {
 		return f.Err()
 	}
-	j.setVendor(vendor)
+	// The vendor's index places the job and its results in the indexes'
+	// vendor lists; an unknown one would file them under the first vendor.
+	vx := VendorIndex(vendor)
+	if vx < 0 {
+		return fmt.Errorf("job %s: vendor %q not of this build's: %w", j.ID, vendor, codec.ErrInvalid)
+	}
+	j.Vendor, j.Vx = vendor, uint8(vx)
 	if n := len(j.Results); n > 0 {
 		w.IDs.Observe(j.Results[n-1].ID)
 	}
