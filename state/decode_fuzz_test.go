@@ -335,6 +335,15 @@ func checkLinks(t *testing.T, w *Workspace) {
 		if VendorOrder[j.Vx] != j.Vendor {
 			t.Fatalf("job %s of vendor %q is in the lists of %q", j.ID, j.Vendor, VendorOrder[j.Vx])
 		}
+		for i := range j.Results {
+			r := &j.Results[i]
+			if int(r.Source) >= len(w.sources) && r.Source != 0xffff {
+				t.Fatalf("job %s: result %s of source %d, of %d", j.ID, r.ID, r.Source, len(w.sources))
+			}
+			if i > 0 && resultBefore(r, &j.Results[i-1]) {
+				t.Fatalf("job %s: result %s out of order", j.ID, r.ID)
+			}
+		}
 		if a := j.Alert; a != nil && (a.Job != j || w.Alerts[a.ID] != a || a.Status == AlertResolved) {
 			t.Fatalf("job %s: its unresolved alert %s is not one", j.ID, a.ID)
 		}

@@ -322,6 +322,7 @@ func (j *Job) walk(s *snap, w *Workspace) error {
 	}
 	f.Walk(&j.FailureStreak, &j.DueBase, &j.IngestToken, &j.MissedDue)
 	var prev int64
+	sources := len(w.sources)
 	codec.Slice(f, &j.Results, 16, func(f *codec.Fields, r *Result) {
 		f.Fixed(r.ID[:])
 		f.Delta(&r.ReceivedAt, prev)
@@ -337,6 +338,11 @@ func (j *Job) walk(s *snap, w *Workspace) error {
 		// (resultIndex.part): one out of range would index past them.
 		if r.Status-ResultOK > ResultFailed-ResultOK {
 			f.Fail(fmt.Errorf("job %s: result %s: status %d of %d to %d: %w", j.ID, r.ID, r.Status, ResultOK, ResultFailed, codec.ErrInvalid))
+		}
+		// The source is an index into the workspace's sources, or 0xffff
+		// for a source the full table could not take (intern).
+		if int(r.Source) >= sources && r.Source != 0xffff {
+			f.Fail(fmt.Errorf("job %s: result %s: source %d of %d: %w", j.ID, r.ID, r.Source, sources, codec.ErrInvalid))
 		}
 	})
 	if !s.since(11) {
