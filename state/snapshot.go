@@ -322,6 +322,7 @@ func (j *Job) walk(s *snap, w *Workspace) error {
 	}
 	f.Walk(&j.FailureStreak, &j.DueBase, &j.IngestToken, &j.MissedDue)
 	var prev int64
+	var last *Result
 	sources := len(w.sources)
 	codec.Slice(f, &j.Results, 16, func(f *codec.Fields, r *Result) {
 		f.Fixed(r.ID[:])
@@ -344,6 +345,12 @@ func (j *Job) walk(s *snap, w *Workspace) error {
 		if int(r.Source) >= sources && r.Source != 0xffff {
 			f.Fail(fmt.Errorf("job %s: result %s: source %d of %d: %w", j.ID, r.ID, r.Source, sources, codec.ErrInvalid))
 		}
+		// A job's results are in receipt order (insertResult): the
+		// searches over them (pages, retention, the SLA window) rely on it.
+		if last != nil && resultBefore(r, last) {
+			f.Fail(fmt.Errorf("job %s: result %s received before the one ahead of it: %w", j.ID, r.ID, codec.ErrInvalid))
+		}
+		last = r
 	})
 	if !s.since(11) {
 		if err := j.walkIdemV10(s, w); err != nil {
