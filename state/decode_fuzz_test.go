@@ -633,3 +633,64 @@ func TestDecodeWorkspaceRefuses(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkDecodeWorkspace decodes a workspace of 10 clients, 100 jobs
+// and 10,000 results, as a restart decodes each workspace of a snapshot.
+func BenchmarkDecodeWorkspace(b *testing.B) {
+	x := newSeedWorld(b, "Bench", "Europe/Berlin", "pro", 0)
+	var jobs []ID
+	for c := range 10 {
+		client := x.client("client "+string(rune('a'+c)), "active")
+		for j := range 10 {
+			jobs = append(jobs, x.job(client, x.id(), "job "+string(rune('a'+c))+string(rune('a'+j)), VendorOrder[j], 1440, 60, AllDays))
+		}
+	}
+	for range 100 {
+		x.at += MsPerHour
+		for i, j := range jobs {
+			st := ResultOK
+			if i%17 == 0 {
+				st = ResultWarning
+			}
+			x.report(j, st, 1_000_000_000, "", 0)
+		}
+	}
+	blob := x.w.Encode(x.at)
+	b.SetBytes(int64(len(blob)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := DecodeWorkspace(blob, SnapshotVersion); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestDecodeWorkspaceByteSweep: every one-byte change of the small seeds
+// (to 0, and to its complement) is refused or passes the fuzz test's
+// checks. The fuzzer reaches these changes too, but only some of them in
+// minutes; here they are all, in a second.
+func TestDecodeWorkspaceByteSweep(t *testing.T) {
+	for i, blob := range seedBlobs(t) {
+		if len(blob) > 4096 {
+			continue // the rich seed: its parts are those of the small ones
+		}
+		b := bytes.Clone(blob)
+		for off, was := range blob {
+			for _, v := range [2]byte{0, ^was} {
+				b[off] = v
+				func() {
+					defer func() {
+						if p := recover(); p != nil {
+							t.Fatalf("seed %d, byte %d set to %#x: panic: %v", i, off, v, p)
+						}
+						if t.Failed() {
+							t.Logf("seed %d, byte %d set to %#x", i, off, v)
+						}
+					}()
+					fuzzDecode(t, b, 0)
+				}()
+			}
+			b[off] = was
+		}
+	}
+}
