@@ -265,11 +265,11 @@ func atEnd(r *bufio.Reader) error {
 	}
 }
 
-// decodeWorkspace is state.DecodeWorkspace for a blob read from a file
-// (whose checksums anyone can compute). That decoder trusts a blob to be
-// what Encode wrote, and panics on some that are not (a job's last result
-// past the index's lists); such a panic is the blob's error here, so that
-// an odd file never takes the process down.
+// decodeWorkspace is state.DecodeWorkspace for a blob from outside (a file
+// whose checksums anyone can compute, another process's import). The
+// decoder checks what it reads (FuzzDecodeWorkspace); this is the last
+// guard should it still panic on a blob no fuzzing has met: the panic is
+// the blob's error, and the process stays up.
 func decodeWorkspace(blob []byte, version uint64) (w *state.Workspace, err error) {
 	defer func() {
 		if p := recover(); p != nil {

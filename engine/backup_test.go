@@ -678,8 +678,8 @@ func TestReadBackupRefuses(t *testing.T) {
 		{"a layout older than this build reads", body(state.OldestSnapshotVersion-1, goodMail, end), nil},
 		{"layout 0", body(0, goodMail, end), nil},
 		{"a blob that does not decode", body(state.SnapshotVersion, item(itemWorkspace, []byte("not a workspace")), end), nil},
-		{"a blob the decoder panics on", body(state.SnapshotVersion, panicky, end), nil},
-		{"a blob the decoder panics on, later", body(state.SnapshotVersion, goodWS, panicky, goodMail, end), []backupItem{wsItem}},
+		{"a blob the decoder panicked on", body(state.SnapshotVersion, panicky, end), nil},
+		{"a blob the decoder panicked on, later", body(state.SnapshotVersion, goodWS, panicky, goodMail, end), []backupItem{wsItem}},
 		{"a cut blob", body(state.SnapshotVersion, goodMail, item(itemWorkspace, blob[:len(blob)/2]), end), []backupItem{mailItem}},
 		{"a blob after a good one", body(state.SnapshotVersion, goodWS, item(itemWorkspace, blob[1:]), goodMail, end), []backupItem{wsItem}},
 		{"a raw e-mail cut short", body(state.SnapshotVersion, goodWS, goodMail[:len(goodMail)-3]), []backupItem{wsItem}},
@@ -708,8 +708,9 @@ func TestReadBackupRefuses(t *testing.T) {
 }
 
 // panickyBlob returns blob, a workspace's encoding, with every job's last
-// result out of its range: the state's decoder trusts it and, rebuilding
-// its indexes, indexes past their lists (a blob that FuzzReadBackup made).
+// result out of its range (a blob that FuzzReadBackup made): the state's
+// decoder panicked on it, rebuilding its indexes past their lists, and now
+// refuses it; either way it must be refused, the process still up.
 func panickyBlob(t testing.TB, blob []byte) []byte {
 	t.Helper()
 	w, err := state.DecodeWorkspace(blob, state.SnapshotVersion)

@@ -12,7 +12,7 @@ import (
 // parts), holds the same state and shows the same views there; the other
 // engine replays the parts from its log alone, and from a snapshot taken
 // after, to the same state; a second import of a workspace, one that does
-// not decode (or makes the state's decoder panic), and one whose id the
+// not decode (one the state's decoder panicked on too), and one whose id the
 // engine does not take are refused,
 // changing nothing.
 func TestImportGivesTheSameState(t *testing.T) {
@@ -52,10 +52,10 @@ func TestImportGivesTheSameState(t *testing.T) {
 	if err := dst.ImportWorkspace([]byte("not a workspace"), state.SnapshotVersion); !errors.As(err, &ee) || ee.Kind != KindInvalid {
 		t.Fatalf("an import that does not decode: %v, want invalid", err)
 	}
-	// One the state's decoder panics on (cluster import's blobs come from
+	// One the state's decoder panicked on (cluster import's blobs come from
 	// another process): refused, the process still up.
 	if err := dst.ImportWorkspace(panickyBlob(t, first), state.SnapshotVersion); !errors.As(err, &ee) || ee.Kind != KindInvalid {
-		t.Fatalf("an import the decoder panics on: %v, want invalid", err)
+		t.Fatalf("an import the decoder panicked on: %v, want invalid", err)
 	}
 
 	// From the log alone: the parts are replayed.
