@@ -257,8 +257,8 @@ func TestBackupRefusals(t *testing.T) {
 		defer srv.Close()
 		code, stdout, stderr = bkRun(t, "admin", "backup", "--admin-url", "http://"+ln.Addr().String(), "--admin-token", "x", "--out", "-")
 		if code != 1 || !strings.HasPrefix(stderr, "backupmon admin backup: the backup received does not read back: not a whole backup: ") ||
-			!strings.HasSuffix(stderr, " (what went to standard output is not a backup)\n") {
-			t.Errorf("a backup cut short, to standard output: exit %d, stderr %q", code, stderr)
+			!strings.HasSuffix(stderr, " (what went to standard output is not a backup)\n") || stdout != string(whole[:len(whole)-30]) {
+			t.Errorf("a backup cut short, to standard output: exit %d, %d bytes out, stderr %q", code, len(stdout), stderr)
 		}
 		code, _, stderr = bkRunIn(t, whole[:len(whole)-30], "restore", "--backup", "-", "--data", filepath.Join(t.TempDir(), "data"))
 		if code != 1 || !strings.Contains(stderr, ": not a whole backup: ") {
