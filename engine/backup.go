@@ -210,7 +210,7 @@ func ReadBackup(r io.Reader, to BackupReader) (BackupInfo, error) {
 				if err != nil {
 					return fmt.Errorf("workspace %d: %w", info.Workspaces, err)
 				}
-				w, err := decodeWorkspace(blob, version)
+				w, err := state.DecodeWorkspace(blob, version)
 				if err != nil {
 					return fmt.Errorf("workspace %d does not decode: %w", info.Workspaces, err)
 				}
@@ -222,19 +222,18 @@ func ReadBackup(r io.Reader, to BackupReader) (BackupInfo, error) {
 				}
 			case itemRawMail:
 				ref, err := readField(br)
+				var raw []byte
 				if err == nil {
-					var raw []byte
-					if raw, err = readField(br); err == nil {
-						info.RawMails++
-						if to.RawMail != nil {
-							if toErr = to.RawMail(string(ref), raw); toErr != nil {
-								return toErr
-							}
-						}
-					}
+					raw, err = readField(br)
 				}
 				if err != nil {
 					return fmt.Errorf("raw e-mail %d: %w", info.RawMails, err)
+				}
+				info.RawMails++
+				if to.RawMail != nil {
+					if toErr = to.RawMail(string(ref), raw); toErr != nil {
+						return toErr
+					}
 				}
 			case itemEnd:
 				return atEnd(br)
@@ -263,20 +262,6 @@ func atEnd(r *bufio.Reader) error {
 	default:
 		return err
 	}
-}
-
-// decodeWorkspace is state.DecodeWorkspace for a blob from outside (a file
-// whose checksums anyone can compute, another process's import). The
-// decoder checks what it reads (FuzzDecodeWorkspace); this is the last
-// guard should it still panic on a blob no fuzzing has met: the panic is
-// the blob's error, and the process stays up.
-func decodeWorkspace(blob []byte, version uint64) (w *state.Workspace, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			w, err = nil, fmt.Errorf("the decoder panics: %v", p)
-		}
-	}()
-	return state.DecodeWorkspace(blob, version)
 }
 
 // readBackupHead reads a backup body's magic, layout and development

@@ -31,7 +31,7 @@ func (e *Engine) ImportWorkspace(blob []byte, version uint64) error {
 	if e.readOnly != nil {
 		return ErrReadOnly
 	}
-	w, err := decodeWorkspace(blob, version) // a blob from another process: a panic of the decoder is its error
+	w, err := state.DecodeWorkspace(blob, version)
 	if err != nil {
 		return invalid("workspace", "the workspace does not decode: %v", err)
 	}

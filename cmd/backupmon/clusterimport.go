@@ -65,12 +65,8 @@ func clusterImport(args []string, out, errOut io.Writer) int {
 	connect := func() (*cluster.Importer, error) {
 		return cluster.NewImporter(*urls, cluster.Credentials{NATSSecret: secret, TLS: member.Config()}, *replicas)
 	}
-	fail := func(err error, moved int) int {
-		fmt.Fprintf(errOut, "backupmon cluster import: %v (%d moved so far; run it again to go on)\n", err, moved)
-		return 1
-	}
 	if *backup != "" {
-		return importBackup(*backup, connect, out, errOut, fail)
+		return importBackup(*backup, connect, out, errOut)
 	}
 	if _, err := engine.CheckFormat(*data); err != nil {
 		fmt.Fprintln(errOut, "backupmon cluster import:", err)
@@ -112,7 +108,7 @@ func clusterImport(args []string, out, errOut io.Writer) int {
 			}
 		}
 		if err != nil {
-			return fail(err, m.moved)
+			return m.fail(err, errOut)
 		}
 	}
 	fmt.Fprintf(out, "%d workspaces moved, %d already in the cluster; %s is unchanged\n", m.moved, m.skipped, *data)
@@ -122,7 +118,7 @@ func clusterImport(args []string, out, errOut io.Writer) int {
 // importBackup moves the workspaces and raw e-mails of the backup in path
 // into the cluster connect reaches, once the whole file has read back. It
 // returns the exit code.
-func importBackup(path string, connect func() (*cluster.Importer, error), out, errOut io.Writer, fail func(error, int) int) int {
+func importBackup(path string, connect func() (*cluster.Importer, error), out, errOut io.Writer) int {
 	if _, err := checkBackupFile(path); err != nil {
 		fmt.Fprintf(errOut, "backupmon cluster import: %s: %v (nothing was moved)\n", path, err)
 		return 1
@@ -148,7 +144,7 @@ func importBackup(path string, connect func() (*cluster.Importer, error), out, e
 			return im.RawMail(ref, raw)
 		},
 	}); err != nil {
-		return fail(err, m.moved)
+		return m.fail(err, errOut)
 	}
 	fmt.Fprintf(out, "%d workspaces moved, %d already in the cluster, %d kept e-mails; %s is unchanged\n", m.moved, m.skipped, raws, path)
 	return 0
@@ -156,6 +152,13 @@ func importBackup(path string, connect func() (*cluster.Importer, error), out, e
 
 // mover moves workspaces into a cluster and counts them.
 type mover struct{ moved, skipped int }
+
+// fail says that the import stopped at err, and how far it got; it returns
+// the exit code.
+func (m *mover) fail(err error, errOut io.Writer) int {
+	fmt.Fprintf(errOut, "backupmon cluster import: %v (%d moved so far; run it again to go on)\n", err, m.moved)
+	return 1
+}
 
 // move moves one workspace (its encoding in layout version) and writes its
 // routes in the cluster's directory, and says where it went.
