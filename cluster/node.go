@@ -73,6 +73,7 @@ type Node struct {
 	owners jetstream.KeyValue
 	nodes  jetstream.KeyValue
 	config jetstream.KeyValue
+	marks  jetstream.KeyValue // shard → the last sequence its owners saw acknowledged (mark.go)
 	store  jetstream.ObjectStore
 	// mailObjects keeps the raw messages of unreadable e-mails.
 	mailObjects jetstream.ObjectStore
@@ -112,6 +113,8 @@ type hosted struct {
 	rev       uint64 // its latest revision
 	renewedAt time.Time
 	eng       *engine.Engine
+	log       *jslog.Log
+	marked    atomic.Uint64 // the shard's mark as this node last read or wrote it
 	stack     *Stack
 	subs      []*nats.Subscription
 	serving   atomic.Bool
@@ -178,7 +181,7 @@ func Connect(cfg Config) (*Node, error) {
 	for _, b := range []struct {
 		name string
 		kv   *jetstream.KeyValue
-	}{{ownersBucket, &n.owners}, {nodesBucket, &n.nodes}, {clusterBucket, &n.config}} {
+	}{{ownersBucket, &n.owners}, {nodesBucket, &n.nodes}, {clusterBucket, &n.config}, {marksBucket, &n.marks}} {
 		if *b.kv, err = n.js.KeyValue(ctx, b.name); err != nil {
 			nc.Close()
 			return nil, err
@@ -276,6 +279,7 @@ func (n *Node) beat() {
 	n.mu.Unlock()
 	for _, h := range list {
 		n.renew(h)
+		n.mark(h)
 	}
 }
 
@@ -472,8 +476,13 @@ func (n *Node) open(h *hosted) error {
 	lctx, cancel := context.WithTimeout(context.Background(), openWait)
 	defer cancel()
 	shard := h.shard
+	mark, err := n.readMark(lctx, shard)
+	if err != nil {
+		return err
+	}
+	h.marked.Store(mark)
 	l, err := jslog.Open(lctx, jslog.Options{
-		JS: n.js, Stream: StreamName(shard), Subject: Subject(shard), Epoch: h.epoch, Logger: n.log,
+		JS: n.js, Stream: StreamName(shard), Subject: Subject(shard), Epoch: h.epoch, Logger: n.log, Mark: mark,
 		OnFatal: func(err error) {
 			n.log.Error("shard log failed: the shard is rebuilt from its stream", "shard", shard, "err", err)
 			go n.drop(shard, false)
@@ -517,7 +526,7 @@ func (n *Node) open(h *hosted) error {
 		eng.Abandon()
 		return err
 	}
-	h.eng, h.stack = eng, stack
+	h.eng, h.log, h.stack = eng, l, stack
 	for _, sub := range []struct {
 		subject string
 		fn      func(*hosted, *nats.Msg)
@@ -627,6 +636,9 @@ func (n *Node) closeHosted(h *hosted, graceful bool) {
 	}
 	if err != nil && graceful {
 		n.log.Warn("close the shard's engine", "shard", h.shard, "err", err)
+	}
+	if graceful {
+		n.mark(h) // the drained log's last message, for the next owner
 	}
 }
 

@@ -24,6 +24,7 @@ const (
 	nodesBucket     = "bm_nodes"     // node → its heartbeat
 	clusterBucket   = "bm_cluster"   // the cluster's settings (shard count, development clock)
 	directoryBucket = "bm_directory" // secrets and tokens made before the cluster → their shard
+	marksBucket     = "bm_marks"     // shard → the last sequence its owners saw acknowledged
 	snapshotsStore  = "bm_snapshots" // shard snapshots
 	mailStore       = "bm_mail"      // raw messages of unreadable e-mails
 )
@@ -124,6 +125,7 @@ func setup(ctx context.Context, log *slog.Logger, js jetstream.JetStream, shards
 		{Bucket: nodesBucket, TTL: leaseTTL, Replicas: replicas, Storage: jetstream.FileStorage},
 		{Bucket: clusterBucket, Replicas: replicas, Storage: jetstream.FileStorage},
 		{Bucket: directoryBucket, Replicas: replicas, Storage: jetstream.FileStorage},
+		{Bucket: marksBucket, Replicas: replicas, Storage: jetstream.FileStorage},
 	}
 	for _, cfg := range kvs {
 		err := ensure(ctx, log, "key-value bucket "+cfg.Bucket,

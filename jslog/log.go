@@ -52,6 +52,11 @@ type Options struct {
 	// and the time from publish to acknowledgement (metrics).
 	Observe func(records int, took time.Duration)
 	Logger  *slog.Logger
+	// Mark is the last sequence an owner of the shard is known to have
+	// had acknowledged (0: none known; the cluster keeps it apart from
+	// the stream). A stream that ends before it has lost acknowledged
+	// messages: Replay refuses it with ErrBroken.
+	Mark uint64
 }
 
 func (o Options) withDefaults() Options {
@@ -101,6 +106,7 @@ type Log struct {
 
 	first   atomic.Uint64 // first sequence still held
 	last    atomic.Uint64 // last sequence published (assumed acknowledged)
+	acked   atomic.Uint64 // last sequence known acknowledged
 	written atomic.Uint64
 
 	queue   *wal.Queue
@@ -138,6 +144,7 @@ func Open(ctx context.Context, opts Options) (*Log, error) {
 	l := &Log{opts: opts, stream: st, queue: wal.NewQueue(4096, ErrClosed), flights: make(chan *flight, opts.Window), turns: newTurns(opts.Window, opts.BatchFrom), done: make(chan struct{})}
 	l.first.Store(info.State.FirstSeq)
 	l.last.Store(info.State.LastSeq)
+	l.acked.Store(info.State.LastSeq)
 	if info.State.Msgs == 0 {
 		l.first.Store(info.State.LastSeq + 1)
 	}
@@ -147,6 +154,11 @@ func Open(ctx context.Context, opts Options) (*Log, error) {
 // LastSeq returns the last sequence of the stream this log has seen or
 // published.
 func (l *Log) LastSeq() uint64 { return l.last.Load() }
+
+// Acked returns the last sequence known acknowledged: the stream's end at
+// Open, then each message's as its acknowledgement comes. The cluster
+// keeps it as the shard's mark (Options.Mark).
+func (l *Log) Acked() uint64 { return l.acked.Load() }
 
 // NextLSN returns the position the next record submitted will get: the
 // first record of the next message.
@@ -287,6 +299,7 @@ func (l *Log) takeover() error {
 		return fmt.Errorf("takeover of %s: stored at %d, want %d: %w", l.opts.Stream, ack.Sequence, seq, ErrFenced)
 	}
 	l.last.Store(seq)
+	l.acked.Store(seq)
 	return nil
 }
 
@@ -370,6 +383,7 @@ func (l *Log) await(f *flight) error {
 			return l.queue.Err()
 		}
 		l.written.Add(uint64(f.bytes))
+		l.acked.Store(f.seq)
 		if l.opts.Observe != nil {
 			l.opts.Observe(f.records, time.Since(f.sent))
 		}

@@ -15,10 +15,16 @@ import (
 // only during the call. It checks the history as it reads: each message
 // follows the one before it (prevSeq), no message of an older epoch follows
 // one of a newer, and every checksum matches; a history that fails returns
-// an error wrapping ErrBroken, naming the message. It returns fn's error,
-// wrapped with the position.
+// an error wrapping ErrBroken, naming the message. A stream that ends
+// before from (a snapshot's position: the snapshot holds records the
+// stream no longer does) or before the mark (Options.Mark: after every
+// record left) has lost its tail, and is refused with ErrBroken. It
+// returns fn's error, wrapped with the position.
 func (l *Log) Replay(from uint64, fn func(lsn uint64, typ byte, payload []byte) error) error {
-	last := l.last.Load()
+	last := l.endAtLeast(max(l.opts.Mark, seqOf(max(from, 1)-1)))
+	if from > lsnOf(last+1, 0) {
+		return fmt.Errorf("%s ends at message %d, but the snapshot holds records up to message %d: acknowledged messages are gone: %w", l.opts.Stream, last, seqOf(from-1), ErrBroken)
+	}
 	start := seqOf(from)
 	if start < l.first.Load() {
 		if start == 0 && l.first.Load() <= 1 || from == 0 {
@@ -28,7 +34,7 @@ func (l *Log) Replay(from uint64, fn func(lsn uint64, typ byte, payload []byte) 
 		}
 	}
 	if start > last {
-		return nil
+		return l.checkMark(last)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
@@ -105,7 +111,41 @@ func (l *Log) Replay(from uint64, fn func(lsn uint64, typ byte, payload []byte) 
 			return fmt.Errorf("replay %s: no message at %d of %d within the fetch's wait", l.opts.Stream, want, last)
 		}
 	}
+	return l.checkMark(last)
+}
+
+// checkMark refuses, after the replay of what is left, a stream that ends
+// at last before the shard's mark.
+func (l *Log) checkMark(last uint64) error {
+	if l.opts.Mark > last {
+		return fmt.Errorf("%s ends at message %d, but message %d was acknowledged (the shard's mark): acknowledged messages are gone: %w", l.opts.Stream, last, l.opts.Mark, ErrBroken)
+	}
 	return nil
+}
+
+// markRereads and markReread: how often, and how far apart, Replay reads
+// again the end of a stream found short of what it must hold.
+const (
+	markRereads = 3
+	markReread  = 500 * time.Millisecond
+)
+
+// endAtLeast returns the stream's last sequence as Open read it or, when
+// that is short of seq, as read again up to markRereads times: a stream's
+// leader just elected might not have applied every message yet, and a
+// short stream is a broken one. Before Start only.
+func (l *Log) endAtLeast(seq uint64) uint64 {
+	for try := 0; l.last.Load() < seq && try < markRereads; try++ {
+		time.Sleep(markReread)
+		ctx, cancel := context.WithTimeout(context.Background(), l.opts.AckTimeout)
+		info, err := l.stream.Info(ctx)
+		cancel()
+		if err == nil && info.State.LastSeq > l.last.Load() {
+			l.last.Store(info.State.LastSeq)
+			l.acked.Store(info.State.LastSeq)
+		}
+	}
+	return l.last.Load()
 }
 
 // check checks message seq, expected to be want, against the history read
