@@ -1,0 +1,187 @@
+package clustertest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"backupmon/cluster"
+	"backupmon/clustertls"
+	"backupmon/localcluster"
+)
+
+// TestRotateTheAuthority: the procedure docs/decisions.md gives to change
+// the cluster's authority (to revoke a member's certificate, or before the
+// authority expires) keeps the cluster serving, under load:
+//
+//  1. the authority file of every member holds the old authority and the
+//     new; each process is restarted in turn to read it (NATS servers,
+//     then nodes);
+//  2. each member's certificate and key are replaced with ones of the new
+//     authority, and each process is sent SIGHUP;
+//  3. the authority file holds the new authority alone; each process is
+//     restarted in turn again.
+//
+// Every acknowledged report is then there exactly once, reports go through
+// every node, and a certificate of the old authority (a revoked member's)
+// is refused by the NATS servers, as the new one is taken.
+func TestRotateTheAuthority(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs six processes")
+	}
+	h := startHarness(t, *shards, 1)
+	h.load.start(12, 8)
+	files := h.c.TLS
+	old := filepath.Join(t.TempDir(), "old")
+	for _, f := range []string{files.CA, files.Cert, files.Key} {
+		copyFile(t, f, filepath.Join(old, filepath.Base(f)))
+	}
+	oldFiles := clustertls.Files{CA: filepath.Join(old, filepath.Base(files.CA)), Cert: filepath.Join(old, filepath.Base(files.Cert)), Key: filepath.Join(old, filepath.Base(files.Key))}
+	next, err := clustertls.Issue(filepath.Join(t.TempDir(), "next"), "member", []string{"127.0.0.1", "localhost"}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// 1. Both authorities, one process at a time.
+	writeFile(t, files.CA, readFile(t, oldFiles.CA)+readFile(t, next.CA))
+	h.roll("both authorities")
+	// 2. The new certificates, on SIGHUP.
+	copyFile(t, next.Cert, files.Cert)
+	copyFile(t, next.Key, files.Key)
+	for _, p := range h.c.Procs() {
+		if err := p.Hangup(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range h.c.Procs() {
+		waitLog(t, p, "cluster TLS reloaded")
+	}
+	// 3. The new authority alone.
+	copyFile(t, next.CA, files.CA)
+	h.roll("the new authority alone")
+
+	h.load.halt()
+	h.resend()
+	h.verify("after the authority's rotation")
+	for i, n := range h.nodes {
+		if r := n.Report(h.f.targets[i].job, h.f.targets[i].key, fmt.Sprintf("rotated-%d", i), `{"status":"ok"}`); r.Status != 200 {
+			t.Fatalf("report through node %d after the rotation: %d %s", i+1, r.Status, r.Body)
+		}
+	}
+	if err := dialNATS(h.c, files); err != nil {
+		t.Fatalf("the new authority's certificate: %v", err)
+	}
+	if err := dialNATS(h.c, oldFiles); err == nil {
+		t.Fatal("a certificate of the old authority still connects to NATS")
+	}
+}
+
+// roll restarts every process in turn, as an operator does: each NATS
+// server (SIGTERM), waiting until every shard's stream has its three
+// replicas current again, then each node (SIGTERM: it hands its shards
+// over), waiting until every shard is served.
+func (h *harness) roll(what string) {
+	h.t.Helper()
+	start := time.Now()
+	for _, p := range h.c.NATS {
+		if err := p.Term(30 * time.Second); err != nil {
+			h.t.Fatal(err)
+		}
+		if err := p.Start(time.Minute); err != nil {
+			h.t.Fatalf("%s with %s: %v", p.Name, what, err)
+		}
+		h.waitReplicas()
+	}
+	for i, n := range h.c.Nodes {
+		h.load.down[i].Store(true)
+		if err := n.Term(30 * time.Second); err != nil {
+			h.t.Fatal(err)
+		}
+		if err := n.Start(time.Minute); err != nil {
+			h.t.Fatalf("%s with %s: %v", n.ID, what, err)
+		}
+		h.load.down[i].Store(false)
+		h.settle()
+	}
+	h.t.Logf("every process restarted with %s in %v; answers: %v", what, time.Since(start).Round(time.Millisecond), h.load.codesSince(start))
+}
+
+// waitReplicas waits until every shard's stream has a leader and its
+// other replicas are current.
+func (h *harness) waitReplicas() {
+	h.t.Helper()
+	js := jetStream(h.t, h.c)
+	for s := range *shards {
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			st, err := js.Stream(ctx, cluster.StreamName(s))
+			cancel()
+			if err == nil && st.CachedInfo().Cluster != nil && st.CachedInfo().Cluster.Leader != "" && len(st.CachedInfo().Cluster.Replicas) == 2 &&
+				st.CachedInfo().Cluster.Replicas[0].Current && st.CachedInfo().Cluster.Replicas[1].Current {
+				break
+			}
+			if time.Now().After(deadline) {
+				h.t.Fatalf("stream %s: no leader with two current replicas after a minute (%v)", cluster.StreamName(s), err)
+			}
+		}
+	}
+}
+
+// dialNATS connects to the cluster's NATS servers with a member's files.
+func dialNATS(c *localcluster.Cluster, f clustertls.Files) error {
+	tlsc, err := clustertls.Load(f, time.Now())
+	if err != nil {
+		return err
+	}
+	nc, err := nats.Connect(strings.Join(c.NATSURLs, ","), nats.UserInfo(cluster.NATSUser, c.NATSSecret), nats.Secure(tlsc), nats.Timeout(5*time.Second))
+	if err != nil {
+		return err
+	}
+	nc.Close()
+	return nil
+}
+
+// waitLog waits until p's log has a line with text in it.
+func waitLog(t *testing.T, p *localcluster.Proc, text string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if strings.Contains(readFile(t, p.Log), text) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s logged no %q within 10 s:\n%s", p.Name, text, p.Tail(10))
+		}
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// writeFile replaces path with text through a temporary file, as an
+// operator's tools do, so that no process reads it half written.
+func writeFile(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path+".tmp", []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(path+".tmp", path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func copyFile(t *testing.T, from, to string) { t.Helper(); writeFile(t, to, readFile(t, from)) }
