@@ -41,8 +41,9 @@ type Options struct {
 	BatchFrom  int
 	MaxRecords int
 	MaxBytes   int
-	// AckTimeout bounds the wait for one message's acknowledgement
-	// (default 10 s); past it the outcome is unknown, and the log fails.
+	// AckTimeout bounds the resolution of a message whose
+	// acknowledgement did not come within 2 s (default 10 s, resolve.go):
+	// past it the outcome is unknown, and the log fails.
 	AckTimeout time.Duration
 	// OnFatal is called once when an append fails (a stale writer fenced
 	// off, a lost leader, a timeout): the log accepts nothing more and the
@@ -121,7 +122,9 @@ type Log struct {
 // flight is one published message waiting for its acknowledgement.
 type flight struct {
 	seq     uint64
-	paf     jetstream.PubAckFuture // nil: only barriers, nothing published
+	paf     jetstream.PubAckFuture // nil: only barriers (no records), or not sent
+	unsent  error                  // why the message did not go out
+	data    []byte                 // the message published
 	dones   []func(lsn uint64, err error)
 	lsns    []uint64
 	records int
@@ -320,15 +323,11 @@ func (l *Log) publish(m *message, batch []wal.Request) {
 		data := m.finish()
 		paf, err := l.opts.JS.PublishMsgAsync(&nats.Msg{Subject: l.opts.Subject, Data: data},
 			jetstream.WithExpectLastSequence(seq-1), jetstream.WithRetryAttempts(0))
-		if err != nil {
-			l.failWith(fmt.Errorf("publish to %s at %d: %w", l.opts.Stream, seq, err))
-			for _, r := range batch {
-				call(r.Done, 0, l.queue.Err())
-			}
-			return
-		}
+		// A publish that did not go out (the connection is between
+		// servers) is resolved like one unanswered: the acker publishes it
+		// again at its place.
 		l.last.Store(seq)
-		f.seq, f.paf, f.records, f.bytes, f.sent = seq, paf, m.records, len(data), time.Now()
+		f.seq, f.paf, f.unsent, f.data, f.records, f.bytes, f.sent = seq, paf, err, data, m.records, len(data), time.Now()
 	}
 	i := uint64(0)
 	for _, r := range batch {
@@ -358,7 +357,7 @@ func (l *Log) acker() {
 	defer close(l.done)
 	for f := range l.flights {
 		ferr := l.queue.Err()
-		if ferr == nil && f.paf != nil {
+		if ferr == nil && f.records > 0 {
 			ferr = l.await(f)
 		}
 		for i, done := range f.dones {
@@ -372,28 +371,47 @@ func (l *Log) acker() {
 	}
 }
 
-// await waits for f's acknowledgement; any error fails the log.
+// await waits for f's acknowledgement. One that does not come within
+// suspectAfter, or an error in its place, is resolved by reading the
+// stream (resolve.go); a message found fenced, or not resolved within
+// AckTimeout, fails the log.
 func (l *Log) await(f *flight) error {
-	timer := time.NewTimer(l.opts.AckTimeout)
+	if f.paf == nil {
+		return l.settle(f, f.unsent)
+	}
+	timer := time.NewTimer(suspectAfter)
 	defer timer.Stop()
+	var cause error
 	select {
 	case ack := <-f.paf.Ok():
 		if ack.Sequence != f.seq {
 			l.failWith(fmt.Errorf("%s: message stored at %d, want %d: %w", l.opts.Stream, ack.Sequence, f.seq, ErrFenced))
 			return l.queue.Err()
 		}
-		l.written.Add(uint64(f.bytes))
-		l.acked.Store(f.seq)
-		if l.opts.Observe != nil {
-			l.opts.Observe(f.records, time.Since(f.sent))
-		}
-		return nil
 	case err := <-f.paf.Err():
-		l.failWith(fmt.Errorf("append to %s at %d: %w", l.opts.Stream, f.seq, fenceError(err)))
+		cause = err
 	case <-timer.C:
-		l.failWith(fmt.Errorf("append to %s at %d: no acknowledgement within %s", l.opts.Stream, f.seq, l.opts.AckTimeout))
+		cause = fmt.Errorf("no acknowledgement within %s", suspectAfter)
 	}
-	return l.queue.Err()
+	return l.settle(f, cause)
+}
+
+// settle resolves f when its acknowledgement did not come (cause), then
+// counts it acknowledged; a failure fails the log.
+func (l *Log) settle(f *flight, cause error) error {
+	if cause != nil {
+		if err := l.resolve(f, cause); err != nil {
+			l.failWith(fmt.Errorf("append to %s at %d: %w", l.opts.Stream, f.seq, fenceError(err)))
+			return l.queue.Err()
+		}
+	}
+	l.written.Add(uint64(f.bytes))
+	l.acked.Store(f.seq)
+	f.data = nil
+	if l.opts.Observe != nil {
+		l.opts.Observe(f.records, time.Since(f.sent))
+	}
+	return nil
 }
 
 // fenceError marks JetStream's wrong-last-sequence refusal as ErrFenced.

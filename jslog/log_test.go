@@ -279,9 +279,10 @@ func TestReplayFindsBrokenHistory(t *testing.T) {
 }
 
 // TestSurvivesServerStop: records acknowledged survive one of three servers
-// stopping and coming back. An append in flight when the stream's leader
-// goes fails the log (its outcome is unknown); a new writer replays the
-// stream and goes on. Every acknowledged record is there once.
+// stopping and coming back. An append whose outcome the stop left unknown
+// for good fails the log; a new writer then replays the stream and goes
+// on (most are resolved: TestLeaderChangeKeepsTheLog). Every acknowledged
+// record is there.
 func TestSurvivesServerStop(t *testing.T) {
 	c, js := setup(t)
 	epoch := uint64(1)
