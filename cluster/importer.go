@@ -62,19 +62,8 @@ func (im *Importer) open(replicas int) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	settings, err := js.KeyValue(ctx, clusterBucket)
-	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		return ErrNotSetUp
-	}
-	if err != nil {
+	if im.shards, err = setUpShards(ctx, js); err != nil {
 		return err
-	}
-	e, err := settings.Get(ctx, "shards")
-	if err != nil {
-		return fmt.Errorf("%w (%v)", ErrNotSetUp, err)
-	}
-	if im.shards, err = strconv.Atoi(string(e.Value())); err != nil || im.shards < 1 {
-		return fmt.Errorf("the cluster's shard count %q is not one", e.Value())
 	}
 	if im.dir, err = js.KeyValue(ctx, directoryBucket); err != nil {
 		return err
@@ -84,6 +73,27 @@ func (im *Importer) open(replicas int) error {
 	}
 	im.objects, err = js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: importStore, Replicas: replicas, Storage: jetstream.FileStorage})
 	return err
+}
+
+// setUpShards returns the shard count of a cluster set up already, or an
+// error wrapping ErrNotSetUp.
+func setUpShards(ctx context.Context, js jetstream.JetStream) (int, error) {
+	settings, err := js.KeyValue(ctx, clusterBucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		return 0, ErrNotSetUp
+	}
+	if err != nil {
+		return 0, err
+	}
+	e, err := settings.Get(ctx, "shards")
+	if err != nil {
+		return 0, fmt.Errorf("%w (%v)", ErrNotSetUp, err)
+	}
+	n, err := strconv.Atoi(string(e.Value()))
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("the cluster's shard count %q is not one", e.Value())
+	}
+	return n, nil
 }
 
 // RawMail keeps a raw e-mail an imported workspace's unparsed entry names

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -61,4 +63,90 @@ func (n *Node) mark(h *hosted) {
 		return
 	}
 	h.marked.Store(acked)
+}
+
+// LostTail is what AcceptLoss found of a shard: where its stream ends,
+// and its mark (0: none).
+type LostTail struct {
+	Shard           int
+	StreamEnd, Mark uint64
+}
+
+// Lost reports whether the stream ends before the mark.
+func (l LostTail) Lost() bool { return l.Mark > l.StreamEnd }
+
+// AcceptLoss accepts the loss of a shard whose stream ends before its
+// mark (served read-only since): it deletes the mark, then the shard's
+// lease, so that its owner lets the shard go at its next renewal and the
+// next owner serves the stream as it is. A shard that lost nothing is left
+// as it is. It returns what it found, or an error when the cluster cannot
+// be reached, shard is not one of its shards, or the mark changed
+// meanwhile.
+func AcceptLoss(urls string, creds Credentials, shard int) (LostTail, error) {
+	return lostTail(urls, creds, shard, true)
+}
+
+// LostTailOf returns where a shard's stream ends and its mark, changing
+// nothing; the errors are AcceptLoss's.
+func LostTailOf(urls string, creds Credentials, shard int) (LostTail, error) {
+	return lostTail(urls, creds, shard, false)
+}
+
+// lostTail reads a shard's stream end and mark and, when accept is set and
+// the stream ends before the mark, accepts the loss.
+func lostTail(urls string, creds Credentials, shard int, accept bool) (LostTail, error) {
+	found := LostTail{Shard: shard}
+	nc, err := nats.Connect(urls, append(creds.natsOptions(), nats.Name("backupmon accept-loss"), nats.IgnoreDiscoveredServers())...)
+	if err != nil {
+		return found, connectError(urls, err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return found, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	shards, err := setUpShards(ctx, js)
+	if err != nil {
+		return found, err
+	}
+	if shard < 0 || shard >= shards {
+		return found, fmt.Errorf("the cluster has shards 0 to %d, not %d", shards-1, shard)
+	}
+	st, err := js.Stream(ctx, StreamName(shard))
+	if err != nil {
+		return found, fmt.Errorf("stream %s: %w", StreamName(shard), err)
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		return found, fmt.Errorf("stream %s: %w", StreamName(shard), err)
+	}
+	found.StreamEnd = info.State.LastSeq
+	marks, err := js.KeyValue(ctx, marksBucket)
+	if err != nil {
+		return found, err
+	}
+	e, err := marks.Get(ctx, shardKey(shard))
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return found, nil
+	}
+	if err != nil {
+		return found, fmt.Errorf("read the shard's mark: %w", err)
+	}
+	n := &Node{marks: marks}
+	if found.Mark, err = n.readMark(ctx, shard); err != nil || !found.Lost() || !accept {
+		return found, err
+	}
+	if err := marks.Delete(ctx, shardKey(shard), jetstream.LastRevision(e.Revision())); err != nil {
+		return found, fmt.Errorf("delete the shard's mark: %w", err)
+	}
+	owners, err := js.KeyValue(ctx, ownersBucket)
+	if err == nil {
+		err = owners.Delete(ctx, shardKey(shard))
+	}
+	if err != nil {
+		return found, fmt.Errorf("the mark is deleted; release the shard's lease: %w (restart its owner instead)", err)
+	}
+	return found, nil
 }

@@ -2,6 +2,7 @@ package clustertest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -30,8 +31,9 @@ import (
 // stream) catches it: the next owner opens the shard read-only, answers
 // reads on what is left and refuses every change, says why on `admin
 // cluster`, and writes nothing (no takeover marker), also after the third
-// server, which held the whole stream, is back. Deleting the mark and
-// restarting the owner, the repair that accepts the loss, serves it again.
+// server, which held the whole stream, is back. `backupmon cluster
+// accept-loss` says what was lost, and with --yes has the shard served
+// again on what is left.
 //
 // Without the mark the shard is served on the shorter stream: the test
 // then fails on the first report after the damage, which is acknowledged.
@@ -134,24 +136,21 @@ func TestLostTailIsReadOnly(t *testing.T) {
 	}
 	t.Logf("the stream ends at %d; %d was acknowledged", info.State.LastSeq, last)
 
-	// The repair that accepts the loss (decisions.md): delete the mark and
-	// restart the shard's owner; the shard is served again.
-	var status struct{ Owners []shardOwner }
-	if err := n[0].AdminCall(200, "GET", "/cluster", nil, &status); err != nil || len(status.Owners) != 1 || status.Owners[0].State != "broken" {
-		t.Fatalf("admin cluster: %+v (%v), want shard 0 broken", status.Owners, err)
+	// The repair that accepts the loss: backupmon cluster accept-loss says
+	// what was lost, and with --yes serves the shard again on what is left.
+	args := append([]string{"cluster", "accept-loss", "--shard", "0", "--cluster", strings.Join(cl.NATSURLs, ","),
+		"--cluster-auth-file", cl.AuthFile}, localcluster.TLSArgs(cl.TLS)...)
+	lost := fmt.Sprintf("shard 0: its stream ends at message %d, but message %d was acknowledged: %d messages are gone.\n"+
+		"Back the cluster up first (backupmon admin backup); then give --yes to serve the shard on what its stream holds.\n", info.State.LastSeq, last, last-info.State.LastSeq)
+	if out, err := exec.Command(testserver.Binary(t), args...).CombinedOutput(); exitCode(err) != 1 || string(out) != lost {
+		t.Fatalf("accept-loss without --yes: exit %d:\n%s\nwant exit 1:\n%s", exitCode(err), out, lost)
 	}
-	if err := marks.Delete(context.Background(), "s000"); err != nil {
-		t.Fatal(err)
+	if r := n[0].Report(jobs[2], report, "still-broken", `{"status":"ok"}`); r.Status != 503 {
+		t.Fatalf("a report after accept-loss without --yes: %d %s", r.Status, r.Body)
 	}
-	for _, node := range cl.Nodes {
-		if node.ID == status.Owners[0].Owner {
-			if err := node.Term(30 * time.Second); err != nil {
-				t.Fatal(err)
-			}
-			if err := node.Start(time.Minute); err != nil {
-				t.Fatal(err)
-			}
-		}
+	accepted := fmt.Sprintf("shard 0: the loss of messages %d to %d is accepted; its next owner serves the stream as it is\n", info.State.LastSeq+1, last)
+	if out, err := exec.Command(testserver.Binary(t), append(args, "--yes")...).CombinedOutput(); err != nil || string(out) != accepted {
+		t.Fatalf("accept-loss --yes (%v):\n%s\nwant:\n%s", err, out, accepted)
 	}
 	for i, deadline := 0, time.Now().Add(60*time.Second); ; i++ {
 		r, err = n[i%3].ReportSend(jobs[2], report, fmt.Sprintf("repaired-%d", i), `{"status":"ok"}`)
@@ -162,6 +161,10 @@ func TestLostTailIsReadOnly(t *testing.T) {
 			t.Fatalf("no report acknowledged within 60 s of the repair; last %d %s (%v)", r.Status, r.Body, err)
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+	out, err = exec.Command(testserver.Binary(t), args...).CombinedOutput()
+	if err != nil || !strings.HasPrefix(string(out), "shard 0: its stream ends at message ") || !strings.Contains(string(out), "nothing was lost; nothing changed") {
+		t.Fatalf("accept-loss on the repaired shard (%v):\n%s", err, out)
 	}
 }
 
@@ -209,4 +212,17 @@ func flipMiddles(t *testing.T, p *localcluster.Proc, stream, group string) {
 		t.Fatalf("%s: flipped %v (%v), want the stream's and its Raft group's blocks", p.Name, flipped, err)
 	}
 	t.Logf("%s: flipped a bit in %v", p.Name, flipped)
+}
+
+// exitCode returns the exit code of a command's error: 0 for none, -1 when
+// the command did not run to its end.
+func exitCode(err error) int {
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &exit):
+		return exit.ExitCode()
+	}
+	return -1
 }

@@ -28,19 +28,12 @@ func clusterImport(args []string, out, errOut io.Writer) int {
 	fs.SetOutput(errOut)
 	data := fs.String("data", "./data", "the single node's data directory (stop that node first)")
 	backup := fs.String("backup", "", "a backup file to import instead of a data directory (backupmon admin backup --out; a cluster's backup moves into a cluster of another shard count)")
-	urls := fs.String("cluster", envDefault("cluster", ""), "the cluster's NATS servers, comma-separated")
 	replicas := fs.Int("cluster-replicas", 3, "copies of the import's transit store: the cluster's (3, or 1 for development)")
-	authFile := clusterAuthFlag(fs)
-	tlsFiles := clusterTLSFlags(fs)
-	inClearOK := fs.Bool("cluster-insecure-no-tls", envBool("cluster-insecure-no-tls"), "without the cluster's TLS, reach NATS servers that are not on loopback anyway (the NATS secret and every workspace cross the network in clear)")
+	conn := clusterConnFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
-		return 2
-	}
-	if *urls == "" {
-		fmt.Fprintln(errOut, "backupmon cluster import: --cluster is required")
 		return 2
 	}
 	dataSet := false
@@ -49,21 +42,13 @@ func clusterImport(args []string, out, errOut io.Writer) int {
 		fmt.Fprintln(errOut, "backupmon cluster import: give --data or --backup, not both")
 		return 2
 	}
-	secret, err := clusterSecret(*authFile)
-	if err != nil {
-		fmt.Fprintln(errOut, "backupmon cluster import:", err)
-		return 2
-	}
-	member, err := tlsFiles.load(time.Now())
-	if err == nil && member == nil && !*inClearOK {
-		err = inClear("--cluster-insecure-no-tls", [2]string{"--cluster", *urls})
-	}
+	urls, creds, err := conn.credentials()
 	if err != nil {
 		fmt.Fprintln(errOut, "backupmon cluster import:", err)
 		return 2
 	}
 	connect := func() (*cluster.Importer, error) {
-		return cluster.NewImporter(*urls, cluster.Credentials{NATSSecret: secret, TLS: member.Config()}, *replicas)
+		return cluster.NewImporter(urls, creds, *replicas)
 	}
 	if *backup != "" {
 		return importBackup(*backup, connect, out, errOut)

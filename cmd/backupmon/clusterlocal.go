@@ -30,8 +30,11 @@ func clusterCommand(args []string, out, errOut io.Writer) int {
 	if len(args) > 0 && args[0] == "cert" {
 		return clusterCert(args[1:], out, errOut)
 	}
+	if len(args) > 0 && args[0] == "accept-loss" {
+		return clusterAcceptLoss(args[1:], out, errOut)
+	}
 	if len(args) == 0 || args[0] != "local" {
-		fmt.Fprintln(errOut, "Usage: backupmon cluster local [--dir ./cluster-data] [--shards 4]\n       backupmon cluster import --data ./data --cluster nats://h1:4222,...\n       backupmon cluster cert --dir ./cluster-tls --name n1 --hosts 10.0.0.1,n1.internal")
+		fmt.Fprintln(errOut, "Usage: backupmon cluster local [--dir ./cluster-data] [--shards 4]\n       backupmon cluster import --data ./data --cluster nats://h1:4222,...\n       backupmon cluster cert --dir ./cluster-tls --name n1 --hosts 10.0.0.1,n1.internal\n       backupmon cluster accept-loss --shard 0 --cluster nats://h1:4222,... [--yes]")
 		return 2
 	}
 	fs := flag.NewFlagSet("cluster local", flag.ContinueOnError)

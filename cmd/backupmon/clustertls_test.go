@@ -211,6 +211,14 @@ func TestClusterInClearRefused(t *testing.T) {
 			"backupmon serve: --cluster-tls-ca, --cluster-tls-cert and --cluster-tls-key go together: give all three\n"},
 		{"import from another host", []string{"cluster", "import", "--data", t.TempDir(), "--cluster", "nats://nats.example:4222"},
 			"backupmon cluster import: --cluster nats://nats.example:4222 " + hint + "--cluster-insecure-no-tls to run in clear anyway on a network only the cluster reaches\n"},
+		{"accept-loss from another host", []string{"cluster", "accept-loss", "--shard", "0", "--cluster", "nats://nats.example:4222"},
+			"backupmon cluster accept-loss: --cluster nats://nats.example:4222 " + hint + "--cluster-insecure-no-tls to run in clear anyway on a network only the cluster reaches\n"},
+		{"accept-loss without a shard", []string{"cluster", "accept-loss", "--cluster", local},
+			"backupmon cluster accept-loss: --shard is required\n"},
+		{"accept-loss without a cluster", []string{"cluster", "accept-loss", "--shard", "0"},
+			"backupmon cluster accept-loss: --cluster is required\n"},
+		{"import without a cluster", []string{"cluster", "import", "--data", t.TempDir()},
+			"backupmon cluster import: --cluster is required\n"},
 	} {
 		t.Run(tc.what, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

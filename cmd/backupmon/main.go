@@ -18,6 +18,7 @@ Usage:
   backupmon cluster local        three NATS servers and three nodes on this machine, with the demo (make cluster)
   backupmon cluster cert         the certificate of a cluster member, from the cluster's own authority
   backupmon cluster import       move a single node's workspaces, or a backup, into a cluster
+  backupmon cluster accept-loss  serve a shard whose stream lost its tail on what it holds
 `
 
 // commands are backupmon's first words.
