@@ -9,9 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-
 	"backupmon/cluster"
 	"backupmon/internal/testserver"
 )
@@ -42,16 +39,7 @@ func TestBrokenShardIsReadOnly(t *testing.T) {
 	shard, _ := cluster.KeyShard(rest, shards)
 
 	// A foreign message in the shard's stream.
-	tlsc, err := cl.TLSConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	nc, err := nats.Connect(strings.Join(cl.NATSURLs, ","), nats.UserInfo(cluster.NATSUser, cl.NATSSecret), nats.Secure(tlsc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
+	js := jetStream(t, cl)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if _, err := js.Publish(ctx, cluster.Subject(shard), []byte("not a log message")); err != nil {
