@@ -160,7 +160,10 @@ func Connect(cfg Config) (*Node, error) {
 		return nil, connectError(cfg.URLs, err)
 	}
 	n.nc = nc
-	if n.js, err = jetstream.New(nc); err != nil {
+	// An acknowledgement lost in a stream's change of leader (the log
+	// reads the outcome back instead, jslog/resolve.go) would otherwise
+	// stay pending for good, and 4,000 pending stall every publish.
+	if n.js, err = jetstream.New(nc, jetstream.WithPublishAsyncTimeout(time.Minute)); err != nil {
 		nc.Close()
 		return nil, err
 	}

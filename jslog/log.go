@@ -46,7 +46,7 @@ type Options struct {
 	// past it the outcome is unknown, and the log fails.
 	AckTimeout time.Duration
 	// OnFatal is called once when an append fails (a stale writer fenced
-	// off, a lost leader, a timeout): the log accepts nothing more and the
+	// off, an outcome still unknown after AckTimeout): the log accepts nothing more and the
 	// shard must be rebuilt from the stream. Default: log it.
 	OnFatal func(error)
 	// Observe is called after each acknowledged message with its records
