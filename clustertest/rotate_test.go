@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"backupmon/cluster"
 	"backupmon/clustertls"
@@ -100,7 +101,7 @@ func (h *harness) roll(what string) {
 	}
 	for i, n := range h.c.Nodes {
 		h.load.down[i].Store(true)
-		if err := n.Term(30 * time.Second); err != nil {
+		if err := n.TermOrStacks(40*time.Second, "backupmon"); err != nil {
 			h.t.Fatal(err)
 		}
 		if err := n.Start(time.Minute); err != nil {
@@ -112,25 +113,49 @@ func (h *harness) roll(what string) {
 	h.t.Logf("every process restarted with %s in %v; answers: %v", what, time.Since(start).Round(time.Millisecond), h.load.codesSince(start))
 }
 
-// waitReplicas waits until every shard's stream has a leader and its
-// other replicas are current.
+// waitReplicas waits until every stream of the cluster (the shards' logs,
+// the key-value buckets, the object stores) has a leader and its other
+// two replicas current, as an operator checks (nats stream report)
+// before restarting the next server.
 func (h *harness) waitReplicas() {
 	h.t.Helper()
-	js := jetStream(h.t, h.c)
-	for s := range *shards {
-		for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			st, err := js.Stream(ctx, cluster.StreamName(s))
-			cancel()
-			if err == nil && st.CachedInfo().Cluster != nil && st.CachedInfo().Cluster.Leader != "" && len(st.CachedInfo().Cluster.Replicas) == 2 &&
-				st.CachedInfo().Cluster.Replicas[0].Current && st.CachedInfo().Cluster.Replicas[1].Current {
-				break
-			}
-			if time.Now().After(deadline) {
-				h.t.Fatalf("stream %s: no leader with two current replicas after a minute (%v)", cluster.StreamName(s), err)
-			}
+	tlsc, err := h.c.TLSConfig()
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	nc, err := nats.Connect(strings.Join(h.c.NATSURLs, ","), nats.UserInfo(cluster.NATSUser, h.c.NATSSecret), nats.Secure(tlsc))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer nc.Close() // its certificate is the one of the moment
+	js, err := jetstream.New(nc)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
+		behind, err := streamsBehind(js)
+		if err == nil && behind == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("a minute after a NATS server's restart, stream %s has no leader with two current replicas (%v)", behind, err)
 		}
 	}
+}
+
+// streamsBehind returns the name of a stream without a leader and two
+// current replicas, "" when there is none.
+func streamsBehind(js jetstream.JetStream) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	list := js.ListStreams(ctx)
+	for info := range list.Info() {
+		c := info.Cluster
+		if c == nil || c.Leader == "" || len(c.Replicas) != 2 || !c.Replicas[0].Current || !c.Replicas[1].Current {
+			return info.Config.Name, nil
+		}
+	}
+	return "", list.Err()
 }
 
 // dialNATS connects to the cluster's NATS servers with a member's files.

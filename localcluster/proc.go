@@ -198,6 +198,18 @@ func (p *Proc) Term(d time.Duration) error {
 	return nil
 }
 
+// TermOrStacks asks the process to stop (SIGTERM) and waits up to d; a
+// process still running then is dumped (Stacks, which ends it) and the
+// error quotes the goroutines that name any of funcs (all when none is
+// given): what a test shows of a node stuck in its shutdown.
+func (p *Proc) TermOrStacks(d time.Duration, funcs ...string) error {
+	p.signal(syscall.SIGCONT)
+	if p.signal(syscall.SIGTERM) != nil || p.wait(d) {
+		return nil
+	}
+	return fmt.Errorf("%s did not stop within %v of SIGTERM; its goroutines:\n%s", p.Name, d, p.Stacks(funcs...))
+}
+
 // Tail returns the last n lines of the process's log.
 func (p *Proc) Tail(n int) string {
 	b, _ := os.ReadFile(p.Log)
