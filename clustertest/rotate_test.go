@@ -61,7 +61,7 @@ func TestRotateTheAuthority(t *testing.T) {
 		}
 	}
 	for _, p := range h.c.Procs() {
-		waitLog(t, p, "cluster TLS reloaded")
+		waitLog(t, p, 0, "cluster TLS reloaded")
 	}
 	// 3. The new authority alone.
 	copyFile(t, next.CA, files.CA)
@@ -94,9 +94,12 @@ func (h *harness) roll(what string) {
 		if err := p.Term(30 * time.Second); err != nil {
 			h.t.Fatal(err)
 		}
+		from := len(readFile(h.t, p.Log))
 		if err := p.Start(time.Minute); err != nil {
 			h.t.Fatalf("%s with %s: %v", p.Name, what, err)
 		}
+		// The line the operator waits for, then every stream whole.
+		waitLog(h.t, p, from, "caught up: every stream on this server is current")
 		h.waitReplicas()
 	}
 	for i, n := range h.c.Nodes {
@@ -172,15 +175,16 @@ func dialNATS(c *localcluster.Cluster, f clustertls.Files) error {
 	return nil
 }
 
-// waitLog waits until p's log has a line with text in it.
-func waitLog(t *testing.T, p *localcluster.Proc, text string) {
+// waitLog waits until p's log has a line with text in it past its first
+// from bytes.
+func waitLog(t *testing.T, p *localcluster.Proc, from int, text string) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		if strings.Contains(readFile(t, p.Log), text) {
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if strings.Contains(readFile(t, p.Log)[from:], text) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s logged no %q within 10 s:\n%s", p.Name, text, p.Tail(10))
+			t.Fatalf("%s logged no %q within 30 s:\n%s", p.Name, text, p.Tail(10))
 		}
 	}
 }

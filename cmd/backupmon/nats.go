@@ -98,12 +98,31 @@ func natsCommand(args []string, out, errOut io.Writer) int {
 		}
 	}
 	fmt.Fprintln(out, "ready")
+	if *clusterListen != "" {
+		go sayCaughtUp(s, out)
+	}
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, syscall.SIGINT, syscall.SIGTERM)
 	<-stop
 	s.Shutdown()
 	s.WaitForShutdown()
 	return 0
+}
+
+// sayCaughtUp prints one line once every stream and consumer this server
+// holds a replica of is current (nats-server's health check): the moment
+// an operator rolling the NATS servers goes on to the next one, which can
+// then go without a stream losing a current copy. The check is read from
+// the server itself, which has no monitoring listener.
+func sayCaughtUp(s *natsserver.Server, out io.Writer) {
+	start := time.Now()
+	for {
+		if h := s.Healthz(&natsserver.HealthzOptions{}); h.Status == "ok" {
+			fmt.Fprintf(out, "caught up: every stream on this server is current (%v after ready)\n", time.Since(start).Round(time.Millisecond))
+			return
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
 }
 
 // natsSecret returns the secret of authFile, or "" without one, which
