@@ -2,9 +2,11 @@ package clustertest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -17,22 +19,26 @@ import (
 	"backupmon/localcluster"
 )
 
-// TestRotateTheAuthority: the procedure docs/decisions.md gives to change
-// the cluster's authority (to revoke a member's certificate, or before the
-// authority expires) keeps the cluster serving, under load:
+// TestRotateTheClusterSecrets: the procedure docs/decisions.md gives to
+// change the cluster's authority (to revoke a member's certificate, or
+// before the authority expires) and its NATS secret keeps the cluster
+// serving, under load:
 //
-//  1. the authority file of every member holds the old authority and the
-//     new; each process is restarted in turn to read it (NATS servers,
-//     then nodes);
+//  1. every member's authority file holds the old authority and the new,
+//     and the NATS secret file the old secret then the new; each process is
+//     restarted in turn to read them (NATS servers, then nodes): the
+//     servers take either secret and both authorities;
 //  2. each member's certificate and key are replaced with ones of the new
 //     authority, and each process is sent SIGHUP;
-//  3. the authority file holds the new authority alone; each process is
-//     restarted in turn again.
+//  3. the authority file holds the new authority alone; the secret file the
+//     new secret first, and each node is restarted in turn (they present
+//     it); then the new secret alone, and each NATS server is restarted in
+//     turn.
 //
 // Every acknowledged report is then there exactly once, reports go through
-// every node, and a certificate of the old authority (a revoked member's)
-// is refused by the NATS servers, as the new one is taken.
-func TestRotateTheAuthority(t *testing.T) {
+// every node, and the NATS servers refuse a certificate of the old
+// authority (a revoked member's) and the old secret, as they take the new.
+func TestRotateTheClusterSecrets(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs six processes")
 	}
@@ -48,10 +54,12 @@ func TestRotateTheAuthority(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	oldSecret, newSecret := h.c.NATSSecret, "the-cluster's-next-nats-secret-0123456789"
 
-	// 1. Both authorities, one process at a time.
+	// 1. Both authorities and both secrets, one process at a time.
 	writeFile(t, files.CA, readFile(t, oldFiles.CA)+readFile(t, next.CA))
-	h.roll("both authorities")
+	writeFile(t, h.c.AuthFile, oldSecret+"\n"+newSecret+"\n")
+	h.roll("both authorities and both secrets", h.c.NATS, h.c.Nodes)
 	// 2. The new certificates, on SIGHUP.
 	copyFile(t, next.Cert, files.Cert)
 	copyFile(t, next.Key, files.Key)
@@ -63,34 +71,43 @@ func TestRotateTheAuthority(t *testing.T) {
 	for _, p := range h.c.Procs() {
 		waitLog(t, p, 0, "cluster TLS reloaded")
 	}
-	// 3. The new authority alone.
+	// 3. The new authority alone; the nodes present the new secret, then
+	// the servers take it alone.
 	copyFile(t, next.CA, files.CA)
-	h.roll("the new authority alone")
+	writeFile(t, h.c.AuthFile, newSecret+"\n"+oldSecret+"\n")
+	h.roll("the new authority and the new secret first", nil, h.c.Nodes)
+	writeFile(t, h.c.AuthFile, newSecret+"\n")
+	h.c.NATSSecret = newSecret // the test's own connections
+	h.roll("the new authority and the new secret alone", h.c.NATS, nil)
 
 	h.load.halt()
 	h.resend()
-	h.verify("after the authority's rotation")
+	h.verify("after the rotation")
 	for i, n := range h.nodes {
 		if r := n.Report(h.f.targets[i].job, h.f.targets[i].key, fmt.Sprintf("rotated-%d", i), `{"status":"ok"}`); r.Status != 200 {
 			t.Fatalf("report through node %d after the rotation: %d %s", i+1, r.Status, r.Body)
 		}
 	}
-	if err := dialNATS(h.c, files); err != nil {
-		t.Fatalf("the new authority's certificate: %v", err)
+	if err := dialNATS(h.c, files, newSecret); err != nil {
+		t.Fatalf("the new authority's certificate and the new secret: %v", err)
 	}
-	if err := dialNATS(h.c, oldFiles); err == nil {
+	if err := dialNATS(h.c, oldFiles, newSecret); err == nil {
 		t.Fatal("a certificate of the old authority still connects to NATS")
+	}
+	if err := dialNATS(h.c, files, oldSecret); !errors.Is(err, nats.ErrAuthorization) {
+		t.Fatalf("the old secret: %v, want nats.ErrAuthorization", err)
 	}
 }
 
-// roll restarts every process in turn, as an operator does: each NATS
-// server (SIGTERM), waiting until every shard's stream has its three
-// replicas current again, then each node (SIGTERM: it hands its shards
-// over), waiting until every shard is served.
-func (h *harness) roll(what string) {
+// roll restarts processes in turn, as an operator does: each NATS server
+// of servers (SIGTERM), once the one before has caught up and every
+// stream has its three replicas current again, then each node of nodes
+// (SIGTERM: it hands its shards over), waiting until every shard is
+// served.
+func (h *harness) roll(what string, servers []*localcluster.Proc, nodes []*localcluster.Node) {
 	h.t.Helper()
 	start := time.Now()
-	for _, p := range h.c.NATS {
+	for _, p := range servers {
 		if err := p.Term(30 * time.Second); err != nil {
 			h.t.Fatal(err)
 		}
@@ -102,7 +119,8 @@ func (h *harness) roll(what string) {
 		waitLog(h.t, p, from, "caught up: every stream on this server is current")
 		h.waitReplicas()
 	}
-	for i, n := range h.c.Nodes {
+	for _, n := range nodes {
+		i := slices.Index(h.c.Nodes, n)
 		h.load.down[i].Store(true)
 		if err := n.TermOrStacks(40*time.Second, "backupmon"); err != nil {
 			h.t.Fatal(err)
@@ -113,7 +131,7 @@ func (h *harness) roll(what string) {
 		h.load.down[i].Store(false)
 		h.settle()
 	}
-	h.t.Logf("every process restarted with %s in %v; answers: %v", what, time.Since(start).Round(time.Millisecond), h.load.codesSince(start))
+	h.t.Logf("%d processes restarted with %s in %v; answers: %v", len(servers)+len(nodes), what, time.Since(start).Round(time.Millisecond), h.load.codesSince(start))
 }
 
 // waitReplicas waits until every stream of the cluster (the shards' logs,
@@ -161,13 +179,14 @@ func streamsBehind(js jetstream.JetStream) (string, error) {
 	return "", list.Err()
 }
 
-// dialNATS connects to the cluster's NATS servers with a member's files.
-func dialNATS(c *localcluster.Cluster, f clustertls.Files) error {
+// dialNATS connects to the cluster's NATS servers with a member's files
+// and a secret.
+func dialNATS(c *localcluster.Cluster, f clustertls.Files, secret string) error {
 	tlsc, err := clustertls.Load(f, time.Now())
 	if err != nil {
 		return err
 	}
-	nc, err := nats.Connect(strings.Join(c.NATSURLs, ","), nats.UserInfo(cluster.NATSUser, c.NATSSecret), nats.Secure(tlsc), nats.Timeout(5*time.Second))
+	nc, err := nats.Connect(strings.Join(c.NATSURLs, ","), nats.UserInfo(cluster.NATSUser, secret), nats.Secure(tlsc), nats.Timeout(5*time.Second))
 	if err != nil {
 		return err
 	}

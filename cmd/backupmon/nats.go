@@ -43,7 +43,7 @@ func natsCommand(args []string, out, errOut io.Writer) int {
 		}
 		return 2
 	}
-	secret, err := natsSecret(*authFile, *insecure, *listen, *clusterListen)
+	secrets, err := natsSecrets(*authFile, *insecure, *listen, *clusterListen)
 	if err != nil {
 		fmt.Fprintln(errOut, "backupmon nats:", err)
 		return 2
@@ -56,7 +56,7 @@ func natsCommand(args []string, out, errOut io.Writer) int {
 		fmt.Fprintln(errOut, "backupmon nats:", err)
 		return 2
 	}
-	opts, err := natsOptions(*name, *listen, *clusterListen, *routes, *store, secret, member.Config())
+	opts, err := natsOptions(*name, *listen, *clusterListen, *routes, *store, secrets, member.Config())
 	if err != nil {
 		fmt.Fprintln(errOut, "backupmon nats:", err)
 		return 2
@@ -79,8 +79,12 @@ func natsCommand(args []string, out, errOut io.Writer) int {
 		return 1
 	}
 	fmt.Fprintf(out, "nats listening on nats://%s\n", *listen)
-	if secret != "" {
+	switch len(secrets) {
+	case 0:
+	case 1:
 		fmt.Fprintf(out, "nats clients and routes authenticate with the secret of %s\n", *authFile)
+	default:
+		fmt.Fprintf(out, "nats clients and routes authenticate with the secret of %s, or any of its %d other lines\n", *authFile, len(secrets)-1)
 	}
 	if member != nil {
 		fmt.Fprintf(out, "nats clients and routes use TLS with a certificate of %s\n", *tlsFiles.ca)
@@ -125,26 +129,31 @@ func sayCaughtUp(s *natsserver.Server, out io.Writer) {
 	}
 }
 
-// natsSecret returns the secret of authFile, or "" without one, which
-// only loopback listeners or insecure allow; the error says which flag to
-// give.
-func natsSecret(authFile string, insecure bool, listen, clusterListen string) (string, error) {
+// natsSecrets returns the secrets of authFile (readNATSSecrets), or none
+// without one, which only loopback listeners or insecure allow; the error
+// says which flag to give.
+func natsSecrets(authFile string, insecure bool, listen, clusterListen string) ([]string, error) {
 	if authFile != "" {
-		return flagSecret("--auth-file", authFile)
+		secrets, err := readNATSSecrets(authFile)
+		if err != nil {
+			return nil, fmt.Errorf("--auth-file: %w", err)
+		}
+		return secrets, nil
 	}
 	if flagName, addr, ok := offLoopback([2]string{"--listen", listen}, [2]string{"--cluster-listen", clusterListen}); ok && !insecure {
-		return "", fmt.Errorf("%s %s is not a loopback address and there is no --auth-file: anyone who reaches it could read the cluster's secrets and forge its state; give --auth-file FILE (the cluster's NATS secret on its first line, %d characters or more), or --insecure-no-auth to run without authentication anyway", flagName, addr, minNATSSecret)
+		return nil, fmt.Errorf("%s %s is not a loopback address and there is no --auth-file: anyone who reaches it could read the cluster's secrets and forge its state; give --auth-file FILE (the cluster's NATS secret on its first line, %d characters or more), or --insecure-no-auth to run without authentication anyway", flagName, addr, minNATSSecret)
 	}
-	return "", nil
+	return nil, nil
 }
 
 // natsOptions are the server's options: JetStream on, every write fsynced;
-// with a secret, clients and routes (both ways) authenticate as
-// cluster.NATSUser with it as the password; with tlsc (the cluster's TLS),
+// with secrets, clients and routes (both ways) authenticate as
+// cluster.NATSUser with one of them as the password, and the server's own
+// routes present the first; with tlsc (the cluster's TLS),
 // clients and routes connect over TLS with a certificate of the cluster's
 // authority, and a route checks that the other server's names the host
 // of its URL.
-func natsOptions(name, listen, clusterListen, routes, store, secret string, tlsc *tls.Config) (*natsserver.Options, error) {
+func natsOptions(name, listen, clusterListen, routes, store string, secrets []string, tlsc *tls.Config) (*natsserver.Options, error) {
 	host, port, err := splitHostPort(listen)
 	if err != nil {
 		return nil, fmt.Errorf("--listen: %w", err)
@@ -153,8 +162,14 @@ func natsOptions(name, listen, clusterListen, routes, store, secret string, tlsc
 	// admin list of a large workspace) travels as one message.
 	o := &natsserver.Options{ServerName: name, Host: host, Port: port, JetStream: true, StoreDir: store, SyncAlways: true, NoSigs: true,
 		MaxPayload: 8 << 20}
-	if secret != "" {
-		o.Username, o.Password = cluster.NATSUser, secret
+	var secret string // the one presented
+	if len(secrets) > 0 {
+		secret = secrets[0]
+		accepted := make(natsAccepted, len(secrets))
+		for i, s := range secrets {
+			accepted[i] = []byte(s)
+		}
+		o.CustomClientAuthentication, o.CustomRouterAuthentication = accepted, accepted
 	}
 	if tlsc != nil {
 		o.TLSConfig, o.TLSVerify = tlsc.Clone(), true

@@ -1,35 +1,69 @@
 package main
 
 import (
+	"crypto/subtle"
 	"flag"
 	"fmt"
 	"net"
 	"os"
 	"strings"
+
+	natsserver "github.com/nats-io/nats-server/v2/server"
+
+	"backupmon/cluster"
 )
 
 // minNATSSecret is the shortest NATS secret an auth file may hold.
 const minNATSSecret = 32
 
-// readNATSSecret returns the cluster's NATS secret: the first line of the
-// file at path, trimmed. It returns an error naming the file when the file
-// cannot be read, or the secret is shorter than minNATSSecret or looks like
-// a bcrypt hash (nats-server would take it as the hash of the password, and
+// readNATSSecrets returns the secrets of the NATS auth file at path: each
+// non-empty line, trimmed. The first is the cluster's NATS secret, the one
+// a process presents; a NATS server takes the others too, so that the
+// secret can change without a stop (docs/decisions.md). It returns an
+// error naming the file and the line when the file cannot be read, holds
+// no secret, or a secret is shorter than minNATSSecret or looks like a
+// bcrypt hash (nats-server would take it as the hash of the password, and
 // the routes, which present the secret itself, would be refused).
-func readNATSSecret(path string) (string, error) {
+func readNATSSecrets(path string) ([]string, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return "", fmt.Errorf("the NATS secret: %w", err)
+		return nil, fmt.Errorf("the NATS secret: %w", err)
 	}
-	first, _, _ := strings.Cut(string(b), "\n")
-	secret := strings.TrimSpace(first)
-	if len(secret) < minNATSSecret {
-		return "", fmt.Errorf("the NATS secret in %s is %d characters: it takes %d or more on its first line", path, len(secret), minNATSSecret)
+	var secrets []string
+	for i, line := range strings.Split(string(b), "\n") {
+		secret := strings.TrimSpace(line)
+		switch {
+		case secret == "" && i > 0:
+			continue
+		case len(secret) < minNATSSecret && i == 0:
+			return nil, fmt.Errorf("the NATS secret in %s is %d characters: it takes %d or more on its first line", path, len(secret), minNATSSecret)
+		case len(secret) < minNATSSecret:
+			return nil, fmt.Errorf("line %d of %s is %d characters: a NATS secret takes %d or more", i+1, path, len(secret), minNATSSecret)
+		case strings.HasPrefix(secret, "$2"):
+			return nil, fmt.Errorf("the NATS secret on line %d of %s looks like a bcrypt hash: the file holds the secret itself", i+1, path)
+		}
+		secrets = append(secrets, secret)
 	}
-	if strings.HasPrefix(secret, "$2") {
-		return "", fmt.Errorf("the NATS secret in %s looks like a bcrypt hash: the file holds the secret itself", path)
+	return secrets, nil
+}
+
+// natsAccepted checks the credentials of a NATS server's clients and
+// routes: user cluster.NATSUser with any of the secrets of its auth file,
+// compared in constant time.
+type natsAccepted [][]byte
+
+// Check reports whether c presented cluster.NATSUser and one of the
+// secrets.
+func (a natsAccepted) Check(c natsserver.ClientAuthentication) bool {
+	o := c.GetOpts()
+	if o == nil || o.Username != cluster.NATSUser {
+		return false
 	}
-	return secret, nil
+	ok := false
+	for _, secret := range a {
+		ok = subtle.ConstantTimeCompare([]byte(o.Password), secret) == 1 || ok
+	}
+	return ok
 }
 
 // loopback reports whether the host of addr (host:port) is a loopback
@@ -62,9 +96,9 @@ func flagSecret(flag, path string) (string, error) {
 	if path == "" {
 		return "", nil
 	}
-	secret, err := readNATSSecret(path)
+	secrets, err := readNATSSecrets(path)
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", flag, err)
 	}
-	return secret, nil
+	return secrets[0], nil
 }

@@ -130,6 +130,82 @@ func TestNatsAuthClients(t *testing.T) {
 	}
 }
 
+// An auth file of two lines, while the secret changes: the server takes
+// clients that present either, and no other; its route to a server whose
+// file holds the new secret alone is made (it presents the first line,
+// which that server takes, and that server's route presents the new one),
+// so servers restarted one at a time with the new file stay one cluster.
+func TestNatsAuthTwoSecrets(t *testing.T) {
+	const next = "the-next-secret-of-the-cluster-0123456789"
+	ports := freePorts(t, 4)
+	route := func(i int) string { return "127.0.0.1:" + strconv.Itoa(ports[2+i]) }
+	addr := func(i int) string { return "nats://127.0.0.1:" + strconv.Itoa(ports[i]) }
+	both := natsSecretFile(t, testSecret+"\n"+next)
+	errs := make(chan error, 2)
+	for i, file := range []string{both, natsSecretFile(t, next)} {
+		dir := t.TempDir()
+		name := fmt.Sprintf("n%d", i+1)
+		p := localcluster.NewProc(name, testserver.Binary(t), filepath.Join(dir, "log"), "nats", "--name", name, "--store", filepath.Join(dir, "store"),
+			"--listen", strings.TrimPrefix(addr(i), "nats://"), "--cluster-listen", route(i), "--routes", "nats://"+route(1-i), "--auth-file", file)
+		t.Cleanup(func() { p.Term(10 * time.Second) })
+		go func() { errs <- p.Start(time.Minute) }()
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		what   string
+		secret string
+		ok     bool
+	}{
+		{"the first secret", testSecret, true},
+		{"the second secret", next, true},
+		{"another secret", next + "x", false},
+	} {
+		t.Run(tc.what, func(t *testing.T) {
+			nc, err := nats.Connect(addr(0), nats.UserInfo(cluster.NATSUser, tc.secret))
+			if !tc.ok {
+				if !errors.Is(err, nats.ErrAuthorization) {
+					t.Fatalf("connected (err %v), want nats.ErrAuthorization", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			nc.Close()
+		})
+	}
+	// One cluster: a message published on the second server reaches a
+	// subscriber of the first.
+	sub, err := nats.Connect(addr(0), nats.UserInfo(cluster.NATSUser, next))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	inbox, err := sub.SubscribeSync("bm.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub.Flush()
+	pub, err := nats.Connect(addr(1), nats.UserInfo(cluster.NATSUser, next))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pub.Close()
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		pub.Publish("bm.test", []byte("over the route"))
+		if m, err := inbox.NextMsg(500 * time.Millisecond); err == nil && string(m.Data) == "over the route" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no message over the route between a server of two secrets and one of the new secret alone")
+		}
+	}
+}
+
 // Three `backupmon nats` with --auth-file, the cluster's TLS and --routes
 // form their JetStream cluster (each says ready once JetStream has a
 // leader; a stream of three replicas is placed), the routes
@@ -233,6 +309,8 @@ func intrude(t *testing.T, sub *nats.Subscription, co natsserver.ClusterOpts, u 
 // --insecure-no-auth lets an open listener start.
 func TestNatsAuthRequired(t *testing.T) {
 	short := natsSecretFile(t, "too-short")
+	shortNext := natsSecretFile(t, testSecret+"\n\ntoo-short")
+	hashed := natsSecretFile(t, testSecret+"\n$2a$11$"+testSecret)
 	missing := filepath.Join(t.TempDir(), "no-such-file")
 	// Free ports: a server that starts when it should not listens on them
 	// (port 0 is NATS's 4222), and is stopped after 10 s.
@@ -251,6 +329,10 @@ func TestNatsAuthRequired(t *testing.T) {
 			[]string{"backupmon nats: --auth-file: the NATS secret: open " + missing + ": no such file or directory"}},
 		{"short secret", []string{"--listen", open, "--auth-file", short},
 			[]string{"backupmon nats: --auth-file: the NATS secret in " + short + " is 9 characters: it takes 32 or more on its first line"}},
+		{"short second secret", []string{"--listen", open, "--auth-file", shortNext},
+			[]string{"backupmon nats: --auth-file: line 3 of " + shortNext + " is 9 characters: a NATS secret takes 32 or more"}},
+		{"a hash for a second secret", []string{"--listen", open, "--auth-file", hashed},
+			[]string{"backupmon nats: --auth-file: the NATS secret on line 2 of " + hashed + " looks like a bcrypt hash: the file holds the secret itself"}},
 	} {
 		t.Run(tc.what, func(t *testing.T) {
 			store := filepath.Join(t.TempDir(), "store")
