@@ -33,7 +33,7 @@ func natsCommand(args []string, out, errOut io.Writer) int {
 	clusterListen := fs.String("cluster-listen", envDefault("nats-cluster-listen", ""), "route listener host:port for the other servers (default: a single server)")
 	routes := fs.String("routes", envDefault("nats-routes", ""), "the other servers' route addresses, comma-separated: nats://h2:6222,nats://h3:6222")
 	store := fs.String("store", envDefault("nats-store", "./nats"), "directory of the server's JetStream data")
-	authFile := fs.String("auth-file", envDefault("nats-auth-file", ""), "file whose first line is the cluster's NATS secret (32 characters or more): clients and the other servers' routes must present it (required unless both listeners are on loopback)")
+	authFile := fs.String("auth-file", envDefault("nats-auth-file", ""), "file whose first line is the cluster's NATS secret (32 characters or more): clients and the other servers' routes must present it, or the secret of any further line (while the secret changes); required unless both listeners are on loopback")
 	insecure := fs.Bool("insecure-no-auth", envBool("nats-insecure-no-auth"), "take clients and routes without authentication on a listener that is not loopback (anyone who reaches it reads the cluster's secrets and forges its state)")
 	tlsFiles := clusterTLSFlags(fs)
 	inClearOK := fs.Bool("insecure-no-tls", envBool("nats-insecure-no-tls"), "without the cluster's TLS, listen on addresses that are not loopback anyway (the NATS secret and everything the cluster stores then cross the network in clear)")
