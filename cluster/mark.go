@@ -20,8 +20,9 @@ import (
 // a replay finds no gap, since the hole is the tail. The next owner then
 // opens the shard read-only (jslog.Options.Mark) instead of serving the
 // shorter history and writing new messages where the lost ones were. The
-// owner writes the mark with its heartbeat (every renewEvery) and once
-// more after a hand-over's last message, so a loss of the last seconds
+// owner writes the mark every renewEvery (in a loop of its own: a slow
+// write must not hold up the lease renewals) and once more after a
+// hand-over's last message, so a loss of the last seconds
 // before a crash goes unseen; the rest does not.
 
 // readMark returns a shard's mark: 0 when it has none yet.
@@ -41,11 +42,18 @@ func (n *Node) readMark(ctx context.Context, shard int) (uint64, error) {
 	return v, nil
 }
 
+// markAll writes the mark of every shard the node owns.
+func (n *Node) markAll() {
+	for _, h := range n.hostedList() {
+		n.mark(h)
+	}
+}
+
 // mark writes the shard's mark when its log has had messages acknowledged
 // past it: "<sequence> <node> <epoch>". A failure is logged and tried again
-// at the next heartbeat. The heartbeat and a hand-over may call it at once
+// at the next round. The mark loop and a hand-over may call it at once
 // for one shard: both write a sequence acknowledged, and the mark may then
-// stay one heartbeat behind. A node that has lost the shard writes only what
+// stay one round behind. A node that has lost the shard writes only what
 // its log saw acknowledged, never more than the stream holds.
 func (n *Node) mark(h *hosted) {
 	if h.log == nil {

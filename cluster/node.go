@@ -235,9 +235,10 @@ func (n *Node) Run() error {
 	if err := n.heartbeat(); err != nil {
 		return fmt.Errorf("heartbeat: %w", err)
 	}
-	n.stopped.Add(2)
+	n.stopped.Add(3)
 	go n.every(renewEvery, n.beat)
 	go n.every(500*time.Millisecond, n.assign)
+	go n.every(renewEvery, n.markAll) // apart from the renewals, which it must not hold up
 	n.log.Info("cluster node started", "shards", n.shards, "replicas", n.cfg.Replicas)
 	return nil
 }
@@ -274,16 +275,20 @@ func (n *Node) beat() {
 	if err := n.heartbeat(); err != nil {
 		n.log.Warn("heartbeat failed", "err", err)
 	}
+	for _, h := range n.hostedList() {
+		n.renew(h)
+	}
+}
+
+// hostedList returns the shards the node owns now.
+func (n *Node) hostedList() []*hosted {
 	n.mu.Lock()
+	defer n.mu.Unlock()
 	list := make([]*hosted, 0, len(n.hosted))
 	for _, h := range n.hosted {
 		list = append(list, h)
 	}
-	n.mu.Unlock()
-	for _, h := range list {
-		n.renew(h)
-		n.mark(h)
-	}
+	return list
 }
 
 // renew renews a shard's lease with compare-and-set on its revision; a
