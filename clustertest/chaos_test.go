@@ -142,10 +142,12 @@ type harness struct {
 	load  *load
 }
 
-func startHarness(t *testing.T, shards, rounds int) *harness {
+// startHarness starts a three-node cluster of shards, each node given
+// more serve flags, and makes a fixture for rounds.
+func startHarness(t *testing.T, shards, rounds int, more ...string) *harness {
 	dir := t.TempDir()
 	c, err := localcluster.Start(localcluster.Config{Binary: testserver.Binary(t), Dir: dir, Shards: shards,
-		AdminToken: testserver.AdminToken, StartTimeout: 90 * time.Second, Serve: strings.Fields(*serve)})
+		AdminToken: testserver.AdminToken, StartTimeout: 90 * time.Second, Serve: append(strings.Fields(*serve), more...)})
 	if err != nil {
 		t.Fatal(err)
 	}
