@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -52,7 +53,7 @@ type Config struct {
 	// requests reach it over NATS only.
 	PeerListen string
 	// MoveBack is how long a node must have been up before the shards it
-	// ranks first for are handed back to it (default 30 s).
+	// ranks first for are handed back to it (0: 30 s).
 	MoveBack time.Duration
 	// Credentials are the NATS secret and the cluster's TLS the node
 	// presents, to the NATS servers and to the other nodes.
@@ -133,9 +134,6 @@ func Connect(cfg Config) (*Node, error) {
 	}
 	if cfg.Replicas <= 0 {
 		cfg.Replicas = 3
-	}
-	if cfg.MoveBack <= 0 {
-		cfg.MoveBack = 30 * time.Second
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -381,7 +379,7 @@ func (n *Node) assign() {
 		wait := n.retry[s].at.After(now)
 		n.mu.Unlock()
 		switch {
-		case h != nil && order[0] != n.cfg.NodeID && !preferredSince.IsZero() && now.Sub(preferredSince) > n.cfg.MoveBack:
+		case h != nil && order[0] != n.cfg.NodeID && !preferredSince.IsZero() && now.Sub(preferredSince) > cmp.Or(n.cfg.MoveBack, 30*time.Second):
 			n.log.Info("handing the shard to its preferred node", "shard", s, "to", order[0])
 			n.drop(s, true)
 		case h == nil && !wait && (order[0] == n.cfg.NodeID || len(order) > 1 && order[1] == n.cfg.NodeID && n.freeFor(ctx, s) > 3*leaseTTL/2):
