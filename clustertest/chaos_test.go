@@ -335,13 +335,8 @@ func (h *harness) cutOff() event {
 	}
 	n.Heal()
 	h.load.down[i].Store(false)
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		if r, err := h.nodes[i].Send("GET", n.AdminURL+"/readyz", nil, nil); err == nil && r.Status == 200 {
-			break
-		}
-		if time.Now().After(deadline) {
-			h.t.Fatalf("%s not ready 20 s after it could reach NATS again", n.ID)
-		}
+	if !waitReadyz(h.nodes[i], 200, 20*time.Second) {
+		h.t.Fatalf("%s not ready 20 s after it could reach NATS again", n.ID)
 	}
 	return ev
 }

@@ -114,6 +114,30 @@ func TestGrowUnderLoad(t *testing.T) {
 	h.verify("after b4 joined")
 	probe.verify()
 	h.checkEpochs()
+
+	// b4 reaches NATS through proxies of its own, as the others do: cut
+	// off, it is not ready; healed, it is again.
+	n.Cut()
+	if !waitReadyz(b4, 503, 10*time.Second) {
+		t.Fatal("b4 is still ready 10 s after it was cut off from NATS")
+	}
+	n.Heal()
+	if !waitReadyz(b4, 200, 20*time.Second) {
+		t.Fatal("b4 not ready 20 s after it could reach NATS again")
+	}
+}
+
+// waitReadyz waits at most d until the node's /readyz answers want, and
+// reports whether it did.
+func waitReadyz(c *testserver.Client, want int, d time.Duration) bool {
+	for deadline := time.Now().Add(d); ; time.Sleep(100 * time.Millisecond) {
+		if r, err := c.Send("GET", c.AdminURL+"/readyz", nil, nil); err == nil && r.Status == want {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
 }
 
 // waitPreferred waits until every shard is owned by the node it ranks
