@@ -38,7 +38,7 @@ func TestGrowUnderLoad(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs seven processes")
 	}
-	const shardCount = 4
+	shardCount := *shards // 4: b4 ranks first for shard 3
 	three := []string{"b1", "b2", "b3"}
 	moving := map[int]bool{}
 	for s := range shardCount {
@@ -53,8 +53,11 @@ func TestGrowUnderLoad(t *testing.T) {
 	if len(moving) == 0 {
 		t.Fatalf("b4 ranks first for none of %d shards: nothing would move", shardCount)
 	}
-	h := startHarness(t, shardCount, 3, "--cluster-move-back", moveBack.String())
+	h := startNodes(t, shardCount, "--cluster-move-back", moveBack.String())
+	// The workspaces are made once no shard moves: a shard being handed
+	// over answers 503 for the moment, also to the admin API.
 	h.waitPreferred(three)
+	h.makeFixture(shardCount, 3)
 	before := map[int]shardOwner{}
 	for _, o := range h.served(0) {
 		before[o.Shard] = o
