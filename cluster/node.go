@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -51,6 +52,9 @@ type Config struct {
 	// it node to node over TCP (host:port, reachable from the other nodes); empty:
 	// requests reach it over NATS only.
 	PeerListen string
+	// MoveBack is how long a node must have been up before the shards it
+	// ranks first for are handed back to it (0: 30 s).
+	MoveBack time.Duration
 	// Credentials are the NATS secret and the cluster's TLS the node
 	// presents, to the NATS servers and to the other nodes.
 	Credentials Credentials
@@ -343,7 +347,7 @@ func (n *Node) leaseValue(epoch uint64) []byte {
 // assign looks at the live nodes and the leases: it takes the free shards
 // this node ranks first for (or second, once a shard has been free for a
 // while), and hands back the shards another live node ranks first for,
-// once that node has been up for 30 seconds. It also stops serving a shard
+// once that node has been up for Config.MoveBack (30 s). It also stops serving a shard
 // whose lease was not renewed within leaseSafe.
 func (n *Node) assign() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -387,7 +391,7 @@ func (n *Node) assign() {
 		wait := n.retry[s].at.After(now)
 		n.mu.Unlock()
 		switch {
-		case h != nil && order[0] != n.cfg.NodeID && !preferredSince.IsZero() && now.Sub(preferredSince) > 30*time.Second:
+		case h != nil && order[0] != n.cfg.NodeID && !preferredSince.IsZero() && now.Sub(preferredSince) > cmp.Or(n.cfg.MoveBack, 30*time.Second):
 			n.log.Info("handing the shard to its preferred node", "shard", s, "to", order[0])
 			n.drop(s, true)
 		case h == nil && !wait && (order[0] == n.cfg.NodeID || len(order) > 1 && order[1] == n.cfg.NodeID && n.freeFor(ctx, s) > 3*leaseTTL/2):

@@ -93,6 +93,11 @@ func SessionPrefix(shard int) string {
 	return string(t[:])
 }
 
+// Rank returns the ids of nodes in a shard's order of preference, as
+// every node of the cluster ranks the live nodes: the first is the node
+// the shard moves to once it has been up 30 s. It never fails.
+func Rank(shard int, nodes []string) []string { return rank(shard, nodes) }
+
 // rank orders nodes for a shard by rendezvous hashing: every node computes
 // the same order from the same set, the first is the shard's preferred
 // owner, and a node joining or leaving moves only the shards it ranks

@@ -142,10 +142,20 @@ type harness struct {
 	load  *load
 }
 
+// startHarness starts a three-node cluster of shards and makes a fixture
+// for rounds.
 func startHarness(t *testing.T, shards, rounds int) *harness {
+	h := startNodes(t, shards)
+	h.makeFixture(shards, rounds)
+	return h
+}
+
+// startNodes starts a three-node cluster of shards, each node given more
+// serve flags, and returns its harness without a fixture.
+func startNodes(t *testing.T, shards int, more ...string) *harness {
 	dir := t.TempDir()
 	c, err := localcluster.Start(localcluster.Config{Binary: testserver.Binary(t), Dir: dir, Shards: shards,
-		AdminToken: testserver.AdminToken, StartTimeout: 90 * time.Second, Serve: strings.Fields(*serve)})
+		AdminToken: testserver.AdminToken, StartTimeout: 90 * time.Second, Serve: append(strings.Fields(*serve), more...)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,10 +164,15 @@ func startHarness(t *testing.T, shards, rounds int) *harness {
 	for _, n := range c.Nodes {
 		h.nodes = append(h.nodes, &testserver.Client{T: t, HTTP: newClient(), PublicURL: n.PublicURL, AdminURL: n.AdminURL, Token: testserver.AdminToken})
 	}
-	// A job takes at most 100 reports a day: enough jobs for the rounds.
-	h.f = newFixture(t, h.nodes[0], shards, 4+2*rounds)
-	h.load = newLoad(h.f, h.nodes)
 	return h
+}
+
+// makeFixture makes the load's workspaces on every one of shards, and the
+// load (not started).
+func (h *harness) makeFixture(shards, rounds int) {
+	// A job takes at most 100 reports a day: enough jobs for the rounds.
+	h.f = newFixture(h.t, h.nodes[0], shards, 4+2*rounds)
+	h.load = newLoad(h.f, h.nodes)
 }
 
 // closeAtEnd stops the cluster at the end of the test, quoting the tail
@@ -333,13 +348,8 @@ func (h *harness) cutOff() event {
 	}
 	n.Heal()
 	h.load.down[i].Store(false)
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		if r, err := h.nodes[i].Send("GET", n.AdminURL+"/readyz", nil, nil); err == nil && r.Status == 200 {
-			break
-		}
-		if time.Now().After(deadline) {
-			h.t.Fatalf("%s not ready 20 s after it could reach NATS again", n.ID)
-		}
+	if !waitReadyz(h.nodes[i], 200, 20*time.Second) {
+		h.t.Fatalf("%s not ready 20 s after it could reach NATS again", n.ID)
 	}
 	return ev
 }

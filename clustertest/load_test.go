@@ -33,7 +33,8 @@ type attempt struct {
 	shard int
 	node  int
 	ok    bool
-	code  int // the HTTP status, 0 for no answer
+	code  int  // the HTTP status, 0 for no answer
+	retry bool // it came with Retry-After
 }
 
 // load sends reports at a steady rate to random live nodes, each with a
@@ -70,16 +71,21 @@ func (l *load) start(perSecond float64, workers int) {
 	for range workers {
 		l.done.Go(func() {
 			for lim.Wait(ctx) == nil {
-				t := l.f.targets[order[int(next.Add(1))%len(order)]]
-				seq := l.seq.Add(1)
-				s := &sent{idem: fmt.Sprintf("chaos-%d", seq), seq: seq, to: t}
-				l.mu.Lock()
-				l.reports = append(l.reports, s)
-				l.mu.Unlock()
-				l.send(s, l.pick())
+				l.send(l.add(l.f.targets[order[int(next.Add(1))%len(order)]]), l.pick())
 			}
 		})
 	}
+}
+
+// add keeps a new report to t, with a unique Idempotency-Key and size,
+// and returns it (not sent yet).
+func (l *load) add(t target) *sent {
+	seq := l.seq.Add(1)
+	s := &sent{idem: fmt.Sprintf("chaos-%d", seq), seq: seq, to: t}
+	l.mu.Lock()
+	l.reports = append(l.reports, s)
+	l.mu.Unlock()
+	return s
 }
 
 // halt stops the load and waits for the requests in flight.
@@ -98,9 +104,8 @@ func (l *load) pick() int {
 	}
 }
 
-// send sends s through node i and records the attempt; it returns whether
-// the report was acknowledged.
-func (l *load) send(s *sent, i int) bool {
+// send sends s through node i, records the attempt and returns it.
+func (l *load) send(s *sent, i int) attempt {
 	h := testserver.Bearer(s.to.key)
 	h["Content-Type"] = "application/json"
 	h["Idempotency-Key"] = s.idem
@@ -111,8 +116,9 @@ func (l *load) send(s *sent, i int) bool {
 	if ok {
 		s.acked = true
 	}
-	l.attempts = append(l.attempts, attempt{at: time.Now(), shard: s.to.shard, node: i, ok: ok, code: r.Status})
-	return ok
+	a := attempt{at: time.Now(), shard: s.to.shard, node: i, ok: ok, code: r.Status, retry: r.Header.Get("Retry-After") != ""}
+	l.attempts = append(l.attempts, a)
+	return a
 }
 
 // unacked returns the reports not acknowledged yet.

@@ -171,19 +171,7 @@ func Start(cfg Config) (*Cluster, error) {
 			return nil, fmt.Errorf("localcluster: %w", err)
 		}
 	}
-	// memberTLS are the TLS flags of the process named name on host: with
-	// MemberHosts a certificate of its own, else the one every process
-	// shares (none in clear).
-	memberTLS := func(name, host string) ([]string, error) {
-		if !cfg.MemberHosts {
-			return TLSArgs(c.TLS), nil
-		}
-		f, err := clustertls.Issue(tlsDir, name, []string{host}, time.Now())
-		if err != nil {
-			return nil, fmt.Errorf("localcluster: %w", err)
-		}
-		return TLSArgs(f), nil
-	}
+	memberTLS := c.memberTLS
 	ports, release, err := c.ports()
 	if err != nil {
 		return nil, err
@@ -213,49 +201,11 @@ func Start(cfg Config) (*Cluster, error) {
 		c.NATS = append(c.NATS, NewProc(name, cfg.Binary, filepath.Join(cfg.Dir, name+".log"), args...))
 	}
 	for i := range cfg.Nodes {
-		id := fmt.Sprintf("b%d", i+1)
-		n := &Node{ID: id,
-			PublicURL: "http://127.0.0.1:" + strconv.Itoa(ports[0][i]),
-			AdminURL:  "http://127.0.0.1:" + strconv.Itoa(ports[1][i])}
-		var urls []string
-		for _, target := range natsURLs {
-			if cfg.NoProxies {
-				urls = append(urls, "nats://"+target)
-				continue
-			}
-			p, err := NewProxy(target)
-			if err != nil {
-				c.Close()
-				return nil, err
-			}
-			n.proxies = append(n.proxies, p)
-			urls = append(urls, "nats://"+p.Addr())
-		}
-		args := []string{"serve", "--cluster", strings.Join(urls, ","), "--node-id", id,
-			"--cluster-shards", strconv.Itoa(cfg.Shards), "--data", filepath.Join(cfg.Dir, id),
-			"--listen", strings.TrimPrefix(n.PublicURL, "http://"), "--admin-listen", strings.TrimPrefix(n.AdminURL, "http://"),
-			"--admin-token", cfg.AdminToken, "--cluster-auth-file", c.AuthFile}
-		tlsArgs, err := memberTLS(id, cfg.memberHost(21, i))
+		n, err := c.newNode(i, nodePorts{public: ports[0][i], admin: ports[1][i], smtp: portAt(ports[4], i)})
 		if err != nil {
 			c.Close()
 			return nil, err
 		}
-		args = append(args, tlsArgs...)
-		if cfg.MemberHosts {
-			args = append(args, "--cluster-peer-listen", cfg.memberHost(21, i)+":0")
-		}
-		if cfg.SMTP {
-			n.SMTPAddr = "127.0.0.1:" + strconv.Itoa(ports[4][i])
-			args = append(args, "--smtp-listen", n.SMTPAddr)
-		}
-		if cfg.NATS < 3 {
-			args = append(args, "--cluster-replicas", strconv.Itoa(cfg.NATS))
-		}
-		if cfg.NATSOnly == i+1 {
-			args = append(args, "--cluster-peer-listen=")
-		}
-		args = append(args, cfg.Serve...)
-		n.Proc = NewProc(id, cfg.Binary, filepath.Join(cfg.Dir, id+".log"), args...)
 		c.Nodes = append(c.Nodes, n)
 	}
 	// The ports were held until the proxies had theirs.

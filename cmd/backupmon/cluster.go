@@ -61,7 +61,7 @@ func (s *server) joinCluster() error {
 	node, err := cluster.Connect(cluster.Config{
 		URLs: s.cfg.cluster, NodeID: s.cfg.nodeID, Shards: s.cfg.clusterShards, Replicas: s.cfg.clusterReplicas,
 		Dir: filepath.Join(s.cfg.data, "shards"), Logger: s.logger, Clock: s.clock, Metrics: cm,
-		EngineOptions: s.shardEngineOptions, Build: s.buildShard, PeerListen: s.cfg.clusterPeerListen,
+		EngineOptions: s.shardEngineOptions, Build: s.buildShard, PeerListen: s.cfg.clusterPeerListen, MoveBack: s.cfg.clusterMoveBack,
 		Credentials: cluster.Credentials{NATSSecret: s.cfg.clusterSecret, TLS: s.cfg.clusterTLS.Config()},
 	})
 	if err != nil {

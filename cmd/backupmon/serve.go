@@ -63,6 +63,7 @@ type serveConfig struct {
 	clusterShards     int
 	clusterReplicas   int
 	clusterPeerListen string
+	clusterMoveBack   time.Duration      // how long a node is up before its shards move back to it
 	clusterSecret     string             // the cluster's NATS secret (--cluster-auth-file); "": none
 	clusterTLS        *clustertls.Member // the cluster's TLS (--cluster-tls-*); nil: in clear
 
@@ -130,6 +131,8 @@ func parseServeFlags(args []string) (*serveConfig, error) {
 	clusterAuthFile := clusterAuthFlag(fs)
 	clusterTLS := clusterTLSFlags(fs)
 	clusterInClear := fs.Bool("cluster-insecure-no-tls", envBool("cluster-insecure-no-tls"), "without the cluster's TLS, reach NATS servers and take other nodes on addresses that are not loopback anyway (the NATS secret and the peer secret then cross the network in clear)")
+	clusterMoveBack := envDefault("cluster-move-back", "30s")
+	fs.Func("cluster-move-back", "how long a node must have been up before the shards it ranks first for are handed back to it, from 1s to 1h (default "+clusterMoveBack+")", func(v string) error { clusterMoveBack = v; return nil })
 	clusterReplicas := envDefault("cluster-replicas", "3")
 	fs.Func("cluster-replicas", "copies JetStream keeps of each record: 3, or 1 for development only (default "+clusterReplicas+")", func(v string) error { clusterReplicas = v; return nil })
 	limitFlags := addLimitFlags(fs)
@@ -205,6 +208,9 @@ func parseServeFlags(args []string) (*serveConfig, error) {
 			return nil, fmt.Errorf("--cluster-replicas must be 3, or 1 for development, not %q", clusterReplicas)
 		}
 		c.clusterReplicas, _ = strconv.Atoi(clusterReplicas)
+		if c.clusterMoveBack, err = time.ParseDuration(clusterMoveBack); err != nil || c.clusterMoveBack < time.Second || c.clusterMoveBack > time.Hour {
+			return nil, fmt.Errorf("--cluster-move-back must be a duration from 1s to 1h, not %q", clusterMoveBack)
+		}
 		if c.clusterSecret, err = clusterSecret(*clusterAuthFile); err != nil {
 			return nil, err
 		}
