@@ -92,6 +92,23 @@ func jetStreamOf(t *testing.T, nc *nats.Conn) (jetstream.JetStream, context.Cont
 	return js, ctx
 }
 
+// connects connects to url with opts and closes the connection: it fails
+// the test unless the server took it (ok) or refused it as unauthorized
+// (not ok), and returns ok.
+func connects(t *testing.T, url string, ok bool, opts ...nats.Option) bool {
+	t.Helper()
+	nc, err := nats.Connect(url, opts...)
+	switch {
+	case !ok && !errors.Is(err, nats.ErrAuthorization):
+		t.Fatalf("connected (err %v), want nats.ErrAuthorization", err)
+	case ok && err != nil:
+		t.Fatal(err)
+	case ok:
+		nc.Close()
+	}
+	return ok
+}
+
 // A `backupmon nats` given --auth-file takes only clients that present its
 // secret: nats.go gets an authorization violation without it or with
 // another one.
@@ -110,17 +127,9 @@ func TestNatsAuthClients(t *testing.T) {
 		{"the secret", []nats.Option{nats.UserInfo(cluster.NATSUser, testSecret)}, true},
 	} {
 		t.Run(tc.what, func(t *testing.T) {
-			nc, err := nats.Connect("nats://"+addr, tc.opts...)
-			if !tc.ok {
-				if !errors.Is(err, nats.ErrAuthorization) {
-					t.Fatalf("connected (err %v), want nats.ErrAuthorization", err)
-				}
+			if !connects(t, "nats://"+addr, tc.ok, tc.opts...) {
 				return
 			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			nc.Close()
 			// The connection works: a request to JetStream answers.
 			js, ctx := authJetStream(t, "nats://"+addr)
 			if _, err := js.AccountInfo(ctx); err != nil {
@@ -164,19 +173,7 @@ func TestNatsAuthTwoSecrets(t *testing.T) {
 		{"the second secret", next, true},
 		{"another secret", next + "x", false},
 	} {
-		t.Run(tc.what, func(t *testing.T) {
-			nc, err := nats.Connect(addr(0), nats.UserInfo(cluster.NATSUser, tc.secret))
-			if !tc.ok {
-				if !errors.Is(err, nats.ErrAuthorization) {
-					t.Fatalf("connected (err %v), want nats.ErrAuthorization", err)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			nc.Close()
-		})
+		t.Run(tc.what, func(t *testing.T) { connects(t, addr(0), tc.ok, nats.UserInfo(cluster.NATSUser, tc.secret)) })
 	}
 	// One cluster: a message published on the second server reaches a
 	// subscriber of the first.
