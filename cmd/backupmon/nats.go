@@ -35,6 +35,7 @@ func natsCommand(args []string, out, errOut io.Writer) int {
 	store := fs.String("store", envDefault("nats-store", "./nats"), "directory of the server's JetStream data")
 	authFile := fs.String("auth-file", envDefault("nats-auth-file", ""), "file whose first line is the cluster's NATS secret (32 characters or more): clients and the other servers' routes must present it, or the secret of any further line (while the secret changes); required unless both listeners are on loopback")
 	insecure := fs.Bool("insecure-no-auth", envBool("nats-insecure-no-auth"), "take clients and routes without authentication on a listener that is not loopback (anyone who reaches it reads the cluster's secrets and forges its state)")
+	monitor := fs.String("monitor-listen", envDefault("nats-monitor-listen", ""), "loopback host:port of nats-server's monitoring (/healthz, /varz, /jsz, for a probe or a scraper on the same host; it has no authentication); empty: none")
 	tlsFiles := clusterTLSFlags(fs)
 	inClearOK := fs.Bool("insecure-no-tls", envBool("nats-insecure-no-tls"), "without the cluster's TLS, listen on addresses that are not loopback anyway (the NATS secret and everything the cluster stores then cross the network in clear)")
 	if err := fs.Parse(args); err != nil {
@@ -56,6 +57,10 @@ func natsCommand(args []string, out, errOut io.Writer) int {
 		fmt.Fprintln(errOut, "backupmon nats:", err)
 		return 2
 	}
+	if *monitor != "" && !loopback(*monitor) {
+		fmt.Fprintf(errOut, "backupmon nats: --monitor-listen %s is not a loopback address: nats-server's monitoring has no authentication and shows the cluster's connections and streams; listen on 127.0.0.1 and scrape it from the same host\n", *monitor)
+		return 2
+	}
 	opts, err := natsOptions(*name, *listen, *clusterListen, *routes, *store, secrets, member.Config())
 	if err != nil {
 		fmt.Fprintln(errOut, "backupmon nats:", err)
@@ -63,9 +68,15 @@ func natsCommand(args []string, out, errOut io.Writer) int {
 	}
 	// A port in use fails here, before the server makes its store (it would
 	// make it, then wait half a minute for a listener it cannot have).
-	if err := portsFree(*listen, *clusterListen); err != nil {
+	if err := portsFree(*listen, *clusterListen, *monitor); err != nil {
 		fmt.Fprintln(errOut, "backupmon nats:", err)
 		return 1
+	}
+	if *monitor != "" {
+		if opts.HTTPHost, opts.HTTPPort, err = splitHostPort(*monitor); err != nil {
+			fmt.Fprintln(errOut, "backupmon nats: --monitor-listen:", err)
+			return 2
+		}
 	}
 	s, err := natsserver.NewServer(opts)
 	if err != nil {
@@ -79,6 +90,9 @@ func natsCommand(args []string, out, errOut io.Writer) int {
 		return 1
 	}
 	fmt.Fprintf(out, "nats listening on nats://%s\n", *listen)
+	if *monitor != "" {
+		fmt.Fprintf(out, "nats monitoring on http://%s (/healthz, /varz, /jsz)\n", *monitor)
+	}
 	switch len(secrets) {
 	case 0:
 	case 1:

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -427,4 +429,32 @@ func TestNodeNATSAuth(t *testing.T) {
 	t.Run("the secret", func(t *testing.T) {
 		testserver.StartChild(t, "node", t.TempDir(), append(node, "--cluster-auth-file", natsSecretFile(t, testSecret))...)
 	})
+}
+
+// `backupmon nats --monitor-listen` serves nats-server's monitoring on
+// loopback: /healthz answers ok once the server is up, /jsz shows
+// JetStream; an address off loopback is refused at start (exit 2), since
+// the monitoring has no authentication.
+func TestNatsMonitoring(t *testing.T) {
+	ports := freePorts(t, 2)
+	monitor := "127.0.0.1:" + strconv.Itoa(ports[1])
+	startNats(t, "n1", "--listen", "127.0.0.1:"+strconv.Itoa(ports[0]), "--monitor-listen", monitor)
+	for path, want := range map[string]string{"/healthz": `"status":"ok"`, "/jsz": `"config":`} {
+		resp, err := http.Get("http://" + monitor + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(body), want) {
+			t.Fatalf("GET %s: %d %s, want 200 with %s", path, resp.StatusCode, body, want)
+		}
+	}
+	open := "0.0.0.0:" + strconv.Itoa(freePorts(t, 1)[0])
+	cmd := exec.Command(testserver.Binary(t), "nats", "--store", filepath.Join(t.TempDir(), "s"), "--monitor-listen", open)
+	out, _ := cmd.CombinedOutput()
+	want := "backupmon nats: --monitor-listen " + open + " is not a loopback address: nats-server's monitoring has no authentication"
+	if cmd.ProcessState.ExitCode() != 2 || !strings.HasPrefix(string(out), want) {
+		t.Fatalf("exit %d, said %q; want 2 and %q", cmd.ProcessState.ExitCode(), out, want)
+	}
 }
