@@ -21,7 +21,10 @@ import (
 // record left) has lost its tail, and is refused with ErrBroken. It
 // returns fn's error, wrapped with the position.
 func (l *Log) Replay(from uint64, fn func(lsn uint64, typ byte, payload []byte) error) error {
-	last := l.endAtLeast(max(l.opts.Mark, seqOf(max(from, 1)-1)))
+	last, err := l.endAtLeast(max(l.opts.Mark, seqOf(max(from, 1)-1)))
+	if err != nil {
+		return fmt.Errorf("replay %s: %w", l.opts.Stream, err)
+	}
 	if from > lsnOf(last+1, 0) {
 		return fmt.Errorf("%s ends at message %d, but the snapshot holds records up to message %d: acknowledged messages are gone: %w", l.opts.Stream, last, seqOf(from-1), ErrBroken)
 	}
@@ -123,29 +126,44 @@ func (l *Log) checkMark(last uint64) error {
 	return nil
 }
 
-// markRereads and markReread: how often, and how far apart, Replay reads
-// again the end of a stream found short of what it must hold.
+// markRereads and markReread: how often, and how far apart, Replay asks
+// the stream's leader for its end when the end Open read is short of what
+// the stream must hold.
 const (
 	markRereads = 3
 	markReread  = 500 * time.Millisecond
 )
 
-// endAtLeast returns the stream's last sequence as Open read it or, when
-// that is short of seq, as read again up to markRereads times: a stream's
-// leader just elected might not have applied every message yet, and a
-// short stream is a broken one. Before Start only.
-func (l *Log) endAtLeast(seq uint64) uint64 {
-	for try := 0; l.last.Load() < seq && try < markRereads; try++ {
-		time.Sleep(markReread)
-		ctx, cancel := context.WithTimeout(context.Background(), l.opts.AckTimeout)
-		info, err := l.stream.Info(ctx)
-		cancel()
-		if err == nil && info.State.LastSeq > l.last.Load() {
-			l.last.Store(info.State.LastSeq)
-			l.acked.Store(info.State.LastSeq)
-		}
+// endAtLeast returns the stream's last sequence as Open read it when that
+// reaches seq. Else it asks the stream's leader for the stream's last
+// message: the stream information Open read may be a replica's own, stale
+// end (a stream without a leader is answered so, as after a partition),
+// while a message is answered by the leader alone, which answers only once
+// it has applied what its predecessors committed. It returns the leader's
+// end when that is short of seq too (the tail is lost); an error, not
+// ErrBroken, when the leader does not answer or its stream reaches seq
+// after all, so that the shard's open is tried again. Before Start only.
+func (l *Log) endAtLeast(seq uint64) (uint64, error) {
+	if l.last.Load() >= seq {
+		return l.last.Load(), nil
 	}
-	return l.last.Load()
+	var err error
+	for range markRereads {
+		ctx, cancel := context.WithTimeout(context.Background(), l.opts.AckTimeout)
+		var msg *jetstream.RawStreamMsg
+		msg, err = l.stream.GetLastMsgForSubject(ctx, l.opts.Subject)
+		cancel()
+		switch {
+		case errors.Is(err, jetstream.ErrMsgNotFound):
+			return 0, nil // nothing at all
+		case err == nil && msg.Sequence >= seq:
+			return 0, fmt.Errorf("%s: its end was read as %d, but its leader holds message %d: read it again", l.opts.Stream, l.last.Load(), msg.Sequence)
+		case err == nil:
+			return msg.Sequence, nil
+		}
+		time.Sleep(markReread)
+	}
+	return 0, fmt.Errorf("%s: its end was read as %d, before %d, and its leader did not say: %w", l.opts.Stream, l.last.Load(), seq, err)
 }
 
 // check checks message seq, expected to be want, against the history read
