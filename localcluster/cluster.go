@@ -123,7 +123,23 @@ func (n *Node) Cut() {
 	}
 }
 
-// Heal lets the node reach NATS again.
+// Blackhole lets no byte through between the node and NATS, either way,
+// and closes nothing: the node keeps its connections and learns only from
+// its own timeouts, as behind a dead switch (not with Config.NoProxies).
+func (n *Node) Blackhole() {
+	for _, p := range n.proxies {
+		p.Blackhole()
+	}
+}
+
+// Delay holds every byte between the node and NATS d longer (0: none).
+func (n *Node) Delay(d time.Duration) {
+	for _, p := range n.proxies {
+		p.Delay(d)
+	}
+}
+
+// Heal lets the node reach NATS again, without delay.
 func (n *Node) Heal() {
 	for _, p := range n.proxies {
 		p.Heal()
