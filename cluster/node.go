@@ -94,6 +94,9 @@ type Node struct {
 	// mineServed: at the last assignment, every shard this node ranks
 	// first for had an owner.
 	mineServed atomic.Bool
+	// beatOK: when the last heartbeat that succeeded was sent (the beat
+	// loop's alone).
+	beatOK time.Time
 
 	dir       *directory      // shards of secrets made before the cluster
 	watchCtx  context.Context // the buckets' watches, until Stop
@@ -232,6 +235,7 @@ func (n *Node) Run() error {
 			return err
 		}
 	}
+	n.beatOK = time.Now()
 	if err := n.heartbeat(); err != nil {
 		return fmt.Errorf("heartbeat: %w", err)
 	}
@@ -270,9 +274,21 @@ func (n *Node) heartbeat() error {
 }
 
 // beat renews the heartbeat and the leases of the shards the node owns.
+// A node whose heartbeats have failed for leaseSafe while its connection
+// stays up is on a NATS server cut off from the others' JetStream (its
+// routes lost): nats.go keeps such a connection for ever, so the node
+// reconnects, to another server, itself (it has lost its shards by then).
 func (n *Node) beat() {
+	sent := time.Now()
 	if err := n.heartbeat(); err != nil {
 		n.log.Warn("heartbeat failed", "err", err)
+		if time.Since(n.beatOK) > leaseSafe && n.nc.IsConnected() {
+			n.log.Warn("JetStream unreachable through this NATS server: trying another", "server", n.nc.ConnectedServerName(), "since", n.beatOK)
+			n.nc.ForceReconnect()
+			n.beatOK = sent // the next server gets its leaseSafe too
+		}
+	} else {
+		n.beatOK = sent
 	}
 	n.mu.Lock()
 	list := make([]*hosted, 0, len(n.hosted))

@@ -144,10 +144,17 @@ type harness struct {
 	load  *load
 }
 
-func startHarness(t *testing.T, shards, rounds int) *harness {
+// startHarness starts the cluster (with more settings when given, as the
+// partition test's proxies between NATS servers), the fixture and the
+// load (not started).
+func startHarness(t *testing.T, shards, rounds int, more ...func(*localcluster.Config)) *harness {
 	dir := t.TempDir()
-	c, err := localcluster.Start(localcluster.Config{Binary: testserver.Binary(t), Dir: dir, Shards: shards,
-		AdminToken: testserver.AdminToken, StartTimeout: 90 * time.Second, Serve: strings.Fields(*serve)})
+	cfg := localcluster.Config{Binary: testserver.Binary(t), Dir: dir, Shards: shards,
+		AdminToken: testserver.AdminToken, StartTimeout: 90 * time.Second, Serve: strings.Fields(*serve)}
+	for _, f := range more {
+		f(&cfg)
+	}
+	c, err := localcluster.Start(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

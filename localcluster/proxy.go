@@ -38,6 +38,13 @@ func NewProxy(target string) (*Proxy, error) {
 // Addr returns the proxy's host:port.
 func (p *Proxy) Addr() string { return p.ln.Addr().String() }
 
+// Carries reports whether the proxy carries a connection now.
+func (p *Proxy) Carries() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.conns) > 0
+}
+
 // Cut closes every connection the proxy carries and refuses new ones.
 func (p *Proxy) Cut() {
 	p.mu.Lock()

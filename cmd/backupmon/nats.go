@@ -123,6 +123,9 @@ func natsSecret(authFile string, insecure bool, listen, clusterListen string) (s
 	return "", nil
 }
 
+// linkPing is how often a NATS server pings its clients and routes.
+const linkPing = 2 * time.Second
+
 // natsOptions are the server's options: JetStream on, every write fsynced;
 // with a secret, clients and routes (both ways) authenticate as
 // cluster.NATSUser with it as the password; with tlsc (the cluster's TLS),
@@ -144,12 +147,20 @@ func natsOptions(name, listen, clusterListen, routes, store, secret string, tlsc
 	if tlsc != nil {
 		o.TLSConfig, o.TLSVerify = tlsc.Clone(), true
 	}
+	// A link that carries nothing and closes nothing (a dead switch, a
+	// blackholed route) is given up 4-6 s after its last answer (a ping
+	// every 2 s, two unanswered), not after nats-server's defaults (2
+	// minutes for clients, 30 s for routes, two unanswered): until then
+	// the server sends a dead route its share of the requests to a queue
+	// group (the direct gets of KV entries, which any replica answers),
+	// and they time out.
+	o.PingInterval, o.MaxPingsOut = linkPing, 2
 	if clusterListen != "" {
 		ch, cp, err := splitHostPort(clusterListen)
 		if err != nil {
 			return nil, fmt.Errorf("--cluster-listen: %w", err)
 		}
-		o.Cluster = natsserver.ClusterOpts{Name: "backupmon", Host: ch, Port: cp}
+		o.Cluster = natsserver.ClusterOpts{Name: "backupmon", Host: ch, Port: cp, PingInterval: linkPing, MaxPingsOut: 2}
 		if secret != "" {
 			o.Cluster.Username, o.Cluster.Password = cluster.NATSUser, secret
 		}
