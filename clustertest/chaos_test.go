@@ -60,6 +60,7 @@ var allRounds = []round{
 	{name: "kill a NATS server", run: func(h *harness) event { return h.kill(false, true) }},
 	{name: "restart a node (SIGTERM), as a rolling upgrade does", run: (*harness).restart, planned: true},
 	{name: "blackhole a node's links to NATS", run: (*harness).blackhole},
+	{name: "delay a shard owner's links to NATS by 200 ms", run: (*harness).delayOwner},
 }
 
 // handOverTarget bounds how long a node stopped with SIGTERM leaves its
@@ -326,6 +327,30 @@ func (h *harness) cutOff() event { return h.isolate("cut-off", (*localcluster.No
 // nothing (a dead switch: the node learns only from its own timeouts),
 // past its leases: see isolate.
 func (h *harness) blackhole() event { return h.isolate("blackholed", (*localcluster.Node).Blackhole) }
+
+// delayOwner holds every byte between a random shard's owner and NATS
+// 200 ms longer, both ways, for 20 s (ten lease renewals): a slow link is
+// not a lost one, so no shard may change owner or epoch meanwhile.
+func (h *harness) delayOwner() event {
+	owner, _ := h.owner(rand.IntN(*shards))
+	i := slices.IndexFunc(h.c.Nodes, func(n *localcluster.Node) bool { return n.ID == owner })
+	n := h.c.Nodes[i]
+	other := (i + 1) % len(h.c.Nodes)
+	before := h.served(other)
+	if len(before) != *shards {
+		h.t.Fatalf("before the delay %s sees the shards served %v", h.c.Nodes[other].ID, before)
+	}
+	n.Delay(200 * time.Millisecond)
+	defer n.Heal()
+	ev := event{at: time.Now(), affected: -1}
+	for end := ev.at.Add(20 * time.Second); time.Now().Before(end); time.Sleep(500 * time.Millisecond) {
+		if now := h.served(other); len(now) == *shards && !slices.Equal(now, before) {
+			h.t.Fatalf("%s's links to NATS 200 ms slower: the shards' owners moved %v after, from %v to %v",
+				owner, time.Since(ev.at).Round(time.Millisecond), before, now)
+		}
+	}
+	return ev
+}
 
 // leaseMargin is when a node cut off stops serving its shards: 7 s after
 // its last good renewal (docs/decisions.md, Leases), which was before the
