@@ -11,6 +11,14 @@ import (
 	"backupmon/localcluster"
 )
 
+// routedApart routes the cluster's NATS routes through proxies too, and
+// has the nodes forward over NATS only: nothing joins two processes but a
+// link of the harness.
+func routedApart(cfg *localcluster.Config) {
+	cfg.RouteProxies = true
+	cfg.Serve = append(cfg.Serve, "--cluster-peer-listen=")
+}
+
 // TestPartition is the scale-out memo's test 3, partitions without root.
 // Every NATS route and every node's link to NATS goes through a proxy of
 // the harness, and nothing else joins them: the servers advertise a route
@@ -34,10 +42,7 @@ func TestPartition(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the partition test runs six processes")
 	}
-	h := startHarness(t, *shards, 2, func(cfg *localcluster.Config) {
-		cfg.RouteProxies = true
-		cfg.Serve = append(cfg.Serve, "--cluster-peer-listen=")
-	})
+	h := startHarness(t, *shards, 2, routedApart)
 	h.load.start(12, 8)
 	time.Sleep(2 * time.Second)
 	h.split()
