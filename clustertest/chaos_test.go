@@ -420,8 +420,10 @@ func (h *harness) isolate(what string, fault func(*localcluster.Node)) event {
 	}
 	n.Heal()
 	h.load.down[i].Store(false)
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+	healed := time.Now()
+	for deadline := healed.Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		if r, err := h.nodes[i].Send("GET", n.AdminURL+"/readyz", nil, nil); err == nil && r.Status == 200 {
+			h.t.Logf("%s %s ready %v after the heal", what, n.ID, time.Since(healed).Round(10*time.Millisecond))
 			break
 		}
 		if time.Now().After(deadline) {
