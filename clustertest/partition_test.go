@@ -1,12 +1,19 @@
 package clustertest
 
 import (
+	"context"
+	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"backupmon/cluster"
 	"backupmon/internal/testserver"
 	"backupmon/localcluster"
 )
@@ -198,13 +205,63 @@ func (h *harness) healAll() {
 }
 
 // converge waits until every node is ready and every shard served after
-// a heal (no restart), and logs how long after the fault at.
+// a heal (no restart), and every stream has a leader and its other
+// replicas current (every NATS server routed to the others again), and
+// logs how long after the fault at.
 func (h *harness) converge(at time.Time) {
 	healed := time.Now()
 	if err := h.c.WaitServed(time.Minute); err != nil {
 		h.t.Fatalf("after the heal: %v", err)
 	}
+	tlsc, err := h.c.TLSConfig()
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	nc, err := nats.Connect(strings.Join(h.c.NATSURLs, ","), nats.UserInfo(cluster.NATSUser, h.c.NATSSecret), nats.Secure(tlsc))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(250 * time.Millisecond) {
+		behind := streamsBehind(js, len(h.c.NATS))
+		if len(behind) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("a minute after the heal, streams not whole again: %v", behind)
+		}
+	}
 	h.t.Logf("every node ready %v after the heal (%v after the fault)", time.Since(healed).Round(10*time.Millisecond), time.Since(at).Round(10*time.Millisecond))
+}
+
+// streamsBehind returns the streams without a leader or with a replica
+// of its copies offline or not current, and why (everything when
+// JetStream does not answer).
+func streamsBehind(js jetstream.JetStream, copies int) []string {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var behind []string
+	list := js.ListStreams(ctx)
+	for info := range list.Info() {
+		c := info.Cluster
+		switch {
+		case c == nil || c.Leader == "":
+			behind = append(behind, info.Config.Name+": no leader")
+		case len(c.Replicas) != copies-1:
+			behind = append(behind, fmt.Sprintf("%s: %d other replicas", info.Config.Name, len(c.Replicas)))
+		default:
+			for _, r := range c.Replicas {
+				if !r.Current || r.Offline {
+					behind = append(behind, info.Config.Name+": "+r.Name+" behind")
+				}
+			}
+		}
+	}
+	if err := list.Err(); err != nil {
+		behind = append(behind, err.Error())
+	}
+	return behind
 }
 
 // probe is a read of a workspace of a shard through a node: when it was
