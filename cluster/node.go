@@ -121,6 +121,7 @@ type hosted struct {
 	inflight  sync.WaitGroup // requests forwarded to it being handled
 	gate      sync.Mutex     // orders inflight.Add before closeHosted's Wait
 	closing   bool           // closeHosted began: forwarded requests are refused
+	failed    atomic.Bool    // its log failed (it is dropped, or not hosted at all)
 }
 
 // Connect connects to the cluster and sets it up if it is new (streams,
@@ -498,6 +499,7 @@ func (n *Node) open(h *hosted) error {
 		JS: n.js, Stream: StreamName(shard), Subject: Subject(shard), Epoch: h.epoch, Logger: n.log,
 		OnFatal: func(err error) {
 			n.log.Error("shard log failed: the shard is rebuilt from its stream", "shard", shard, "err", err)
+			h.failed.Store(true) // before it is hosted, open sees it
 			go n.drop(shard, false)
 		},
 		Observe: n.cfg.Metrics.appended,
@@ -533,6 +535,18 @@ func (n *Node) open(h *hosted) error {
 		l.Close()
 		return err
 	}
+	// Served only once the takeover marker is durable: a replay that read
+	// less than the stream holds (a replica answers for a stream without a
+	// leader with its own end, as after a partition) is fenced there, and
+	// nothing is answered from that state.
+	if eng.ReadOnly() == nil {
+		done := make(chan error, 1)
+		l.Submit(nil, func(_ uint64, err error) { done <- err })
+		if err := <-done; err != nil {
+			eng.Abandon()
+			return fmt.Errorf("the takeover: %w", err)
+		}
+	}
 	n.noteBroken(shard, eng.ReadOnly())
 	stack, err := n.cfg.Build(shard, eng)
 	if err != nil {
@@ -565,8 +579,15 @@ func (n *Node) open(h *hosted) error {
 		}
 		h.subs = append(h.subs, s)
 	}
-	h.serving.Store(true)
 	n.mu.Lock()
+	if h.failed.Load() {
+		// Its log failed since the takeover: OnFatal's drop found nothing
+		// to drop.
+		n.mu.Unlock()
+		n.closeHosted(h, false)
+		return errors.New("its log failed while it opened")
+	}
+	h.serving.Store(true)
 	n.hosted[shard] = h
 	n.mu.Unlock()
 	n.cfg.Metrics.owned(n.ownedCount())
