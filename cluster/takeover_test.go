@@ -2,14 +2,11 @@ package cluster
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/valyala/fasthttp"
 
 	"backupmon/engine"
 	"backupmon/natstest"
@@ -41,30 +38,22 @@ func TestStaleStreamEndNotServed(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var late atomic.Bool // the foreign message is published once
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	n, err := Connect(Config{URLs: c.URLs(), NodeID: "a", Shards: 1, Replicas: 3, Dir: t.TempDir(), Logger: quiet,
+	n := testNode(t, c, "a", func(cfg *Config) {
+		options := cfg.EngineOptions
 		// Called after the log read the stream's end, before the replay.
-		EngineOptions: func(int) engine.Options {
+		cfg.EngineOptions = func(shard int) engine.Options {
 			if !late.Swap(true) {
 				if _, err := js.Publish(ctx, Subject(0), []byte("a later message")); err != nil {
 					t.Error(err)
 				}
 			}
-			return engine.Options{Logger: quiet}
-		},
-		Build: func(_ int, eng *engine.Engine) (*Stack, error) {
+			return options(shard)
+		}
+		build := cfg.Build
+		cfg.Build = func(shard int, eng *engine.Engine) (*Stack, error) {
 			eng.SetDeliverer(deliverNothing{})
-			nothing := func(*fasthttp.RequestCtx) {}
-			return &Stack{Public: nothing, Admin: nothing}, nil
-		},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		n.drop(0, false)
-		n.stopWatch()
-		n.nc.Close()
+			return build(shard, eng)
+		}
 	})
 	served := n.acquire(ctx, 0) && n.local(0) != nil
 	time.Sleep(500 * time.Millisecond)

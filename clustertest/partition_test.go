@@ -5,15 +5,12 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"backupmon/cluster"
 	"backupmon/internal/testserver"
 	"backupmon/localcluster"
 )
@@ -213,16 +210,11 @@ func (h *harness) converge(at time.Time) {
 	if err := h.c.WaitServed(time.Minute); err != nil {
 		h.t.Fatalf("after the heal: %v", err)
 	}
-	tlsc, err := h.c.TLSConfig()
+	js, err := h.c.JetStream()
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	nc, err := nats.Connect(strings.Join(h.c.NATSURLs, ","), nats.UserInfo(cluster.NATSUser, h.c.NATSSecret), nats.Secure(tlsc))
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
+	defer js.Conn().Close()
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(250 * time.Millisecond) {
 		behind := streamsBehind(js, len(h.c.NATS))
 		if len(behind) == 0 {
