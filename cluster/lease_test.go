@@ -17,18 +17,23 @@ import (
 )
 
 // testNode connects a node of a one-shard cluster on c, with engines on the
-// real clock and handlers that answer nothing; its loops are not started,
-// so the test drives acquire, renew and drop itself.
-func testNode(t *testing.T, c *natstest.Cluster, id string) *Node {
+// real clock and handlers that answer nothing (unless more changes its
+// configuration); its loops are not started, so the test drives acquire,
+// renew and drop itself.
+func testNode(t *testing.T, c *natstest.Cluster, id string, more ...func(*Config)) *Node {
 	t.Helper()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	n, err := Connect(Config{URLs: c.URLs(), NodeID: id, Shards: 1, Replicas: 3, Dir: t.TempDir(), Logger: quiet,
+	cfg := Config{URLs: c.URLs(), NodeID: id, Shards: 1, Replicas: 3, Dir: t.TempDir(), Logger: quiet,
 		EngineOptions: func(int) engine.Options { return engine.Options{Logger: quiet} },
 		Build: func(int, *engine.Engine) (*Stack, error) {
 			nothing := func(*fasthttp.RequestCtx) {}
 			return &Stack{Public: nothing, Admin: nothing}, nil
 		},
-	})
+	}
+	for _, f := range more {
+		f(&cfg)
+	}
+	n, err := Connect(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

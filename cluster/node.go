@@ -99,6 +99,9 @@ type Node struct {
 	// mineServed: at the last assignment, every shard this node ranks
 	// first for had an owner.
 	mineServed atomic.Bool
+	// beatOK: when the last heartbeat that succeeded was sent (the beat
+	// loop's alone).
+	beatOK time.Time
 
 	dir       *directory      // shards of secrets made before the cluster
 	watchCtx  context.Context // the buckets' watches, until Stop
@@ -125,6 +128,7 @@ type hosted struct {
 	inflight  sync.WaitGroup // requests forwarded to it being handled
 	gate      sync.Mutex     // orders inflight.Add before closeHosted's Wait
 	closing   bool           // closeHosted began: forwarded requests are refused
+	failed    atomic.Bool    // its log failed (it is dropped, or not hosted at all)
 }
 
 // Connect connects to the cluster and sets it up if it is new (streams,
@@ -157,6 +161,12 @@ func Connect(cfg Config) (*Node, error) {
 		// Nothing buffered while disconnected: an append or a forward fails at
 		// once rather than going out late.
 		nats.ReconnectBufSize(-1),
+		// A link that carries nothing and closes nothing (a dead switch, a
+		// dropped route) is noticed within 4-6 s, before the lease margin,
+		// rather than nats.go's default 4-6 minutes (a ping every 2 minutes,
+		// 2 unanswered): the node then says it is cut off and reconnects to
+		// another server.
+		nats.PingInterval(pingEvery), nats.MaxPingsOutstanding(2),
 		// Only the servers given: addresses the servers advertise may not be
 		// reachable from here (proxies, NAT).
 		nats.IgnoreDiscoveredServers())...)
@@ -236,6 +246,7 @@ func (n *Node) Run() error {
 			return err
 		}
 	}
+	n.beatOK = time.Now()
 	if err := n.heartbeat(); err != nil {
 		return fmt.Errorf("heartbeat: %w", err)
 	}
@@ -275,9 +286,21 @@ func (n *Node) heartbeat() error {
 }
 
 // beat renews the heartbeat and the leases of the shards the node owns.
+// A node whose heartbeats have failed for leaseSafe while its connection
+// stays up is on a NATS server cut off from the others' JetStream (its
+// routes lost): nats.go keeps such a connection for ever, so the node
+// reconnects, to another server, itself (it has lost its shards by then).
 func (n *Node) beat() {
+	sent := time.Now()
 	if err := n.heartbeat(); err != nil {
 		n.log.Warn("heartbeat failed", "err", err)
+		if time.Since(n.beatOK) > leaseSafe && n.nc.IsConnected() {
+			n.log.Warn("JetStream unreachable through this NATS server: trying another", "server", n.nc.ConnectedServerName(), "since", n.beatOK)
+			n.nc.ForceReconnect()
+			n.beatOK = sent // the next server gets its leaseSafe too
+		}
+	} else {
+		n.beatOK = sent
 	}
 	for _, h := range n.hostedList() {
 		n.renew(h)
@@ -497,6 +520,7 @@ func (n *Node) open(h *hosted) error {
 		JS: n.js, Stream: StreamName(shard), Subject: Subject(shard), Epoch: h.epoch, Logger: n.log, Mark: mark,
 		OnFatal: func(err error) {
 			n.log.Error("shard log failed: the shard is rebuilt from its stream", "shard", shard, "err", err)
+			h.failed.Store(true) // before it is hosted, open sees it
 			go n.drop(shard, false)
 		},
 		Observe: n.cfg.Metrics.appended,
@@ -532,6 +556,18 @@ func (n *Node) open(h *hosted) error {
 		l.Close()
 		return err
 	}
+	// Served only once the takeover marker is durable: a replay that read
+	// less than the stream holds (a replica answers for a stream without a
+	// leader with its own end, as after a partition) is fenced there, and
+	// nothing is answered from that state.
+	if eng.ReadOnly() == nil {
+		done := make(chan error, 1)
+		l.Submit(nil, func(_ uint64, err error) { done <- err })
+		if err := <-done; err != nil {
+			eng.Abandon()
+			return fmt.Errorf("the takeover: %w", err)
+		}
+	}
 	n.noteBroken(shard, eng.ReadOnly())
 	stack, err := n.cfg.Build(shard, eng)
 	if err != nil {
@@ -564,8 +600,15 @@ func (n *Node) open(h *hosted) error {
 		}
 		h.subs = append(h.subs, s)
 	}
-	h.serving.Store(true)
 	n.mu.Lock()
+	if h.failed.Load() {
+		// Its log failed since the takeover: OnFatal's drop found nothing
+		// to drop.
+		n.mu.Unlock()
+		n.closeHosted(h, false)
+		return errors.New("its log failed while it opened")
+	}
+	h.serving.Store(true)
 	n.hosted[shard] = h
 	n.mu.Unlock()
 	n.cfg.Metrics.owned(n.ownedCount())

@@ -36,6 +36,10 @@ const (
 	leaseTTL   = 10 * time.Second
 	leaseSafe  = 7 * time.Second
 	renewEvery = 2 * time.Second
+	// pingEvery: the connection to NATS is given up as dead after two
+	// pings unanswered, that is 4-6 s after the last answer, within
+	// leaseSafe.
+	pingEvery = 2 * time.Second
 )
 
 // setupWait bounds how long a node waits for JetStream at start-up.

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"backupmon/cluster"
@@ -168,22 +167,15 @@ func TestLostTailIsReadOnly(t *testing.T) {
 	}
 }
 
-// jetStream connects to the cluster's NATS servers as its nodes do.
+// jetStream connects to the cluster's NATS servers as its nodes do, until
+// the end of the test.
 func jetStream(t *testing.T, cl *localcluster.Cluster) jetstream.JetStream {
 	t.Helper()
-	tlsc, err := cl.TLSConfig()
+	js, err := cl.JetStream()
 	if err != nil {
 		t.Fatal(err)
 	}
-	nc, err := nats.Connect(strings.Join(cl.NATSURLs, ","), nats.UserInfo(cluster.NATSUser, cl.NATSSecret), nats.Secure(tlsc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	t.Cleanup(js.Conn().Close)
 	return js
 }
 

@@ -50,7 +50,8 @@ type event struct {
 
 // The rounds: the first three are those `make test` runs (between them
 // they kill a node and a NATS server, freeze an owner past its lease, and
-// cut a node off); more rounds pick among all of them.
+// cut a node off); more rounds pick among all of them (-only blackhole:
+// the blackhole round alone).
 var allRounds = []round{
 	{name: "kill a node and a NATS server", run: func(h *harness) event { return h.kill(true, true) }},
 	{name: "freeze a shard's owner past its lease", run: (*harness).freezeOwner},
@@ -58,6 +59,8 @@ var allRounds = []round{
 	{name: "kill a node", run: func(h *harness) event { return h.kill(true, false) }},
 	{name: "kill a NATS server", run: func(h *harness) event { return h.kill(false, true) }},
 	{name: "restart a node (SIGTERM), as a rolling upgrade does", run: (*harness).restart, planned: true},
+	{name: "blackhole a node's links to NATS", run: (*harness).blackhole},
+	{name: "delay a shard owner's links to NATS by 200 ms", run: (*harness).delayOwner},
 }
 
 // handOverTarget bounds how long a node stopped with SIGTERM leaves its
@@ -142,20 +145,30 @@ type harness struct {
 	load  *load
 }
 
-// startHarness starts a three-node cluster of shards and makes a fixture
-// for rounds.
-func startHarness(t *testing.T, shards, rounds int) *harness {
-	h := startNodes(t, shards)
+// startHarness starts a three-node cluster of shards (with more settings
+// when given, as the partition test's proxies between NATS servers) and
+// makes a fixture for rounds.
+func startHarness(t *testing.T, shards, rounds int, more ...func(*localcluster.Config)) *harness {
+	h := startNodes(t, shards, more...)
 	h.makeFixture(shards, rounds)
 	return h
 }
 
-// startNodes starts a three-node cluster of shards, each node given more
-// serve flags, and returns its harness without a fixture.
-func startNodes(t *testing.T, shards int, more ...string) *harness {
+// serveFlags is a setting of startNodes: more serve flags for every node.
+func serveFlags(flags ...string) func(*localcluster.Config) {
+	return func(cfg *localcluster.Config) { cfg.Serve = append(cfg.Serve, flags...) }
+}
+
+// startNodes starts a three-node cluster of shards with more settings, and
+// returns its harness without a fixture.
+func startNodes(t *testing.T, shards int, more ...func(*localcluster.Config)) *harness {
 	dir := t.TempDir()
-	c, err := localcluster.Start(localcluster.Config{Binary: testserver.Binary(t), Dir: dir, Shards: shards,
-		AdminToken: testserver.AdminToken, StartTimeout: 90 * time.Second, Serve: append(strings.Fields(*serve), more...)})
+	cfg := localcluster.Config{Binary: testserver.Binary(t), Dir: dir, Shards: shards,
+		AdminToken: testserver.AdminToken, StartTimeout: 90 * time.Second, Serve: strings.Fields(*serve)}
+	for _, f := range more {
+		f(&cfg)
+	}
+	c, err := localcluster.Start(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -324,33 +337,110 @@ func (h *harness) freezeOwner() event {
 	return ev
 }
 
-// cutOff cuts a random node off from NATS past its leases: the others take
-// its shards over, and it answers 503 (with Retry-After) for every shard;
-// then it joins again.
-func (h *harness) cutOff() event {
-	i := rand.IntN(len(h.c.Nodes))
+// cutOff cuts a random node off from NATS past its leases (its
+// connections closed: it knows at once): see isolate.
+func (h *harness) cutOff() event { return h.isolate("cut-off", (*localcluster.Node).Cut) }
+
+// blackhole lets no byte pass between a random node and NATS, closing
+// nothing (a dead switch: the node learns only from its own timeouts),
+// past its leases: see isolate.
+func (h *harness) blackhole() event { return h.isolate("blackholed", (*localcluster.Node).Blackhole) }
+
+// delayOwner holds every byte between a random shard's owner and NATS
+// 200 ms longer, both ways, for 20 s (ten lease renewals): a slow link is
+// not a lost one, so the node must lose no lease, fail no log, and
+// drop no shard but by a planned hand-over (its log says). (The owners
+// may move meanwhile: a hand-over to a node back from an earlier round.)
+func (h *harness) delayOwner() event {
+	owner, _ := h.owner(rand.IntN(*shards))
+	i := slices.IndexFunc(h.c.Nodes, func(n *localcluster.Node) bool { return n.ID == owner })
 	n := h.c.Nodes[i]
+	before, _ := os.ReadFile(n.Log)
+	n.Delay(200 * time.Millisecond)
+	defer n.Heal()
+	ev := event{at: time.Now(), affected: -1}
+	time.Sleep(20 * time.Second)
+	after, _ := os.ReadFile(n.Log)
+	flap := regexp.MustCompile(`.*(msg="lease lost|msg="shard log failed|graceful=false).*`)
+	if lines := flap.FindAllString(string(after[min(len(before), len(after)):]), 5); len(lines) > 0 {
+		h.t.Fatalf("%s's links to NATS 200 ms slower: it flapped:\n%s", owner, strings.Join(lines, "\n"))
+	}
+	return ev
+}
+
+// leaseMargin is when a node cut off stops serving its shards: 7 s after
+// its last good renewal (docs/decisions.md, Leases), which was before the
+// fault, plus half a second for a request in flight.
+const leaseMargin = 7500 * time.Millisecond
+
+// isolate does fault to the links to NATS of a random shard's owner and
+// checks that, from the lease margin on, the node answers every request
+// 503 with Retry-After (reads too: it serves no shard of its own from its
+// state and forwards nothing); that the other nodes take its shards over
+// (every shard served, none by it, within 30 s); and that it answers
+// 503 to reports and /readyz meanwhile. Then it heals the links: the
+// node must be ready again within 20 s, without a restart.
+func (h *harness) isolate(what string, fault func(*localcluster.Node)) event {
+	// The owner of a random shard, so that it has shards to stop serving.
+	owner, _ := h.owner(rand.IntN(*shards))
+	i := slices.IndexFunc(h.c.Nodes, func(n *localcluster.Node) bool { return n.ID == owner })
+	if i < 0 {
+		h.t.Fatalf("owner %q is not a node", owner)
+	}
+	n := h.c.Nodes[i]
+	other := (i + 1) % len(h.c.Nodes)
+	// A workspace of each shard, read through the node.
+	probes := map[int]string{}
+	for ws, key := range h.f.rest {
+		probes[h.f.shardOf[ws]] = key
+	}
+	var held []int
+	for _, o := range h.served(other) {
+		if o.Owner == n.ID {
+			held = append(held, o.Shard)
+		}
+	}
 	h.load.down[i].Store(true)
-	n.Cut()
+	fault(n)
 	ev := event{at: time.Now(), affected: i}
-	time.Sleep(12 * time.Second)
+	h.t.Logf("%s %s, which served shards %v", what, n.ID, held)
+	for taken, deadline := false, ev.at.Add(30*time.Second); !taken || time.Since(ev.at) < 12*time.Second; time.Sleep(250 * time.Millisecond) {
+		for shard, key := range probes {
+			sent := time.Now()
+			r, err := h.nodes[i].Send("GET", n.PublicURL+"/api/v1/reports?limit=1", testserver.Bearer(key), nil)
+			if sent.Sub(ev.at) < leaseMargin {
+				continue
+			}
+			if err != nil || r.Status != 503 || r.Header.Get("Retry-After") == "" {
+				h.t.Fatalf("%s %s answered a read of shard %d %v after the fault with %d %s (Retry-After %q, %v), want 503 with Retry-After",
+					what, n.ID, shard, sent.Sub(ev.at).Round(time.Millisecond), r.Status, r.Body, r.Header.Get("Retry-After"), err)
+			}
+		}
+		now := h.served(other)
+		taken = len(now) == *shards && !slices.ContainsFunc(now, func(o shardOwner) bool { return o.Owner == n.ID })
+		if !taken && time.Now().After(deadline) {
+			h.t.Fatalf("%s %s: 30 s after the fault the others serve %v, want every shard, none by %s", what, n.ID, now, n.ID)
+		}
+	}
 	for _, to := range h.f.targets[:min(len(h.f.targets), 8)] {
 		r, err := h.nodes[i].ReportSend(to.job, to.key, "", `{"status":"ok"}`)
 		if err != nil {
-			h.t.Fatalf("cut-off %s: %v", n.ID, err)
+			h.t.Fatalf("%s %s: %v", what, n.ID, err)
 		}
 		if r.Status != 503 || r.Header.Get("Retry-After") == "" || r.JSON["error"] == nil {
-			h.t.Fatalf("cut-off %s answered a report with %d %s (Retry-After %q), want 503 with Retry-After", n.ID, r.Status, r.Body, r.Header.Get("Retry-After"))
+			h.t.Fatalf("%s %s answered a report with %d %s (Retry-After %q), want 503 with Retry-After", what, n.ID, r.Status, r.Body, r.Header.Get("Retry-After"))
 		}
 	}
 	if r, err := h.nodes[i].Send("GET", n.AdminURL+"/readyz", nil, nil); err != nil || r.Status != 503 {
-		h.t.Fatalf("cut-off %s: /readyz %d %s (%v), want 503", n.ID, r.Status, r.Body, err)
+		h.t.Fatalf("%s %s: /readyz %d %s (%v), want 503", what, n.ID, r.Status, r.Body, err)
 	}
 	n.Heal()
 	h.load.down[i].Store(false)
+	healed := time.Now()
 	if !waitReadyz(h.nodes[i], 200, 20*time.Second) {
-		h.t.Fatalf("%s not ready 20 s after it could reach NATS again", n.ID)
+		h.t.Fatalf("%s %s not ready 20 s after it could reach NATS again", what, n.ID)
 	}
+	h.t.Logf("%s %s ready %v after the heal", what, n.ID, time.Since(healed).Round(10*time.Millisecond))
 	return ev
 }
 

@@ -49,7 +49,7 @@ func TestGrowUnderLoad(t *testing.T) {
 	if len(moving) == 0 {
 		t.Fatalf("b4 ranks first for none of %d shards: nothing would move", shardCount)
 	}
-	h := startNodes(t, shardCount, "--cluster-move-back", moveBack.String())
+	h := startNodes(t, shardCount, serveFlags("--cluster-move-back", moveBack.String()))
 	// The workspaces are made once no shard moves: a shard being handed
 	// over answers 503 for the moment, also to the admin API.
 	h.waitPreferred(three)

@@ -1,7 +1,6 @@
 package clustertest
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -12,7 +11,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"backupmon/cluster"
 	"backupmon/clustertls"
@@ -117,7 +115,7 @@ func (h *harness) roll(what string, servers []*localcluster.Proc, nodes []*local
 		}
 		// The line the operator waits for, then every stream whole.
 		waitLog(h.t, p, from, "caught up: every stream on this server is current")
-		h.waitReplicas()
+		h.waitStreamsWhole(p.Name + "'s restart")
 	}
 	for _, n := range nodes {
 		i := slices.Index(h.c.Nodes, n)
@@ -132,51 +130,6 @@ func (h *harness) roll(what string, servers []*localcluster.Proc, nodes []*local
 		h.settle()
 	}
 	h.t.Logf("%d processes restarted with %s in %v; answers: %v", len(servers)+len(nodes), what, time.Since(start).Round(time.Millisecond), h.load.codesSince(start))
-}
-
-// waitReplicas waits until every stream of the cluster (the shards' logs,
-// the key-value buckets, the object stores) has a leader and its other
-// two replicas current, as an operator checks (nats stream report)
-// before restarting the next server.
-func (h *harness) waitReplicas() {
-	h.t.Helper()
-	tlsc, err := h.c.TLSConfig()
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	nc, err := nats.Connect(strings.Join(h.c.NATSURLs, ","), nats.UserInfo(cluster.NATSUser, h.c.NATSSecret), nats.Secure(tlsc))
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	defer nc.Close() // its certificate is the one of the moment
-	js, err := jetstream.New(nc)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
-		behind, err := streamsBehind(js)
-		if err == nil && behind == "" {
-			return
-		}
-		if time.Now().After(deadline) {
-			h.t.Fatalf("a minute after a NATS server's restart, stream %s has no leader with two current replicas (%v)", behind, err)
-		}
-	}
-}
-
-// streamsBehind returns the name of a stream without a leader and two
-// current replicas, "" when there is none.
-func streamsBehind(js jetstream.JetStream) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	list := js.ListStreams(ctx)
-	for info := range list.Info() {
-		c := info.Cluster
-		if c == nil || c.Leader == "" || len(c.Replicas) != 2 || !c.Replicas[0].Current || !c.Replicas[1].Current {
-			return info.Config.Name, nil
-		}
-	}
-	return "", list.Err()
 }
 
 // dialNATS connects to the cluster's NATS servers with a member's files

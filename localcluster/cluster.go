@@ -40,6 +40,13 @@ type Config struct {
 	// listener: requests forwarded to it and from it go over NATS, the
 	// others' node to node over TCP (a test of both ways).
 	NATSOnly int
+	// RouteProxies routes each NATS server's route to each other through
+	// a proxy of its own (Cluster.Route), so that a test can cut, blackhole
+	// or delay the link between two servers, one way or both; each server
+	// advertises a route address that nothing listens on, so that a server
+	// that learns of another by gossip finds no direct path. It needs the
+	// proxies (not NoProxies).
+	RouteProxies bool
 	// Ports, when set, are the first public, admin, NATS client and SMTP
 	// ports: node i listens on Ports[0]+i, Ports[1]+i and Ports[3]+i, NATS
 	// server i on Ports[2]+i (its routes on Ports[2]+100+i). Zero: free
@@ -78,6 +85,9 @@ type Cluster struct {
 	// NATSURLs are the NATS servers' client addresses (nats://host:port),
 	// for a client that talks to JetStream itself.
 	NATSURLs []string
+	// routes[i][j] carries NATS server i's route to server j, with
+	// Config.RouteProxies.
+	routes [][]*Proxy
 	// AuthFile holds NATSSecret, the cluster's NATS secret (made at each
 	// Start): every NATS server and node is given the file; a client
 	// presents the secret as cluster.NATSUser's password.
@@ -123,12 +133,55 @@ func (n *Node) Cut() {
 	}
 }
 
-// Heal lets the node reach NATS again.
+// Blackhole lets no byte through between the node and NATS, either way,
+// and closes nothing: the node keeps its connections and learns only from
+// its own timeouts, as behind a dead switch (not with Config.NoProxies).
+func (n *Node) Blackhole() {
+	for _, p := range n.proxies {
+		p.Blackhole()
+	}
+}
+
+// Delay holds every byte between the node and NATS d longer (0: none).
+func (n *Node) Delay(d time.Duration) {
+	for _, p := range n.proxies {
+		p.Delay(d)
+	}
+}
+
+// Heal lets the node reach NATS again, without delay.
 func (n *Node) Heal() {
 	for _, p := range n.proxies {
 		p.Heal()
 	}
 }
+
+// Link returns the proxy that carries the node's connections to NATS
+// server j (nil with Config.NoProxies).
+func (n *Node) Link(j int) *Proxy {
+	if j >= len(n.proxies) {
+		return nil
+	}
+	return n.proxies[j]
+}
+
+// Route returns the proxy that carries NATS server i's route to server j
+// (nil without Config.RouteProxies): faults on it and on Route(j, i) part
+// the two servers.
+func (c *Cluster) Route(i, j int) *Proxy {
+	if i >= len(c.routes) || j >= len(c.routes[i]) {
+		return nil
+	}
+	return c.routes[i][j]
+}
+
+// deadEnd is the route address every server advertises with
+// Config.RouteProxies: port 1 (tcpmux), which nothing listens on here, so
+// that an implicit route (nats-server dials the address a server
+// advertises when it learns of it from a third and has no route to it)
+// is refused at once and tried no more; the routes go only through the
+// proxies.
+const deadEnd = "127.0.0.1:1"
 
 // Start starts the NATS servers, waits until JetStream has a leader, then
 // the nodes, and waits until every shard is served. On error it stops
@@ -160,6 +213,9 @@ func Start(cfg Config) (*Cluster, error) {
 	if cfg.MemberHosts && (cfg.InClear || !cfg.NoProxies) {
 		return nil, errors.New("localcluster: MemberHosts needs TLS and NoProxies")
 	}
+	if cfg.RouteProxies && cfg.NoProxies {
+		return nil, errors.New("localcluster: RouteProxies needs the proxies")
+	}
 	tlsDir := filepath.Join(cfg.Dir, "tls")
 	if !cfg.InClear {
 		// A new authority each start, as the secret: nothing of an earlier
@@ -188,13 +244,15 @@ func Start(cfg Config) (*Cluster, error) {
 		}
 		args = append(args, tlsArgs...)
 		if cfg.NATS > 1 {
-			var routes []string
-			for j := range cfg.NATS {
-				if j != i {
-					routes = append(routes, "nats://"+cfg.memberHost(11, j)+":"+strconv.Itoa(ports[3][j]))
-				}
+			routes, err := c.routesOf(i, ports[3])
+			if err != nil {
+				c.Close()
+				return nil, err
 			}
 			args = append(args, "--cluster-listen", host+":"+strconv.Itoa(ports[3][i]), "--routes", strings.Join(routes, ","))
+			if cfg.RouteProxies {
+				args = append(args, "--cluster-advertise", deadEnd)
+			}
 		}
 		natsURLs[i] = host + ":" + strconv.Itoa(ports[2][i])
 		c.NATSURLs = append(c.NATSURLs, "nats://"+natsURLs[i])
@@ -223,6 +281,32 @@ func Start(cfg Config) (*Cluster, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// routesOf returns the route URLs of NATS server i, given every server's
+// route port: the other servers' listeners, or with Config.RouteProxies
+// the proxies it gets to them (c.routes[i]).
+func (c *Cluster) routesOf(i int, routePorts []int) ([]string, error) {
+	var routes []string
+	if c.cfg.RouteProxies {
+		c.routes = append(c.routes, make([]*Proxy, c.cfg.NATS))
+	}
+	for j := range c.cfg.NATS {
+		if j == i {
+			continue
+		}
+		addr := c.cfg.memberHost(11, j) + ":" + strconv.Itoa(routePorts[j])
+		if c.cfg.RouteProxies {
+			p, err := NewProxy(addr)
+			if err != nil {
+				return nil, err
+			}
+			c.routes[i][j] = p
+			addr = p.Addr()
+		}
+		routes = append(routes, "nats://"+addr)
+	}
+	return routes, nil
 }
 
 // ports returns the public, admin, NATS client, NATS route and SMTP ports, and
@@ -324,6 +408,13 @@ func (c *Cluster) Close() error {
 	for _, n := range c.Nodes {
 		for _, p := range n.proxies {
 			p.Close()
+		}
+	}
+	for _, row := range c.routes {
+		for _, p := range row {
+			if p != nil {
+				p.Close()
+			}
 		}
 	}
 	return err

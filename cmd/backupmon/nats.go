@@ -31,6 +31,7 @@ func natsCommand(args []string, out, errOut io.Writer) int {
 	name := fs.String("name", envDefault("nats-name", "n1"), "the server's name (unique in the cluster)")
 	listen := fs.String("listen", envDefault("nats-listen", "127.0.0.1:4222"), "client listener host:port")
 	clusterListen := fs.String("cluster-listen", envDefault("nats-cluster-listen", ""), "route listener host:port for the other servers (default: a single server)")
+	advertise := fs.String("cluster-advertise", envDefault("nats-cluster-advertise", ""), "route address host:port the server gives the other servers, which they dial when they learn of it from a third (default: --cluster-listen's); behind NAT or a proxy, the address they reach it at")
 	routes := fs.String("routes", envDefault("nats-routes", ""), "the other servers' route addresses, comma-separated: nats://h2:6222,nats://h3:6222")
 	store := fs.String("store", envDefault("nats-store", "./nats"), "directory of the server's JetStream data")
 	authFile := fs.String("auth-file", envDefault("nats-auth-file", ""), "file whose first line is the cluster's NATS secret (32 characters or more): clients and the other servers' routes must present it, or the secret of any further line (while the secret changes); required unless both listeners are on loopback")
@@ -51,7 +52,7 @@ func natsCommand(args []string, out, errOut io.Writer) int {
 	}
 	member, err := tlsFiles.load(time.Now())
 	if err == nil && member == nil && !*inClearOK {
-		err = inClear("--insecure-no-tls", [2]string{"--listen", *listen}, [2]string{"--cluster-listen", *clusterListen}, [2]string{"--routes", *routes})
+		err = inClear("--insecure-no-tls", [2]string{"--listen", *listen}, [2]string{"--cluster-listen", *clusterListen}, [2]string{"--cluster-advertise", *advertise}, [2]string{"--routes", *routes})
 	}
 	if err != nil {
 		fmt.Fprintln(errOut, "backupmon nats:", err)
@@ -62,6 +63,9 @@ func natsCommand(args []string, out, errOut io.Writer) int {
 		return 2
 	}
 	opts, err := natsOptions(*name, *listen, *clusterListen, *routes, *store, secrets, member.Config())
+	if err == nil {
+		err = advertiseRoutes(opts, *advertise)
+	}
 	if err != nil {
 		fmt.Fprintln(errOut, "backupmon nats:", err)
 		return 2
@@ -160,6 +164,9 @@ func natsSecrets(authFile string, insecure bool, listen, clusterListen string) (
 	return nil, nil
 }
 
+// linkPing is how often a NATS server pings its clients and routes.
+const linkPing = 2 * time.Second
+
 // natsOptions are the server's options: JetStream on, every write fsynced;
 // with secrets, clients and routes (both ways) authenticate as
 // cluster.NATSUser with one of them as the password, and the server's own
@@ -188,12 +195,20 @@ func natsOptions(name, listen, clusterListen, routes, store string, secrets []st
 	if tlsc != nil {
 		o.TLSConfig, o.TLSVerify = tlsc.Clone(), true
 	}
+	// A link that carries nothing and closes nothing (a dead switch, a
+	// blackholed route) is given up 4-6 s after its last answer (a ping
+	// every 2 s, two unanswered), not after nats-server's defaults (2
+	// minutes for clients, 30 s for routes, two unanswered): until then
+	// the server sends a dead route its share of the requests to a queue
+	// group (the direct gets of KV entries, which any replica answers),
+	// and they time out.
+	o.PingInterval, o.MaxPingsOut = linkPing, 2
 	if clusterListen != "" {
 		ch, cp, err := splitHostPort(clusterListen)
 		if err != nil {
 			return nil, fmt.Errorf("--cluster-listen: %w", err)
 		}
-		o.Cluster = natsserver.ClusterOpts{Name: "backupmon", Host: ch, Port: cp}
+		o.Cluster = natsserver.ClusterOpts{Name: "backupmon", Host: ch, Port: cp, PingInterval: linkPing, MaxPingsOut: 2}
 		if secret != "" {
 			o.Cluster.Username, o.Cluster.Password = cluster.NATSUser, secret
 		}
@@ -216,6 +231,25 @@ func natsOptions(name, listen, clusterListen, routes, store string, secrets []st
 		}
 	}
 	return o, nil
+}
+
+// advertiseRoutes makes the server give the other servers advertise
+// (host:port, none when empty) as its route address rather than its route
+// listener's: a server that learns of it from a third dials that address
+// (nats-server's implicit routes). It returns an error naming the flag
+// when advertise is not host:port or the server has no route listener.
+func advertiseRoutes(o *natsserver.Options, advertise string) error {
+	if advertise == "" {
+		return nil
+	}
+	if _, _, err := splitHostPort(advertise); err != nil {
+		return fmt.Errorf("--cluster-advertise %q: want host:port: %w", advertise, err)
+	}
+	if o.Cluster.Port == 0 {
+		return errors.New("--cluster-advertise needs --cluster-listen")
+	}
+	o.Cluster.Advertise = advertise
+	return nil
 }
 
 func splitHostPort(s string) (string, int, error) {
