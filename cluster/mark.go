@@ -10,6 +10,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"backupmon/jslog"
 )
 
 // A shard's mark is the last sequence of its stream that an owner saw
@@ -34,10 +36,16 @@ func (n *Node) readMark(ctx context.Context, shard int) (uint64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("read the shard's mark: %w", err)
 	}
-	seq, _, _ := strings.Cut(string(e.Value()), " ")
+	return parseMark(e.Value())
+}
+
+// parseMark returns the sequence of a mark's value ("<sequence> <node>
+// <epoch>"), or an error quoting a value that is not one.
+func parseMark(value []byte) (uint64, error) {
+	seq, _, _ := strings.Cut(string(value), " ")
 	v, err := strconv.ParseUint(seq, 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("read the shard's mark: %q is not one", e.Value())
+		return 0, fmt.Errorf("read the shard's mark: %q is not one", value)
 	}
 	return v, nil
 }
@@ -126,11 +134,10 @@ func lostTail(urls string, creds Credentials, shard int, accept bool) (LostTail,
 	if err != nil {
 		return found, fmt.Errorf("stream %s: %w", StreamName(shard), err)
 	}
-	info, err := st.Info(ctx)
-	if err != nil {
+	// The leader's word: a replica may answer with its own, stale end.
+	if found.StreamEnd, err = jslog.LeaderEnd(ctx, st, Subject(shard)); err != nil {
 		return found, fmt.Errorf("stream %s: %w", StreamName(shard), err)
 	}
-	found.StreamEnd = info.State.LastSeq
 	marks, err := js.KeyValue(ctx, marksBucket)
 	if err != nil {
 		return found, err
@@ -142,8 +149,7 @@ func lostTail(urls string, creds Credentials, shard int, accept bool) (LostTail,
 	if err != nil {
 		return found, fmt.Errorf("read the shard's mark: %w", err)
 	}
-	n := &Node{marks: marks}
-	if found.Mark, err = n.readMark(ctx, shard); err != nil || !found.Lost() || !accept {
+	if found.Mark, err = parseMark(e.Value()); err != nil || !found.Lost() || !accept {
 		return found, err
 	}
 	if err := marks.Delete(ctx, shardKey(shard), jetstream.LastRevision(e.Revision())); err != nil {

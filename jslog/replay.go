@@ -150,20 +150,35 @@ func (l *Log) endAtLeast(seq uint64) (uint64, error) {
 	var err error
 	for range markRereads {
 		ctx, cancel := context.WithTimeout(context.Background(), l.opts.AckTimeout)
-		var msg *jetstream.RawStreamMsg
-		msg, err = l.stream.GetLastMsgForSubject(ctx, l.opts.Subject)
+		var end uint64
+		end, err = LeaderEnd(ctx, l.stream, l.opts.Subject)
 		cancel()
 		switch {
-		case errors.Is(err, jetstream.ErrMsgNotFound):
-			return 0, nil // nothing at all
-		case err == nil && msg.Sequence >= seq:
-			return 0, fmt.Errorf("%s: its end was read as %d, but its leader holds message %d: read it again", l.opts.Stream, l.last.Load(), msg.Sequence)
+		case err == nil && end >= seq:
+			return 0, fmt.Errorf("%s: its end was read as %d, but its leader holds message %d: read it again", l.opts.Stream, l.last.Load(), end)
 		case err == nil:
-			return msg.Sequence, nil
+			return end, nil
 		}
 		time.Sleep(markReread)
 	}
 	return 0, fmt.Errorf("%s: its end was read as %d, before %d, and its leader did not say: %w", l.opts.Stream, l.last.Load(), seq, err)
+}
+
+// LeaderEnd returns the last sequence of a log's stream (0 when it holds
+// nothing) on its leader's word: the stream's last message, which only
+// the leader answers, once it has applied what its predecessors committed.
+// The stream's information may instead be a replica's own, stale end (a
+// stream without a leader is answered so). It returns an error when no
+// leader answers.
+func LeaderEnd(ctx context.Context, st jetstream.Stream, subject string) (uint64, error) {
+	msg, err := st.GetLastMsgForSubject(ctx, subject)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	return msg.Sequence, nil
 }
 
 // check checks message seq, expected to be want, against the history read

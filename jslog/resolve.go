@@ -88,11 +88,11 @@ func (l *Log) landed(ctx context.Context, f *flight) (bool, error) {
 	if !errors.Is(err, jetstream.ErrMsgNotFound) {
 		return false, err
 	}
-	info, err := l.stream.Info(ctx)
+	end, err := LeaderEnd(ctx, l.stream, l.opts.Subject)
 	if err != nil {
 		return false, err
 	}
-	if info.State.LastSeq >= f.seq {
+	if end >= f.seq {
 		return false, fmt.Errorf("%s: no message at %d, which the stream has passed", l.opts.Stream, f.seq)
 	}
 	return false, nil

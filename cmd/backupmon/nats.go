@@ -58,13 +58,12 @@ func natsCommand(args []string, out, errOut io.Writer) int {
 		fmt.Fprintln(errOut, "backupmon nats:", err)
 		return 2
 	}
-	if *monitor != "" && !loopback(*monitor) {
-		fmt.Fprintf(errOut, "backupmon nats: --monitor-listen %s is not a loopback address: nats-server's monitoring has no authentication and shows the cluster's connections and streams; listen on 127.0.0.1 and scrape it from the same host\n", *monitor)
-		return 2
-	}
 	opts, err := natsOptions(*name, *listen, *clusterListen, *routes, *store, secrets, member.Config())
 	if err == nil {
 		err = advertiseRoutes(opts, *advertise)
+	}
+	if err == nil {
+		err = monitorOn(opts, *monitor)
 	}
 	if err != nil {
 		fmt.Fprintln(errOut, "backupmon nats:", err)
@@ -75,12 +74,6 @@ func natsCommand(args []string, out, errOut io.Writer) int {
 	if err := portsFree(*listen, *clusterListen, *monitor); err != nil {
 		fmt.Fprintln(errOut, "backupmon nats:", err)
 		return 1
-	}
-	if *monitor != "" {
-		if opts.HTTPHost, opts.HTTPPort, err = splitHostPort(*monitor); err != nil {
-			fmt.Fprintln(errOut, "backupmon nats: --monitor-listen:", err)
-			return 2
-		}
 	}
 	s, err := natsserver.NewServer(opts)
 	if err != nil {
@@ -249,6 +242,23 @@ func advertiseRoutes(o *natsserver.Options, advertise string) error {
 		return errors.New("--cluster-advertise needs --cluster-listen")
 	}
 	o.Cluster.Advertise = advertise
+	return nil
+}
+
+// monitorOn serves nats-server's monitoring on monitor (host:port, none
+// when empty). It returns an error naming the flag when monitor is not on
+// loopback (the monitoring has no authentication) or not host:port.
+func monitorOn(o *natsserver.Options, monitor string) error {
+	if monitor == "" {
+		return nil
+	}
+	if !loopback(monitor) {
+		return fmt.Errorf("--monitor-listen %s is not a loopback address: nats-server's monitoring has no authentication and shows the cluster's connections and streams; listen on 127.0.0.1 and scrape it from the same host", monitor)
+	}
+	var err error
+	if o.HTTPHost, o.HTTPPort, err = splitHostPort(monitor); err != nil {
+		return fmt.Errorf("--monitor-listen: %w", err)
+	}
 	return nil
 }
 

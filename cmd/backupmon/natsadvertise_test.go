@@ -6,13 +6,9 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
-
-	"backupmon/internal/testserver"
-	"backupmon/localcluster"
 )
 
 // `backupmon nats --cluster-advertise host:port` gives the other servers
@@ -46,34 +42,18 @@ func TestNatsClusterAdvertise(t *testing.T) {
 	})
 	// Two servers routed to each other (JetStream needs a route): n1
 	// advertises, n2 does not.
-	ports := freePorts(t, 4)
-	addr := func(i int) string { return "127.0.0.1:" + strconv.Itoa(ports[i]) }
-	errs := make(chan error, 2)
-	for i, extra := range [][]string{{"--cluster-advertise", "127.0.0.1:7777"}, nil} {
-		dir := t.TempDir()
-		name := "n" + strconv.Itoa(i+1)
-		args := append([]string{"nats", "--name", name, "--store", filepath.Join(dir, "store"), "--listen", addr(i),
-			"--cluster-listen", addr(2 + i), "--routes", "nats://" + addr(3-i)}, extra...)
-		p := localcluster.NewProc(name, testserver.Binary(t), filepath.Join(dir, "log"), args...)
-		t.Cleanup(func() { p.Term(10 * time.Second) })
-		go func() { errs <- p.Start(time.Minute) }()
-	}
-	for range 2 {
-		if err := <-errs; err != nil {
-			t.Fatal(err)
-		}
-	}
+	_, routes := startRoutedNats(t, [2][]string{{"--cluster-advertise", "127.0.0.1:7777"}, nil})
 	for _, tt := range []struct {
 		name       string
 		route      int
 		want       string
 		advertised bool
 	}{
-		{"advertised", 2, `"ip":"nats-route://127.0.0.1:7777/"`, true},
-		{"by default", 3, `"ip":`, false},
+		{"advertised", 0, `"ip":"nats-route://127.0.0.1:7777/"`, true},
+		{"by default", 1, `"ip":`, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err := net.DialTimeout("tcp", addr(tt.route), 5*time.Second)
+			c, err := net.DialTimeout("tcp", routes[tt.route], 5*time.Second)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -148,24 +148,8 @@ func TestNatsAuthClients(t *testing.T) {
 // so servers restarted one at a time with the new file stay one cluster.
 func TestNatsAuthTwoSecrets(t *testing.T) {
 	const next = "the-next-secret-of-the-cluster-0123456789"
-	ports := freePorts(t, 4)
-	route := func(i int) string { return "127.0.0.1:" + strconv.Itoa(ports[2+i]) }
-	addr := func(i int) string { return "nats://127.0.0.1:" + strconv.Itoa(ports[i]) }
-	both := natsSecretFile(t, testSecret+"\n"+next)
-	errs := make(chan error, 2)
-	for i, file := range []string{both, natsSecretFile(t, next)} {
-		dir := t.TempDir()
-		name := fmt.Sprintf("n%d", i+1)
-		p := localcluster.NewProc(name, testserver.Binary(t), filepath.Join(dir, "log"), "nats", "--name", name, "--store", filepath.Join(dir, "store"),
-			"--listen", strings.TrimPrefix(addr(i), "nats://"), "--cluster-listen", route(i), "--routes", "nats://"+route(1-i), "--auth-file", file)
-		t.Cleanup(func() { p.Term(10 * time.Second) })
-		go func() { errs <- p.Start(time.Minute) }()
-	}
-	for range 2 {
-		if err := <-errs; err != nil {
-			t.Fatal(err)
-		}
-	}
+	clients, _ := startRoutedNats(t, [2][]string{{"--auth-file", natsSecretFile(t, testSecret+"\n"+next)}, {"--auth-file", natsSecretFile(t, next)}})
+	addr := func(i int) string { return "nats://" + clients[i] }
 	for _, tc := range []struct {
 		what   string
 		secret string
@@ -203,6 +187,34 @@ func TestNatsAuthTwoSecrets(t *testing.T) {
 			t.Fatal("no message over the route between a server of two secrets and one of the new secret alone")
 		}
 	}
+}
+
+// startRoutedNats starts two `backupmon nats` routed to each other, server
+// i given extra[i] besides its listeners, waits until both say ready, and
+// returns their client and route addresses (host:port); they are stopped
+// at the end of the test.
+func startRoutedNats(t *testing.T, extra [2][]string) (clients, routes [2]string) {
+	t.Helper()
+	ports := freePorts(t, 4)
+	for i := range 2 {
+		clients[i], routes[i] = "127.0.0.1:"+strconv.Itoa(ports[i]), "127.0.0.1:"+strconv.Itoa(ports[2+i])
+	}
+	errs := make(chan error, 2)
+	for i := range 2 {
+		dir := t.TempDir()
+		name := fmt.Sprintf("n%d", i+1)
+		args := append([]string{"nats", "--name", name, "--store", filepath.Join(dir, "store"), "--listen", clients[i],
+			"--cluster-listen", routes[i], "--routes", "nats://" + routes[1-i]}, extra[i]...)
+		p := localcluster.NewProc(name, testserver.Binary(t), filepath.Join(dir, "log"), args...)
+		t.Cleanup(func() { p.Term(10 * time.Second) })
+		go func() { errs <- p.Start(time.Minute) }()
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	return clients, routes
 }
 
 // Three `backupmon nats` with --auth-file, the cluster's TLS and --routes
