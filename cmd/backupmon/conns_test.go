@@ -278,12 +278,14 @@ func TestTimeoutFlags(t *testing.T) {
 		}
 	}
 	t.Run("HTTP", func(t *testing.T) {
+		// The server's read deadline starts at its accept, which can come
+		// before the dial returns here: the clock starts before the dial.
+		start := time.Now()
 		conn, err := dialFrom("127.0.0.1", strings.TrimPrefix(c.PublicURL, "http://"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer conn.Close()
-		start := time.Now()
 		io.WriteString(conn, "GET /api/v1/health HTTP/1.1\r\nHost: te")
 		status, err := bufio.NewReader(conn).ReadString('\n')
 		if status != "HTTP/1.1 408 Request Timeout\r\n" {
