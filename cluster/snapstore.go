@@ -23,11 +23,24 @@ type objectSnapshots struct {
 	store  jetstream.ObjectStore
 	prefix string
 	logger *slog.Logger
+	stall  time.Duration // stallWait; shorter in tests
 }
 
 func newObjectSnapshots(store jetstream.ObjectStore, shard int, logger *slog.Logger) *objectSnapshots {
-	return &objectSnapshots{store: store, prefix: fmt.Sprintf("s%03d/", shard), logger: logger}
+	return &objectSnapshots{store: store, prefix: fmt.Sprintf("s%03d/", shard), logger: logger, stall: stallWait}
 }
+
+// stallWait bounds each wait of a snapshot's load on the object store: the
+// listing, the start of a read, and every next bytes of it. A load that
+// gets nothing for that long fails, and the shard's open is tried again.
+// Without it, an object store that lost its quorum held the shard's open,
+// and its owner's assignments behind it, for the load's whole bound of
+// 10 minutes; a fixed bound short enough would cut a big snapshot read
+// steadily.
+const stallWait = 30 * time.Second
+
+// loadWait bounds a snapshot's whole load, as before the stall's bound.
+const loadWait = 10 * time.Minute
 
 func (o *objectSnapshots) name(lsn uint64) string { return fmt.Sprintf("%s%020d", o.prefix, lsn) }
 
@@ -55,9 +68,14 @@ func (o *objectSnapshots) list(ctx context.Context) ([]uint64, error) {
 // Load tries the shard's snapshots newest first, as snapshot.Load does with
 // files: fn gets each one's checked body until one is accepted.
 func (o *objectSnapshots) Load(fn func(lsn uint64, r io.Reader) error) (uint64, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), loadWait)
 	defer cancel()
-	lsns, err := o.list(ctx)
+	lctx, lcancel := context.WithTimeout(ctx, o.stall)
+	lsns, err := o.list(lctx)
+	lcancel()
+	if err != nil && lctx.Err() != nil {
+		return 0, fmt.Errorf("load snapshot of %s: no listing from the object store within %v: %w", o.prefix, o.stall, err)
+	}
 	if err != nil {
 		return 0, fmt.Errorf("load snapshot of %s: %w", o.prefix, err)
 	}
@@ -77,13 +95,49 @@ func (o *objectSnapshots) Load(fn func(lsn uint64, r io.Reader) error) (uint64, 
 	return 0, fmt.Errorf("load snapshot of %s: none of %d valid: %w", o.prefix, len(errs), errors.Join(errs...))
 }
 
+// loadOne reads one snapshot through a pipe, fed from the object store by
+// a goroutine of its own, and fails it once o.stall passes without bytes.
+// nats.go's object reader cannot be interrupted (its Close waits for a
+// blocked Read, which waits until ctx's deadline), so a stalled feeder is
+// left behind, to end at that deadline.
 func (o *objectSnapshots) loadOne(ctx context.Context, lsn uint64, fn func(lsn uint64, r io.Reader) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	pr, pw := io.Pipe()
+	stall := time.AfterFunc(o.stall, func() {
+		cancel()
+		pw.CloseWithError(fmt.Errorf("no bytes from the object store for %v", o.stall))
+	})
+	defer stall.Stop()
 	res, err := o.store.Get(ctx, o.name(lsn))
 	if err != nil {
+		if !stall.Stop() {
+			return fmt.Errorf("no answer from the object store within %v: %w", o.stall, err)
+		}
 		return err
 	}
-	defer res.Close()
-	return snapshot.Decode(res, lsn, fn)
+	go func() {
+		defer res.Close()
+		_, err := io.Copy(pw, progressReader{res, func() { stall.Reset(o.stall) }})
+		pw.CloseWithError(err)
+	}()
+	err = snapshot.Decode(pr, lsn, fn)
+	pr.CloseWithError(errors.New("snapshot read")) // stops the feeder if Decode stopped early
+	return err
+}
+
+// progressReader calls progress after each read that returned bytes.
+type progressReader struct {
+	r        io.Reader
+	progress func()
+}
+
+func (p progressReader) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	if n > 0 {
+		p.progress()
+	}
+	return n, err
 }
 
 // Write streams a new snapshot into the store; the object appears whole or

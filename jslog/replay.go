@@ -39,10 +39,14 @@ func (l *Log) Replay(from uint64, fn func(lsn uint64, typ byte, payload []byte) 
 	if start > last {
 		return l.checkMark(last)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	// The consumer is made at once and, by nats.go, anew at every fetch;
+	// each is bounded, so that a stream that lost its quorum since Open
+	// fails the replay (to be tried again) instead of holding it.
+	ctx, cancel := context.WithTimeout(context.Background(), l.opts.AckTimeout)
 	defer cancel()
 	cons, err := l.stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
 		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: start,
+		MaxResetAttempts: resetAttempts,
 	})
 	if err != nil {
 		return fmt.Errorf("replay %s: %w", l.opts.Stream, err)
@@ -116,6 +120,11 @@ func (l *Log) Replay(from uint64, fn func(lsn uint64, typ byte, payload []byte) 
 	}
 	return l.checkMark(last)
 }
+
+// resetAttempts is how many times a fetch of the replay's ordered consumer
+// tries to make its consumer (nats.go waits up to 10 s for each, 1 s
+// apart) before the fetch fails. nats.go's default is without end.
+const resetAttempts = 2
 
 // checkMark refuses, after the replay of what is left, a stream that ends
 // at last before the shard's mark.

@@ -1,0 +1,127 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"backupmon/natstest"
+)
+
+// TestSnapshotLoadWithoutQuorumGivesUp: a shard's snapshot load fails once
+// the object store gives nothing for the stall's bound, whether its quorum
+// went before the load or in the middle of a read, instead of holding the
+// shard's open for the load's 10 minutes. With the quorum there, a big
+// snapshot loads whole.
+func TestSnapshotLoadWithoutQuorumGivesUp(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs three NATS servers")
+	}
+	const stall = 2 * time.Second
+	body := make([]byte, 32<<20) // many chunks, more than the consumer's window
+	for i := range body {
+		body[i] = byte(rand.Uint32())
+	}
+	for _, tc := range []struct {
+		name   string
+		lose   string // "": never; "before" the load; "during" a read
+		loaded bool
+	}{
+		{"with its quorum", "", true},
+		{"quorum lost before the load", "before", false},
+		{"quorum lost during a read", "during", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := natstest.Start(t, 3)
+			js, err := jetstream.New(c.Connect(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			store, err := js.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: "snaps", Replicas: 3, Storage: jetstream.FileStorage})
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := newObjectSnapshots(store, 0, slog.New(slog.DiscardHandler))
+			o.stall = stall
+			if _, err := o.Write(7, func(w io.Writer) error { _, err := w.Write(body); return err }); err != nil {
+				t.Fatal(err)
+			}
+			var start time.Time
+			lose := func() {
+				loseStreamQuorum(t, c, js, "OBJ_snaps")
+				start = time.Now()
+			}
+			if tc.lose == "before" {
+				lose()
+			}
+			var got []byte
+			lsn, err := o.Load(func(lsn uint64, r io.Reader) error {
+				got = make([]byte, 1<<20)
+				if _, err := io.ReadFull(r, got); err != nil {
+					return err
+				}
+				if tc.lose == "during" {
+					lose()
+				}
+				rest, err := io.ReadAll(r)
+				got = append(got, rest...)
+				return err
+			})
+			if tc.loaded {
+				if err != nil || lsn != 7 || !bytes.Equal(got, body) {
+					t.Fatalf("load: %d, %d of %d bytes, %v; want 7 and the whole body", lsn, len(got), len(body), err)
+				}
+				return
+			}
+			took := time.Since(start)
+			if err == nil || !strings.Contains(err.Error(), "object store") {
+				t.Fatalf("load without a quorum: %d, %d bytes, %v; want an error naming the object store", lsn, len(got), err)
+			}
+			// The stall's bound, then a blocked read's own wait (5 s in
+			// nats.go when the load's first bytes are there), with room.
+			if took > stall+10*time.Second {
+				t.Errorf("load without a quorum gave up %v after losing it, want within %v", took, stall+10*time.Second)
+			}
+			t.Logf("gave up %v after losing the quorum, %d bytes in: %v", took.Round(time.Millisecond), len(got), err)
+		})
+	}
+}
+
+// loseStreamQuorum stops a stream's leader and one more of the three
+// servers, and waits until the one left stops answering for the stream (a
+// server shut down hands its leadership over first, and a leader left
+// alone answers until it sees it has lost its quorum).
+func loseStreamQuorum(t *testing.T, c *natstest.Cluster, js jetstream.JetStream, stream string) {
+	t.Helper()
+	st, err := js.Stream(context.Background(), stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	leader := int(info.Cluster.Leader[1] - '1') // n1 … n3
+	c.Shutdown(leader)
+	c.Shutdown((leader + 1) % 3)
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(250 * time.Millisecond) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		_, err := st.Info(ctx)
+		cancel()
+		if err != nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("a lone server still answers for the stream a minute after the others stopped")
+		}
+	}
+}
