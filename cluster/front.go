@@ -304,6 +304,9 @@ const callTimeout = 5 * time.Second
 // switcher's), else of the user its e-mail address names (else to any
 // shard, which answers as for a wrong password).
 func (n *Node) toLogin(ctx *fasthttp.RequestCtx) bool {
+	if n.cfg.LoginGate != nil {
+		n.cfg.LoginGate(ctx)
+	}
 	form, _ := url.ParseQuery(string(ctx.Request.Body()))
 	if id, ok := engine.ParseID(form.Get("workspace")); ok {
 		return n.to(ctx, true, WorkspaceShard(id, n.shards)) // a login to a chosen workspace

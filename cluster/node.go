@@ -55,6 +55,11 @@ type Config struct {
 	// MoveBack is how long a node must have been up before the shards it
 	// ranks first for are handed back to it (0: 30 s).
 	MoveBack time.Duration
+	// LoginGate, when set, sees every dashboard login that arrives at this
+	// node before it goes to its shard, and may mark it refused: the
+	// dashboard's LoginGate, which counts attempts by client address
+	// across the shards.
+	LoginGate func(ctx *fasthttp.RequestCtx)
 	// Credentials are the NATS secret and the cluster's TLS the node
 	// presents, to the NATS servers and to the other nodes.
 	Credentials Credentials

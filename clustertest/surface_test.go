@@ -314,6 +314,75 @@ func TestAnyNodeAnswers(t *testing.T) {
 		}
 	})
 
+	// Login attempts count by client address across the shards, on the
+	// node they arrive at: guesses spread over users of three shards are
+	// refused once the address's bucket of that node is spent (10, one
+	// every 6 s; each shard alone saw fewer than its own 10). A browser
+	// holding a device cookie for a user still logs in as that user.
+	t.Run("LoginThrottle", func(t *testing.T) {
+		idOf := func(s string) engine.ID { id, _ := engine.ParseID(s); return id }
+		var users []string
+		byShard := map[int]bool{}
+		for _, w := range wss {
+			if sh := cluster.WorkspaceShard(idOf(w), shards); !byShard[sh] {
+				byShard[sh] = true
+				email := fmt.Sprintf("guess%d@acme.test", len(users))
+				at(0).For(t).MustAdmin(201, "POST", "/workspaces/"+w+"/users", map[string]any{"email": email, "name": "Guess", "role": "member", "password": "the right password 1"})
+				users = append(users, email)
+			}
+		}
+		if len(users) < 3 {
+			t.Fatalf("users on %d shards only", len(users))
+		}
+		login := func(i int, email, password, cookie string) testserver.Response {
+			h := map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Sec-Fetch-Site": "same-origin", "Origin": at(i).PublicURL}
+			if cookie != "" {
+				h["Cookie"] = cookie
+			}
+			return at(i).For(t).Do("POST", at(i).PublicURL+"/login", h, []byte(url.Values{"email": {email}, "password": {password}}.Encode()))
+		}
+		// The first user's browser logs in through node 2: a device cookie.
+		r := login(1, users[0], "the right password 1", "")
+		var device string
+		for _, c := range (&http.Response{Header: r.Header}).Cookies() {
+			if c.Name == "__Host-device" {
+				device = c.Value
+			}
+		}
+		if r.Status != 303 || device == "" {
+			t.Fatalf("log in through node 2: %d %q", r.Status, r.Header.Values("Set-Cookie"))
+		}
+		// Node 1 has seen one login (the Dashboard test's): its bucket
+		// holds 9 and refills one every 6 s. Four guesses a user at most,
+		// so no user's bucket (5) and no shard's (10) runs out.
+		refused := 0
+		for i := range 12 {
+			r := login(0, users[i%3], "a wrong guess", "")
+			if r.Status == 429 {
+				refused = i + 1
+				if r.Header.Get("Retry-After") != "60" || !strings.Contains(string(r.Body), "Too many login attempts. Try again in a minute.") {
+					t.Fatalf("guess %d refused: Retry-After %q %.500s", i+1, r.Header.Get("Retry-After"), r.Body)
+				}
+				break
+			}
+			if r.Status != 401 || !strings.Contains(string(r.Body), "Wrong e-mail address or password.") {
+				t.Fatalf("guess %d through node 1: %d %.300s", i+1, r.Status, r.Body)
+			}
+		}
+		if refused < 10 {
+			t.Fatalf("guesses over three shards' users through node 1: refused at guess %d of 12 (0: none), want the 10th or later (the node's address bucket)", refused)
+		}
+		if r := login(0, users[1], "the right password 1", ""); r.Status != 429 {
+			t.Fatalf("the right password through node 1 once the address is refused: %d, want 429", r.Status)
+		}
+		if r := login(0, users[0], "the right password 1", "__Host-device="+device); r.Status != 303 {
+			t.Fatalf("the first user's browser through node 1: %d %.300s, want 303 (its device cookie)", r.Status, r.Body)
+		}
+		if r := login(2, users[1], "a wrong guess", ""); r.Status != 401 {
+			t.Fatalf("a guess through node 3: %d, want 401 (each node counts its own)", r.Status)
+		}
+	})
+
 	t.Run("Assistant", func(t *testing.T) {
 		init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
 		for i := range 3 {

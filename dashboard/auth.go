@@ -44,13 +44,7 @@ func newThrottle() *throttle { return &throttle{buckets: map[string]*rate.Limite
 func (t *throttle) allow(addr, email, device string, now time.Time) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if len(t.buckets) > throttleLimit {
-		for k, l := range t.buckets {
-			if l.TokensAt(now) >= float64(l.Burst()) {
-				delete(t.buckets, k)
-			}
-		}
-	}
+	t.sweep(now)
 	if device != "" {
 		d := t.bucket("d:"+device, userEvery, userBurst)
 		return d.AllowN(now, 1)
@@ -64,6 +58,26 @@ func (t *throttle) allow(addr, email, device string, now time.Time) bool {
 		return false
 	}
 	return true
+}
+
+// allowAddr takes one attempt at now from the address's bucket alone
+// (LoginGate); false when it is empty.
+func (t *throttle) allowAddr(addr string, now time.Time) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.sweep(now)
+	return t.bucket("a:"+addr, addrEvery, addrBurst).AllowN(now, 1)
+}
+
+// sweep drops the full buckets once there are more than throttleLimit.
+func (t *throttle) sweep(now time.Time) {
+	if len(t.buckets) > throttleLimit {
+		for k, l := range t.buckets {
+			if l.TokensAt(now) >= float64(l.Burst()) {
+				delete(t.buckets, k)
+			}
+		}
+	}
 }
 
 // bucket returns key's bucket, made when there is none. The bucket is kept
@@ -124,7 +138,8 @@ func (s *Server) login(ctx *fasthttp.RequestCtx) {
 			device = "code:" + device
 		}
 	}
-	if !s.throttle.allow(addr, user, device, s.eng.Now()) {
+	// A cluster's front refuses by the address across every shard (gate.go).
+	if len(ctx.Request.Header.Peek(gateHeader)) > 0 || !s.throttle.allow(addr, user, device, s.eng.Now()) {
 		ctx.Response.Header.Set("Retry-After", "60")
 		v.Error = "Too many login attempts. Try again in a minute."
 		s.renderLogin(ctx, fasthttp.StatusTooManyRequests, v)

@@ -24,8 +24,10 @@ const (
 )
 
 // deviceCookieName is the device cookie's name: __Host- requires Secure.
-func (s *Server) deviceCookieName() string {
-	if s.insecure {
+func (s *Server) deviceCookieName() string { return deviceCookieName(s.insecure) }
+
+func deviceCookieName(insecure bool) string {
+	if insecure {
 		return "device"
 	}
 	return "__Host-device"
@@ -33,7 +35,11 @@ func (s *Server) deviceCookieName() string {
 
 // deviceMAC signs a nonce for one login (the e-mail address without case).
 func (s *Server) deviceMAC(email string, nonce []byte) []byte {
-	m := hmac.New(sha256.New, s.deviceKey)
+	return deviceMAC(s.deviceKey, email, nonce)
+}
+
+func deviceMAC(key []byte, email string, nonce []byte) []byte {
+	m := hmac.New(sha256.New, key)
 	m.Write([]byte(strings.ToLower(email)))
 	m.Write([]byte{0})
 	m.Write(nonce)
@@ -43,14 +49,20 @@ func (s *Server) deviceMAC(email string, nonce []byte) []byte {
 // device returns the nonce of the request's device cookie when the cookie
 // was issued for email, else "".
 func (s *Server) device(ctx *fasthttp.RequestCtx, email string) string {
-	v := string(ctx.Request.Header.Cookie(s.deviceCookieName()))
+	return deviceOf(ctx, s.deviceKey, s.insecure, email)
+}
+
+// deviceOf returns the nonce of the request's device cookie when key
+// signed it for email, else "".
+func deviceOf(ctx *fasthttp.RequestCtx, key []byte, insecure bool, email string) string {
+	v := string(ctx.Request.Header.Cookie(deviceCookieName(insecure)))
 	nonceText, macText, ok := strings.Cut(v, ".")
 	if !ok {
 		return ""
 	}
 	nonce, err1 := base64.RawURLEncoding.Strict().DecodeString(nonceText)
 	mac, err2 := base64.RawURLEncoding.Strict().DecodeString(macText)
-	if err1 != nil || err2 != nil || len(nonce) != deviceNonceLen || !hmac.Equal(mac, s.deviceMAC(email, nonce)) {
+	if err1 != nil || err2 != nil || len(nonce) != deviceNonceLen || !hmac.Equal(mac, deviceMAC(key, email, nonce)) {
 		return ""
 	}
 	return nonceText

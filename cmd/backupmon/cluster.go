@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/valyala/fasthttp"
+
 	"backupmon/assistant"
 	"backupmon/cluster"
 	"backupmon/dashboard"
@@ -62,6 +64,7 @@ func (s *server) joinCluster() error {
 		URLs: s.cfg.cluster, NodeID: s.cfg.nodeID, Shards: s.cfg.clusterShards, Replicas: s.cfg.clusterReplicas,
 		Dir: filepath.Join(s.cfg.data, "shards"), Logger: s.logger, Clock: s.clock, Metrics: cm,
 		EngineOptions: s.shardEngineOptions, Build: s.buildShard, PeerListen: s.cfg.clusterPeerListen, MoveBack: s.cfg.clusterMoveBack,
+		LoginGate:   func(ctx *fasthttp.RequestCtx) { s.loginGate.Admit(ctx) }, // set below, before the listeners serve
 		Credentials: cluster.Credentials{NATSSecret: s.cfg.clusterSecret, TLS: s.cfg.clusterTLS.Config()},
 	})
 	if err != nil {
@@ -78,6 +81,7 @@ func (s *server) joinCluster() error {
 	if s.curKey, err = node.Secret("cursor-key"); err != nil {
 		return err
 	}
+	s.loginGate = dashboard.NewLoginGate(deriveKey(s.curKey, "backupmon device cookies"), false, s.shardClock().Now)
 	s.notifier = notify.New(notify.Options{
 		Outcome: func(ws, id engine.ID, attempt int, o engine.Outcome) {
 			if eng := node.Engine(ws); eng != nil {
@@ -125,15 +129,20 @@ func (s *server) runNode() error {
 	return nil
 }
 
+// shardClock is the shards' clock: the development clock, else the
+// system's.
+func (s *server) shardClock() engine.Clock {
+	if s.clock != nil {
+		return s.clock
+	}
+	return engine.SystemClock{}
+}
+
 // shardEngineOptions are the options of a shard's engine: the node sets
 // where its log, snapshots and files are.
 func (s *server) shardEngineOptions(shard int) engine.Options {
-	var clock engine.Clock = engine.SystemClock{}
-	if s.clock != nil {
-		clock = s.clock
-	}
 	return engine.Options{
-		Clock: clock, Logger: s.logger.With("shard", shard),
+		Clock: s.shardClock(), Logger: s.logger.With("shard", shard),
 		RetentionDays: s.cfg.retentionDays, SnapshotEvery: s.cfg.snapshotEvery, IngestDomain: s.cfg.ingestDomain,
 		CheckChannelURL: func(rawURL string) error {
 			return notify.CheckChannelURL(rawURL, s.cfg.allowPrivateWebhooks, s.adminAddr)

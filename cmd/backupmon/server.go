@@ -44,8 +44,11 @@ type server struct {
 	// The data directory's secrets and the mail store.
 	token  string
 	curKey []byte
-	fresh  bool // no state yet: the demo may be created
-	store  *mailstore.Store
+	// loginGate counts a cluster's dashboard logins by client address
+	// across its shards (nil on a single node).
+	loginGate *dashboard.LoginGate
+	fresh     bool // no state yet: the demo may be created
+	store     *mailstore.Store
 
 	metrics  *transport.Metrics
 	hasher   *password.Hasher
