@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -54,6 +55,14 @@ func (s *server) joinCluster() error {
 		s.clock = engine.NewDevClock(time.Now())
 	}
 	s.metrics = transport.NewMetrics()
+	if len(s.cfg.clusterMonitors) > 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		err := cluster.CheckSync(ctx, s.cfg.clusterMonitors, s.cfg.clusterTLS.Config(), s.logger)
+		cancel()
+		if err != nil {
+			return err
+		}
+	}
 	s.hasher = password.NewHasher(password.Default, hashSlots(), hashQueue)
 	cm := cluster.NewMetrics()
 	for _, c := range cm.Collectors() {

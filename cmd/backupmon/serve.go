@@ -65,6 +65,7 @@ type serveConfig struct {
 	clusterPeerListen string
 	clusterMoveBack   time.Duration      // how long a node is up before its shards move back to it
 	clusterSecret     string             // the cluster's NATS secret (--cluster-auth-file); "": none
+	clusterMonitors   []string           // NATS servers' monitoring, checked for fsync on every write (--cluster-nats-monitor)
 	clusterTLS        *clustertls.Member // the cluster's TLS (--cluster-tls-*); nil: in clear
 
 	// ai configures the model's suggestions (ai.go).
@@ -133,6 +134,7 @@ func parseServeFlags(args []string) (*serveConfig, error) {
 	clusterInClear := fs.Bool("cluster-insecure-no-tls", envBool("cluster-insecure-no-tls"), "without the cluster's TLS, reach NATS servers and take other nodes on addresses that are not loopback anyway (the NATS secret and the peer secret then cross the network in clear)")
 	clusterMoveBack := envDefault("cluster-move-back", "30s")
 	fs.Func("cluster-move-back", "how long a node must have been up before the shards it ranks first for are handed back to it, from 1s to 1h (default "+clusterMoveBack+")", func(v string) error { clusterMoveBack = v; return nil })
+	clusterMonitors := fs.String("cluster-nats-monitor", envDefault("cluster-nats-monitor", ""), "the NATS servers' monitoring addresses (their http_port), e.g. http://h1:8222,http://h2:8222,http://h3:8222: the node refuses to start when one of them does not fsync every write (sync_interval: always); one that does not answer is logged (default: not checked)")
 	clusterReplicas := envDefault("cluster-replicas", "3")
 	fs.Func("cluster-replicas", "copies JetStream keeps of each record: 3, or 1 for development only (default "+clusterReplicas+")", func(v string) error { clusterReplicas = v; return nil })
 	limitFlags := addLimitFlags(fs)
@@ -212,6 +214,9 @@ func parseServeFlags(args []string) (*serveConfig, error) {
 			return nil, fmt.Errorf("--cluster-move-back must be a duration from 1s to 1h, not %q", clusterMoveBack)
 		}
 		if c.clusterSecret, err = clusterSecret(*clusterAuthFile); err != nil {
+			return nil, err
+		}
+		if c.clusterMonitors, err = monitorURLs(*clusterMonitors); err != nil {
 			return nil, err
 		}
 		if c.clusterTLS, err = clusterTLS.load(time.Now()); err != nil {
@@ -344,4 +349,21 @@ func deriveKey(secret []byte, label string) []byte {
 	m := hmac.New(sha256.New, secret)
 	m.Write([]byte(label))
 	return m.Sum(nil)
+}
+
+// monitorURLs parses --cluster-nats-monitor: http or https URLs, comma
+// separated.
+func monitorURLs(v string) ([]string, error) {
+	var out []string
+	for _, u := range strings.Split(v, ",") {
+		if u = strings.TrimSpace(u); u == "" {
+			continue
+		}
+		p, err := url.Parse(u)
+		if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+			return nil, fmt.Errorf("--cluster-nats-monitor must be http:// or https:// addresses of the NATS servers' monitoring, comma separated, not %q", u)
+		}
+		out = append(out, u)
+	}
+	return out, nil
 }
