@@ -25,7 +25,7 @@ build:
 test: browser
 	$(GO) vet ./...
 	$(GO) test -race -timeout 9m $$($(GO) list ./... | grep -v /clustertest$$)
-	$(GO) test -race -count=1 -timeout 8m ./clustertest
+	$(GO) test -race -count=1 -timeout 9m ./clustertest
 
 # staticcheck, pinned (fetched from the module proxy on first use). Not part
 # of `make test`: a new check in a later release must not fail a build that

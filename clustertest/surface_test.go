@@ -32,11 +32,14 @@ func startCluster(t *testing.T, shards int, serve ...string) (*localcluster.Clus
 }
 
 // startClusterOf runs the local cluster cfg says (with the test binary, a
-// test directory, the test admin token) for the test and returns a client
+// test directory unless cfg names one, the test admin token) for the test and returns a client
 // of each node.
 func startClusterOf(t *testing.T, cfg localcluster.Config) (*localcluster.Cluster, []*testserver.Client) {
 	t.Helper()
-	cfg.Binary, cfg.Dir, cfg.AdminToken, cfg.StartTimeout = testserver.Binary(t), t.TempDir(), testserver.AdminToken, 90*time.Second
+	if cfg.Dir == "" {
+		cfg.Dir = t.TempDir()
+	}
+	cfg.Binary, cfg.AdminToken, cfg.StartTimeout = testserver.Binary(t), testserver.AdminToken, 90*time.Second
 	c, err := localcluster.Start(cfg)
 	if err != nil {
 		t.Fatal(err)
