@@ -6,10 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"backupmon/natstest"
 	"backupmon/wal"
-
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // TestReplayRefusesALostTail: a stream that ends before the shard's mark
@@ -99,7 +96,7 @@ func TestReplayRefusesALostTail(t *testing.T) {
 	// The leader and one more server stop (a leader left alone would
 	// still answer for a while, on what it holds).
 	short := openAt(last + 2)
-	loseQuorum(t, c, js, "BM_S000", "bm.s000")
+	c.LoseQuorum(t, js, "BM_S000")
 	type result struct {
 		n   int
 		err error
@@ -113,35 +110,5 @@ func TestReplayRefusesALostTail(t *testing.T) {
 		}
 	case <-time.After(time.Minute):
 		t.Fatal("a short end without a leader: the replay did not return within a minute (it went on to read the stream)")
-	}
-}
-
-// loseQuorum stops a stream's leader and one more of the three servers,
-// and waits until the one left stops answering for the stream: a server
-// shut down hands its leadership over first, and a leader left alone
-// answers until it sees it has lost its quorum.
-func loseQuorum(t *testing.T, c *natstest.Cluster, js jetstream.JetStream, stream, subject string) {
-	t.Helper()
-	st, err := js.Stream(context.Background(), stream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := st.Info(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	leader := int(info.Cluster.Leader[1] - '1') // n1 … n3
-	c.Shutdown(leader)
-	c.Shutdown((leader + 1) % 3)
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(250 * time.Millisecond) {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		_, err := st.GetLastMsgForSubject(ctx, subject)
-		cancel()
-		if err != nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("a lone server still answers for the stream a minute after the others stopped")
-		}
 	}
 }

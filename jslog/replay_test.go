@@ -44,7 +44,7 @@ func TestReplayWithoutQuorumGivesUp(t *testing.T) {
 			}
 			var start time.Time
 			lose := func() {
-				loseQuorum(t, c, js, "BM_S000", "bm.s000")
+				c.LoseQuorum(t, js, "BM_S000")
 				start = time.Now()
 			}
 			if !tc.during {

@@ -4,16 +4,20 @@
 package natstest
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // Cluster is a set of NATS servers started by Start.
@@ -48,6 +52,49 @@ func (c *Cluster) Connect(t testing.TB, opts ...nats.Option) *nats.Conn {
 func (c *Cluster) Shutdown(i int) {
 	c.Servers[i].Shutdown()
 	c.Servers[i].WaitForShutdown()
+}
+
+// LoseQuorum stops the leader of a stream (of three replicas) and one
+// more server, and waits until the one left stops answering for the
+// stream: a server shut down hands its leadership over first, and a leader
+// left alone answers until it sees it has lost its quorum. A message get is
+// answered by the leader alone, unless the stream allows direct gets (an
+// object store's), which any replica answers: the stream's information is
+// asked for then.
+func (c *Cluster) LoseQuorum(t testing.TB, js jetstream.JetStream, stream string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	st, err := js.Stream(ctx, stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leader := slices.IndexFunc(c.Servers, func(s *server.Server) bool { return s.Name() == info.Cluster.Leader })
+	if leader < 0 {
+		t.Fatalf("stream %s's leader %q is none of the servers", stream, info.Cluster.Leader)
+	}
+	c.Shutdown(leader)
+	c.Shutdown((leader + 1) % len(c.Servers))
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(250 * time.Millisecond) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		var err error
+		if info.Config.AllowDirect {
+			_, err = st.Info(ctx)
+		} else {
+			_, err = st.GetMsg(ctx, 1)
+		}
+		cancel()
+		if err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a lone server still answers for stream %s a minute after the others stopped", stream)
+		}
+	}
 }
 
 // Restart starts server i again on the same ports and store.
