@@ -188,6 +188,27 @@ func Connect(cfg Config) (*Node, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), setupWait)
 	defer cancel()
+	// Which cluster: before anything is made on the servers.
+	known, err := knownCluster(cfg.Dir)
+	if err != nil {
+		nc.Close()
+		return nil, err
+	}
+	var held string
+	if known != "" {
+		err = ensure(ctx, n.log, "the cluster's id", func(ctx context.Context) error {
+			var err error
+			held, err = heldCluster(ctx, n.js)
+			return err
+		}, nil)
+		if err == nil {
+			err = checkCluster(known, held, cfg.Dir, cfg.URLs)
+		}
+		if err != nil {
+			nc.Close()
+			return nil, err
+		}
+	}
 	n.shards, err = setup(ctx, n.log, n.js, cfg.Shards, cfg.Replicas)
 	if err != nil {
 		nc.Close()
@@ -208,6 +229,10 @@ func Connect(cfg Config) (*Node, error) {
 			nc.Close()
 			return nil, err
 		}
+	}
+	if err := joinCluster(ctx, n.config, cfg.Dir, known); err != nil {
+		nc.Close()
+		return nil, err
 	}
 	if n.store, err = n.js.ObjectStore(ctx, snapshotsStore); err != nil {
 		nc.Close()

@@ -378,8 +378,14 @@ func TestNatsAuthRequired(t *testing.T) {
 // exits 1 within 10 s with one error line, which holds each of want.
 func nodeStopsAtStart(t *testing.T, args []string, want ...string) {
 	t.Helper()
+	nodeInStopsAtStart(t, t.TempDir(), args, want...)
+}
+
+// nodeInStopsAtStart is nodeStopsAtStart with the node's data directory.
+func nodeInStopsAtStart(t *testing.T, data string, args []string, want ...string) {
+	t.Helper()
 	start := time.Now()
-	_, err := testserver.LaunchChild(t, "node", t.TempDir(), nil, args...)
+	_, err := testserver.LaunchChild(t, "node", data, nil, args...)
 	var exit *testserver.ExitError
 	if !errors.As(err, &exit) {
 		t.Fatalf("the node did not exit: %v", err)
