@@ -92,7 +92,7 @@ func joinCluster(ctx context.Context, settings jetstream.KeyValue, dir, known st
 	if _, err := settings.Create(ctx, clusterIDKey, []byte(hex.EncodeToString(id))); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
 		return fmt.Errorf("set the cluster's id: %w", err)
 	}
-	e, err := settings.Get(ctx, clusterIDKey)
+	e, err := getCreated(ctx, settings, clusterIDKey)
 	if err != nil {
 		return fmt.Errorf("read the cluster's id: %w", err)
 	}

@@ -181,19 +181,21 @@ func setup(ctx context.Context, log *slog.Logger, js jetstream.JetStream, shards
 // shardCount returns the cluster's shard count, setting it to want when the
 // cluster has none yet (the first node to start sets it; it never changes).
 func shardCount(ctx context.Context, settings jetstream.KeyValue, want int) (int, error) {
-	if e, err := settings.Get(ctx, "shards"); err == nil {
-		n, err := strconv.Atoi(string(e.Value()))
-		if err != nil || n < 1 || n > MaxShards {
-			return 0, fmt.Errorf("the cluster's shard count %q is not one", e.Value())
+	e, err := settings.Get(ctx, "shards")
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		if _, err := settings.Create(ctx, "shards", []byte(strconv.Itoa(want))); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
+			return 0, fmt.Errorf("set the shard count: %w", err)
 		}
-		return n, nil
-	} else if !errors.Is(err, jetstream.ErrKeyNotFound) {
+		e, err = getCreated(ctx, settings, "shards")
+	}
+	if err != nil {
 		return 0, fmt.Errorf("read the shard count: %w", err)
 	}
-	if _, err := settings.Create(ctx, "shards", []byte(strconv.Itoa(want))); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
-		return 0, fmt.Errorf("set the shard count: %w", err)
+	n, err := strconv.Atoi(string(e.Value()))
+	if err != nil || n < 1 || n > MaxShards {
+		return 0, fmt.Errorf("the cluster's shard count %q is not one", e.Value())
 	}
-	return shardCount(ctx, settings, want)
+	return n, nil
 }
 
 // checkReplicas refuses a cluster whose shard streams keep fewer than

@@ -32,7 +32,32 @@ func (n *Node) Secret(name string) ([]byte, error) {
 	if _, err := n.config.Create(ctx, key, []byte(hex.EncodeToString(raw[:]))); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
 		return nil, fmt.Errorf("make the cluster's %s: %w", name, err)
 	}
-	return n.Secret(name)
+	e, err := getCreated(ctx, n.config, key)
+	if err != nil {
+		return nil, fmt.Errorf("read the cluster's %s: %w", name, err)
+	}
+	return e.Value(), nil
+}
+
+// getCreated reads a key another node or this one has just created (its
+// Create answered, or answered that the key exists). A bucket's reads are
+// answered by any of its servers (direct gets), and one that has not yet
+// applied the create answers that there is no such key: such answers are
+// asked again until ctx ends (then its error, which ensure retries). A
+// fresh cluster's nodes starting together met it (a node stopped with "the
+// cluster's clock is unreadable").
+func getCreated(ctx context.Context, kv jetstream.KeyValue, key string) (jetstream.KeyValueEntry, error) {
+	for {
+		e, err := kv.Get(ctx, key)
+		if !errors.Is(err, jetstream.ErrKeyNotFound) {
+			return e, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w: still %v", ctx.Err(), err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // shareClock puts the node's development clock where the cluster's stands:
@@ -45,9 +70,13 @@ func (n *Node) shareClock() error {
 	if _, err := n.config.Create(ctx, "clock", data); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
 		return fmt.Errorf("share the development clock: %w", err)
 	}
-	at, ok := n.ClockAt()
-	if !ok {
-		return errors.New("share the development clock: the cluster's clock is unreadable")
+	e, err := getCreated(ctx, n.config, "clock")
+	if err != nil {
+		return fmt.Errorf("share the development clock: %w", err)
+	}
+	at, err := time.Parse(time.RFC3339Nano, string(e.Value()))
+	if err != nil {
+		return fmt.Errorf("share the development clock: the cluster's clock %q is unreadable", e.Value())
 	}
 	n.cfg.Clock.Set(at)
 	return nil
@@ -89,7 +118,7 @@ func (n *Node) ClaimDemo() (bool, error) {
 	if !errors.Is(err, jetstream.ErrKeyExists) {
 		return false, fmt.Errorf("claim the demo: %w", err)
 	}
-	e, err := n.config.Get(ctx, "demo.owner")
+	e, err := getCreated(ctx, n.config, "demo.owner")
 	if err != nil {
 		return false, fmt.Errorf("claim the demo: %w", err)
 	}
