@@ -83,24 +83,25 @@ func checkCluster(known, held, dir, urls string) error {
 }
 
 // joinCluster gives a cluster set up without an id one (the first node to
-// get here makes it), and keeps it in the node's directory.
-func joinCluster(ctx context.Context, settings jetstream.KeyValue, dir, known string) error {
+// get here makes it), keeps it in the node's directory, and returns it.
+func joinCluster(ctx context.Context, settings jetstream.KeyValue, dir, known string) (string, error) {
 	id := make([]byte, 16)
 	if _, err := rand.Read(id); err != nil {
-		return err
+		return "", err
 	}
 	if _, err := settings.Create(ctx, clusterIDKey, []byte(hex.EncodeToString(id))); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
-		return fmt.Errorf("set the cluster's id: %w", err)
+		return "", fmt.Errorf("set the cluster's id: %w", err)
 	}
 	e, err := getCreated(ctx, settings, clusterIDKey)
 	if err != nil {
-		return fmt.Errorf("read the cluster's id: %w", err)
+		return "", fmt.Errorf("read the cluster's id: %w", err)
 	}
-	if dir == "" || known == string(e.Value()) {
-		return nil
+	held := string(e.Value())
+	if dir == "" || known == held {
+		return held, nil
 	}
 	if err := os.MkdirAll(dir, 0o750); err != nil {
-		return err
+		return "", err
 	}
-	return vfs.WriteFile(vfs.OS, filepath.Join(dir, clusterIDFile), append(e.Value(), '\n'), 0o640)
+	return held, vfs.WriteFile(vfs.OS, filepath.Join(dir, clusterIDFile), append(e.Value(), '\n'), 0o640)
 }

@@ -87,6 +87,7 @@ type Node struct {
 	// mailObjects keeps the raw messages of unreadable e-mails.
 	mailObjects jetstream.ObjectStore
 	shards      int
+	clusterID   string // the cluster's id (identity.go)
 
 	mu     sync.Mutex
 	hosted map[int]*hosted
@@ -230,7 +231,7 @@ func Connect(cfg Config) (*Node, error) {
 			return nil, err
 		}
 	}
-	if err := joinCluster(ctx, n.config, cfg.Dir, known); err != nil {
+	if n.clusterID, err = joinCluster(ctx, n.config, cfg.Dir, known); err != nil {
 		nc.Close()
 		return nil, err
 	}

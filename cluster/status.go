@@ -17,7 +17,8 @@ import (
 // owner (the admin API's GET /admin/v1/cluster and `backupmon admin
 // cluster`).
 type Status struct {
-	Node     string        `json:"node"` // the node that answered
+	Cluster  string        `json:"cluster"` // the cluster's id, as nodes keep it in shards/cluster.id
+	Node     string        `json:"node"`    // the node that answered
 	Shards   int           `json:"shards"`
 	Replicas int           `json:"replicas"`
 	Nodes    []NodeStatus  `json:"nodes"`
@@ -50,7 +51,7 @@ type ShardStatus struct {
 func (n *Node) Status() (Status, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	st := Status{Node: n.cfg.NodeID, Shards: n.shards, Replicas: n.cfg.Replicas, Nodes: []NodeStatus{}}
+	st := Status{Cluster: n.clusterID, Node: n.cfg.NodeID, Shards: n.shards, Replicas: n.cfg.Replicas, Nodes: []NodeStatus{}}
 	ids, err := n.nodes.Keys(ctx)
 	if err != nil && !errors.Is(err, jetstream.ErrNoKeysFound) {
 		return st, err

@@ -385,6 +385,7 @@ func setPath(body map[string]any, path string, v any) {
 func printCluster(w io.Writer, answer []byte) error {
 	var env struct {
 		Data struct {
+			Cluster  string
 			Node     string
 			Shards   int
 			Replicas int
@@ -407,7 +408,7 @@ func printCluster(w io.Writer, answer []byte) error {
 		return fmt.Errorf("the cluster's answer: %w", err)
 	}
 	d := env.Data
-	fmt.Fprintf(w, "%d shards, %d copies of each shard's log; as node %s sees it\n\n", d.Shards, d.Replicas, d.Node)
+	fmt.Fprintf(w, "cluster %s: %d shards, %d copies of each shard's log; as node %s sees it\n\n", d.Cluster, d.Shards, d.Replicas, d.Node)
 	fmt.Fprintf(w, "%-16s %-26s %-22s %s\n", "NODE", "LAST HEARTBEAT", "PEER", "SHARDS")
 	for _, n := range d.Nodes {
 		list := make([]string, len(n.Shards))

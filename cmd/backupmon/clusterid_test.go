@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/nats-io/nats.go"
@@ -38,8 +40,17 @@ func TestNodeKeepsItsCluster(t *testing.T) {
 		t.Fatalf("%s: %q %v, want 32 hex digits and a newline", idFile, b, err)
 	}
 	id := string(b[:32])
-	// The same servers: the same cluster.
+	// The same servers: the same cluster, which GET /admin/v1/cluster and
+	// backupmon admin cluster name.
 	c = testserver.StartChild(t, "node", data, node(first)...)
+	var st struct{ Cluster, Node string }
+	if err := c.AdminCall(200, "GET", "/cluster", nil, &st); err != nil || st.Cluster != id || st.Node != "b1" {
+		t.Fatalf("GET /admin/v1/cluster: %+v %v, want cluster %s as b1 sees it", st, err, id)
+	}
+	out, err := exec.Command(testserver.Binary(t), "admin", "cluster", "--admin-url", c.AdminURL, "--admin-token", testserver.AdminToken).CombinedOutput()
+	if want := "cluster " + id + ": 4 shards, 1 copies of each shard's log; as node b1 sees it\n"; err != nil || !strings.HasPrefix(string(out), want) {
+		t.Fatalf("admin cluster (%v):\n%s\nwant it to begin %q", err, out, want)
+	}
 	if code, err := c.Term(); err != nil || code != 0 {
 		t.Fatalf("stop: %d %v", code, err)
 	}
