@@ -266,6 +266,13 @@ func TestRefusalBurst(t *testing.T) {
 			c.SetDeadline(time.Now().Add(5 * time.Second))
 			io.WriteString(c, "GET / HTTP/1.1\r\n\r\n") // read by nobody: dropped before the close
 			b, err := io.ReadAll(c)
+			// A refusal on the accept loop drops only the bytes already
+			// arrived: a request that comes after makes the close a reset,
+			// which the client may see after the whole answer (a fresh
+			// clone's make test, once).
+			if errors.Is(err, syscall.ECONNRESET) && string(b) == "busy\n" {
+				err = nil
+			}
 			if err != nil || string(b) != "busy\n" {
 				errs <- fmt.Errorf("client %d: %q %v", i, b, err)
 			}
