@@ -237,8 +237,19 @@ func TestPSACrashAfterTicketMade(t *testing.T) {
 	t.Cleanup(f.Srv.Close)
 	s := psStart(t)
 	s.cwChannel(f, f.PrivateKey)
-	f.SetBeforeAnswer(func(psafake.CWTicket) { s.c.Kill() })
+	// The kill waits for the report's answer: the ticket is made after
+	// the report is durable, but can be made before its answer is written
+	// (a fresh clone's make test once saw the report's connection close).
+	reported := make(chan struct{})
+	f.SetBeforeAnswer(func(psafake.CWTicket) {
+		select {
+		case <-reported:
+		case <-time.After(10 * time.Second):
+		}
+		s.c.Kill()
+	})
 	alert := s.report(s.job(s.acme, "Nightly"), `{"status":"failed"}`)
+	close(reported)
 	select {
 	case <-s.c.Exited():
 	case <-time.After(15 * time.Second):
