@@ -89,12 +89,9 @@ func joinCluster(ctx context.Context, settings jetstream.KeyValue, dir, known st
 	if _, err := rand.Read(id); err != nil {
 		return "", err
 	}
-	if _, err := settings.Create(ctx, clusterIDKey, []byte(hex.EncodeToString(id))); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
-		return "", fmt.Errorf("set the cluster's id: %w", err)
-	}
-	e, err := getCreated(ctx, settings, clusterIDKey)
+	e, err := createOnce(ctx, settings, clusterIDKey, []byte(hex.EncodeToString(id)))
 	if err != nil {
-		return "", fmt.Errorf("read the cluster's id: %w", err)
+		return "", fmt.Errorf("set the cluster's id: %w", err)
 	}
 	held := string(e.Value())
 	if dir == "" || known == held {

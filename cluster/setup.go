@@ -183,10 +183,7 @@ func setup(ctx context.Context, log *slog.Logger, js jetstream.JetStream, shards
 func shardCount(ctx context.Context, settings jetstream.KeyValue, want int) (int, error) {
 	e, err := settings.Get(ctx, "shards")
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		if _, err := settings.Create(ctx, "shards", []byte(strconv.Itoa(want))); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
-			return 0, fmt.Errorf("set the shard count: %w", err)
-		}
-		e, err = getCreated(ctx, settings, "shards")
+		e, err = createOnce(ctx, settings, "shards", []byte(strconv.Itoa(want)))
 	}
 	if err != nil {
 		return 0, fmt.Errorf("read the shard count: %w", err)

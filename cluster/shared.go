@@ -29,14 +29,20 @@ func (n *Node) Secret(name string) ([]byte, error) {
 	if _, err := rand.Read(raw[:]); err != nil {
 		return nil, err
 	}
-	if _, err := n.config.Create(ctx, key, []byte(hex.EncodeToString(raw[:]))); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
+	e, err := createOnce(ctx, n.config, key, []byte(hex.EncodeToString(raw[:])))
+	if err != nil {
 		return nil, fmt.Errorf("make the cluster's %s: %w", name, err)
 	}
-	e, err := getCreated(ctx, n.config, key)
-	if err != nil {
-		return nil, fmt.Errorf("read the cluster's %s: %w", name, err)
-	}
 	return e.Value(), nil
+}
+
+// createOnce sets key to value unless a node set it first, and returns
+// what the key holds (getCreated).
+func createOnce(ctx context.Context, kv jetstream.KeyValue, key string, value []byte) (jetstream.KeyValueEntry, error) {
+	if _, err := kv.Create(ctx, key, value); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
+		return nil, err
+	}
+	return getCreated(ctx, kv, key)
 }
 
 // getCreated reads a key another node or this one has just created (its
@@ -67,10 +73,7 @@ func (n *Node) shareClock() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	data := []byte(n.cfg.Clock.Now().Format(time.RFC3339Nano))
-	if _, err := n.config.Create(ctx, "clock", data); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
-		return fmt.Errorf("share the development clock: %w", err)
-	}
-	e, err := getCreated(ctx, n.config, "clock")
+	e, err := createOnce(ctx, n.config, "clock", data)
 	if err != nil {
 		return fmt.Errorf("share the development clock: %w", err)
 	}
