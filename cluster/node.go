@@ -175,7 +175,10 @@ func Connect(cfg Config) (*Node, error) {
 		nats.PingInterval(pingEvery), nats.MaxPingsOutstanding(2),
 		// Only the servers given: addresses the servers advertise may not be
 		// reachable from here (proxies, NAT).
-		nats.IgnoreDiscoveredServers())...)
+		nats.IgnoreDiscoveredServers(),
+		// The link's changes, for an operator reading why shards moved.
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) { n.log.Warn("NATS link lost", "err", err) }),
+		nats.ReconnectHandler(func(nc *nats.Conn) { n.log.Info("NATS link back", "server", nc.ConnectedUrlRedacted()) }))...)
 	if err != nil {
 		return nil, connectError(cfg.URLs, err)
 	}

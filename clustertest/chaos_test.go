@@ -25,6 +25,7 @@ var (
 	shards  = flag.Int("shards", 4, "the cluster's shard count")
 	only    = flag.String("only", "", "run only the rounds whose name has this in it (e.g. SIGTERM)")
 	serve   = flag.String("serve", "", "more flags for every node's serve, space-separated (experiments: --cluster-peer-listen= forwards over NATS only)")
+	keep    = flag.String("keep", "", "a directory where every process's whole log is copied when the test fails")
 )
 
 func TestMain(m *testing.M) {
@@ -206,7 +207,29 @@ func closeAtEnd(t *testing.T, c *localcluster.Cluster) {
 			}
 		}
 		c.Close()
+		if t.Failed() && *keep != "" {
+			keepLogs(t, c, *keep)
+		}
 	})
+}
+
+// keepLogs copies every process's log into dir, as <name>.log, for a
+// failed run to be read after the test's directory is gone.
+func keepLogs(t *testing.T, c *localcluster.Cluster, dir string) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Logf("keep the logs: %v", err)
+		return
+	}
+	for _, p := range c.Procs() {
+		b, err := os.ReadFile(p.Log)
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dir, p.Name+".log"), b, 0o644)
+		}
+		if err != nil {
+			t.Logf("keep %s's log: %v", p.Name, err)
+		}
+	}
+	t.Logf("the processes' logs are in %s", dir)
 }
 
 // kill kills (SIGKILL) a random node, a random NATS server, or both, and
