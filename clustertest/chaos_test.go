@@ -25,7 +25,7 @@ var (
 	shards  = flag.Int("shards", 4, "the cluster's shard count")
 	only    = flag.String("only", "", "run only the rounds whose name has this in it (e.g. SIGTERM)")
 	serve   = flag.String("serve", "", "more flags for every node's serve, space-separated (experiments: --cluster-peer-listen= forwards over NATS only)")
-	keep    = flag.String("keep", "", "a directory where every process's whole log is copied when the test fails")
+	keep    = flag.String("keep", "", "a directory where every process's whole log is copied at the test's end")
 )
 
 func TestMain(m *testing.M) {
@@ -207,14 +207,14 @@ func closeAtEnd(t *testing.T, c *localcluster.Cluster) {
 			}
 		}
 		c.Close()
-		if t.Failed() && *keep != "" {
+		if *keep != "" {
 			keepLogs(t, c, *keep)
 		}
 	})
 }
 
-// keepLogs copies every process's log into dir, as <name>.log, for a
-// failed run to be read after the test's directory is gone.
+// keepLogs copies every process's log into dir, as <name>.log, for a run
+// to be read after the test's directory is gone.
 func keepLogs(t *testing.T, c *localcluster.Cluster, dir string) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Logf("keep the logs: %v", err)
