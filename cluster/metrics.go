@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -8,7 +9,8 @@ import (
 
 // Metrics are a node's figures: shards owned, taken over and broken,
 // requests forwarded and their time, lease renewals, appends and their
-// time. Register them on the /metrics registry with Collectors.
+// time, and its link to NATS. Register them on the /metrics registry with
+// Collectors.
 type Metrics struct {
 	ownedShards   prometheus.Gauge
 	takeovers     prometheus.Counter
@@ -19,11 +21,15 @@ type Metrics struct {
 	renewals      prometheus.Counter
 	appendTime    prometheus.Histogram
 	appendRecords prometheus.Histogram
+	natsUp        prometheus.GaugeFunc
+	natsLost      prometheus.Counter
+
+	link atomic.Pointer[func() bool] // the node's connection's state, once it has one
 }
 
 // NewMetrics makes a node's metrics.
 func NewMetrics() *Metrics {
-	return &Metrics{
+	m := &Metrics{
 		ownedShards: prometheus.NewGauge(prometheus.GaugeOpts{Name: "backupmon_cluster_shards_owned", Help: "Shards this node owns and serves."}),
 		takeovers:   prometheus.NewCounter(prometheus.CounterOpts{Name: "backupmon_cluster_takeovers_total", Help: "Shards this node took over (lease taken, replayed, fenced)."}),
 		takeoverTime: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "backupmon_cluster_takeover_seconds", Help: "From taking a shard's lease to serving it.",
@@ -37,12 +43,20 @@ func NewMetrics() *Metrics {
 			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16)}),
 		appendRecords: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "backupmon_cluster_append_records", Help: "Records in one log message (group commit).",
 			Buckets: prometheus.ExponentialBuckets(1, 2, 11)}),
+		natsLost: prometheus.NewCounter(prometheus.CounterOpts{Name: "backupmon_cluster_nats_disconnects_total", Help: "Times this node's connection to NATS was lost (it reconnects by itself; its shards go to other nodes when it stays lost past their leases)."}),
 	}
+	m.natsUp = prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "backupmon_cluster_nats_connected", Help: "1 while this node is connected to a NATS server, 0 otherwise."}, func() float64 {
+		if f := m.link.Load(); f != nil && (*f)() {
+			return 1
+		}
+		return 0
+	})
+	return m
 }
 
 // Collectors returns the metrics to register.
 func (m *Metrics) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.ownedShards, m.takeovers, m.takeoverTime, m.broken, m.forwards, m.forwardTime, m.renewals, m.appendTime, m.appendRecords}
+	return []prometheus.Collector{m.ownedShards, m.takeovers, m.takeoverTime, m.broken, m.forwards, m.forwardTime, m.renewals, m.appendTime, m.appendRecords, m.natsUp, m.natsLost}
 }
 
 func (m *Metrics) owned(n int) { m.ownedShards.Set(float64(n)) }
@@ -52,6 +66,10 @@ func (m *Metrics) shardTaken(took time.Duration) {
 }
 func (m *Metrics) shardBroken(n int) { m.broken.Set(float64(n)) }
 func (m *Metrics) leaseRenewed()     { m.renewals.Inc() }
+func (m *Metrics) linkLost()         { m.natsLost.Inc() }
+
+// watchLink makes the connected gauge read connected.
+func (m *Metrics) watchLink(connected func() bool) { m.link.Store(&connected) }
 func (m *Metrics) forwarded(outcome, via string, took time.Duration) {
 	m.forwards.WithLabelValues(outcome, via).Inc()
 	m.forwardTime.Observe(took.Seconds())

@@ -177,12 +177,16 @@ func Connect(cfg Config) (*Node, error) {
 		// reachable from here (proxies, NAT).
 		nats.IgnoreDiscoveredServers(),
 		// The link's changes, for an operator reading why shards moved.
-		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) { n.log.Warn("NATS link lost", "err", err) }),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			cfg.Metrics.linkLost()
+			n.log.Warn("NATS link lost", "err", err)
+		}),
 		nats.ReconnectHandler(func(nc *nats.Conn) { n.log.Info("NATS link back", "server", nc.ConnectedUrlRedacted()) }))...)
 	if err != nil {
 		return nil, connectError(cfg.URLs, err)
 	}
 	n.nc = nc
+	cfg.Metrics.watchLink(nc.IsConnected)
 	// An acknowledgement lost in a stream's change of leader (the log
 	// reads the outcome back instead, jslog/resolve.go) would otherwise
 	// stay pending for good, and 4,000 pending stall every publish.
@@ -327,7 +331,7 @@ func (n *Node) heartbeat() error {
 func (n *Node) beat() {
 	sent := time.Now()
 	if err := n.heartbeat(); err != nil {
-		n.log.Warn("heartbeat failed", "err", err)
+		n.log.Warn("heartbeat failed", "err", err, "link", n.nc.Status().String(), "link_err", n.nc.LastError())
 		if time.Since(n.beatOK) > leaseSafe && n.nc.IsConnected() {
 			n.log.Warn("JetStream unreachable through this NATS server: trying another", "server", n.nc.ConnectedServerName(), "since", n.beatOK)
 			n.nc.ForceReconnect()

@@ -115,14 +115,34 @@ func TestGrowUnderLoad(t *testing.T) {
 	h.checkEpochs()
 
 	// b4 reaches NATS through proxies of its own, as the others do: cut
-	// off, it is not ready; healed, it is again.
+	// off, it is not ready, and its metrics say the link is lost; healed,
+	// it is ready again.
+	checkLink(t, b4, "b4 before the cut", 1, 0)
 	n.Cut()
 	if !waitReadyz(b4, 503, 10*time.Second) {
 		t.Fatal("b4 is still ready 10 s after it was cut off from NATS")
 	}
+	checkLink(t, b4, "b4 cut off", 0, 1)
 	n.Heal()
 	if !waitReadyz(b4, 200, 20*time.Second) {
 		t.Fatal("b4 not ready 20 s after it could reach NATS again")
+	}
+	checkLink(t, b4, "b4 healed", 1, 1)
+}
+
+// checkLink checks, within 5 s (nats.go reports a lost link after the
+// connection's state changed), a node's metrics of its link to NATS.
+func checkLink(t *testing.T, c *testserver.Client, when string, connected, disconnects float64) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		up, lost := c.Metric("backupmon_cluster_nats_connected"), c.Metric("backupmon_cluster_nats_disconnects_total")
+		if up == connected && lost == disconnects {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("%s: backupmon_cluster_nats_connected %v, backupmon_cluster_nats_disconnects_total %v; want %v and %v", when, up, lost, connected, disconnects)
+			return
+		}
 	}
 }
 
