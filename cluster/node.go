@@ -177,7 +177,10 @@ func Connect(cfg Config) (*Node, error) {
 		// reachable from here (proxies, NAT).
 		nats.IgnoreDiscoveredServers(),
 		// The link's changes, for an operator reading why shards moved.
-		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+		nats.DisconnectErrHandler(func(nc *nats.Conn, err error) {
+			if nc.IsClosed() {
+				return // the node's own Stop
+			}
 			cfg.Metrics.linkLost()
 			n.log.Warn("NATS link lost", "err", err)
 		}),
