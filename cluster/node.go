@@ -245,7 +245,12 @@ func Connect(cfg Config) (*Node, error) {
 		nc.Close()
 		return nil, err
 	}
-	if n.store, err = n.js.ObjectStore(ctx, snapshotsStore); err != nil {
+	sjs, err := snapshotJS(nc)
+	if err != nil {
+		nc.Close()
+		return nil, err
+	}
+	if n.store, err = sjs.ObjectStore(ctx, snapshotsStore); err != nil {
 		nc.Close()
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"backupmon/snapshot"
@@ -39,8 +40,17 @@ func newObjectSnapshots(store jetstream.ObjectStore, shard int, logger *slog.Log
 // steadily.
 const stallWait = 30 * time.Second
 
-// loadWait bounds a snapshot's whole load, as before the stall's bound.
+// loadWait bounds a snapshot's whole load or write, as before the stall's
+// bound.
 const loadWait = 10 * time.Minute
+
+// snapshotJS returns the JetStream a node opens its snapshot store from:
+// its default timeout, stallWait, bounds the wait for each chunk a
+// snapshot's write sends (nats.go's own default is 5 s, which a big
+// snapshot's last chunks, queued behind the others, could pass).
+func snapshotJS(nc *nats.Conn) (jetstream.JetStream, error) {
+	return jetstream.New(nc, jetstream.WithDefaultTimeout(stallWait))
+}
 
 func (o *objectSnapshots) name(lsn uint64) string { return fmt.Sprintf("%s%020d", o.prefix, lsn) }
 
@@ -141,10 +151,21 @@ func (p progressReader) Read(b []byte) (int, error) {
 }
 
 // Write streams a new snapshot into the store; the object appears whole or
-// not at all (the store writes its chunks, then its metadata).
+// not at all (the store writes its chunks, then its metadata). It fails
+// when a chunk's acknowledgement does not come within the default timeout
+// of the JetStream the store was opened from (stallWait for a node's, see
+// snapshotJS), and after loadWait in all.
+//
+// Before that bound, a write to an object store that had lost its quorum
+// waited its whole 10 minutes. That holds the engine's snapshot lock, and
+// the engine's close waits for it: a shard dropped meanwhile held the
+// loop that renews the node's other leases.
 func (o *objectSnapshots) Write(lsn uint64, fill func(w io.Writer) error) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	// nats.go bounds each chunk's acknowledgement by the JetStream's
+	// default timeout only when the context has no deadline.
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	defer time.AfterFunc(loadWait, cancel).Stop()
 	pr, pw := io.Pipe()
 	go func() { pw.CloseWithError(snapshot.Encode(pw, lsn, fill)) }()
 	if _, err := o.store.Put(ctx, jetstream.ObjectMeta{Name: o.name(lsn)}, pr); err != nil {

@@ -3,6 +3,7 @@ package cluster
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"backupmon/natstest"
@@ -53,8 +55,16 @@ func TestSnapshotLoadWithoutQuorumGivesUp(t *testing.T) {
 			}
 			o := newObjectSnapshots(store, 0, slog.New(slog.DiscardHandler))
 			o.stall = stall
-			if _, err := o.Write(7, func(w io.Writer) error { _, err := w.Write(body); return err }); err != nil {
-				t.Fatal(err)
+			// A store just made may not take messages on every server
+			// yet: its first write has been answered "no responders".
+			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+				_, err := o.Write(7, func(w io.Writer) error { _, err := w.Write(body); return err })
+				if err == nil {
+					break
+				}
+				if !errors.Is(err, nats.ErrNoResponders) || time.Now().After(deadline) {
+					t.Fatal(err)
+				}
 			}
 			// A listing just after the write may not show it yet (a new
 			// owner's load comes seconds later; one that misses the newest
@@ -110,6 +120,92 @@ func TestSnapshotLoadWithoutQuorumGivesUp(t *testing.T) {
 				t.Errorf("load without a quorum gave up %v after losing it, want within %v", took, stall+10*time.Second)
 			}
 			t.Logf("gave up %v after losing the quorum, %d bytes in: %v", took.Round(time.Millisecond), len(got), err)
+		})
+	}
+}
+
+// TestSnapshotWriteWithoutQuorumGivesUp: a snapshot's write fails once a
+// chunk's acknowledgement has not come within the stall's bound, whether
+// the object store's quorum went before the write or in the middle of it,
+// instead of holding the engine's snapshot lock for 10 minutes. The writer
+// is connected to the server left running, so that no reconnect fails its
+// pending chunks sooner. (Before the write, that server has been seen to
+// answer at once that nothing listens; in the middle of it, the write
+// waited its 10 minutes before the bound.)
+func TestSnapshotWriteWithoutQuorumGivesUp(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs three NATS servers")
+	}
+	const stall = 2 * time.Second
+	body := make([]byte, 8<<20)
+	for i := range body {
+		body[i] = byte(rand.Uint32())
+	}
+	for _, lose := range []string{"before", "during"} {
+		t.Run("quorum lost "+lose+" the write", func(t *testing.T) {
+			c := natstest.Start(t, 3)
+			admin, err := jetstream.New(c.Connect(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			if _, err := admin.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: "snaps", Replicas: 3, Storage: jetstream.FileStorage}); err != nil {
+				t.Fatal(err)
+			}
+			left := c.Servers[c.Survivor(t, admin, "OBJ_snaps")]
+			js, err := jetstream.New(c.ConnectTo(t, left), jetstream.WithDefaultTimeout(stall))
+			if err != nil {
+				t.Fatal(err)
+			}
+			store, err := js.ObjectStore(ctx, "snaps")
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := newObjectSnapshots(store, 0, slog.New(slog.DiscardHandler))
+			halfway, lost := make(chan struct{}), make(chan struct{})
+			if lose == "before" {
+				close(halfway)
+				c.LoseQuorum(t, admin, "OBJ_snaps")
+				close(lost)
+			}
+			done := make(chan error, 1)
+			go func() {
+				_, err := o.Write(7, func(w io.Writer) error {
+					if _, err := w.Write(body[:1<<20]); err != nil {
+						return err
+					}
+					if lose == "during" {
+						close(halfway)
+						<-lost
+					}
+					_, err := w.Write(body[1<<20:])
+					return err
+				})
+				done <- err
+			}()
+			if lose == "during" {
+				<-halfway
+				c.LoseQuorum(t, admin, "OBJ_snaps")
+				close(lost)
+			}
+			start := time.Now()
+			// Each chunk's bound, the partial object's purge (the same
+			// bound), with room.
+			bound := 3*stall + 10*time.Second
+			select {
+			case err := <-done:
+				took := time.Since(start)
+				if err == nil || !strings.Contains(err.Error(), "write snapshot s000/00000000000000000007") {
+					t.Fatalf("write without a quorum: %v; want an error naming the snapshot", err)
+				}
+				if took > bound {
+					t.Errorf("write without a quorum gave up %v after losing it, want within %v", took, bound)
+				}
+				t.Logf("gave up %v after losing the quorum: %v", took.Round(time.Millisecond), err)
+			case <-time.After(bound + 30*time.Second):
+				t.Fatalf("write without a quorum still waiting %v after the loss", time.Since(start).Round(time.Second))
+			}
 		})
 	}
 }

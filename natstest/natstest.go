@@ -5,7 +5,6 @@ package natstest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -48,6 +47,18 @@ func (c *Cluster) Connect(t testing.TB, opts ...nats.Option) *nats.Conn {
 	return nc
 }
 
+// ConnectTo returns a client connection to server s alone, closed at the
+// end of the test.
+func (c *Cluster) ConnectTo(t testing.TB, s *server.Server, opts ...nats.Option) *nats.Conn {
+	t.Helper()
+	nc, err := nats.Connect(s.ClientURL(), opts...)
+	if err != nil {
+		t.Fatalf("connect to %s: %v", s.ClientURL(), err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
+
 // Shutdown stops server i (it can be started again with Restart).
 func (c *Cluster) Shutdown(i int) {
 	c.Servers[i].Shutdown()
@@ -55,13 +66,41 @@ func (c *Cluster) Shutdown(i int) {
 }
 
 // LoseQuorum stops the leader of a stream (of three replicas) and one
-// more server, and waits until the one left stops answering for the
-// stream: a server shut down hands its leadership over first, and a leader
-// left alone answers until it sees it has lost its quorum. A message get is
-// answered by the leader alone, unless the stream allows direct gets (an
-// object store's), which any replica answers: the stream's information is
-// asked for then.
+// more server, and waits until the one left has not led the stream for a
+// second: a server shut down hands its leadership over first, and a leader
+// left alone leads until it sees it has lost its quorum. (Its answers are
+// no sign: a member of a group without a leader for a while answers the
+// stream's information from its own copy, and a wait for its silence
+// failed when it began to answer again before the first look.)
 func (c *Cluster) LoseQuorum(t testing.TB, js jetstream.JetStream, stream string) {
+	t.Helper()
+	leader := c.leader(t, js, stream)
+	c.Shutdown(leader)
+	c.Shutdown((leader + 1) % len(c.Servers))
+	left := c.Servers[(leader+2)%len(c.Servers)]
+	since := time.Now()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		if left.JetStreamIsStreamLeader(server.DEFAULT_GLOBAL_ACCOUNT, stream) {
+			since = time.Now()
+		} else if time.Since(since) >= time.Second {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server left still leads stream %s a minute after the others stopped", stream)
+		}
+	}
+}
+
+// Survivor returns the index of the server LoseQuorum would leave running
+// for stream now: a client connected to it alone keeps its connection
+// when the quorum goes.
+func (c *Cluster) Survivor(t testing.TB, js jetstream.JetStream, stream string) int {
+	t.Helper()
+	return (c.leader(t, js, stream) + 2) % len(c.Servers)
+}
+
+// leader returns the index of a stream's leader.
+func (c *Cluster) leader(t testing.TB, js jetstream.JetStream, stream string) int {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -77,24 +116,7 @@ func (c *Cluster) LoseQuorum(t testing.TB, js jetstream.JetStream, stream string
 	if leader < 0 {
 		t.Fatalf("stream %s's leader %q is none of the servers", stream, info.Cluster.Leader)
 	}
-	c.Shutdown(leader)
-	c.Shutdown((leader + 1) % len(c.Servers))
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(250 * time.Millisecond) {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		var err error
-		if info.Config.AllowDirect {
-			_, err = st.Info(ctx)
-		} else {
-			_, err = st.GetMsg(ctx, 1)
-		}
-		cancel()
-		if err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("a lone server still answers for stream %s a minute after the others stopped", stream)
-		}
-	}
+	return leader
 }
 
 // Restart starts server i again on the same ports and store.
