@@ -29,6 +29,7 @@ type clusterConfig struct {
 	shards           int
 	keep             bool
 	settle           bool
+	moveBack         time.Duration // the nodes' --cluster-move-back (0: serve's default)
 	perfDir          string
 	duration, warmup time.Duration
 	conns            int // the reads' closed loop
@@ -169,12 +170,16 @@ type benchCluster struct {
 }
 
 // startBenchCluster starts three NATS servers and three nodes of bin with
-// shards shards, their data in dir, and finds their pids.
-func startBenchCluster(bin, dir string, shards int, forward string, inClear bool) (*benchCluster, error) {
+// shards shards, their data in dir, and finds their pids; moveBack, when
+// set, is the nodes' --cluster-move-back.
+func startBenchCluster(bin, dir string, shards int, forward string, inClear bool, moveBack time.Duration) (*benchCluster, error) {
 	bc := &benchCluster{started: time.Now()}
 	var serve []string
 	if forward == "nats" {
 		serve = []string{"--cluster-peer-listen="}
+	}
+	if moveBack > 0 {
+		serve = append(serve, "--cluster-move-back", moveBack.String())
 	}
 	// No proxies: the nodes reach NATS as they would in production.
 	cl, err := localcluster.Start(localcluster.Config{Binary: bin, Dir: dir, Shards: shards, AdminToken: benchAdminToken, StartTimeout: 2 * time.Minute, NoProxies: true, Serve: serve, InClear: inClear})
@@ -223,7 +228,7 @@ func (bc *benchCluster) owners(out io.Writer, api *adminAPI, shards int, settle 
 // runOnCluster starts the cluster, sets its fixture up, runs the cluster's
 // phases and stops it.
 func (c clusterConfig) runOnCluster(out io.Writer, bin, dir string, phases clusterPhases, res *clusterResult) (err error) {
-	bc, err := startBenchCluster(bin, dir, c.shards, c.forward, c.inClear)
+	bc, err := startBenchCluster(bin, dir, c.shards, c.forward, c.inClear, c.moveBack)
 	if err != nil {
 		return err
 	}

@@ -21,8 +21,11 @@ func TestClusterRunsEndToEnd(t *testing.T) {
 		t.Skip("runs three NATS servers, three nodes and a single node")
 	}
 	var out bytes.Buffer
+	// The run does not wait for the shards to settle: no shard moves back
+	// to its preferred node during it.
 	c := clusterConfig{shards: 4, duration: 400 * time.Millisecond, warmup: 100 * time.Millisecond, conns: 8, reportConns: 12,
-		planRate: 4000, singlePlanRate: 30000, readPlanRate: 100000, readPace: 1000, phases: "reports,reads,single", forward: "peer"}
+		planRate: 4000, singlePlanRate: 30000, readPlanRate: 100000, readPace: 1000, phases: "reports,reads,single", forward: "peer",
+		moveBack: 10 * time.Minute}
 	start := time.Now()
 	res, err := runCluster(c, &out)
 	t.Logf("%s in %s:\n%s", "bench cluster", time.Since(start).Round(time.Millisecond), out.String())
@@ -35,7 +38,7 @@ func TestClusterRunsEndToEnd(t *testing.T) {
 	phases := []struct {
 		name                   string
 		r                      phaseResult
-		forwardedMin, forwards float64 // forwards must be in [forwardedMin·requests, forwards·requests + conns] (the metrics are read while the load runs)
+		forwardedMin, forwards float64 // forwards must be in [forwardedMin·requests − conns, forwards·requests + conns] (the metrics are read while the load runs, a request in flight on each connection at either end)
 		records                bool    // every request appended a record (the metrics are read while the load runs)
 	}{
 		{"cluster reads direct", res.readDirect, 0, 0, false},
@@ -58,10 +61,13 @@ func TestClusterRunsEndToEnd(t *testing.T) {
 			if n == 0 {
 				t.Fatal("no request measured")
 			}
-			if f := p.r.nodes.forwards; f < p.forwardedMin*n || f > p.forwards*n+float64(max(c.conns, c.reportConns)) {
+			// A fresh clone's busy run counted 887 of 936 reads forwarded
+			// and 397 records for 420 reports, just under 95%.
+			inFlight := float64(max(c.conns, c.reportConns))
+			if f := p.r.nodes.forwards; f < p.forwardedMin*n-inFlight || f > p.forwards*n+inFlight {
 				t.Errorf("%v requests forwarded of %v", f, n)
 			}
-			if p.records && (p.r.nodes.records < 0.95*n || p.r.nodes.messages == 0) {
+			if p.records && (p.r.nodes.records < 0.95*n-inFlight || p.r.nodes.messages == 0) {
 				t.Errorf("%v records in %v log messages for %v reports", p.r.nodes.records, p.r.nodes.messages, n)
 			}
 			// A read appends nothing, but for a REST key's first use, which

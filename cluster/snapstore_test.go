@@ -43,7 +43,11 @@ func TestSnapshotLoadWithoutQuorumGivesUp(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := natstest.Start(t, 3)
-			js, err := jetstream.New(c.Connect(t))
+			// The write's bound on each chunk's acknowledgement is the
+			// JetStream's default timeout: nats.go's 5 s cut this 32 MiB
+			// write in a fresh clone's run (the servers run in this
+			// process, under the race detector when the tests do).
+			js, err := jetstream.New(c.Connect(t), jetstream.WithDefaultTimeout(time.Minute))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -185,7 +189,11 @@ func TestSnapshotWriteWithoutQuorumGivesUp(t *testing.T) {
 				done <- err
 			}()
 			if lose == "during" {
-				<-halfway
+				select {
+				case <-halfway:
+				case err := <-done:
+					t.Fatalf("the write ended before the quorum went: %v", err)
+				}
 				c.LoseQuorum(t, admin, "OBJ_snaps")
 				close(lost)
 			}
