@@ -41,8 +41,11 @@ cluster: build
 	./bin/backupmon cluster local --dir ./cluster-data
 
 # Twenty chaos rounds; the failover times go to bench/RESULTS.md.
+# CHAOS_ARGS adds the test's flags, e.g. CHAOS_ARGS="-keep /tmp/chaos-logs"
+# to keep every process's log.
+CHAOS_ARGS ?=
 chaos:
-	$(GO) test -count=1 -timeout 30m -v -run TestChaos ./clustertest -args -rounds 20 -results $(CURDIR)/bench/RESULTS.md
+	$(GO) test -count=1 -timeout 30m -v -run TestChaos ./clustertest -args -rounds 20 -results $(CURDIR)/bench/RESULTS.md $(CHAOS_ARGS)
 
 browser:
 	@command -v chromium >/dev/null 2>&1 || { \
