@@ -127,6 +127,7 @@ type hosted struct {
 	renewedAt time.Time
 	eng       *engine.Engine
 	log       *jslog.Log
+	snaps     *objectSnapshots
 	marked    atomic.Uint64 // the shard's mark as this node last read or wrote it
 	stack     *Stack
 	subs      []*nats.Subscription
@@ -580,7 +581,8 @@ func (n *Node) open(h *hosted) error {
 		return err
 	}
 	opts.Log = l
-	opts.Snapshots = newObjectSnapshots(n.store, shard, n.log)
+	h.snaps = newObjectSnapshots(n.store, shard, n.log)
+	opts.Snapshots = h.snaps
 	opts.Stamp = func(text []byte) {
 		if len(text) == 20 {
 			stampBase32(text, shard) // an ingest token
@@ -731,6 +733,9 @@ func (n *Node) closeHosted(h *hosted, graceful bool) {
 	var err error
 	if graceful {
 		// The last snapshot, then the minute's rate counts for the next owner.
+		if h.snaps != nil {
+			h.snaps.hurry(time.Now().Add(handOverWait))
+		}
 		err = h.eng.HandOver()
 	} else {
 		err = h.eng.Abandon()

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -25,6 +26,10 @@ type objectSnapshots struct {
 	prefix string
 	logger *slog.Logger
 	stall  time.Duration // stallWait; shorter in tests
+
+	mu      sync.Mutex
+	until   time.Time          // set by hurry: no write goes on past it
+	writing context.CancelFunc // the write in progress, if any
 }
 
 func newObjectSnapshots(store jetstream.ObjectStore, shard int, logger *slog.Logger) *objectSnapshots {
@@ -165,14 +170,55 @@ func (o *objectSnapshots) Write(lsn uint64, fill func(w io.Writer) error) (strin
 	// default timeout only when the context has no deadline.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	defer time.AfterFunc(loadWait, cancel).Stop()
+	o.mu.Lock()
+	bound, hurried := loadWait, !o.until.IsZero()
+	if hurried {
+		bound = time.Until(o.until)
+	}
+	o.writing = cancel
+	o.mu.Unlock()
+	defer func() {
+		o.mu.Lock()
+		o.writing = nil
+		o.mu.Unlock()
+	}()
+	defer time.AfterFunc(bound, cancel).Stop()
 	pr, pw := io.Pipe()
 	go func() { pw.CloseWithError(snapshot.Encode(pw, lsn, fill)) }()
 	if _, err := o.store.Put(ctx, jetstream.ObjectMeta{Name: o.name(lsn)}, pr); err != nil {
 		pr.CloseWithError(err)
+		if o.hurried() && ctx.Err() != nil {
+			return "", fmt.Errorf("write snapshot %s: not written by the hand-over's deadline (the next owner replays the log from the snapshot before): %w", o.name(lsn), err)
+		}
 		return "", fmt.Errorf("write snapshot %s: %w", o.name(lsn), err)
 	}
 	return o.name(lsn), nil
+}
+
+// handOverWait bounds the snapshots of a shard being handed over: the one
+// the hand-over takes, and one in progress that it waits for. A hand-over
+// without its snapshot costs the next owner a longer replay, while one
+// that waits keeps the shard unanswered: a write whose chunks' acknowledge-
+// ments a NATS server's crash had lost held a SIGTERM's hand-over past
+// Stop's 30 s, after which the shard waited for its lease to expire too.
+// 20 s leaves Stop time for the rest of the hand-over.
+const handOverWait = 20 * time.Second
+
+// hurry makes every write of the shard's snapshots give up at until: the
+// one in progress, and those after it.
+func (o *objectSnapshots) hurry(until time.Time) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.until = until
+	if o.writing != nil {
+		time.AfterFunc(time.Until(until), o.writing)
+	}
+}
+
+func (o *objectSnapshots) hurried() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return !o.until.IsZero()
 }
 
 // pruneWait bounds a prune. The engine prunes while it holds its snapshot

@@ -217,3 +217,82 @@ func TestSnapshotWriteWithoutQuorumGivesUp(t *testing.T) {
 		})
 	}
 }
+
+// TestSnapshotWriteGivesUpAtTheHandOversDeadline: once a shard is being
+// handed over, the write of its snapshot in progress gives up at the
+// hand-over's deadline, however long its chunks' acknowledgements may
+// take, and so does every write after it.
+func TestSnapshotWriteGivesUpAtTheHandOversDeadline(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs three NATS servers")
+	}
+	body := make([]byte, 8<<20)
+	for i := range body {
+		body[i] = byte(rand.Uint32())
+	}
+	c := natstest.Start(t, 3)
+	admin, err := jetstream.New(c.Connect(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := admin.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: "snaps", Replicas: 3, Storage: jetstream.FileStorage}); err != nil {
+		t.Fatal(err)
+	}
+	// A minute for each acknowledgement, and the writer on the server
+	// left running: only the deadline ends the write soon.
+	js, err := jetstream.New(c.ConnectTo(t, c.Servers[c.Survivor(t, admin, "OBJ_snaps")]), jetstream.WithDefaultTimeout(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := js.ObjectStore(ctx, "snaps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := newObjectSnapshots(store, 0, slog.New(slog.DiscardHandler))
+	halfway, lost := make(chan struct{}), make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		_, err := o.Write(7, func(w io.Writer) error {
+			if _, err := w.Write(body[:1<<20]); err != nil {
+				return err
+			}
+			close(halfway)
+			<-lost
+			_, err := w.Write(body[1<<20:])
+			return err
+		})
+		done <- err
+	}()
+	select {
+	case <-halfway:
+	case err := <-done:
+		t.Fatalf("the write ended before the quorum went: %v", err)
+	}
+	c.LoseQuorum(t, admin, "OBJ_snaps")
+	close(lost)
+	const want = "write snapshot s000/00000000000000000007: not written by the hand-over's deadline"
+	start := time.Now()
+	o.hurry(start.Add(time.Second))
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("write in progress at the hand-over: %v; want %q", err, want)
+		}
+		if took := time.Since(start); took > 5*time.Second {
+			t.Errorf("the write in progress gave up %v after the hand-over began, want about 1 s", took)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the write in progress still waits 30 s after the hand-over began, with a deadline of 1 s")
+	}
+	// A write after the deadline gives up at once.
+	start = time.Now()
+	_, err = o.Write(8, func(w io.Writer) error { _, err := w.Write(body[:1<<10]); return err })
+	if err == nil || !strings.Contains(err.Error(), "write snapshot s000/00000000000000000008: not written by the hand-over's deadline") {
+		t.Fatalf("write after the deadline: %v; want it given up", err)
+	}
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("a write after the deadline took %v to give up", took)
+	}
+}
