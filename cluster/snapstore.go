@@ -175,6 +175,10 @@ func (o *objectSnapshots) Write(lsn uint64, fill func(w io.Writer) error) (strin
 	if hurried {
 		bound = time.Until(o.until)
 	}
+	if bound <= 0 {
+		o.mu.Unlock()
+		return "", fmt.Errorf("write snapshot %s: not written by the hand-over's deadline (the next owner replays the log from the snapshot before): the deadline has passed", o.name(lsn))
+	}
 	o.writing = cancel
 	o.mu.Unlock()
 	defer func() {
