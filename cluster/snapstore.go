@@ -171,13 +171,13 @@ func (o *objectSnapshots) Write(lsn uint64, fill func(w io.Writer) error) (strin
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	o.mu.Lock()
-	bound, hurried := loadWait, !o.until.IsZero()
-	if hurried {
+	bound := loadWait
+	if !o.until.IsZero() {
 		bound = time.Until(o.until)
 	}
 	if bound <= 0 {
 		o.mu.Unlock()
-		return "", fmt.Errorf("write snapshot %s: not written by the hand-over's deadline (the next owner replays the log from the snapshot before): the deadline has passed", o.name(lsn))
+		return "", fmt.Errorf("write snapshot %s: %w: the deadline has passed", o.name(lsn), errHandOverDeadline)
 	}
 	o.writing = cancel
 	o.mu.Unlock()
@@ -192,7 +192,7 @@ func (o *objectSnapshots) Write(lsn uint64, fill func(w io.Writer) error) (strin
 	if _, err := o.store.Put(ctx, jetstream.ObjectMeta{Name: o.name(lsn)}, pr); err != nil {
 		pr.CloseWithError(err)
 		if o.hurried() && ctx.Err() != nil {
-			return "", fmt.Errorf("write snapshot %s: not written by the hand-over's deadline (the next owner replays the log from the snapshot before): %w", o.name(lsn), err)
+			return "", fmt.Errorf("write snapshot %s: %w: %w", o.name(lsn), errHandOverDeadline, err)
 		}
 		return "", fmt.Errorf("write snapshot %s: %w", o.name(lsn), err)
 	}
@@ -207,6 +207,9 @@ func (o *objectSnapshots) Write(lsn uint64, fill func(w io.Writer) error) (strin
 // Stop's 30 s, after which the shard waited for its lease to expire too.
 // 20 s leaves Stop time for the rest of the hand-over.
 const handOverWait = 20 * time.Second
+
+// errHandOverDeadline is wrapped by a write that hurry cut.
+var errHandOverDeadline = errors.New("not written by the hand-over's deadline (the next owner replays the log from the snapshot before)")
 
 // hurry makes every write of the shard's snapshots give up at until: the
 // one in progress, and those after it.

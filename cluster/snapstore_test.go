@@ -28,10 +28,7 @@ func TestSnapshotLoadWithoutQuorumGivesUp(t *testing.T) {
 		t.Skip("runs three NATS servers")
 	}
 	const stall = 2 * time.Second
-	body := make([]byte, 32<<20) // many chunks, more than the consumer's window
-	for i := range body {
-		body[i] = byte(rand.Uint32())
-	}
+	body := randomBytes(32 << 20) // many chunks, more than the consumer's window
 	for _, tc := range []struct {
 		name   string
 		lose   string // "": never; "before" the load; "during" a read
@@ -141,58 +138,21 @@ func TestSnapshotWriteWithoutQuorumGivesUp(t *testing.T) {
 		t.Skip("runs three NATS servers")
 	}
 	const stall = 2 * time.Second
-	body := make([]byte, 8<<20)
-	for i := range body {
-		body[i] = byte(rand.Uint32())
-	}
+	body := randomBytes(8 << 20)
 	for _, lose := range []string{"before", "during"} {
 		t.Run("quorum lost "+lose+" the write", func(t *testing.T) {
-			c := natstest.Start(t, 3)
-			admin, err := jetstream.New(c.Connect(t))
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			if _, err := admin.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: "snaps", Replicas: 3, Storage: jetstream.FileStorage}); err != nil {
-				t.Fatal(err)
-			}
-			left := c.Servers[c.Survivor(t, admin, "OBJ_snaps")]
-			js, err := jetstream.New(c.ConnectTo(t, left), jetstream.WithDefaultTimeout(stall))
-			if err != nil {
-				t.Fatal(err)
-			}
-			store, err := js.ObjectStore(ctx, "snaps")
-			if err != nil {
-				t.Fatal(err)
-			}
-			o := newObjectSnapshots(store, 0, slog.New(slog.DiscardHandler))
-			halfway, lost := make(chan struct{}), make(chan struct{})
+			c, admin, o := writerOnSurvivor(t, stall)
+			var done <-chan error
 			if lose == "before" {
-				close(halfway)
 				c.LoseQuorum(t, admin, "OBJ_snaps")
-				close(lost)
-			}
-			done := make(chan error, 1)
-			go func() {
-				_, err := o.Write(7, func(w io.Writer) error {
-					if lose == "before" {
-						_, err := w.Write(body)
-						return err
-					}
-					return writeThenLose(w, body, halfway, lost)
-				})
-				done <- err
-			}()
-			if lose == "during" {
-				select {
-				case <-halfway:
-				case err := <-done:
-					t.Fatalf("the write ended before the quorum went: %v", err)
-				}
-				settle(t, admin)
-				c.LoseQuorum(t, admin, "OBJ_snaps")
-				close(lost)
+				d := make(chan error, 1)
+				go func() {
+					_, err := o.Write(7, func(w io.Writer) error { _, err := w.Write(body); return err })
+					d <- err
+				}()
+				done = d
+			} else {
+				done = writeLosingQuorum(t, c, admin, o, body)
 			}
 			start := time.Now()
 			// Each chunk's bound, the partial object's purge (the same
@@ -223,45 +183,11 @@ func TestSnapshotWriteGivesUpAtTheHandOversDeadline(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs three NATS servers")
 	}
-	body := make([]byte, 8<<20)
-	for i := range body {
-		body[i] = byte(rand.Uint32())
-	}
-	c := natstest.Start(t, 3)
-	admin, err := jetstream.New(c.Connect(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if _, err := admin.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: "snaps", Replicas: 3, Storage: jetstream.FileStorage}); err != nil {
-		t.Fatal(err)
-	}
+	body := randomBytes(8 << 20)
 	// A minute for each acknowledgement, and the writer on the server
 	// left running: only the deadline ends the write soon.
-	js, err := jetstream.New(c.ConnectTo(t, c.Servers[c.Survivor(t, admin, "OBJ_snaps")]), jetstream.WithDefaultTimeout(time.Minute))
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := js.ObjectStore(ctx, "snaps")
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := newObjectSnapshots(store, 0, slog.New(slog.DiscardHandler))
-	halfway, lost := make(chan struct{}), make(chan struct{})
-	done := make(chan error, 1)
-	go func() {
-		_, err := o.Write(7, func(w io.Writer) error { return writeThenLose(w, body, halfway, lost) })
-		done <- err
-	}()
-	select {
-	case <-halfway:
-	case err := <-done:
-		t.Fatalf("the write ended before the quorum went: %v", err)
-	}
-	settle(t, admin)
-	c.LoseQuorum(t, admin, "OBJ_snaps")
-	close(lost)
+	c, admin, o := writerOnSurvivor(t, time.Minute)
+	done := writeLosingQuorum(t, c, admin, o, body)
 	const want = "write snapshot s000/00000000000000000007: not written by the hand-over's deadline"
 	start := time.Now()
 	o.hurry(start.Add(time.Second))
@@ -278,13 +204,73 @@ func TestSnapshotWriteGivesUpAtTheHandOversDeadline(t *testing.T) {
 	}
 	// A write after the deadline gives up at once.
 	start = time.Now()
-	_, err = o.Write(8, func(w io.Writer) error { _, err := w.Write(body[:1<<10]); return err })
+	_, err := o.Write(8, func(w io.Writer) error { _, err := w.Write(body[:1<<10]); return err })
 	if err == nil || !strings.Contains(err.Error(), "write snapshot s000/00000000000000000008: not written by the hand-over's deadline") {
 		t.Fatalf("write after the deadline: %v; want it given up", err)
 	}
 	if took := time.Since(start); took > time.Second {
 		t.Errorf("a write after the deadline took %v to give up", took)
 	}
+}
+
+// randomBytes returns n random bytes.
+func randomBytes(n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(rand.Uint32())
+	}
+	return b
+}
+
+// writerOnSurvivor starts three NATS servers with the object store
+// "snaps", and returns them, a JetStream connected to all of them, and
+// shard 0's snapshots in the store seen from the server LoseQuorum will
+// leave running, each chunk's acknowledgement bounded by ack: that writer
+// keeps its connection when the quorum goes, so no reconnect fails its
+// chunks sooner.
+func writerOnSurvivor(t *testing.T, ack time.Duration) (*natstest.Cluster, jetstream.JetStream, *objectSnapshots) {
+	t.Helper()
+	c := natstest.Start(t, 3)
+	admin, err := jetstream.New(c.Connect(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := admin.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: "snaps", Replicas: 3, Storage: jetstream.FileStorage}); err != nil {
+		t.Fatal(err)
+	}
+	js, err := jetstream.New(c.ConnectTo(t, c.Servers[c.Survivor(t, admin, "OBJ_snaps")]), jetstream.WithDefaultTimeout(ack))
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := js.ObjectStore(ctx, "snaps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, admin, newObjectSnapshots(store, 0, slog.New(slog.DiscardHandler))
+}
+
+// writeLosingQuorum starts o's write of snapshot 7, of body's first MiB,
+// loses the store's quorum once those chunks are stored, and returns the
+// write's outcome to come.
+func writeLosingQuorum(t *testing.T, c *natstest.Cluster, admin jetstream.JetStream, o *objectSnapshots, body []byte) <-chan error {
+	t.Helper()
+	halfway, lost := make(chan struct{}), make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		_, err := o.Write(7, func(w io.Writer) error { return writeThenLose(w, body, halfway, lost) })
+		done <- err
+	}()
+	select {
+	case <-halfway:
+	case err := <-done:
+		t.Fatalf("the write ended before the quorum went: %v", err)
+	}
+	settle(t, admin)
+	c.LoseQuorum(t, admin, "OBJ_snaps")
+	close(lost)
+	return done
 }
 
 // writeThenLose writes the first MiB of body (one chunk of the snapshot

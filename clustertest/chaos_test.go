@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"backupmon/cluster"
 	"backupmon/internal/testserver"
 	"backupmon/localcluster"
@@ -574,7 +576,12 @@ func (h *harness) firstRecoveries(ev event) ([]time.Duration, int) {
 // chunks' acknowledgements that election had lost).
 func (h *harness) atRest() {
 	deadline := time.Now().Add(chaosMoveBack + time.Minute)
-	for err := h.streamsSettled(); err != nil; err = h.streamsSettled() {
+	js, err := h.c.JetStream()
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer js.Conn().Close()
+	for err := streamsSettled(js); err != nil; err = streamsSettled(js) {
 		if time.Now().After(deadline) {
 			h.t.Fatalf("JetStream not settled %v after the last round: %v", chaosMoveBack+time.Minute, err)
 		}
@@ -601,14 +608,9 @@ func (h *harness) atRest() {
 	}
 }
 
-// streamsSettled returns nil when every stream of the cluster's JetStream
-// has a leader and all its replicas are current, or what is not.
-func (h *harness) streamsSettled() error {
-	js, err := h.c.JetStream()
-	if err != nil {
-		return err
-	}
-	defer js.Conn().Close()
+// streamsSettled returns nil when every stream of js has a leader and all
+// its replicas are current, or what is not.
+func streamsSettled(js jetstream.JetStream) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	streams := js.ListStreams(ctx)

@@ -39,21 +39,22 @@ func (c *Cluster) URLs() string {
 // the test.
 func (c *Cluster) Connect(t testing.TB, opts ...nats.Option) *nats.Conn {
 	t.Helper()
-	nc, err := nats.Connect(c.URLs(), opts...)
-	if err != nil {
-		t.Fatalf("connect to %s: %v", c.URLs(), err)
-	}
-	t.Cleanup(nc.Close)
-	return nc
+	return connect(t, c.URLs(), opts)
 }
 
 // ConnectTo returns a client connection to server s alone, closed at the
 // end of the test.
 func (c *Cluster) ConnectTo(t testing.TB, s *server.Server, opts ...nats.Option) *nats.Conn {
 	t.Helper()
-	nc, err := nats.Connect(s.ClientURL(), opts...)
+	return connect(t, s.ClientURL(), opts)
+}
+
+// connect connects to urls, closing the connection at the end of the test.
+func connect(t testing.TB, urls string, opts []nats.Option) *nats.Conn {
+	t.Helper()
+	nc, err := nats.Connect(urls, opts...)
 	if err != nil {
-		t.Fatalf("connect to %s: %v", s.ClientURL(), err)
+		t.Fatalf("connect to %s: %v", urls, err)
 	}
 	t.Cleanup(nc.Close)
 	return nc
