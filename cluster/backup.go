@@ -57,7 +57,7 @@ type backupAnswer struct {
 // mid-upgrade).
 func (n *Node) Backup() (func(w io.Writer) error, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	objects, err := n.js.ObjectStore(ctx, backupStore)
+	store, err := openObjects(ctx, n.objJS, backupStore, n.log)
 	cancel()
 	if err != nil {
 		return nil, fmt.Errorf("the cluster's backup store does not answer: %w", err)
@@ -78,7 +78,7 @@ func (n *Node) Backup() (func(w io.Writer) error, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		for _, name := range names {
-			if err := objects.Delete(ctx, name); err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
+			if err := store.Delete(ctx, name); err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
 				n.log.Warn("delete a backup's part (it expires within a day)", "object", name, "err", err)
 			}
 		}
@@ -98,7 +98,7 @@ func (n *Node) Backup() (func(w io.Writer) error, error) {
 	parts := make([]func() (io.ReadCloser, error), n.shards)
 	for s := range parts {
 		parts[s] = func() (io.ReadCloser, error) {
-			return objects.Get(context.Background(), names[s])
+			return store.Get(context.Background(), names[s])
 		}
 	}
 	return func(w io.Writer) error {
@@ -156,7 +156,7 @@ func (n *Node) onBackup(h *hosted, m *nats.Msg) {
 func (n *Node) writeBackupPart(eng *engine.Engine, object string) backupAnswer {
 	ctx, cancel := context.WithTimeout(context.Background(), backupWait)
 	defer cancel()
-	objects, err := n.js.ObjectStore(ctx, backupStore)
+	store, err := openObjects(ctx, n.objJS, backupStore, n.log)
 	if err != nil {
 		return backupAnswer{Error: "the backup store does not answer: " + err.Error()}
 	}
@@ -167,7 +167,7 @@ func (n *Node) writeBackupPart(eng *engine.Engine, object string) backupAnswer {
 		info, err = eng.Backup(pw)
 		pw.CloseWithError(err)
 	}()
-	if _, err := objects.Put(ctx, jetstream.ObjectMeta{Name: object}, pr); err != nil {
+	if _, err := store.Put(ctx, jetstream.ObjectMeta{Name: object}, pr); err != nil {
 		pr.CloseWithError(err)
 		return backupAnswer{Error: "write its part: " + err.Error()}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
 	"time"
@@ -32,8 +33,8 @@ type importCall struct {
 type Importer struct {
 	nc      *nats.Conn
 	dir     jetstream.KeyValue
-	objects jetstream.ObjectStore
-	mail    jetstream.ObjectStore // the cluster's kept raw e-mails
+	objects *objects
+	mail    *objects // the cluster's kept raw e-mails
 	shards  int
 }
 
@@ -68,10 +69,17 @@ func (im *Importer) open(replicas int) error {
 	if im.dir, err = js.KeyValue(ctx, directoryBucket); err != nil {
 		return err
 	}
-	if im.mail, err = js.ObjectStore(ctx, mailStore); err != nil {
+	ojs, err := objectJS(im.nc)
+	if err != nil {
 		return err
 	}
-	im.objects, err = js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: importStore, Replicas: replicas, Storage: jetstream.FileStorage})
+	if im.mail, err = openObjects(ctx, ojs, mailStore, slog.Default()); err != nil {
+		return err
+	}
+	if _, err := js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: importStore, Replicas: replicas, Storage: jetstream.FileStorage}); err != nil {
+		return err
+	}
+	im.objects, err = openObjects(ctx, ojs, importStore, slog.Default())
 	return err
 }
 
@@ -173,12 +181,12 @@ func (n *Node) onImport(h *hosted, m *nats.Msg) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	objects, err := n.js.ObjectStore(ctx, importStore)
+	store, err := n.js.ObjectStore(ctx, importStore)
 	if err != nil {
 		m.Respond([]byte("read the workspace: " + err.Error()))
 		return
 	}
-	blob, err := objects.GetBytes(ctx, c.Object)
+	blob, err := store.GetBytes(ctx, c.Object)
 	if err != nil {
 		m.Respond([]byte("read the workspace: " + err.Error()))
 		return

@@ -97,7 +97,7 @@ func (n *Node) onMail(h *hosted, m *nats.Msg) {
 // object store (three copies, as the shards' logs): any node's listener
 // puts one, the owner of its shard reads it again at a re-parse.
 type MailStore struct {
-	store jetstream.ObjectStore
+	store *objects
 }
 
 // MailStore returns the cluster's store of raw e-mails.

@@ -82,10 +82,11 @@ type Node struct {
 	owners jetstream.KeyValue
 	nodes  jetstream.KeyValue
 	config jetstream.KeyValue
-	marks  jetstream.KeyValue // shard → the last sequence its owners saw acknowledged (mark.go)
-	store  jetstream.ObjectStore
+	marks  jetstream.KeyValue  // shard → the last sequence its owners saw acknowledged (mark.go)
+	objJS  jetstream.JetStream // the object stores' (objectJS)
+	store  *objects            // the shards' snapshots
 	// mailObjects keeps the raw messages of unreadable e-mails.
-	mailObjects jetstream.ObjectStore
+	mailObjects *objects
 	shards      int
 	clusterID   string // the cluster's id (identity.go)
 
@@ -246,16 +247,15 @@ func Connect(cfg Config) (*Node, error) {
 		nc.Close()
 		return nil, err
 	}
-	sjs, err := snapshotJS(nc)
-	if err != nil {
+	if n.objJS, err = objectJS(nc); err != nil {
 		nc.Close()
 		return nil, err
 	}
-	if n.store, err = sjs.ObjectStore(ctx, snapshotsStore); err != nil {
+	if n.store, err = openObjects(ctx, n.objJS, snapshotsStore, n.log); err != nil {
 		nc.Close()
 		return nil, err
 	}
-	if n.mailObjects, err = n.js.ObjectStore(ctx, mailStore); err != nil {
+	if n.mailObjects, err = openObjects(ctx, n.objJS, mailStore, n.log); err != nil {
 		nc.Close()
 		return nil, err
 	}

@@ -12,7 +12,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"backupmon/snapshot"
@@ -22,7 +21,7 @@ import (
 // in the snapshot file format, as objects named s<NNN>/<position>; it is
 // the shard engine's snapshot store (engine.Snapshots).
 type objectSnapshots struct {
-	store  jetstream.ObjectStore
+	store  *objects
 	prefix string
 	logger *slog.Logger
 	stall  time.Duration // stallWait; shorter in tests
@@ -32,7 +31,7 @@ type objectSnapshots struct {
 	writing context.CancelFunc // the write in progress, if any
 }
 
-func newObjectSnapshots(store jetstream.ObjectStore, shard int, logger *slog.Logger) *objectSnapshots {
+func newObjectSnapshots(store *objects, shard int, logger *slog.Logger) *objectSnapshots {
 	return &objectSnapshots{store: store, prefix: fmt.Sprintf("s%03d/", shard), logger: logger, stall: stallWait}
 }
 
@@ -48,14 +47,6 @@ const stallWait = 30 * time.Second
 // loadWait bounds a snapshot's whole load or write, as before the stall's
 // bound.
 const loadWait = 10 * time.Minute
-
-// snapshotJS returns the JetStream a node opens its snapshot store from:
-// its default timeout, stallWait, bounds the wait for each chunk a
-// snapshot's write sends (nats.go's own default is 5 s, which a big
-// snapshot's last chunks, queued behind the others, could pass).
-func snapshotJS(nc *nats.Conn) (jetstream.JetStream, error) {
-	return jetstream.New(nc, jetstream.WithDefaultTimeout(stallWait))
-}
 
 func (o *objectSnapshots) name(lsn uint64) string { return fmt.Sprintf("%s%020d", o.prefix, lsn) }
 
@@ -156,20 +147,15 @@ func (p progressReader) Read(b []byte) (int, error) {
 }
 
 // Write streams a new snapshot into the store; the object appears whole or
-// not at all (the store writes its chunks, then its metadata). It fails
-// when a chunk's acknowledgement does not come within the default timeout
-// of the JetStream the store was opened from (stallWait for a node's, see
-// snapshotJS), and after loadWait in all.
+// not at all (see objects.Put). It fails when a chunk's acknowledgement
+// does not come within the store's wait (stallWait), and after loadWait in
+// all, or at the deadline hurry set.
 //
 // Before that bound, a write to an object store that had lost its quorum
 // waited its whole 10 minutes. That holds the engine's snapshot lock, and
 // the engine's close waits for it: a shard dropped meanwhile held the
 // loop that renews the node's other leases.
 func (o *objectSnapshots) Write(lsn uint64, fill func(w io.Writer) error) (string, error) {
-	// nats.go bounds each chunk's acknowledgement by the JetStream's
-	// default timeout only when the context has no deadline.
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	o.mu.Lock()
 	bound := loadWait
 	if !o.until.IsZero() {
@@ -179,6 +165,8 @@ func (o *objectSnapshots) Write(lsn uint64, fill func(w io.Writer) error) (strin
 		o.mu.Unlock()
 		return "", fmt.Errorf("write snapshot %s: %w: the deadline has passed", o.name(lsn), errHandOverDeadline)
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
+	defer cancel()
 	o.writing = cancel
 	o.mu.Unlock()
 	defer func() {
@@ -186,9 +174,9 @@ func (o *objectSnapshots) Write(lsn uint64, fill func(w io.Writer) error) (strin
 		o.writing = nil
 		o.mu.Unlock()
 	}()
-	defer time.AfterFunc(bound, cancel).Stop()
 	pr, pw := io.Pipe()
 	go func() { pw.CloseWithError(snapshot.Encode(pw, lsn, fill)) }()
+	defer context.AfterFunc(ctx, func() { pr.CloseWithError(ctx.Err()) })() // a deadline reached while the snapshot is being made
 	if _, err := o.store.Put(ctx, jetstream.ObjectMeta{Name: o.name(lsn)}, pr); err != nil {
 		pr.CloseWithError(err)
 		if o.hurried() && ctx.Err() != nil {

@@ -3,7 +3,6 @@ package cluster
 import (
 	"bytes"
 	"context"
-	"errors"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -11,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"backupmon/natstest"
@@ -40,32 +38,14 @@ func TestSnapshotLoadWithoutQuorumGivesUp(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := natstest.Start(t, 3)
-			// The write's bound on each chunk's acknowledgement is the
-			// JetStream's default timeout: nats.go's 5 s cut this 32 MiB
-			// write in a fresh clone's run (the servers run in this
-			// process, under the race detector when the tests do).
-			js, err := jetstream.New(c.Connect(t), jetstream.WithDefaultTimeout(time.Minute))
-			if err != nil {
-				t.Fatal(err)
-			}
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			store, err := js.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: "snaps", Replicas: 3, Storage: jetstream.FileStorage})
-			if err != nil {
-				t.Fatal(err)
-			}
+			store := testObjects(t, c, "snaps")
+			js := store.js
 			o := newObjectSnapshots(store, 0, slog.New(slog.DiscardHandler))
 			o.stall = stall
-			// A store just made may not take messages on every server
-			// yet: its first write has been answered "no responders".
-			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-				_, err := o.Write(7, func(w io.Writer) error { _, err := w.Write(body); return err })
-				if err == nil {
-					break
-				}
-				if !errors.Is(err, nats.ErrNoResponders) || time.Now().After(deadline) {
-					t.Fatal(err)
-				}
+			if _, err := o.Write(7, func(w io.Writer) error { _, err := w.Write(body); return err }); err != nil {
+				t.Fatal(err)
 			}
 			// A listing just after the write may not show it yet (a new
 			// owner's load comes seconds later; one that misses the newest
@@ -181,13 +161,18 @@ func TestSnapshotWriteWithoutQuorumGivesUp(t *testing.T) {
 // take, and so does every write after it.
 func TestSnapshotWriteGivesUpAtTheHandOversDeadline(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs three NATS servers")
+		t.Skip("runs a NATS server")
 	}
 	body := randomBytes(8 << 20)
-	// A minute for each acknowledgement, and the writer on the server
-	// left running: only the deadline ends the write soon.
-	c, admin, o := writerOnSurvivor(t, time.Minute)
-	done := writeLosingQuorum(t, c, admin, o, body)
+	// A minute for each acknowledgement, and none comes: only the
+	// deadline ends the write soon.
+	store, _ := silentObjects(t, time.Minute)
+	o := newObjectSnapshots(store, 0, slog.New(slog.DiscardHandler))
+	done := make(chan error, 1)
+	go func() {
+		_, err := o.Write(7, func(w io.Writer) error { _, err := w.Write(body); return err })
+		done <- err
+	}()
 	const want = "write snapshot s000/00000000000000000007: not written by the hand-over's deadline"
 	start := time.Now()
 	o.hurry(start.Add(time.Second))
@@ -231,23 +216,18 @@ func randomBytes(n int) []byte {
 func writerOnSurvivor(t *testing.T, ack time.Duration) (*natstest.Cluster, jetstream.JetStream, *objectSnapshots) {
 	t.Helper()
 	c := natstest.Start(t, 3)
-	admin, err := jetstream.New(c.Connect(t))
+	admin := testObjects(t, c, "snaps").js
+	js, err := objectJS(c.ConnectTo(t, c.Servers[c.Survivor(t, admin, "OBJ_snaps")]))
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if _, err := admin.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: "snaps", Replicas: 3, Storage: jetstream.FileStorage}); err != nil {
-		t.Fatal(err)
-	}
-	js, err := jetstream.New(c.ConnectTo(t, c.Servers[c.Survivor(t, admin, "OBJ_snaps")]), jetstream.WithDefaultTimeout(ack))
+	store, err := openObjects(ctx, js, "snaps", slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := js.ObjectStore(ctx, "snaps")
-	if err != nil {
-		t.Fatal(err)
-	}
+	store.wait = ack
 	return c, admin, newObjectSnapshots(store, 0, slog.New(slog.DiscardHandler))
 }
 
@@ -276,10 +256,7 @@ func writeLosingQuorum(t *testing.T, c *natstest.Cluster, admin jetstream.JetStr
 // writeThenLose writes the first MiB of body (one chunk of the snapshot
 // format, whole), closes halfway, waits for lost, and ends the body there:
 // after the quorum is lost, the object store gets only the snapshot's
-// trailer. nats.go sends a chunk answered "no responders" again 250 ms
-// later from the buffer its Put reads the next chunk into (a data race
-// the race detector reports, and a wrong chunk stored); with nothing read
-// after the trailer, the tests stay clear of it.
+// trailer.
 func writeThenLose(w io.Writer, body []byte, halfway, lost chan struct{}) error {
 	if _, err := w.Write(body[:1<<20]); err != nil {
 		return err
@@ -291,8 +268,7 @@ func writeThenLose(w io.Writer, body []byte, halfway, lost chan struct{}) error 
 
 // settle waits until the object store's stream has held the same number
 // of messages for half a second: the chunks sent before the quorum goes
-// are stored, and none is answered "no responders" and sent again (see
-// writeThenLose).
+// are stored, so that the write's end comes after the loss.
 func settle(t *testing.T, js jetstream.JetStream) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
