@@ -119,3 +119,51 @@ func TestLeaseFencingAndHandOver(t *testing.T) {
 		t.Fatalf("b serves %s, want %s", got, ws.JSON)
 	}
 }
+
+// TestLostLeaseCutsTheSnapshotInProgress: a node that loses a shard's
+// lease while the shard's snapshot is being written stops serving it at
+// once, cutting the write. The drop runs in the loop that renews the
+// node's other leases, and the engine's close waits for its snapshot: a
+// write whose chunks went unanswered held that loop for the write's
+// wait per chunk (a minute here, 30 s in a node), past the other leases'
+// safe bound.
+func TestLostLeaseCutsTheSnapshotInProgress(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs three NATS servers")
+	}
+	c := natstest.Start(t, 3)
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	a := testNode(t, c, "a", func(cfg *Config) {
+		cfg.EngineOptions = func(int) engine.Options {
+			return engine.Options{Logger: quiet, SnapshotInterval: 100 * time.Millisecond}
+		}
+	})
+	store, js := silenced(a.store, time.Minute)
+	a.store = store
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if !a.acquire(ctx, 0) || a.local(0) == nil {
+		t.Fatal("a did not take the free shard")
+	}
+	h := a.local(0)
+	if _, err := h.eng.CreateWorkspace(engine.WorkspaceInput{Name: engine.Some("Acme"), Plan: engine.Some("pro")}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-js.sending:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no snapshot began within 10 s")
+	}
+	if _, err := a.owners.Put(ctx, shardKey(0), []byte("c 0")); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	a.renew(h)
+	took := time.Since(start)
+	if a.local(0) != nil || h.serving.Load() {
+		t.Fatal("a still serves a shard whose lease another node took")
+	}
+	if took > 3*time.Second {
+		t.Fatalf("the renewal that found the lease lost took %v, want the snapshot in progress cut at once", took)
+	}
+}

@@ -730,12 +730,20 @@ func (n *Node) closeHosted(h *hosted, graceful bool) {
 	if h.eng == nil {
 		return
 	}
+	if h.snaps != nil {
+		// A hand-over's snapshot, and one in progress, give up after
+		// handOverWait; an abandoned shard's, at once (the engine's close
+		// waits for a snapshot in progress, and a drop for a lost lease
+		// runs in the loop that renews the node's other leases).
+		until := time.Now()
+		if graceful {
+			until = until.Add(handOverWait)
+		}
+		h.snaps.hurry(until)
+	}
 	var err error
 	if graceful {
 		// The last snapshot, then the minute's rate counts for the next owner.
-		if h.snaps != nil {
-			h.snaps.hurry(time.Now().Add(handOverWait))
-		}
 		err = h.eng.HandOver()
 	} else {
 		err = h.eng.Abandon()

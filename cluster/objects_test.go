@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -306,10 +307,15 @@ func (c *metaCounter) PublishMsg(ctx context.Context, m *nats.Msg, opts ...jetst
 }
 
 // silentJS sends no chunk and answers none, as a stream whose leader died
-// with them, its members still listening.
-type silentJS struct{ metaCounter }
+// with them, its members still listening; it closes sending at the first.
+type silentJS struct {
+	metaCounter
+	once    sync.Once
+	sending chan struct{}
+}
 
-func (*silentJS) PublishMsgAsync(*nats.Msg, ...jetstream.PublishOpt) (jetstream.PubAckFuture, error) {
+func (s *silentJS) PublishMsgAsync(*nats.Msg, ...jetstream.PublishOpt) (jetstream.PubAckFuture, error) {
+	s.once.Do(func() { close(s.sending) })
 	return silent{}, nil
 }
 
@@ -322,10 +328,16 @@ func (silent) Err() <-chan error            { return nil }
 // acknowledged, each waited for up to wait, and its JetStream.
 func silentObjects(t *testing.T, wait time.Duration) (*objects, *silentJS) {
 	t.Helper()
-	o := testObjects(t, natstest.Start(t, 1), "objs")
-	js := &silentJS{metaCounter{JetStream: o.js}}
-	o.js, o.wait = js, wait
-	return o, js
+	return silenced(testObjects(t, natstest.Start(t, 1), "objs"), wait)
+}
+
+// silenced returns a copy of o whose chunks are never acknowledged, each
+// waited for up to wait, and its JetStream.
+func silenced(o *objects, wait time.Duration) (*objects, *silentJS) {
+	s := *o
+	js := &silentJS{metaCounter: metaCounter{JetStream: o.js}, sending: make(chan struct{})}
+	s.js, s.wait = js, wait
+	return &s, js
 }
 
 // TestObjectsPutGivesUpOnUnansweredChunks: a chunk whose acknowledgement

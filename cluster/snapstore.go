@@ -163,7 +163,7 @@ func (o *objectSnapshots) Write(lsn uint64, fill func(w io.Writer) error) (strin
 	}
 	if bound <= 0 {
 		o.mu.Unlock()
-		return "", fmt.Errorf("write snapshot %s: %w: the deadline has passed", o.name(lsn), errHandOverDeadline)
+		return "", fmt.Errorf("write snapshot %s: %w: the deadline has passed", o.name(lsn), errClosing)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
@@ -180,7 +180,7 @@ func (o *objectSnapshots) Write(lsn uint64, fill func(w io.Writer) error) (strin
 	if _, err := o.store.Put(ctx, jetstream.ObjectMeta{Name: o.name(lsn)}, pr); err != nil {
 		pr.CloseWithError(err)
 		if o.hurried() && ctx.Err() != nil {
-			return "", fmt.Errorf("write snapshot %s: %w: %w", o.name(lsn), errHandOverDeadline, err)
+			return "", fmt.Errorf("write snapshot %s: %w: %w", o.name(lsn), errClosing, err)
 		}
 		return "", fmt.Errorf("write snapshot %s: %w", o.name(lsn), err)
 	}
@@ -196,8 +196,9 @@ func (o *objectSnapshots) Write(lsn uint64, fill func(w io.Writer) error) (strin
 // 20 s leaves Stop time for the rest of the hand-over.
 const handOverWait = 20 * time.Second
 
-// errHandOverDeadline is wrapped by a write that hurry cut.
-var errHandOverDeadline = errors.New("not written by the hand-over's deadline (the next owner replays the log from the snapshot before)")
+// errClosing is wrapped by a write that hurry cut: its shard is being
+// handed over or abandoned.
+var errClosing = errors.New("not written by the shard's close (the next owner replays the log from the snapshot before)")
 
 // hurry makes every write of the shard's snapshots give up at until: the
 // one in progress, and those after it.

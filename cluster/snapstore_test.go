@@ -173,7 +173,7 @@ func TestSnapshotWriteGivesUpAtTheHandOversDeadline(t *testing.T) {
 		_, err := o.Write(7, func(w io.Writer) error { _, err := w.Write(body); return err })
 		done <- err
 	}()
-	const want = "write snapshot s000/00000000000000000007: not written by the hand-over's deadline"
+	const want = "write snapshot s000/00000000000000000007: not written by the shard's close"
 	start := time.Now()
 	o.hurry(start.Add(time.Second))
 	select {
@@ -190,7 +190,7 @@ func TestSnapshotWriteGivesUpAtTheHandOversDeadline(t *testing.T) {
 	// A write after the deadline gives up at once.
 	start = time.Now()
 	_, err := o.Write(8, func(w io.Writer) error { _, err := w.Write(body[:1<<10]); return err })
-	if err == nil || !strings.Contains(err.Error(), "write snapshot s000/00000000000000000008: not written by the hand-over's deadline") {
+	if err == nil || !strings.Contains(err.Error(), "write snapshot s000/00000000000000000008: not written by the shard's close") {
 		t.Fatalf("write after the deadline: %v; want it given up", err)
 	}
 	if took := time.Since(start); took > time.Second {
