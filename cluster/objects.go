@@ -36,6 +36,7 @@ type objects struct {
 	stream jetstream.Stream    // the store's stream, for purges
 	bucket string
 	wait   time.Duration // stallWait; shorter in tests
+	retry  time.Duration // purgeRetry; shorter in tests
 	logger *slog.Logger
 }
 
@@ -62,7 +63,7 @@ func openObjects(ctx context.Context, js jetstream.JetStream, bucket string, log
 	if err != nil {
 		return nil, fmt.Errorf("open object store %s's stream: %w", bucket, err)
 	}
-	return &objects{ObjectStore: store, js: js, stream: stream, bucket: bucket, wait: stallWait, logger: logger}, nil
+	return &objects{ObjectStore: store, js: js, stream: stream, bucket: bucket, wait: stallWait, retry: purgeRetry, logger: logger}, nil
 }
 
 // chunkSize is the size of an object's chunks, as nats.go's default.
@@ -216,8 +217,10 @@ func (o *objects) acked(ctx context.Context, f jetstream.PubAckFuture, last *uin
 
 // purgeLater purges the chunks of a failed write in the background, once
 // those in flight have been answered or given up (each within o.wait),
-// so that none is stored after the purge. A purge that fails leaves them,
-// listed by no object, and is logged.
+// so that none is stored after the purge. A purge that fails (the store
+// without its quorum, as when the write failed) is tried again every
+// o.retry, purgeTries times in all; then the chunks are left, listed by
+// no object, and logged.
 func (o *objects) purgeLater(chunks string, flight []jetstream.PubAckFuture) {
 	go func() {
 		for _, f := range flight {
@@ -229,10 +232,27 @@ func (o *objects) purgeLater(chunks string, flight []jetstream.PubAckFuture) {
 			}
 			t.Stop()
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), o.wait)
-		defer cancel()
-		if err := o.stream.Purge(ctx, jetstream.WithPurgeSubject(chunks)); err != nil {
+		var err error
+		for try := 0; try < purgeTries; try++ {
+			if try > 0 {
+				time.Sleep(o.retry)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), o.wait)
+			err = o.stream.Purge(ctx, jetstream.WithPurgeSubject(chunks))
+			cancel()
+			if err == nil || errors.Is(err, nats.ErrConnectionClosed) {
+				break
+			}
+		}
+		if err != nil {
 			o.logger.Warn("object store: the chunks of a failed write are left", "bucket", o.bucket, "subject", chunks, "err", err)
 		}
 	}()
 }
+
+// A failed write's purge is tried purgeTries times, purgeRetry apart: for
+// 10 minutes at least, as long as a snapshot's write may take.
+const (
+	purgeTries = 20
+	purgeRetry = 30 * time.Second
+)

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"slices"
 	"strings"
@@ -362,4 +363,75 @@ func TestObjectsPutGivesUpOnUnansweredChunks(t *testing.T) {
 	if js.metas.Load() != 0 {
 		t.Fatal("the object's info was sent")
 	}
+}
+
+// TestObjectsPutPurgesItsChunksOnceTheQuorumIsBack: a write that failed
+// when its store lost its quorum purges the chunks it had stored once the
+// quorum is back; the purge right after the failure fails too.
+func TestObjectsPutPurgesItsChunksOnceTheQuorumIsBack(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs three NATS servers")
+	}
+	c := natstest.Start(t, 3)
+	admin := testObjects(t, c, "objs")
+	survivor := c.Survivor(t, admin.js, "OBJ_objs")
+	js, err := objectJS(c.ConnectTo(t, c.Servers[survivor]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	o, err := openObjects(ctx, js, "objs", slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.wait, o.retry = 2*time.Second, time.Second // a minute of purges
+	halfway, lost := make(chan struct{}), make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		r := io.MultiReader(bytes.NewReader(randomBytes(8*chunkSize)), waitReader{halfway, lost}, bytes.NewReader(randomBytes(chunkSize)))
+		_, err := o.Put(ctx, jetstream.ObjectMeta{Name: "cut"}, r)
+		done <- err
+	}()
+	select {
+	case <-halfway:
+	case err := <-done:
+		t.Fatalf("the write ended before the quorum went: %v", err)
+	}
+	settle(t, admin.js, "OBJ_objs")
+	c.LoseQuorum(t, admin.js, "OBJ_objs")
+	close(lost)
+	if err := <-done; err == nil {
+		t.Fatal("the write without a quorum succeeded")
+	}
+	time.Sleep(time.Second) // a few purges fail
+	c.Restart(t, (survivor+1)%3, (survivor+2)%3)
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
+		ictx, icancel := context.WithTimeout(ctx, 5*time.Second)
+		info, err := admin.stream.Info(ictx, jetstream.WithSubjectFilter("$O.objs.C.>"))
+		icancel()
+		if err == nil && len(info.State.Subjects) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the failed write's chunks are left a minute after the quorum came back: %v", err)
+		}
+	}
+	if _, err := admin.GetInfo(ctx, "cut"); !errors.Is(err, jetstream.ErrObjectNotFound) {
+		t.Fatalf("info of the failed write: %v; want ErrObjectNotFound", err)
+	}
+}
+
+// waitReader closes halfway at its first read, and ends once lost is
+// closed.
+type waitReader struct{ halfway, lost chan struct{} }
+
+func (w waitReader) Read([]byte) (int, error) {
+	select {
+	case <-w.halfway:
+	default:
+		close(w.halfway)
+	}
+	<-w.lost
+	return 0, io.EOF
 }

@@ -247,7 +247,7 @@ func writeLosingQuorum(t *testing.T, c *natstest.Cluster, admin jetstream.JetStr
 	case err := <-done:
 		t.Fatalf("the write ended before the quorum went: %v", err)
 	}
-	settle(t, admin)
+	settle(t, admin, "OBJ_snaps")
 	c.LoseQuorum(t, admin, "OBJ_snaps")
 	close(lost)
 	return done
@@ -269,11 +269,11 @@ func writeThenLose(w io.Writer, body []byte, halfway, lost chan struct{}) error 
 // settle waits until the object store's stream has held the same number
 // of messages for half a second: the chunks sent before the quorum goes
 // are stored, so that the write's end comes after the loss.
-func settle(t *testing.T, js jetstream.JetStream) {
+func settle(t *testing.T, js jetstream.JetStream, stream string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	st, err := js.Stream(ctx, "OBJ_snaps")
+	st, err := js.Stream(ctx, stream)
 	if err != nil {
 		t.Fatal(err)
 	}

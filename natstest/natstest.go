@@ -120,11 +120,15 @@ func (c *Cluster) leader(t testing.TB, js jetstream.JetStream, stream string) in
 	return leader
 }
 
-// Restart starts server i again on the same ports and store.
-func (c *Cluster) Restart(t testing.TB, i int) {
+// Restart starts the servers given again on the same ports and stores,
+// and waits until JetStream has a leader. (Two servers stopped, as by
+// LoseQuorum, are started together: the first alone found no leader
+// within 20 s.)
+func (c *Cluster) Restart(t testing.TB, servers ...int) {
 	t.Helper()
-	s := start(t, c.opts[i].Clone())
-	c.Servers[i] = s
+	for _, i := range servers {
+		c.Servers[i] = start(t, c.opts[i].Clone())
+	}
 	c.waitForLeader(t)
 }
 
