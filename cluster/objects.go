@@ -69,12 +69,12 @@ func openObjects(ctx context.Context, js jetstream.JetStream, bucket string, log
 // chunkSize is the size of an object's chunks, as nats.go's default.
 const chunkSize = 128 << 10
 
-// putWindow is how many chunks a write has unacknowledged at a time: 2 MiB,
-// enough to keep a stream's replication busy, and few enough that a chunk
-// waits for a bounded number before it, whatever the object's size.
-// (nats.go's Put sends them all at once, so its last chunks waited behind
-// the whole object.)
-const putWindow = 16
+// putWindow is how many chunks a write has unacknowledged at a time: 4 MiB,
+// as fast as nats.go's Put sending them all at once on a 32 MiB object
+// (bench/RESULTS.md), and few enough that a chunk waits for a bounded
+// number before it, whatever the object's size (nats.go's last chunks
+// waited behind the whole object).
+const putWindow = 32
 
 // Put writes r's bytes as the object meta.Name, replacing an object of
 // that name, in the layout of nats.go's object store (NATS ADR-20), which
