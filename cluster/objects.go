@@ -43,13 +43,15 @@ type objects struct {
 // objectJS returns the JetStream a node (or an import) opens its object
 // stores from. Its default timeout, stallWait, bounds the store's requests
 // made without a deadline; its asynchronous publishes, a write's chunks,
-// give up after stallWait too, and up to 64 shards' writes at once fit in
-// its window.
+// give up after stallWait too. Each write bounds its own chunks in flight
+// (putWindow); the JetStream's bound is set past what every shard's write
+// and many e-mails' at once hold, since a publish that waits 200 ms for a
+// free place under it fails.
 func objectJS(nc *nats.Conn) (jetstream.JetStream, error) {
 	return jetstream.New(nc,
 		jetstream.WithDefaultTimeout(stallWait),
 		jetstream.WithPublishAsyncTimeout(stallWait),
-		jetstream.WithPublishAsyncMaxPending(64*putWindow))
+		jetstream.WithPublishAsyncMaxPending(2*MaxShards*putWindow))
 }
 
 // openObjects opens the object store bucket through js (made by
