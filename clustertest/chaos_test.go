@@ -120,6 +120,9 @@ func TestChaos(t *testing.T) {
 		if rd.planned {
 			restarts++
 			handOvers = append(handOvers, took...)
+			if len(took) > 0 && took[len(took)-1] > handOverTarget/2 {
+				h.attemptsAround(ev) // a near miss too: a 4.96 s went unexplained
+			}
 			if len(took) > 0 && took[len(took)-1] > handOverTarget {
 				h.explain(start)
 				t.Errorf("round %d: a shard of the node stopped with SIGTERM went unanswered for %v (at most %v)", r+1, took[len(took)-1], handOverTarget)
@@ -513,6 +516,38 @@ func (h *harness) explain(start time.Time) {
 			}
 		}
 		h.t.Logf("%s's shard events since the round began:\n%s", n.ID, strings.Join(lines, "\n"))
+	}
+}
+
+// attemptsAround logs, for each shard whose reports failed after the
+// event, its reports from the last acknowledged before the event to the
+// first acknowledged after its last failure: when each ended, through
+// which node, and how.
+func (h *harness) attemptsAround(ev event) {
+	_, attempts := h.load.snapshot()
+	from, failed := map[int]int{}, map[int]int{} // shard → index in attempts
+	for i, a := range attempts {
+		switch {
+		case !a.at.After(ev.at):
+			if a.ok {
+				from[a.shard] = i
+			}
+		case !a.ok:
+			failed[a.shard] = i
+		}
+	}
+	for shard, last := range failed {
+		var lines []string
+		for _, a := range attempts[from[shard]:] {
+			if a.shard != shard {
+				continue
+			}
+			lines = append(lines, fmt.Sprintf("%+v via %s: %d (ok %v, Retry-After %v)", a.at.Sub(ev.at).Round(time.Millisecond), h.c.Nodes[a.node].ID, a.code, a.ok, a.retry))
+			if a.ok && a.at.After(attempts[last].at) {
+				break
+			}
+		}
+		h.t.Logf("shard %d's reports around the event (ended at, relative to it):\n%s", shard, strings.Join(lines, "\n"))
 	}
 }
 
