@@ -20,7 +20,14 @@ import (
 func TestLeaderChangeKeepsTheLog(t *testing.T) {
 	c, js := setup(t)
 	var fatal atomic.Value
-	l := open(t, js, 1, func(err error) { fatal.Store(err) })
+	// The product's bound on a resolution (10 s): the tests' 5 s was
+	// passed once, in a fresh clone's run, by a stream whose leader had
+	// stopped (every append resolved "not found in the stream nor
+	// published again within 5s").
+	l, err := Open(context.Background(), Options{JS: js, Stream: "BM_S000", Subject: "bm.s000", Epoch: 1, OnFatal: func(err error) { fatal.Store(err) }})
+	if err != nil {
+		t.Fatal(err)
+	}
 	l.Start()
 	st, err := js.Stream(context.Background(), "BM_S000")
 	if err != nil {
