@@ -116,6 +116,14 @@ func (o *objectSnapshots) loadOne(ctx context.Context, lsn uint64, fn func(lsn u
 	})
 	defer stall.Stop()
 	res, err := o.store.Get(ctx, o.name(lsn))
+	// The listing saw the object, but its info is read from any of the
+	// stream's replicas, and one may not hold it yet: under the race
+	// detector, 3–5 reads in 100 right after a write missed it, which
+	// would load the snapshot before and replay more.
+	for deadline := time.Now().Add(missedWait); errors.Is(err, jetstream.ErrObjectNotFound) && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+		res, err = o.store.Get(ctx, o.name(lsn))
+	}
 	if err != nil {
 		if !stall.Stop() {
 			return fmt.Errorf("no answer from the object store within %v: %w", o.stall, err)
@@ -131,6 +139,10 @@ func (o *objectSnapshots) loadOne(ctx context.Context, lsn uint64, fn func(lsn u
 	pr.CloseWithError(errors.New("snapshot read")) // stops the feeder if Decode stopped early
 	return err
 }
+
+// missedWait bounds how long a load reads again an object its listing
+// showed but its read did not find.
+const missedWait = time.Second
 
 // progressReader calls progress after each read that returned bytes.
 type progressReader struct {
