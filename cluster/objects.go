@@ -96,7 +96,7 @@ func (o *objects) Put(ctx context.Context, meta jetstream.ObjectMeta, r io.Reade
 	}
 	info := &jetstream.ObjectInfo{ObjectMeta: meta, Bucket: o.bucket, NUID: nuid.Next()}
 	info.Opts = &jetstream.ObjectMetaOptions{ChunkSize: chunkSize}
-	chunks := fmt.Sprintf("$O.%s.C.%s", o.bucket, info.NUID)
+	chunks := o.chunks(info.NUID)
 	if err := o.putChunks(ctx, chunks, r, info); err != nil {
 		return nil, fmt.Errorf("put %s in %s: %w", meta.Name, o.bucket, err)
 	}
@@ -114,12 +114,15 @@ func (o *objects) Put(ctx context.Context, meta jetstream.ObjectMeta, r io.Reade
 		return nil, fmt.Errorf("put %s in %s: its info: %w", meta.Name, o.bucket, err)
 	}
 	if old != nil && !old.Deleted && old.NUID != "" {
-		if err := o.stream.Purge(ctx, jetstream.WithPurgeSubject(fmt.Sprintf("$O.%s.C.%s", o.bucket, old.NUID))); err != nil {
+		if err := o.stream.Purge(ctx, jetstream.WithPurgeSubject(o.chunks(old.NUID))); err != nil {
 			o.logger.Warn("object store: the chunks of a replaced object are left", "bucket", o.bucket, "object", meta.Name, "err", err)
 		}
 	}
 	return info, nil
 }
+
+// chunks returns the subject of the chunks of the object nuid names.
+func (o *objects) chunks(nuid string) string { return fmt.Sprintf("$O.%s.C.%s", o.bucket, nuid) }
 
 // PutBytes writes data as the object name, as Put does, and tries again
 // twice, 250 ms apart, when nothing answered for the store's stream (a
@@ -199,21 +202,30 @@ func (o *objects) putChunks(ctx context.Context, chunks string, r io.Reader, inf
 // stream stored it after the chunk before (sequence *last), which it then
 // moves on.
 func (o *objects) acked(ctx context.Context, f jetstream.PubAckFuture, last *uint64) error {
+	ack, err := o.answer(ctx, f)
+	if err != nil {
+		return err
+	}
+	if ack.Stream != o.stream.CachedInfo().Config.Name || ack.Sequence <= *last {
+		return fmt.Errorf("a chunk stored out of order: %s at %d, after %d", ack.Stream, ack.Sequence, *last)
+	}
+	*last = ack.Sequence
+	return nil
+}
+
+// answer waits up to o.wait for f's acknowledgement, or until ctx ends.
+func (o *objects) answer(ctx context.Context, f jetstream.PubAckFuture) (*jetstream.PubAck, error) {
 	t := time.NewTimer(o.wait)
 	defer t.Stop()
 	select {
 	case ack := <-f.Ok():
-		if ack.Stream != "OBJ_"+o.bucket || ack.Sequence <= *last {
-			return fmt.Errorf("a chunk stored out of order: %s at %d, after %d", ack.Stream, ack.Sequence, *last)
-		}
-		*last = ack.Sequence
-		return nil
+		return ack, nil
 	case err := <-f.Err():
-		return fmt.Errorf("a chunk not stored: %w", err)
+		return nil, fmt.Errorf("a chunk not stored: %w", err)
 	case <-t.C:
-		return fmt.Errorf("a chunk not acknowledged within %v", o.wait)
+		return nil, fmt.Errorf("a chunk not acknowledged within %v", o.wait)
 	case <-ctx.Done():
-		return ctx.Err()
+		return nil, ctx.Err()
 	}
 }
 
@@ -226,13 +238,7 @@ func (o *objects) acked(ctx context.Context, f jetstream.PubAckFuture, last *uin
 func (o *objects) purgeLater(chunks string, flight []jetstream.PubAckFuture) {
 	go func() {
 		for _, f := range flight {
-			t := time.NewTimer(o.wait)
-			select {
-			case <-f.Ok():
-			case <-f.Err():
-			case <-t.C:
-			}
-			t.Stop()
+			o.answer(context.Background(), f)
 		}
 		var err error
 		for try := 0; try < purgeTries; try++ {
