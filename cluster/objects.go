@@ -20,6 +20,8 @@ import (
 
 // objects is one of the cluster's object stores: nats.go's store reads,
 // lists and deletes its objects, and our Put and PutBytes write them.
+// nats.go's store is a field, not embedded, so that none of its writes
+// (Put, PutBytes, PutString, PutFile) can be called through an objects.
 //
 // nats.go's own Put (v1.55.0) can keep an object other than the one it
 // was given. It sends a chunk answered "no responders" (its stream between
@@ -31,7 +33,7 @@ import (
 // and sends the object's info once every chunk is stored: an object is
 // listed whole or not at all.
 type objects struct {
-	jetstream.ObjectStore
+	read   jetstream.ObjectStore // nats.go's; only its reads and Delete
 	js     jetstream.JetStream // made by objectJS
 	stream jetstream.Stream    // the store's stream, for purges
 	bucket string
@@ -65,7 +67,35 @@ func openObjects(ctx context.Context, js jetstream.JetStream, bucket string, log
 	if err != nil {
 		return nil, fmt.Errorf("open object store %s's stream: %w", bucket, err)
 	}
-	return &objects{ObjectStore: store, js: js, stream: stream, bucket: bucket, wait: stallWait, retry: purgeRetry, logger: logger}, nil
+	return &objects{read: store, js: js, stream: stream, bucket: bucket, wait: stallWait, retry: purgeRetry, logger: logger}, nil
+}
+
+// Get returns a reader of the object name; nats.go's Get, whose errors
+// it returns (jetstream.ErrObjectNotFound when there is none).
+func (o *objects) Get(ctx context.Context, name string, opts ...jetstream.GetObjectOpt) (jetstream.ObjectResult, error) {
+	return o.read.Get(ctx, name, opts...)
+}
+
+// GetBytes returns the bytes of the object name; nats.go's GetBytes.
+func (o *objects) GetBytes(ctx context.Context, name string, opts ...jetstream.GetObjectOpt) ([]byte, error) {
+	return o.read.GetBytes(ctx, name, opts...)
+}
+
+// GetInfo returns the info of the object name; nats.go's GetInfo.
+func (o *objects) GetInfo(ctx context.Context, name string, opts ...jetstream.GetObjectInfoOpt) (*jetstream.ObjectInfo, error) {
+	return o.read.GetInfo(ctx, name, opts...)
+}
+
+// List returns the info of the store's objects; nats.go's List
+// (jetstream.ErrNoObjectsFound when there are none).
+func (o *objects) List(ctx context.Context, opts ...jetstream.ListObjectsOpt) ([]*jetstream.ObjectInfo, error) {
+	return o.read.List(ctx, opts...)
+}
+
+// Delete purges the chunks of the object name and marks it deleted;
+// nats.go's Delete.
+func (o *objects) Delete(ctx context.Context, name string) error {
+	return o.read.Delete(ctx, name)
 }
 
 // chunkSize is the size of an object's chunks, as nats.go's default.

@@ -36,7 +36,7 @@ func BenchmarkObjectPut(b *testing.B) {
 		for _, put := range []struct {
 			name string
 			put  func(ctx context.Context, name string, data []byte) (*jetstream.ObjectInfo, error)
-		}{{"ours", o.PutBytes}, {"nats.go", o.ObjectStore.PutBytes}} {
+		}{{"ours", o.PutBytes}, {"nats.go", o.read.PutBytes}} {
 			b.Run(fmt.Sprintf("%s/%dMiB", put.name, size>>20), func(b *testing.B) {
 				b.SetBytes(int64(size))
 				for i := 0; b.Loop(); i++ {

@@ -161,6 +161,7 @@ func names(infos []*jetstream.ObjectInfo) []string {
 // Put failed this in 5 runs of 6 of an earlier form of this test: objects
 // whose Put had succeeded read back "corrupt object, digests do not
 // match", and a Put that had failed left a listed object with no chunks.
+// To see it, call o.read.PutBytes (nats.go's) in the loop below.
 func TestObjectsPutListsWholeObjectsOnly(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs three NATS servers")

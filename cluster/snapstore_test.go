@@ -310,8 +310,8 @@ func TestSnapshotLoadReadsAgainAnObjectItsListingShowed(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	lagging := &laggingStore{ObjectStore: store.ObjectStore, misses: 3}
-	store.ObjectStore = lagging
+	lagging := &laggingStore{ObjectStore: store.read, misses: 3}
+	store.read = lagging
 	var got []byte
 	lsn, err := o.Load(func(lsn uint64, r io.Reader) error {
 		var err error
