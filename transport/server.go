@@ -123,6 +123,7 @@ type Server struct {
 
 	public *fasthttp.Server
 	admin  *fasthttp.Server
+	silent silence // connections of both that have sent nothing yet
 }
 
 // New builds a Server from cfg. Without cfg.Engine, the admin listener
@@ -231,16 +232,24 @@ func (s *Server) ServePublic(ln net.Listener) error {
 	if s.tls != nil {
 		ln = tls.NewListener(ln, s.tls)
 	}
-	return s.public.Serve(ln)
+	return s.public.Serve(s.silent.listener(ln))
 }
 
 // ServeAdmin serves the admin API on ln until Shutdown, within the admin
 // listener's connection limits; it may start before the engine is
 // attached.
-func (s *Server) ServeAdmin(ln net.Listener) error { return s.admin.Serve(s.limitAdmin(ln)) }
+func (s *Server) ServeAdmin(ln net.Listener) error {
+	return s.admin.Serve(s.silent.listener(s.limitAdmin(ln)))
+}
 
-// Shutdown stops accepting connections and waits for requests in progress.
+// Shutdown stops accepting connections and waits for requests in progress;
+// connections idle between requests are closed at once, and those that
+// have sent nothing once they have been open a second (silentGrace). It
+// returns ctx's error when requests are still in progress at its end.
 func (s *Server) Shutdown(ctx context.Context) error {
+	done := make(chan struct{})
+	defer close(done)
+	go s.silent.closeSilent(done)
 	return errors.Join(s.public.ShutdownWithContext(ctx), s.admin.ShutdownWithContext(ctx))
 }
 
