@@ -175,6 +175,10 @@ type phaseResult struct {
 	targetResult
 	procCPU []time.Duration
 	nodes   metricsDelta
+	// scrapeLag is how long the first scrape of the nodes' metrics took:
+	// requests answered meanwhile are measured, but may have moved a
+	// node's counters before it was read.
+	scrapeLag time.Duration
 }
 
 // run runs one phase named name with the requests newBuilder makes, paced
@@ -186,10 +190,13 @@ func (p *phaseRun) run(name string, pace float64, newBuilder func([]byte) reques
 	load.pace = pace
 	m := &cpuMeter{procs: p.procs}
 	var before map[string]float64
+	var lag time.Duration
 	var profile *perfRecord
 	onMeasure := func() {
 		if p.admins != nil {
+			start := time.Now()
 			before, _ = scrapeMetrics(metricsClient, p.admins)
+			lag = time.Since(start)
 		}
 		if p.perfDir != "" {
 			profile = startPerf(filepath.Join(p.perfDir, strings.ReplaceAll(name, " ", "-")+".data"), p.procs, p.load.duration)
@@ -200,7 +207,7 @@ func (p *phaseRun) run(name string, pace float64, newBuilder func([]byte) reques
 	if profile != nil {
 		fmt.Fprintf(p.out, "  %s\n", profile.wait())
 	}
-	res := phaseResult{targetResult: r, procCPU: m.used()}
+	res := phaseResult{targetResult: r, procCPU: m.used(), scrapeLag: lag}
 	if p.admins != nil {
 		after, err := scrapeMetrics(metricsClient, p.admins)
 		if err != nil {

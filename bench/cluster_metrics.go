@@ -6,11 +6,13 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -24,18 +26,25 @@ var nodeMetrics = []string{
 	"backupmon_cluster_forward_seconds_sum",
 }
 
-// scrapeMetrics reads nodeMetrics from each admin URL's /metrics and
-// returns their sums over the nodes; a node that does not answer counts
-// as zero and makes err.
+// scrapeMetrics reads nodeMetrics from each admin URL's /metrics, all at
+// once, and returns their sums over the nodes; a node that does not
+// answer counts as zero and makes err.
 func scrapeMetrics(hc *http.Client, admins []string) (map[string]float64, error) {
+	each := make([]map[string]float64, len(admins))
+	errs := make([]error, len(admins))
+	var wg sync.WaitGroup
+	for i, u := range admins {
+		each[i] = map[string]float64{}
+		wg.Go(func() { errs[i] = scrapeInto(hc, u+"/metrics", each[i]) })
+	}
+	wg.Wait()
 	sums := map[string]float64{}
-	var firstErr error
-	for _, u := range admins {
-		if err := scrapeInto(hc, u+"/metrics", sums); err != nil && firstErr == nil {
-			firstErr = err
+	for _, m := range each {
+		for k, v := range m {
+			sums[k] += v
 		}
 	}
-	return sums, firstErr
+	return sums, errors.Join(errs...)
 }
 
 func scrapeInto(hc *http.Client, url string, sums map[string]float64) error {

@@ -62,8 +62,11 @@ func TestClusterRunsEndToEnd(t *testing.T) {
 				t.Fatal("no request measured")
 			}
 			// A fresh clone's busy run counted 887 of 936 reads forwarded
-			// and 397 records for 420 reports, just under 95%.
-			inFlight := float64(max(c.conns, c.reportConns))
+			// and 397 records for 420 reports, just under 95%. A run beside
+			// other tests counted 479 records for 524 reports: the
+			// requests answered while the first scrape of the metrics ran
+			// may have moved a node's counters before it was read.
+			inFlight := float64(max(c.conns, c.reportConns)) + n*p.r.scrapeLag.Seconds()/p.r.elapsed.Seconds()
 			if f := p.r.nodes.forwards; f < p.forwardedMin*n-inFlight || f > p.forwards*n+inFlight {
 				t.Errorf("%v requests forwarded of %v", f, n)
 			}
