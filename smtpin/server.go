@@ -157,6 +157,7 @@ type Server struct {
 	cfg    Config
 	srv    *smtp.Server
 	budget *budget
+	open   openConns // the sessions' connections
 }
 
 // New makes a Server that records e-mails in eng and keeps unreadable ones'
@@ -205,9 +206,16 @@ func New(eng Ingest, store RawStore, cfg Config) *Server {
 // returned.
 func (s *Server) Serve(l net.Listener) error { return s.srv.Serve(s.limit(l)) }
 
-// Shutdown stops accepting, waits for sessions in progress (until ctx
-// ends), and returns ctx's error if it ended first.
-func (s *Server) Shutdown(ctx context.Context) error { return s.srv.Shutdown(ctx) }
+// Shutdown stops accepting, ends at once the sessions waiting for a
+// command (421 4.3.2), lets those receiving a message's data finish it and
+// ends them at their next command, and returns once every session is over,
+// or ctx's error if ctx ended first.
+func (s *Server) Shutdown(ctx context.Context) error {
+	done := make(chan struct{})
+	defer close(done)
+	go s.open.endIdle(done)
+	return s.srv.Shutdown(ctx)
+}
 
 // Close closes the listener and every connection at once; a session whose
 // mail is being recorded loses its answer (the sender retries and finds a
@@ -219,8 +227,9 @@ var ErrServerClosed = smtp.ErrServerClosed
 
 type backend struct{ s *Server }
 
-func (b backend) NewSession(*smtp.Conn) (smtp.Session, error) {
-	return &session{s: b.s}, nil
+func (b backend) NewSession(c *smtp.Conn) (smtp.Session, error) {
+	lc, _ := c.Conn().(*lifetimeConn) // before STARTTLS: the accepted connection
+	return &session{s: b.s, conn: lc}, nil
 }
 
 // recipient is one accepted RCPT of the current message.
@@ -232,6 +241,7 @@ type recipient struct {
 
 type session struct {
 	s     *Server
+	conn  *lifetimeConn // nil when served without Serve's listener
 	rcpts []recipient
 }
 
@@ -335,6 +345,10 @@ func (s *Server) observe(outcome, vendor string) {
 // The message is read into memory within the server's budget (452 4.3.1
 // when it is spent), which it holds until it is recorded.
 func (ss *session) Data(r io.Reader) error {
+	if ss.conn != nil {
+		ss.conn.dataBegins(ss.s.cfg.Timeout)
+		defer ss.conn.dataEnds()
+	}
 	raw, release, err := ss.s.budget.read(r) // nothing keeps raw past this call: parsing and the store copy what they keep
 	defer release()
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net"
 	"net/smtp"
@@ -20,6 +21,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -702,22 +704,110 @@ func TestDemoMail(t *testing.T) {
 	}
 }
 
-// TestMailShutdownWithIdleClient: SIGTERM stops the server promptly and
-// cleanly although an SMTP client sits idle on a connection.
-func TestMailShutdownWithIdleClient(t *testing.T) {
+// TestMailShutdownEndsIdleSessions: SIGTERM ends a session waiting for its
+// next command at once, with 421 4.3.2. A session in the middle of a
+// message's data when the signal came is let finish it: the message is
+// answered 250 and recorded, and the session is ended the same way
+// at its next command. The server then stops cleanly, before the 5 s it
+// gives sessions (it used to wait that long for an idle one, then cut it
+// without a word).
+func TestMailShutdownEndsIdleSessions(t *testing.T) {
 	s := mlStart(t)
-	idle := s.dial() // connected, greeted, and then silent
-	_ = idle
-	start := time.Now()
-	code, err := s.c.Term()
-	if err != nil || code != 0 {
-		t.Fatalf("SIGTERM: exit %d, %v", code, err)
+	jobID, addr := s.job("nightly-dump", "generic")
+	end := mlT0.Add(time.Hour)
+	s.c.SetClock(end)
+	raw := mlGeneric("run-1", "FAILED", end.Add(-time.Minute), "pg_dump: error: could not write to output file: No space left on device", "skipped")
+	open := func() *textproto.Conn {
+		t.Helper()
+		conn, err := net.DialTimeout("tcp", s.c.SMTPAddr, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conn.SetDeadline(time.Now().Add(20 * time.Second))
+		tc := textproto.NewConn(conn)
+		t.Cleanup(func() { tc.Close() })
+		if _, _, err := tc.ReadResponse(220); err != nil {
+			t.Fatal(err)
+		}
+		mlCmd(t, tc, 250, "EHLO backup-server.example")
+		return tc
 	}
-	if took := time.Since(start); took > 20*time.Second {
-		t.Errorf("stopping took %v with an idle SMTP client", took)
+	idle := open()
+	busy := open()
+	mlCmd(t, busy, 250, "MAIL FROM:<backups@db01.example>")
+	mlCmd(t, busy, 250, "RCPT TO:<%s>", addr)
+	mlCmd(t, busy, 354, "DATA")
+	half := bytes.Index(raw, []byte("Status:"))
+	if _, err := busy.W.Write(raw[:half]); err != nil || busy.W.Flush() != nil {
+		t.Fatal(err)
 	}
-	if !strings.Contains(s.c.Stderr.String(), "stopped cleanly") {
-		t.Errorf("no clean stop in the log:\n%s", testserver.Tail(s.c.Stderr.String(), 10))
+	time.Sleep(200 * time.Millisecond)
+
+	if err := s.c.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	signalled := time.Now()
+	mlEnded(t, "the idle session", idle)
+	if took := time.Since(signalled); took > 2*time.Second {
+		t.Errorf("the idle session was ended %v after SIGTERM, want at once", took.Round(time.Millisecond))
+	}
+	select {
+	case <-s.c.Exited():
+		t.Fatal("the server exited with a message's data half received")
+	default:
+	}
+	if _, err := busy.W.Write(raw[half:]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := busy.W.WriteString(".\r\n"); err != nil || busy.W.Flush() != nil {
+		t.Fatal(err)
+	}
+	if _, msg, err := busy.ReadResponse(250); err != nil {
+		t.Fatalf("the message whose data was half sent at SIGTERM: %v %s", err, msg)
+	}
+	mlEnded(t, "the session after its message", busy)
+	select {
+	case <-s.c.Exited():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the server did not exit once the sessions were over")
+	}
+	if took := time.Since(signalled); took > 4*time.Second {
+		t.Errorf("stopping took %v", took.Round(time.Millisecond))
+	}
+	if err := s.c.ExitErr(); err != nil {
+		t.Errorf("exit after SIGTERM: %v, want 0", err)
+	}
+	log := s.c.Stderr.String()
+	if !strings.Contains(log, `msg="stopped cleanly"`) || strings.Contains(log, "smtp sessions still open at shutdown") {
+		t.Errorf("not a clean stop:\n%s", testserver.Tail(log, 10))
+	}
+	s.c = s.c.Restart("mail server after the stop", mlFlags()...)
+	if j := s.jobDetail(jobID); len(j.History) != 1 || j.Status != "failed" {
+		t.Errorf("after the restart: status %q, %d results; want the message recorded", j.Status, len(j.History))
+	}
+}
+
+// mlCmd sends an SMTP command and fails t unless its answer has code.
+func mlCmd(t *testing.T, c *textproto.Conn, code int, format string, args ...any) {
+	t.Helper()
+	if err := c.PrintfLine(format, args...); err != nil {
+		t.Fatal(err)
+	}
+	if _, msg, err := c.ReadResponse(code); err != nil {
+		t.Fatalf("%s: %v %s", fmt.Sprintf(format, args...), err, msg)
+	}
+}
+
+// mlEnded fails t unless the server's next line on c, unasked, is the
+// shutdown's 421 4.3.2, followed by the end of the stream.
+func mlEnded(t *testing.T, name string, c *textproto.Conn) {
+	t.Helper()
+	line, err := c.ReadLine()
+	if err != nil || line != "421 4.3.2 Service shutting down, try again later" {
+		t.Fatalf("%s: read %q, %v; want 421 4.3.2 Service shutting down, try again later", name, line, err)
+	}
+	if rest, err := io.ReadAll(c.R); err != nil || len(rest) != 0 {
+		t.Errorf("%s: after the 421: %q, %v; want the end of the stream", name, rest, err)
 	}
 }
 
