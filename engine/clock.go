@@ -6,7 +6,9 @@ import (
 )
 
 // Clock tells the engine what time it is. Every time the engine uses comes
-// from its Clock; nothing in the engine reads the system time directly.
+// from a Clock: Options.Clock for the times it records and shows,
+// Options.Timing for pacing its own work; nothing in the engine reads the
+// system time directly.
 type Clock interface {
 	Now() time.Time
 }

@@ -27,6 +27,11 @@ type Options struct {
 	// Clock is the engine's clock; default SystemClock. A *DevClock makes
 	// SetClock work and is restored from the log on restart.
 	Clock Clock
+	// Timing is the real time the engine paces its own work by: when a
+	// snapshot is due, when a failed one is tried again, and the elapsed
+	// times it logs. Default SystemClock; Clock cannot serve, since a
+	// development clock stands still.
+	Timing Clock
 	// Logger receives start-up, snapshot and failure logs; default slog.Default().
 	Logger *slog.Logger
 	// WAL passes options (hooks, fatal handler, metrics) to the log.
@@ -100,6 +105,7 @@ type Engine struct {
 	opts     Options
 	readOnly error // the fault that made the engine read-only (Options.Broken); nil: not
 	clock    Clock
+	timing   Clock // Options.Timing
 	dev      *DevClock
 	log      Log
 	logger   *slog.Logger
@@ -150,6 +156,9 @@ func Open(opts Options) (*Engine, error) {
 	if opts.Clock == nil {
 		opts.Clock = SystemClock{}
 	}
+	if opts.Timing == nil {
+		opts.Timing = SystemClock{}
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -175,15 +184,15 @@ func Open(opts Options) (*Engine, error) {
 	if err := openFormat(opts.Dir); err != nil {
 		return nil, fmt.Errorf("open engine %s: %w", opts.Dir, err)
 	}
-	e := &Engine{opts: opts, clock: opts.Clock, logger: opts.Logger, globalIDs: state.NewIDGen(), stop: make(chan struct{})}
-	e.lastSnap.at = time.Now()
+	e := &Engine{opts: opts, clock: opts.Clock, timing: opts.Timing, logger: opts.Logger, globalIDs: state.NewIDGen(), stop: make(chan struct{})}
+	e.lastSnap.at = e.timing.Now()
 	e.dev, _ = opts.Clock.(*DevClock)
 	var keep time.Time
 	if e.dev != nil && opts.KeepClock {
 		keep = e.dev.Now()
 	}
 
-	start := time.Now()
+	start := e.timing.Now()
 	defer relaxGC()()
 	snapLSN, err := e.loadNewestSnapshot()
 	if err != nil {
@@ -237,7 +246,7 @@ func Open(opts Options) (*Engine, error) {
 		a.send(func(*workspace) {})
 		return true
 	})
-	e.logger.Info("engine recovered", "workspaces", e.count.Load(), "snapshot", snapLSN, "replayed", replayed, "elapsed", time.Since(start).Round(time.Millisecond))
+	e.logger.Info("engine recovered", "workspaces", e.count.Load(), "snapshot", snapLSN, "replayed", replayed, "elapsed", e.timing.Now().Sub(start).Round(time.Millisecond))
 	if e.readOnly == nil {
 		e.stopped.Add(1)
 		go e.snapshotLoop()

@@ -61,3 +61,34 @@ func TestSnapshotDue(t *testing.T) {
 		t.Fatal("not due after the interval with a record logged")
 	}
 }
+
+// TestSnapshotPacedByTiming: the snapshot interval runs on Options.Timing,
+// the real time, not on the engine's clock: a development clock moved a
+// day on makes no snapshot due, ten minutes of Timing do.
+func TestSnapshotPacedByTiming(t *testing.T) {
+	dev := NewDevClock(time.Date(2026, 3, 1, 8, 0, 0, 0, time.UTC))
+	timing := NewDevClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+	opts := quietOptions(t.TempDir(), dev)
+	opts.Timing, opts.SnapshotInterval = timing, 10*time.Minute
+	e, err := Open(opts)
+	check(t, "open", err)
+	closeAtEnd(t, e)
+	_, err = e.CreateWorkspace(WorkspaceInput{Name: Some("Acme"), Plan: Some("pro")})
+	check(t, "create workspace", err)
+	_, err = e.SetClock(time.Time{}, 24*time.Hour)
+	check(t, "advance the clock", err)
+	check(t, "snapshot if due", e.snapshotIfDue())
+	if e.lastSnap.lsn != 0 {
+		t.Fatalf("a snapshot at LSN %d after a day of the engine's clock and no Timing", e.lastSnap.lsn)
+	}
+	timing.Set(timing.Now().Add(9 * time.Minute))
+	check(t, "snapshot if due", e.snapshotIfDue())
+	if e.lastSnap.lsn != 0 {
+		t.Fatalf("a snapshot at LSN %d after 9 minutes of Timing", e.lastSnap.lsn)
+	}
+	timing.Set(timing.Now().Add(time.Minute))
+	check(t, "snapshot if due", e.snapshotIfDue())
+	if e.lastSnap.lsn == 0 || !e.lastSnap.at.Equal(timing.Now()) {
+		t.Fatalf("after 10 minutes of Timing: last snapshot %+v, want one taken at %v", e.lastSnap, timing.Now())
+	}
+}

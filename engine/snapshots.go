@@ -45,14 +45,15 @@ func (e *Engine) Snapshot() error {
 func (e *Engine) snapshotIfDue() error {
 	e.snapMu.Lock()
 	defer e.snapMu.Unlock()
-	if time.Now().Before(e.snapRetry) || !e.snapshotDue(time.Since(e.lastSnap.at)) {
+	now := e.timing.Now()
+	if now.Before(e.snapRetry) || !e.snapshotDue(now.Sub(e.lastSnap.at)) {
 		return nil
 	}
 	err := e.snapshotLocked()
 	if err != nil {
 		// The log still holds everything; try again later rather than
 		// every second against a failing disk.
-		e.snapRetry = time.Now().Add(snapshotRetry)
+		e.snapRetry = e.timing.Now().Add(snapshotRetry)
 	}
 	return err
 }
@@ -62,7 +63,7 @@ func (e *Engine) snapshotIfDue() error {
 const snapshotRetry = time.Minute
 
 func (e *Engine) snapshotLocked() error {
-	start := time.Now()
+	start := e.timing.Now()
 	from := e.log.NextLSN()
 	logAt := e.log.Written()
 	var size int64
@@ -93,7 +94,7 @@ func (e *Engine) snapshotLocked() error {
 			return fmt.Errorf("truncate log before %d: %w", oldest, err)
 		}
 	}
-	e.logger.Info("snapshot written", "path", path, "lsn", from, "bytes", size, "elapsed", time.Since(start).Round(time.Millisecond))
+	e.logger.Info("snapshot written", "path", path, "lsn", from, "bytes", size, "elapsed", e.timing.Now().Sub(start).Round(time.Millisecond))
 	return nil
 }
 
