@@ -609,7 +609,9 @@ func (h *harness) firstRecoveries(ev event) ([]time.Duration, int) {
 // round that restarted a NATS server ends with it up, while the streams
 // it led are still electing (a node stopped with SIGTERM 3 s after a NATS
 // server's kill waited over 30 s for its hand-over's snapshot, whose
-// chunks' acknowledgements that election had lost).
+// chunks' acknowledgements that election had lost). Last it waits until
+// every shard has acknowledged a report since JetStream settled
+// (ackedSince).
 func (h *harness) atRest() {
 	deadline := time.Now().Add(chaosMoveBack + time.Minute)
 	js, err := h.c.JetStream()
@@ -627,6 +629,7 @@ func (h *harness) atRest() {
 	for _, n := range h.c.Nodes {
 		ids = append(ids, n.ID)
 	}
+	settled := time.Now()
 	var owners []shardOwner
 	for ; ; time.Sleep(250 * time.Millisecond) {
 		owners = nil
@@ -636,12 +639,38 @@ func (h *harness) atRest() {
 			}
 		}
 		if len(owners) == *shards && !slices.ContainsFunc(owners, func(o shardOwner) bool { return o.Owner != cluster.Rank(o.Shard, ids)[0] }) {
-			return
+			break
 		}
 		if time.Now().After(deadline) {
 			h.t.Fatalf("the shards are not with the nodes they rank first %v after the last round: %v", chaosMoveBack+time.Minute, owners)
 		}
 	}
+	for ; ; time.Sleep(250 * time.Millisecond) {
+		acked := h.ackedSince(settled)
+		if len(acked) == *shards {
+			return
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("only shards %v acknowledged a report in the %v since JetStream settled", slices.Sorted(maps.Keys(acked)), time.Since(settled).Round(time.Millisecond))
+		}
+	}
+}
+
+// ackedSince returns the shards that acknowledged a report after t. Once
+// JetStream has settled, atRest waits for every shard's: an append caught
+// in the last round's election is resolved, or fails its shard's log (10 s
+// after its first error), before the next round begins. Twice a round that
+// slows a node's links began while a shard's append from the NATS kill
+// before was still unresolved, and was blamed for the shard's log failing.
+func (h *harness) ackedSince(t time.Time) map[int]bool {
+	_, attempts := h.load.snapshot()
+	acked := map[int]bool{}
+	for _, a := range attempts {
+		if a.ok && a.at.After(t) {
+			acked[a.shard] = true
+		}
+	}
+	return acked
 }
 
 // streamsSettled returns nil when every stream of js has a leader and all
