@@ -23,10 +23,10 @@ type got struct {
 }
 
 // setup starts a cluster of three and makes the stream.
-func setup(t *testing.T) (*natstest.Cluster, jetstream.JetStream) {
+func setup(t *testing.T, opts ...nats.Option) (*natstest.Cluster, jetstream.JetStream) {
 	t.Helper()
 	c := natstest.Start(t, 3)
-	nc := c.Connect(t)
+	nc := c.Connect(t, opts...)
 	js, err := jetstream.New(nc)
 	if err != nil {
 		t.Fatal(err)
