@@ -174,8 +174,10 @@ func natsOptions(name, listen, clusterListen, routes, store string, secrets []st
 	}
 	// max_payload 8 MiB (NATS's default is 1 MiB): a forwarded answer (an
 	// admin list of a large workspace) travels as one message.
+	// Log lines carry the time (UTC, to the microsecond), to set them
+	// beside the nodes' when a failover is explained.
 	o := &natsserver.Options{ServerName: name, Host: host, Port: port, JetStream: true, StoreDir: store, SyncAlways: true, NoSigs: true,
-		MaxPayload: 8 << 20}
+		MaxPayload: 8 << 20, Logtime: true, LogtimeUTC: true}
 	var secret string // the one presented
 	if len(secrets) > 0 {
 		secret = secrets[0]

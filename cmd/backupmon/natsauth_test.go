@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -138,6 +139,37 @@ func TestNatsAuthClients(t *testing.T) {
 				t.Fatalf("JetStream through the authenticated connection: %v", err)
 			}
 		})
+	}
+}
+
+// The NATS server's log lines carry the time, in UTC to the microsecond,
+// so that they can be set beside the nodes' when a failover is explained
+// (a chaos failure could not say when a stream got its new leader).
+func TestNatsLogLinesCarryTheTime(t *testing.T) {
+	before := time.Now().UTC().Add(-time.Second)
+	p := startNats(t, "n1", "--listen", "127.0.0.1:"+strconv.Itoa(freePorts(t, 1)[0]), "--auth-file", natsSecretFile(t, testSecret))
+	b, err := os.ReadFile(p.Log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := regexp.MustCompile(`^\[\d+\] (\d{4}/\d\d/\d\d \d\d:\d\d:\d\d\.\d{6}) \[(INF|WRN|ERR)\] `)
+	n := 0
+	for _, l := range strings.Split(string(b), "\n") {
+		if !strings.HasPrefix(l, "[") {
+			continue // the lines backupmon itself prints
+		}
+		n++
+		m := line.FindStringSubmatch(l)
+		if m == nil {
+			t.Fatalf("a NATS log line without its time: %q", l)
+		}
+		at, err := time.Parse("2006/01/02 15:04:05.000000", m[1])
+		if err != nil || at.Before(before) || at.After(time.Now().UTC().Add(time.Second)) {
+			t.Fatalf("a NATS log line's time %s is not now in UTC (%v): %q", m[1], err, l)
+		}
+	}
+	if n < 5 {
+		t.Fatalf("%d NATS log lines:\n%s", n, b)
 	}
 }
 
