@@ -34,8 +34,8 @@ import (
 // listed whole or not at all.
 type objects struct {
 	read   jetstream.ObjectStore // nats.go's; only its reads and Delete
-	js     jetstream.JetStream // made by objectJS
-	stream jetstream.Stream    // the store's stream, for purges
+	js     jetstream.JetStream   // made by objectJS
+	stream jetstream.Stream      // the store's stream, for purges
 	bucket string
 	wait   time.Duration // stallWait; shorter in tests
 	retry  time.Duration // purgeRetry; shorter in tests
